@@ -32,6 +32,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "playground.core",
+    "playground.registry",
+    "playground.schemaforms",
 ]
 
 MIDDLEWARE = [
