@@ -1,0 +1,568 @@
+"""The MCP session over any transport, in both protocol eras.
+
+Legacy (2024-11-05 … 2025-11-25): `initialize` → result → `notifications/initialized`,
+then requests; the server may send its own requests (answered by the responder).
+Modern (2026-07-28): no handshake; every request carries `_meta` with the protocol
+version, client capabilities and client info; results may be `input_required`, which
+the client answers through the responder and retries with a new id.
+
+The client never drops a frame: anything odd (unknown ids, bad JSON) is already in the
+transcript through the tap; here it becomes a note that says what was wrong.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import jsonrpc
+from .events import Tap
+from .jsonrpc import JsonRpcError
+from .responder import NoResponder, Responder
+from .transports.base import Transport, TransportError
+
+LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MODERN_VERSIONS = ("2026-07-28",)
+LATEST_LEGACY = LEGACY_VERSIONS[0]
+LATEST_MODERN = MODERN_VERSIONS[0]
+CLIENT_INFO = {"name": "mcp-playground", "title": "MCP Playground", "version": "0.1.0"}
+
+META_PREFIX = "io.modelcontextprotocol/"
+META_VERSION = META_PREFIX + "protocolVersion"
+META_CAPS = META_PREFIX + "clientCapabilities"
+META_INFO = META_PREFIX + "clientInfo"
+META_LOG_LEVEL = META_PREFIX + "logLevel"
+META_SERVER_INFO = META_PREFIX + "serverInfo"
+META_SUBSCRIPTION = META_PREFIX + "subscriptionId"
+
+# Methods whose result may be `input_required` (MRTR).
+MRTR_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
+MAX_INPUT_ROUNDS = 10
+
+
+class RequestTimeout(Exception):
+    """No response within the timeout (progress resets it); the request was cancelled."""
+
+    def __init__(self, method: str, request_id: Any, timeout: float) -> None:
+        super().__init__(f"{method} (id {request_id}) timed out after {timeout:g} s without a response")
+        self.method = method
+        self.request_id = request_id
+        self.timeout = timeout
+
+
+class ProtocolError(Exception):
+    """The server's answers do not let the session go on (unusable handshake, too many rounds...)."""
+
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+NotificationListener = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class _Pending:
+    method: str
+    future: asyncio.Future[Any]
+    timeout: float
+    on_progress: ProgressCallback | None = None
+    progress_token: Any = None
+    deadline: float = 0.0
+
+
+@dataclass
+class ServerFacts:
+    """What the handshake or discovery told us, for the page's header strip."""
+
+    protocol_version: str | None = None
+    server_info: dict[str, Any] = field(default_factory=dict)
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    instructions: str | None = None
+    supported_versions: list[str] = field(default_factory=list)
+    raw_result: dict[str, Any] = field(default_factory=dict)
+
+
+class McpClient:
+    def __init__(self, transport: Transport, *, tap: Tap, responder: Responder | None = None,
+                 era: str = "legacy", timeout: float = 60.0, client_info: dict[str, Any] | None = None,
+                 max_input_rounds: int = MAX_INPUT_ROUNDS) -> None:
+        if era not in ("legacy", "modern"):
+            raise ValueError("McpClient speaks 'legacy' or 'modern'; 'auto' is decided by connect.open_client")
+        self.transport = transport
+        self.tap = tap
+        self.responder: Responder = responder or NoResponder()
+        self.timeout = timeout
+        self.client_info = client_info or CLIENT_INFO
+        self.max_input_rounds = max_input_rounds
+        self.facts = ServerFacts()
+        self.log_level: str | None = None      # modern: sent per request in _meta
+        self.closed = False
+        self.close_reason: str | None = None
+        self._ids = jsonrpc.IdAllocator()
+        self._pending: dict[str, _Pending] = {}
+        self._by_token: dict[str, _Pending] = {}
+        self._listeners: list[NotificationListener] = []
+        self._close_listeners: list[Callable[[str | None], None]] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tool_schemas: dict[str, dict[str, Any]] = {}
+        self.era = era
+        transport.bind(self._on_message, self._on_closed, self._on_failed)
+
+    # Era and version ------------------------------------------------------------
+
+    @property
+    def era(self) -> str:
+        return self._era
+
+    @era.setter
+    def era(self, value: str) -> None:
+        self._era = value
+        self.transport.era = value
+        if value == "modern" and (self.facts.protocol_version or "") < LATEST_MODERN:
+            self.protocol_version = LATEST_MODERN
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.facts.protocol_version
+
+    @protocol_version.setter
+    def protocol_version(self, value: str | None) -> None:
+        self.facts.protocol_version = value
+        self.transport.protocol_version = value
+
+    @property
+    def server_info(self) -> dict[str, Any]:
+        return self.facts.server_info
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        return self.facts.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self.facts.instructions
+
+    def capabilities(self) -> dict[str, Any]:
+        """Exactly what our responder can answer."""
+        return self.responder.capabilities()
+
+    # Lifecycle -----------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.transport.start()
+
+    async def initialize(self, version: str = LATEST_LEGACY) -> ServerFacts:
+        """The legacy handshake: offer `version`, accept an older one the server picks."""
+        result = await self.request("initialize", {
+            "protocolVersion": version,
+            "capabilities": self.capabilities(),
+            "clientInfo": self.client_info,
+        })
+        if not isinstance(result, dict):
+            raise ProtocolError(f"initialize returned {type(result).__name__}, not an object")
+        chosen = result.get("protocolVersion")
+        self.facts = ServerFacts(
+            protocol_version=chosen if isinstance(chosen, str) else None,
+            server_info=result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {},
+            capabilities=result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {},
+            instructions=result.get("instructions") if isinstance(result.get("instructions"), str) else None,
+            raw_result=result,
+        )
+        self.transport.protocol_version = self.facts.protocol_version
+        if chosen not in LEGACY_VERSIONS:
+            known = ", ".join(LEGACY_VERSIONS + MODERN_VERSIONS)
+            self.tap.note("warning", f"server chose protocol version {chosen!r}, which this client does not know "
+                                     f"(known: {known}); carrying on with it", protocol_version=chosen)
+        elif chosen != version:
+            self.tap.note("info", f"server chose protocol version {chosen} (we offered {version})",
+                          protocol_version=chosen)
+        await self.notify("notifications/initialized")
+        self.tap.note("connected", f"initialized: {self._describe_server()} speaks {chosen}",
+                      era="legacy", protocol_version=chosen)
+        return self.facts
+
+    async def discover(self, version: str = LATEST_MODERN, *, timeout: float | None = None) -> ServerFacts:
+        """Modern `server/discover`: pick the newest version both sides support."""
+        self.protocol_version = version
+        result = await self.request("server/discover", {}, timeout=timeout)
+        if not isinstance(result, dict):
+            raise ProtocolError(f"server/discover returned {type(result).__name__}, not an object")
+        supported = [v for v in result.get("supportedVersions") or [] if isinstance(v, str)]
+        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        self.facts = ServerFacts(
+            protocol_version=version,
+            server_info=meta.get(META_SERVER_INFO) if isinstance(meta.get(META_SERVER_INFO), dict) else {},
+            capabilities=result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {},
+            instructions=result.get("instructions") if isinstance(result.get("instructions"), str) else None,
+            supported_versions=supported,
+            raw_result=result,
+        )
+        common = [v for v in MODERN_VERSIONS if v in supported]
+        if common:
+            self.protocol_version = common[0]
+        elif supported:
+            self.tap.note("warning", f"server supports {supported}, none of which this client speaks "
+                                     f"({', '.join(MODERN_VERSIONS)}); carrying on with {version}")
+        self.tap.note("connected", f"discovered: {self._describe_server()} supports {', '.join(supported) or '?'}; "
+                                   f"using {self.protocol_version}", era="modern",
+                      protocol_version=self.protocol_version, supported_versions=supported)
+        return self.facts
+
+    def _describe_server(self) -> str:
+        info = self.facts.server_info
+        name = info.get("name") if isinstance(info, dict) else None
+        return f"{name} {info.get('version', '')}".strip() if name else "server"
+
+    async def close(self) -> None:
+        """Close the transport and fail whatever is still waiting. Idempotent."""
+        if not self.closed:
+            self.closed = True
+            self.close_reason = self.close_reason or "closed by the client"
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        await self.transport.close()
+        self._fail_all(TransportError(self.close_reason or "closed"))
+
+    def on_notification(self, listener: NotificationListener) -> None:
+        self._listeners.append(listener)
+
+    def on_close(self, listener: Callable[[str | None], None]) -> None:
+        self._close_listeners.append(listener)
+
+    # Sending --------------------------------------------------------------------
+
+    def _meta(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            META_VERSION: self.protocol_version or LATEST_MODERN,
+            META_CAPS: self.capabilities(),
+            META_INFO: self.client_info,
+        }
+        if self.log_level:
+            meta[META_LOG_LEVEL] = self.log_level
+        return meta
+
+    def _with_meta(self, params: dict[str, Any] | None, progress_token: Any = None) -> dict[str, Any] | None:
+        if self.era != "modern" and progress_token is None:
+            return params
+        params = dict(params or {})
+        meta = dict(params.get("_meta") or {})
+        if self.era == "modern":
+            meta = {**self._meta(), **meta}
+        if progress_token is not None:
+            meta["progressToken"] = progress_token
+        params["_meta"] = meta
+        return params
+
+    def _extra_headers(self, method: str, params: dict[str, Any] | None) -> dict[str, str] | None:
+        """Modern HTTP mirrors `x-mcp-header` tool parameters into `Mcp-Param-*` headers."""
+        if self.era != "modern" or method != "tools/call" or not params:
+            return None
+        schema = self._tool_schemas.get(params.get("name"))  # type: ignore[arg-type]
+        if not schema:
+            return None
+        from .transports.http_common import param_headers
+        headers = param_headers(schema, params.get("arguments") or {})
+        return headers or None
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        self._check_open()
+        if self.era == "modern" and method != "notifications/cancelled":
+            params = self._with_meta(params)
+        await self.transport.send(jsonrpc.notification(method, params))
+
+    async def send_raw(self, frame: str | dict[str, Any]) -> None:
+        """Send anything, exactly as given: a debugger sends malformed frames on purpose.
+        A raw request's response arrives as an unmatched response (noted in the transcript)."""
+        self._check_open()
+        await self.transport.send(frame)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *,
+                      timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Any:
+        """Send a request and return its result; raises JsonRpcError, RequestTimeout, TransportError.
+
+        For MRTR methods, `input_required` results are answered through the responder and the
+        request is retried (new id, `inputResponses`, the exact `requestState`) up to the round limit."""
+        base = dict(params) if params is not None else None
+        attempt = base
+        for round_no in range(self.max_input_rounds + 1):
+            result = await self._roundtrip(method, attempt, timeout=timeout, on_progress=on_progress)
+            if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
+                return result
+            if round_no == self.max_input_rounds:
+                break
+            attempt = dict(base or {})
+            requests = result.get("inputRequests")
+            if isinstance(requests, dict) and requests:
+                attempt["inputResponses"] = await self._answer_inputs(requests, round_no + 1)
+            if "requestState" in result:
+                attempt["requestState"] = result["requestState"]
+            self.tap.note("input_required", f"{method}: input round {round_no + 1} answered; retrying",
+                          round=round_no + 1, keys=sorted(requests) if isinstance(requests, dict) else [])
+        raise ProtocolError(f"{method}: still input_required after {self.max_input_rounds} rounds; giving up")
+
+    async def _answer_inputs(self, requests: dict[str, Any], round_no: int) -> dict[str, Any]:
+        responses: dict[str, Any] = {}
+        for key, req in requests.items():
+            method = req.get("method") if isinstance(req, dict) else None
+            params = req.get("params") if isinstance(req, dict) and isinstance(req.get("params"), dict) else {}
+            if not isinstance(method, str):
+                self.tap.note("error", f"input request {key!r} has no method; skipped")
+                continue
+            try:
+                responses[key] = await self.responder.answer(method, params)
+            except JsonRpcError as exc:
+                self.tap.note("warning", f"input request {key!r} ({method}) not answered: {exc.message}")
+        return responses
+
+    async def _roundtrip(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
+                         on_progress: ProgressCallback | None, request_id: Any = None) -> Any:
+        self._check_open()
+        if request_id is None:
+            request_id = self._ids.next()
+        token = f"progress-{request_id}" if on_progress is not None else None
+        sent_params = self._with_meta(params, token)
+        loop = asyncio.get_running_loop()
+        limit = self.timeout if timeout is None else timeout
+        pending = _Pending(method=method, future=loop.create_future(), timeout=limit,
+                           on_progress=on_progress, progress_token=token, deadline=loop.time() + limit)
+        key = jsonrpc.id_key(request_id)
+        self._pending[key] = pending
+        if token is not None:
+            self._by_token[jsonrpc.id_key(token)] = pending
+        try:
+            await self.transport.send(jsonrpc.request(request_id, method, sent_params),
+                                      headers=self._extra_headers(method, sent_params))
+            while True:
+                remaining = pending.deadline - loop.time()
+                if remaining <= 0:
+                    await self._cancel_request(request_id, f"timed out after {limit:g} s")
+                    self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; "
+                                             "cancelled", request_id=request_id, method=method)
+                    raise RequestTimeout(method, request_id, limit)
+                done, _ = await asyncio.wait({pending.future}, timeout=None if remaining == float("inf") else remaining)
+                if done:
+                    break
+        except asyncio.CancelledError:
+            # The caller gave up (Cancel button, task cancelled): tell the server.
+            if not self.closed:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self._cancel_request(request_id, "cancelled by the user"))
+            raise
+        finally:
+            self._pending.pop(key, None)
+            if token is not None:
+                self._by_token.pop(jsonrpc.id_key(token), None)
+        message = pending.future.result()
+        if "error" in message:
+            raise JsonRpcError.from_error(message["error"])
+        return message.get("result")
+
+    async def _cancel_request(self, request_id: Any, reason: str) -> None:
+        if self.closed:
+            return
+        try:
+            if not await self.transport.cancel(request_id):
+                await self.transport.send(jsonrpc.notification(
+                    "notifications/cancelled", {"requestId": request_id, "reason": reason}))
+        except TransportError:
+            pass
+
+    async def cancel(self, request_id: Any, reason: str = "cancelled by the user") -> None:
+        """Cancel one of our requests by id (its waiter gets a JsonRpcError-free CancelledError upstream)."""
+        await self._cancel_request(request_id, reason)
+        pending = self._pending.get(jsonrpc.id_key(request_id))
+        if pending and not pending.future.done():
+            pending.future.set_exception(asyncio.CancelledError(reason))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise TransportError(f"session is closed ({self.close_reason})")
+
+    # Receiving ------------------------------------------------------------------
+
+    def _on_message(self, message: Any) -> None:
+        if isinstance(message, list):
+            for item in message:
+                self._on_message(item)
+            return
+        kind = jsonrpc.classify(message)
+        if kind in ("response", "error"):
+            pending = self._pending.get(jsonrpc.id_key(message.get("id")))
+            if pending is None or pending.future.done():
+                self.tap.note("error", f"response with unknown or already answered id {message.get('id')!r}",
+                              id=message.get("id"))
+                return
+            pending.future.set_result(message)
+        elif kind == "request":
+            self._spawn(self._answer_server_request(message))
+        elif kind == "notification":
+            self._on_notification(message)
+        elif isinstance(message, dict) and "error" in message:
+            # An error with a null/absent id: the server could not tell which request it answers.
+            self.tap.note("error", "error response without an id: " + str(message.get("error"))[:300])
+        else:
+            self.tap.note("error", "frame is not a JSON-RPC request, notification or response")
+
+    def _on_notification(self, message: dict[str, Any]) -> None:
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if message["method"] == "notifications/progress":
+            pending = self._by_token.get(jsonrpc.id_key(params.get("progressToken")))
+            if pending is not None:
+                pending.deadline = asyncio.get_running_loop().time() + pending.timeout
+                if pending.on_progress is not None:
+                    try:
+                        pending.on_progress(params)
+                    except Exception as exc:  # a listener's bug must not kill the reader
+                        self.tap.note("error", f"progress listener failed: {exc!r}")
+        for listener in list(self._listeners):
+            try:
+                listener(message)
+            except Exception as exc:
+                self.tap.note("error", f"notification listener failed: {exc!r}")
+
+    async def _answer_server_request(self, message: dict[str, Any]) -> None:
+        method = message["method"]
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        try:
+            if method == "ping":
+                result: Any = {}
+            else:
+                result = await self.responder.answer(method, params)
+            reply = jsonrpc.result_response(message["id"], result)
+        except JsonRpcError as exc:
+            reply = {"jsonrpc": jsonrpc.JSONRPC, "id": message["id"], "error": exc.to_error()}
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            reply = jsonrpc.error_response(message["id"], jsonrpc.INTERNAL_ERROR, f"client error: {exc}")
+        if not self.closed:
+            with contextlib.suppress(TransportError):
+                await self.transport.send(reply)
+
+    def _on_failed(self, request_id: Any, exc: Exception) -> None:
+        pending = self._pending.get(jsonrpc.id_key(request_id))
+        if pending is not None and not pending.future.done():
+            pending.future.set_exception(exc)
+
+    def _on_closed(self, reason: str | None) -> None:
+        if not self.closed:
+            self.closed = True
+            self.close_reason = reason or "connection closed"
+        self._fail_all(TransportError(f"connection closed: {self.close_reason}"))
+        for listener in list(self._close_listeners):
+            with contextlib.suppress(Exception):
+                listener(self.close_reason)
+
+    def _fail_all(self, exc: Exception) -> None:
+        for pending in list(self._pending.values()):
+            if not pending.future.done():
+                pending.future.set_exception(exc)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # The protocol's requests ------------------------------------------------------
+
+    async def list_page(self, method: str, cursor: str | None = None) -> dict[str, Any]:
+        """One page of a */list method."""
+        return await self.request(method, {"cursor": cursor} if cursor else None)
+
+    async def list_all(self, method: str, key: str, *, max_pages: int = 1000) -> list[Any]:
+        """Follow `nextCursor` until the end (bounded, and a repeated cursor stops it)."""
+        items: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(max_pages):
+            page = await self.list_page(method, cursor)
+            batch = page.get(key) if isinstance(page, dict) else None
+            if isinstance(batch, list):
+                items.extend(batch)
+            cursor = page.get("nextCursor") if isinstance(page, dict) else None
+            if not isinstance(cursor, str) or not cursor:
+                break
+            if cursor in seen:
+                self.tap.note("warning", f"{method}: server repeated cursor {cursor!r}; stopped paging")
+                break
+            seen.add(cursor)
+        return items
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        tools = [t for t in await self.list_all("tools/list", "tools") if isinstance(t, dict)]
+        if self.era == "modern" and self.transport.name == "streamable-http":
+            from .transports.http_common import validate_x_mcp_header
+            kept = []
+            for tool in tools:
+                reason = validate_x_mcp_header(tool.get("inputSchema") or {})
+                if reason:
+                    self.tap.note("warning", f"tool {tool.get('name')!r} excluded: invalid x-mcp-header ({reason})",
+                                  tool=tool.get("name"))
+                else:
+                    kept.append(tool)
+            tools = kept
+        self._tool_schemas = {t["name"]: t.get("inputSchema") or {} for t in tools if isinstance(t.get("name"), str)}
+        return tools
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        return await self.list_all("resources/list", "resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        return await self.list_all("resources/templates/list", "resourceTemplates")
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return await self.list_all("prompts/list", "prompts")
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
+                        on_progress: ProgressCallback | None = None, timeout: float | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return await self.request("tools/call", params, on_progress=on_progress, timeout=timeout)
+
+    async def read_resource(self, uri: str, *, timeout: float | None = None) -> dict[str, Any]:
+        return await self.request("resources/read", {"uri": uri}, timeout=timeout)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments:
+            params["arguments"] = arguments
+        return await self.request("prompts/get", params)
+
+    async def complete(self, ref: dict[str, Any], argument: dict[str, str],
+                       context_arguments: dict[str, str] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"ref": ref, "argument": argument}
+        if context_arguments:
+            params["context"] = {"arguments": context_arguments}
+        return await self.request("completion/complete", params)
+
+    async def ping(self) -> Any:
+        return await self.request("ping")
+
+    async def set_logging_level(self, level: str) -> None:
+        """Legacy: `logging/setLevel`; modern: remembered and sent in every request's `_meta`."""
+        if self.era == "modern":
+            self.log_level = level
+            self.tap.note("info", f"log level {level} will be sent in _meta of every request")
+        else:
+            await self.request("logging/setLevel", {"level": level})
+
+    async def subscribe(self, uri: str) -> Any:
+        return await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe(self, uri: str) -> Any:
+        return await self.request("resources/unsubscribe", {"uri": uri})
+
+    async def listen(self, notifications: dict[str, Any]) -> tuple[Any, asyncio.Task[Any]]:
+        """Modern `subscriptions/listen`: returns (the request id, the task awaiting its final
+        response). Tagged notifications reach `on_notification` listeners; cancel with `cancel(id)`."""
+        request_id = self._ids.next()
+        task = asyncio.get_running_loop().create_task(self._roundtrip(
+            "subscriptions/listen", {"notifications": notifications}, timeout=float("inf"),
+            on_progress=None, request_id=request_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return request_id, task

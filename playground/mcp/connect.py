@@ -1,0 +1,157 @@
+"""From a ServerConfig to a connected McpClient: pick the transport and the era.
+
+Era per server: `legacy` (the default, as the official Inspector does), `modern`, or
+`auto`, which follows the spec's detection — stdio probes `server/discover` (a modern
+error or a result means modern; any other error or a timeout means legacy), HTTP sends
+a modern request and inspects a 4xx body, then falls back to `initialize`, then to the
+deprecated HTTP+SSE transport. The verdict and its evidence are notes in the transcript.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from . import jsonrpc
+from .client import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, McpClient, RequestTimeout
+from .config import ServerConfig
+from .events import Tap
+from .jsonrpc import JsonRpcError
+from .responder import Responder
+from .transports.base import HttpStatusError, Transport, TransportError
+
+# How long the stdio probe waits for an answer to `server/discover` before deciding "legacy".
+STDIO_PROBE_TIMEOUT = 5.0
+
+
+class ConnectError(Exception):
+    """Could not connect or complete the handshake; the message says where it failed."""
+
+
+def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None) -> Transport:
+    kind = kind or config.transport
+    if kind == "stdio":
+        from .transports.stdio import StdioTransport
+        if not config.command:
+            raise ConnectError("stdio server has no command")
+        return StdioTransport(tap, config.command, list(config.args), dict(config.env), config.cwd)
+    if not config.url:
+        raise ConnectError(f"{kind} server has no URL")
+    if kind == "sse":
+        from .transports.sse import SseTransport
+        return SseTransport(tap, config.url, dict(config.headers), timeout=config.timeout)
+    from .transports.streamable_http import StreamableHttpTransport
+    return StreamableHttpTransport(tap, config.url, dict(config.headers), timeout=config.timeout)
+
+
+def _modern_error(exc: BaseException) -> JsonRpcError | None:
+    """A recognized modern JSON-RPC error, from a response or inside an HTTP 4xx body."""
+    if isinstance(exc, JsonRpcError):
+        return exc if exc.code in jsonrpc.MODERN_ERROR_CODES else None
+    if isinstance(exc, HttpStatusError) and isinstance(exc.json, dict) and isinstance(exc.json.get("error"), dict):
+        err = JsonRpcError.from_error(exc.json["error"])
+        return err if err.code in jsonrpc.MODERN_ERROR_CODES else None
+    return None
+
+
+def _supported_from(err: JsonRpcError) -> list[str]:
+    data = err.data if isinstance(err.data, dict) else {}
+    return [v for v in data.get("supported") or [] if isinstance(v, str)]
+
+
+async def _discover_modern(client: McpClient, version: str) -> None:
+    """`server/discover`, retrying once with a supported version on -32022."""
+    try:
+        await client.discover(version)
+    except (JsonRpcError, HttpStatusError) as exc:
+        err = _modern_error(exc)
+        if err is None or err.code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        supported = _supported_from(err)
+        common = [v for v in MODERN_VERSIONS if v in supported]
+        if not common:
+            raise ConnectError(f"server supports {supported}; this client speaks {list(MODERN_VERSIONS)}") from exc
+        client.tap.note("info", f"server does not support {version}; retrying with {common[0]}")
+        await client.discover(common[0])
+
+
+async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder: Responder | None = None,
+                      protocol_version: str | None = None, client_info: dict[str, Any] | None = None) -> McpClient:
+    """Start the transport, decide the era, and complete the handshake or discovery.
+
+    Raises ConnectError (with the transport closed) when no connection could be made."""
+    tap = tap or Tap()
+    kinds = ["http", "sse"] if config.transport == "auto" else [config.transport]
+    era = config.era
+    last_error: BaseException | None = None
+    for index, kind in enumerate(kinds):
+        transport = make_transport(config, tap, kind)
+        client = McpClient(transport, tap=tap, responder=responder, era="modern" if era == "modern" else "legacy",
+                           timeout=config.timeout, client_info=client_info)
+        try:
+            await client.start()
+            if era == "modern":
+                await _discover_modern(client, protocol_version or LATEST_MODERN)
+                tap.note("era", "modern: selected in the server's settings", era="modern", evidence="configured")
+            elif era == "auto" and kind != "sse":
+                await _auto(client, kind, protocol_version)
+            else:
+                await client.initialize(protocol_version or LATEST_LEGACY)
+                tap.note("era", "legacy: " + ("the HTTP+SSE transport is legacy only" if kind == "sse" and era == "auto"
+                                              else "selected in the server's settings"),
+                         era="legacy", evidence="configured" if era == "legacy" else "transport")
+            return client
+        except asyncio.CancelledError:
+            await client.close()
+            raise
+        except (JsonRpcError, TransportError, RequestTimeout, ConnectError, OSError) as exc:
+            last_error = exc
+            await client.close()
+            fallback = (index + 1 < len(kinds) and isinstance(exc, HttpStatusError) and 400 <= exc.status < 500)
+            if fallback:
+                tap.note("fallback", f"Streamable HTTP refused with HTTP {exc.status}; trying the HTTP+SSE transport",
+                         status=exc.status)
+                continue
+            break
+        except Exception as exc:  # a protocol surprise: report it, leave nothing open
+            last_error = exc
+            await client.close()
+            break
+    message = _describe(last_error)
+    tap.note("error", f"could not connect: {message}")
+    raise ConnectError(message) from last_error
+
+
+def _describe(exc: BaseException | None) -> str:
+    if isinstance(exc, JsonRpcError):
+        return f"server answered with error {exc.code}: {exc.message}"
+    return str(exc) or type(exc).__name__
+
+
+async def _auto(client: McpClient, kind: str, protocol_version: str | None) -> None:
+    """The spec's era detection for stdio and Streamable HTTP."""
+    tap = client.tap
+    version = protocol_version if protocol_version in MODERN_VERSIONS else LATEST_MODERN
+    client.era = "modern"
+    # stdio has no status code to go by: a legacy server may stay silent, so the probe is short.
+    probe_timeout = STDIO_PROBE_TIMEOUT if kind == "stdio" else client.timeout
+    try:
+        await client.discover(version, timeout=probe_timeout)
+        tap.note("era", "modern: server/discover returned a result", era="modern", evidence="discover-result")
+        return
+    except (JsonRpcError, HttpStatusError) as exc:
+        err = _modern_error(exc)
+        if err is not None:
+            tap.note("era", f"modern: server/discover answered with modern error {err.code}", era="modern",
+                     evidence="modern-error", code=err.code)
+            await _discover_modern(client, version)
+            return
+        evidence = (f"HTTP {exc.status} without a modern error body" if isinstance(exc, HttpStatusError)
+                    else f"error {exc.code} ({exc.message})")
+    except RequestTimeout:
+        evidence = f"no answer to server/discover within {probe_timeout:g} s"
+    client.era = "legacy"
+    client.protocol_version = None
+    tap.note("era", f"legacy: server/discover got {evidence}; falling back to initialize", era="legacy",
+             evidence=evidence)
+    legacy_version = protocol_version if protocol_version and protocol_version not in MODERN_VERSIONS else LATEST_LEGACY
+    await client.initialize(legacy_version)
