@@ -1,0 +1,99 @@
+"""The server form: JSON fields edited as plain text lines, validated per transport."""
+from __future__ import annotations
+
+from django import forms
+
+from . import interchange
+from .models import Server
+
+_MONO = {"class": "mono", "spellcheck": "false", "autocomplete": "off"}
+
+
+class ServerForm(forms.ModelForm):
+    name = forms.CharField(label="Name", max_length=200, widget=forms.TextInput(attrs={"autofocus": True}))
+    transport = forms.ChoiceField(label="Transport", choices=Server.Transport.choices, initial=Server.Transport.STDIO)
+    command = forms.CharField(label="Command", required=False, max_length=1000,
+                              widget=forms.TextInput(attrs=_MONO),
+                              help_text="The program to start, e.g. npx, uvx, python, or an absolute path.")
+    args = forms.CharField(label="Arguments", required=False,
+                           widget=forms.Textarea(attrs={**_MONO, "rows": 4}),
+                           help_text="One argument per line.")
+    env = forms.CharField(label="Environment", required=False,
+                          widget=forms.Textarea(attrs={**_MONO, "rows": 3}),
+                          help_text="One NAME=value per line, added to the inherited environment.")
+    cwd = forms.CharField(label="Working directory", required=False, max_length=1000,
+                          widget=forms.TextInput(attrs=_MONO))
+    url = forms.CharField(label="URL", required=False, max_length=2000,
+                          widget=forms.TextInput(attrs={**_MONO, "placeholder": "http://127.0.0.1:3000/mcp"}))
+    headers = forms.CharField(label="Headers", required=False,
+                              widget=forms.Textarea(attrs={**_MONO, "rows": 3}),
+                              help_text="One Name: value per line, e.g. Authorization: Bearer …")
+    era = forms.ChoiceField(label="Era", choices=Server.Era.choices, initial=Server.Era.LEGACY,
+                            help_text="Legacy: initialize handshake (2025-11-25 and before). "
+                                      "Modern: 2026-07-28, no handshake. Auto: probe with server/discover.")
+
+    class Meta:
+        model = Server
+        fields = ["name", "transport", "command", "args", "env", "cwd", "url", "headers", "era"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and not self.is_bound:
+            self.initial["args"] = interchange.format_arg_lines(self.instance.args)
+            self.initial["env"] = interchange.format_env_lines(self.instance.env)
+            self.initial["headers"] = interchange.format_header_lines(self.instance.headers)
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if not name:
+            raise forms.ValidationError("A server needs a name.")
+        return name
+
+    def clean_command(self) -> str:
+        return self.cleaned_data["command"].strip()
+
+    def clean_cwd(self) -> str:
+        return self.cleaned_data["cwd"].strip()
+
+    def clean_url(self) -> str:
+        return self.cleaned_data["url"].strip()
+
+    def clean_args(self) -> list[str]:
+        return interchange.parse_arg_lines(self.cleaned_data["args"])
+
+    def clean_env(self) -> dict[str, str]:
+        try:
+            return interchange.parse_env_lines(self.cleaned_data["env"])
+        except ValueError as exc:
+            raise forms.ValidationError(exc.args[0]) from None
+
+    def clean_headers(self) -> dict[str, str]:
+        try:
+            return interchange.parse_header_lines(self.cleaned_data["headers"])
+        except ValueError as exc:
+            raise forms.ValidationError(exc.args[0]) from None
+
+    def clean(self) -> dict:
+        data = super().clean()
+        transport = data.get("transport")
+        if transport == Server.Transport.STDIO:
+            if not data.get("command"):
+                self.add_error("command", "A stdio server needs a command.")
+        elif transport in (Server.Transport.HTTP, Server.Transport.SSE, Server.Transport.AUTO):
+            url = data.get("url")
+            if not url:
+                self.add_error("url", "This transport needs a URL.")
+            else:
+                try:
+                    interchange.check_http_url(url)
+                except interchange.InterchangeError:
+                    self.add_error("url", "Enter an http:// or https:// URL.")
+        return data
+
+
+class ImportForm(forms.Form):
+    text = forms.CharField(label="Configuration JSON", widget=forms.Textarea(attrs={**_MONO, "rows": 16}),
+                           help_text='A host\'s file: {"mcpServers": {…}} (Claude Desktop, Cursor, Cherry Studio) '
+                                     'or {"servers": {…}} (VS Code).')
+    replace = forms.BooleanField(label="Replace servers with the same name", required=False,
+                                 help_text="Otherwise an imported server whose name is taken gets a suffix like \" (2)\".")

@@ -1,0 +1,71 @@
+"""Between the pure interchange module and the database: import outcomes and export entries."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from . import interchange
+from .models import Server
+
+
+@dataclass
+class ImportOutcome:
+    """What happened to one pasted server, for the per-server report on the import page."""
+
+    name: str                         # the name in the pasted JSON
+    status: str                       # "created", "updated" or "skipped"
+    server: Server | None = None
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def entry_from_server(server: Server) -> interchange.Entry:
+    return interchange.Entry(
+        name=server.name, transport=server.transport, command=server.command,
+        args=list(server.args or []), env=dict(server.env or {}), cwd=server.cwd,
+        url=server.url, headers=dict(server.headers or {}),
+    )
+
+
+def _free_name(name: str) -> str:
+    """`name (2)`, `name (3)`, … — the first one not taken (and within the column's length)."""
+    n = 2
+    while True:
+        suffix = f" ({n})"
+        candidate = name[: interchange.MAX_NAME - len(suffix)] + suffix
+        if not Server.objects.filter(name=candidate).exists():
+            return candidate
+        n += 1
+
+
+def _same_settings(server: Server, entry: interchange.Entry) -> bool:
+    return entry_from_server(server).settings() == entry.settings()
+
+
+@transaction.atomic
+def import_servers(result: interchange.ParseResult, *, replace: bool, owner=None) -> list[ImportOutcome]:
+    """Create or update servers; never lose one on a name clash (update only when `replace`)."""
+    outcomes: list[ImportOutcome] = []
+    for entry in result.entries:
+        notes = list(entry.notes)
+        existing = Server.objects.filter(name=entry.name).first()
+        if existing is not None and _same_settings(existing, entry):
+            outcomes.append(ImportOutcome(entry.name, "skipped", existing,
+                                          "Already registered with the same settings.", notes))
+            continue
+        if existing is not None and replace:
+            for key, value in entry.settings().items():
+                setattr(existing, key, value)
+            existing.save()
+            outcomes.append(ImportOutcome(entry.name, "updated", existing, notes=notes))
+            continue
+        name = entry.name
+        if existing is not None:
+            name = _free_name(entry.name)
+            notes.insert(0, f"A server named {entry.name!r} exists: created as {name!r}.")
+        server = Server.objects.create(name=name, owner=owner, **entry.settings())
+        outcomes.append(ImportOutcome(entry.name, "created", server, notes=notes))
+    for rejected in result.rejected:
+        outcomes.append(ImportOutcome(rejected.name, "skipped", reason=rejected.reason))
+    return outcomes

@@ -1,0 +1,127 @@
+"""Registry pages: list, add, edit, delete, detail, import/export, and the one-time login link."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import slugify
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
+
+from playground.mcp.secrets import MASK, is_secret_name, mask_headers
+
+from . import interchange
+from .forms import ImportForm, ServerForm
+from .models import LoginToken, Server
+from .services import entry_from_server, import_servers
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    return render(request, "registry/home.html", {"servers": Server.objects.all()})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def add(request: HttpRequest) -> HttpResponse:
+    form = ServerForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        server = form.save(commit=False)
+        server.owner = request.user
+        server.save()
+        messages.success(request, f"Added {server.name}.")
+        return redirect(server)
+    return render(request, "registry/form.html", {"form": form, "title": "Add server"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def edit(request: HttpRequest, pk: int) -> HttpResponse:
+    server = get_object_or_404(Server, pk=pk)
+    form = ServerForm(request.POST or None, instance=server)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"Saved {server.name}.")
+        return redirect(server)
+    return render(request, "registry/form.html", {"form": form, "server": server, "title": f"Edit {server.name}"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def delete(request: HttpRequest, pk: int) -> HttpResponse:
+    server = get_object_or_404(Server, pk=pk)
+    if request.method == "POST":
+        name = server.name
+        server.delete()
+        messages.success(request, f"Deleted {name}.")
+        return redirect("registry:home")
+    return render(request, "registry/delete.html", {"server": server})
+
+
+def masked_env(env: dict[str, str]) -> dict[str, str]:
+    """Env values shown on pages: secret-looking names (TOKEN, API_KEY, …) are masked."""
+    return {k: (MASK if v and is_secret_name(k) else v) for k, v in (env or {}).items()}
+
+
+@login_required
+def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    server = get_object_or_404(Server, pk=pk)
+    return render(request, "registry/detail.html", {
+        "server": server,
+        "env_shown": masked_env(server.env),
+        "headers_shown": mask_headers(server.headers or {}),
+    })
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_view(request: HttpRequest) -> HttpResponse:
+    form = ImportForm(request.POST or None)
+    context: dict = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        try:
+            result = interchange.parse(form.cleaned_data["text"])
+        except interchange.InterchangeError as exc:
+            form.add_error("text", str(exc))
+        else:
+            context["outcomes"] = import_servers(result, replace=form.cleaned_data["replace"], owner=request.user)
+            context["warnings"] = result.warnings
+            context["dialect"] = {"mcpServers": "mcpServers", "vscode": "VS Code servers",
+                                  "bare": "a bare name → server mapping"}[result.dialect]
+    return render(request, "registry/import.html", context)
+
+
+def _export_response(servers: list[Server], fmt: str, filename: str) -> HttpResponse:
+    fmt = "vscode" if fmt == "vscode" else "mcpServers"
+    document = interchange.export([entry_from_server(s) for s in servers], fmt)
+    response = HttpResponse(interchange.dumps(document), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+def export_all(request: HttpRequest) -> HttpResponse:
+    fmt = request.GET.get("format", "")
+    name = "mcp.json" if fmt == "vscode" else "mcp-servers.json"
+    return _export_response(list(Server.objects.all()), fmt, name)
+
+
+@login_required
+def export_one(request: HttpRequest, pk: int) -> HttpResponse:
+    server = get_object_or_404(Server, pk=pk)
+    fmt = request.GET.get("format", "")
+    slug = slugify(server.name) or f"server-{server.pk}"
+    suffix = "-vscode" if fmt == "vscode" else ""
+    return _export_response([server], fmt, f"{slug}{suffix}.json")
+
+
+@never_cache
+def token_login(request: HttpRequest, token: str) -> HttpResponse:
+    """The one-time link `manage.py playground_setup` prints: log in once, then the link is spent."""
+    user = LoginToken.redeem(token)
+    if user is None or not user.is_active:
+        return render(request, "registration/token_invalid.html", status=403)
+    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    return redirect("registry:home")
