@@ -258,7 +258,7 @@ class McpClient:
 
     def _extra_headers(self, method: str, params: dict[str, Any] | None) -> dict[str, str] | None:
         """Modern HTTP mirrors `x-mcp-header` tool parameters into `Mcp-Param-*` headers."""
-        if self.era != "modern" or method != "tools/call" or not params:
+        if self.era != "modern" or method != "tools/call" or not params or self.transport.name != "streamable-http":
             return None
         schema = self._tool_schemas.get(params.get("name"))  # type: ignore[arg-type]
         if not schema:

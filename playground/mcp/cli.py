@@ -1,0 +1,240 @@
+"""The headless CLI: connect, run steps in the order given, print the transcript.
+
+A contract other tools rely on (see README): options, the JSONL line format shared
+with exports, and the exit codes below.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .client import McpClient, RequestTimeout
+from .config import ServerConfig
+from .connect import ConnectError, open_client
+from .events import Tap, TranscriptEvent
+from .jsonrpc import JsonRpcError
+from .responder import StaticResponder
+from .transports.base import TransportError
+
+EXIT_OK = 0
+EXIT_STEP_FAILED = 1      # a JSON-RPC error or a tool result with isError: true
+EXIT_USAGE = 2
+EXIT_CONNECT = 3          # could not connect or complete the handshake
+EXIT_TIMEOUT = 4
+
+LIST_KINDS = {
+    "tools": "list_tools",
+    "resources": "list_resources",
+    "templates": "list_resource_templates",
+    "prompts": "list_prompts",
+}
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Step(argparse.Action):
+    """Collects steps in the order they appear on the command line."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        steps = getattr(namespace, "steps", None) or []
+        steps.append((self.dest, values))
+        namespace.steps = steps
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help="the server's URL (Streamable HTTP or HTTP+SSE)")
+    parser.add_argument("--transport", choices=["auto", "http", "sse"], default="auto",
+                        help="for --url: Streamable HTTP, HTTP+SSE, or try Streamable HTTP then SSE (default)")
+    parser.add_argument("--era", choices=["legacy", "auto", "modern"], default="legacy",
+                        help="protocol era: legacy handshake (default), auto-detect, or modern")
+    parser.add_argument("--header", action="append", default=[], metavar="'Name: value'",
+                        help="HTTP header sent on every request (repeatable)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="environment variable for a stdio server (repeatable)")
+    parser.add_argument("--cwd", help="working directory for a stdio server")
+    parser.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds (default 60)")
+    parser.add_argument("--jsonl", action="store_true", help="print the transcript as JSON lines")
+    parser.add_argument("--transcript", metavar="FILE", help="also write the transcript as JSON lines to FILE")
+    parser.add_argument("--root", action="append", default=[], metavar="URI",
+                        help="answer roots/list with these roots (repeatable)")
+    parser.add_argument("--elicit", choices=["accept", "decline", "cancel"],
+                        help="answer elicitation requests so (accept fills the schema's defaults)")
+    parser.add_argument("--elicit-content", metavar="JSON", help="content merged into accepted elicitations")
+    parser.add_argument("--sample", metavar="TEXT", help="answer sampling requests with this text")
+    steps = parser.add_argument_group("steps (run in the order given, after connecting)")
+    steps.add_argument("--list", dest="list", action=_Step, choices=sorted(LIST_KINDS))
+    steps.add_argument("--call", dest="call", action=_Step, metavar="'NAME={json args}'")
+    steps.add_argument("--read", dest="read", action=_Step, metavar="URI")
+    steps.add_argument("--prompt", dest="prompt", action=_Step, metavar="'NAME={json args}'")
+    steps.add_argument("--ping", dest="ping", action=_Step, nargs=0)
+    steps.add_argument("--raw", dest="raw", action=_Step, metavar="'METHOD={json params}'")
+    parser.add_argument("command", nargs=argparse.REMAINDER,
+                        help="-- COMMAND [ARG ...] for a stdio server")
+
+
+def _split_named_json(spec: str, what: str) -> tuple[str, Any]:
+    """`NAME={json}` or a bare `NAME` (no arguments)."""
+    name, sep, rest = spec.partition("=")
+    if not name:
+        raise UsageError(f"{what}: missing name in {spec!r}")
+    if not sep:
+        return name, None
+    try:
+        return name, json.loads(rest)
+    except ValueError as exc:
+        raise UsageError(f"{what} {name}: arguments are not valid JSON: {exc}") from exc
+
+
+def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        name, found, value = item.partition(sep)
+        if not found or not name.strip():
+            raise UsageError(f"{what} {item!r} is not of the form NAME{sep}VALUE")
+        out[name.strip()] = value.strip() if sep == ":" else value
+    return out
+
+
+def config_from_args(ns: argparse.Namespace) -> ServerConfig:
+    command = list(ns.command or [])
+    if command and command[0] == "--":
+        command = command[1:]
+    if ns.url and command:
+        raise UsageError("give either --url or -- COMMAND, not both")
+    if not ns.url and not command:
+        raise UsageError("give --url URL or -- COMMAND [ARG ...]")
+    if ns.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    if ns.url:
+        return ServerConfig(transport=ns.transport, url=ns.url, headers=_pairs(ns.header, ":", "--header"),
+                            era=ns.era, timeout=ns.timeout)
+    return ServerConfig(transport="stdio", command=command[0], args=command[1:], env=_pairs(ns.env, "=", "--env"),
+                        cwd=ns.cwd, era=ns.era, timeout=ns.timeout)
+
+
+def responder_from_args(ns: argparse.Namespace) -> StaticResponder:
+    content = None
+    if ns.elicit_content:
+        try:
+            content = json.loads(ns.elicit_content)
+        except ValueError as exc:
+            raise UsageError(f"--elicit-content is not valid JSON: {exc}") from exc
+    return StaticResponder(roots=[{"uri": uri} for uri in ns.root] or None, elicitation=ns.elicit,
+                           elicitation_content=content, sampling_text=ns.sample)
+
+
+def describe_event(event: TranscriptEvent) -> str:
+    """One readable line per event (the page's transcript, in text)."""
+    arrow = {"send": "→", "recv": "←", "stderr": "!", "note": "•"}[event.dir]
+    head = f"{event.t * 1000:10.1f} ms {arrow}"
+    if event.dir == "note":
+        return f"{head} [{event.kind}] {event.text}"
+    if event.dir == "stderr":
+        return f"{head} stderr: {event.text}"
+    msg = event.message
+    if not isinstance(msg, dict):
+        why = event.parse_error or ("truncated" if event.truncated else "not an object")
+        return f"{head} (unparsed: {why}) {(event.raw or '')[:200]}"
+    label = msg.get("method") or ("error" if "error" in msg else "result")
+    ident = f" #{msg['id']}" if "id" in msg else ""
+    latency = f" ({event.latency_ms:.1f} ms)" if event.latency_ms is not None else ""
+    body = json.dumps(msg.get("params", msg.get("result", msg.get("error"))), ensure_ascii=False)
+    if len(body) > 300:
+        body = body[:300] + "…"
+    return f"{head} {label}{ident}{latency} {body}"
+
+
+@dataclass
+class Outcome:
+    code: int = EXIT_OK
+    failures: list[str] = field(default_factory=list)
+
+
+async def _run_step(client: McpClient, kind: str, value: Any, outcome: Outcome) -> None:
+    if kind == "list":
+        await getattr(client, LIST_KINDS[value])()
+    elif kind == "call":
+        name, args = _split_named_json(value, "--call")
+        result = await client.call_tool(name, args if args is not None else {})
+        if isinstance(result, dict) and result.get("isError") is True:
+            outcome.code = max(outcome.code, EXIT_STEP_FAILED)
+            outcome.failures.append(f"tool {name} returned isError: true")
+    elif kind == "read":
+        await client.read_resource(value)
+    elif kind == "prompt":
+        name, args = _split_named_json(value, "--prompt")
+        await client.get_prompt(name, args)
+    elif kind == "ping":
+        await client.ping()
+    elif kind == "raw":
+        method, params = _split_named_json(value, "--raw")
+        await client.request(method, params)
+
+
+async def run(ns: argparse.Namespace, out: IO[str]) -> int:
+    """Connect, run the steps, print/write the transcript; return the exit code."""
+    steps = list(getattr(ns, "steps", None) or [])
+    for kind, value in steps:  # reject malformed JSON before touching the server
+        if kind in ("call", "prompt", "raw"):
+            _split_named_json(value, "--" + kind)
+    config = config_from_args(ns)
+    responder = responder_from_args(ns)
+    tap = Tap()
+    file = open(ns.transcript, "w", encoding="utf-8") if ns.transcript else None
+
+    def emit(event: TranscriptEvent) -> None:
+        line = json.dumps(event.to_dict(), ensure_ascii=False)
+        if file:
+            file.write(line + "\n")
+        out.write((line if ns.jsonl else describe_event(event)) + "\n")
+        out.flush()
+
+    tap.subscribe(emit)
+    outcome = Outcome()
+    try:
+        try:
+            client = await open_client(config, tap=tap, responder=responder)
+        except ConnectError as exc:
+            print(f"mcp: could not connect: {exc}", file=sys.stderr)
+            return EXIT_CONNECT
+        try:
+            for kind, value in steps:
+                try:
+                    await _run_step(client, kind, value, outcome)
+                except JsonRpcError as exc:
+                    outcome.code = max(outcome.code, EXIT_STEP_FAILED)
+                    outcome.failures.append(f"--{kind} {value}: error {exc.code}: {exc.message}")
+                except RequestTimeout as exc:
+                    outcome.failures.append(f"--{kind} {value}: {exc}")
+                    outcome.code = EXIT_TIMEOUT
+                    break
+                except TransportError as exc:
+                    outcome.failures.append(f"--{kind} {value}: connection lost: {exc}")
+                    outcome.code = EXIT_CONNECT
+                    break
+        finally:
+            await client.close()
+    finally:
+        if file:
+            file.close()
+    for failure in outcome.failures:
+        print(f"mcp: {failure}", file=sys.stderr)
+    return outcome.code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mcp", description="Talk to an MCP server and print the transcript.")
+    add_arguments(parser)
+    try:
+        ns = parser.parse_args(argv)
+        return asyncio.run(run(ns, sys.stdout))
+    except UsageError as exc:
+        parser.print_usage(sys.stderr)
+        print(f"mcp: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE

@@ -1,0 +1,111 @@
+"""The headless CLI contract: steps in order, JSONL lines, exit codes — against real servers."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import PEERS, ROOT
+
+PEER = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
+
+
+def mcp(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "manage.py"), "mcp", *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+
+
+def lines(proc: subprocess.CompletedProcess[str]) -> list[dict]:
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+
+
+def frames(events: list[dict], dir: str) -> list[dict]:
+    return [e["message"] for e in events if e["dir"] == dir and isinstance(e["message"], dict)]
+
+
+def test_steps_run_in_order_and_jsonl_lines_carry_the_contract(tmp_path):
+    out = tmp_path / "t.jsonl"
+    proc = mcp("--jsonl", "--transcript", str(out), "--ping", "--list", "tools", "--call", 'add={"a":2,"b":40}',
+               "--read", "peer://greeting", "--prompt", 'review={"code":"x = 1"}', "--", *PEER)
+    assert proc.returncode == 0, proc.stderr
+    events = lines(proc)
+    assert [json.loads(line) for line in out.read_text().splitlines()] == events
+    for e in events:
+        assert {"seq", "t", "dir", "message"} <= e.keys()
+        assert ("raw" in e) == (e["dir"] != "note")
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    sent = [m.get("method") for m in frames(events, "send")]
+    assert sent == ["initialize", "notifications/initialized", "ping", "tools/list", "tools/call",
+                    "resources/read", "prompts/get"]
+    results = {m["id"]: m for m in frames(events, "recv") if "id" in m}
+    call = next(m for m in frames(events, "send") if m.get("method") == "tools/call")
+    assert results[call["id"]]["result"]["structuredContent"] == {"result": 42}
+    # Raw text is exactly what went over the wire and parses back to the message.
+    for e in events:
+        if e["dir"] in ("send", "recv") and e["message"] is not None:
+            assert json.loads(e["raw"]) == e["message"]
+
+
+def test_readable_log_without_jsonl():
+    proc = mcp("--call", 'echo={"text":"bonjour"}', "--", *PEER)
+    assert proc.returncode == 0, proc.stderr
+    assert "→ tools/call" in proc.stdout and "bonjour" in proc.stdout and "← result" in proc.stdout
+
+
+def test_exit_1_for_is_error_and_jsonrpc_error():
+    assert mcp("--call", "fail", "--", *PEER).returncode == 1
+    proc = mcp("--raw", 'no/such/method={}', "--", *PEER)
+    assert proc.returncode == 1 and "-32601" in proc.stderr
+
+
+@pytest.mark.parametrize("args", [["--list", "tools"], ["--list", "bogus", "--", "true"],
+                                  ["--call", "x={not json", "--", "true"], ["--url", "http://127.0.0.1:9", "--", "x"]])
+def test_exit_2_for_usage(args):
+    assert mcp(*args).returncode == 2
+
+
+def test_exit_3_when_the_server_cannot_be_reached():
+    assert mcp("--ping", "--", "/nonexistent/server").returncode == 3
+    assert mcp("--ping", "--", sys.executable, "-c", "import sys; sys.exit(7)").returncode == 3
+
+
+def test_exit_4_on_timeout_and_the_request_is_cancelled():
+    proc = mcp("--jsonl", "--timeout", "1", "--call", "hang", "--", *PEER)
+    assert proc.returncode == 4, proc.stderr
+    events = lines(proc)
+    call = next(m for m in frames(events, "send") if m.get("method") == "tools/call")
+    cancelled = [m for m in frames(events, "send") if m.get("method") == "notifications/cancelled"]
+    assert cancelled and cancelled[0]["params"]["requestId"] == call["id"]
+    assert any(e["dir"] == "note" and e.get("kind") == "timeout" for e in events)
+
+
+def test_env_and_cwd_reach_a_stdio_server(tmp_path):
+    script = "import os, sys; print(os.environ['PEER_X'], os.environ['PATH'] != '', os.getcwd(), file=sys.stderr)"
+    proc = mcp("--jsonl", "--env", "PEER_X=salut", "--cwd", str(tmp_path), "--ping", "--", sys.executable, "-c", script)
+    assert proc.returncode == 3  # it exits without answering
+    stderr = [e["text"] for e in lines(proc) if e["dir"] == "stderr"]
+    assert f"salut True {tmp_path}" in stderr
+
+
+def test_server_everything_auto_era_falls_back_to_legacy(everything_cmd):
+    proc = mcp("--jsonl", "--era", "auto", "--call", 'echo={"message":"hi"}', "--", *everything_cmd)
+    assert proc.returncode == 0, proc.stderr
+    events = lines(proc)
+    era = [e for e in events if e["dir"] == "note" and e.get("kind") == "era"]
+    assert era and era[0]["data"]["era"] == "legacy" and "-32601" in era[0]["data"]["evidence"]
+    sent = [m.get("method") for m in frames(events, "send")]
+    assert sent[:3] == ["server/discover", "initialize", "notifications/initialized"]
+    echo = [m for m in frames(events, "recv") if "result" in m and "content" in m["result"]]
+    assert echo[0]["result"]["content"][0]["text"] == "Echo: hi"
+
+
+def test_sdk_peer_auto_era_is_modern():
+    proc = mcp("--jsonl", "--era", "auto", "--list", "tools", "--", *PEER)
+    assert proc.returncode == 0, proc.stderr
+    events = lines(proc)
+    era = next(e for e in events if e["dir"] == "note" and e.get("kind") == "era")
+    assert era["data"]["era"] == "modern"
+    listed = next(m for m in frames(events, "send") if m.get("method") == "tools/list")
+    assert listed["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
