@@ -499,6 +499,25 @@ async def test_a_failing_message_handler_does_not_stop_the_reader(make):
     assert "client bug" in h.notes("error")[0].text
 
 
+async def test_a_failing_tap_listener_does_not_stop_the_reader(make):
+    cmd, args = script(r"""
+        import sys
+        print('{"jsonrpc":"2.0","method":"one"}', flush=True)
+        print('{"jsonrpc":"2.0","method":"two"}', flush=True)
+        sys.stdin.read()
+    """)
+    h = make(cmd, args)
+
+    def failing(event: TranscriptEvent) -> None:
+        if event.method == "one":
+            raise RuntimeError("listener bug")
+
+    h.tap.subscribe(failing)
+    await h.transport.start()
+    assert (await h.message())["method"] == "two"
+    assert "listener bug" in h.notes("error")[0].text
+
+
 # Start and close edge cases ----------------------------------------------------------
 
 

@@ -303,26 +303,31 @@ class StdioTransport(Transport):
                 if nl < 0:
                     break
                 if not skipping:
-                    on_line(bytes(buf[start:nl]))
+                    self._guard(on_line, bytes(buf[start:nl]))
                 skipping = False
                 start = nl + 1
             if start:
                 del buf[:start]
             if len(buf) > self.max_line:
                 if not skipping:
-                    on_overflow(bytes(buf[: self.max_line]))
+                    self._guard(on_overflow, bytes(buf[: self.max_line]))
                     skipping = True
                 buf.clear()
         if buf and not skipping:
-            on_line(bytes(buf))
+            self._guard(on_line, bytes(buf))
+
+    def _guard(self, handle: Any, line: bytes) -> None:
+        """A failing tap listener or client handler must not stop the reader."""
+        try:
+            handle(line)
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                self.tap.note("error", f"handling a line from the server failed: {exc!r}")
 
     def _on_stdout_line(self, line: bytes) -> None:
         _event, parsed = self.tap.recv(line)
         if isinstance(parsed, (dict, list)):
-            try:
-                self._on_message(parsed)
-            except Exception as exc:  # a client bug must not stop the reader
-                self.tap.note("error", f"message handler failed: {exc!r}")
+            self._on_message(parsed)
 
     def _on_stdout_overflow(self, head: bytes) -> None:
         self.tap.recv(head, problems=[
