@@ -1,6 +1,8 @@
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.contrib.staticfiles.views import serve as serve_static
+from django.urls import include, path, re_path
 
 from playground.registry import views as registry_views
 
@@ -10,4 +12,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("login/token/<str:token>/", registry_views.token_login, name="token_login"),
     path("", include("playground.registry.urls")),
+    # A local tool run by daphne with DEBUG off: serve static files from the finders ourselves.
+    re_path(rf"^{settings.STATIC_URL.strip('/')}/(?P<path>.*)$", serve_static, {"insecure": True}),
 ]
