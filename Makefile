@@ -51,7 +51,7 @@ migrate: setup
 	$(PY) manage.py migrate --noinput -v 0
 
 run: migrate
-	$(PY) manage.py playground_setup
+	PLAYGROUND_BIND=$(HOST) PLAYGROUND_PORT=$(PORT) $(PY) manage.py playground_setup
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) playground.asgi:application
 
 test: setup-dev
