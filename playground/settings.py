@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "playground.core",
     "playground.registry",
     "playground.schemaforms",
+    "playground.transcripts",
+    "playground.sessions",
 ]
 
 MIDDLEWARE = [

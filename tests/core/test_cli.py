@@ -72,7 +72,8 @@ def test_exit_3_when_the_server_cannot_be_reached():
 
 
 def test_exit_4_on_timeout_and_the_request_is_cancelled():
-    proc = mcp("--jsonl", "--timeout", "1", "--call", "hang", "--", *PEER)
+    # The timeout covers initialize too: leave room for the peer to start (SDK import ~1.5 s).
+    proc = mcp("--jsonl", "--timeout", "6", "--call", "hang", "--", *PEER)
     assert proc.returncode == 4, proc.stderr
     events = lines(proc)
     call = next(m for m in frames(events, "send") if m.get("method") == "tools/call")

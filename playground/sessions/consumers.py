@@ -1,0 +1,191 @@
+"""SessionConsumer: one browser tab's websocket on one session.
+
+It replays the transcript from the database on every connect (hidden tabs close their
+socket, reloads happen mid-call), then relays the session group's messages as explicit
+htmx out-of-band fragments, and forwards the page's commands to the worker's channel —
+wherever that worker lives.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from playground.schemaforms import parse_form, validate_arguments
+from playground.transcripts.models import Event, Session
+
+from . import render
+from .worker import group_name, session_state
+
+log = logging.getLogger(__name__)
+
+REPLAY_WINDOW = 1000      # events sent on (re)connect; older ones stay in the database and the export
+
+
+def can_view(user: Any, session: Session) -> bool:
+    return bool(user and user.is_authenticated and (session.owner_id in (None, user.pk) or user.is_staff))
+
+
+class SessionConsumer(AsyncWebsocketConsumer):
+    session_id: int
+
+    async def connect(self) -> None:
+        self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
+        session = await self._session()
+        if session is None or not can_view(self.scope.get("user"), session):
+            await self.close(code=4403)
+            return
+        await self.channel_layer.group_add(group_name(self.session_id), self.channel_name)
+        await self.accept()
+        await self._replay(session)
+        if session.worker_channel:
+            await self.channel_layer.send(session.worker_channel, {"command": "sync", "reply_channel": self.channel_name})
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "session_id"):
+            await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
+
+    @database_sync_to_async
+    def _session(self) -> Session | None:
+        return Session.objects.filter(pk=self.session_id).first()
+
+    @database_sync_to_async
+    def _recent_events(self) -> tuple[list[dict[str, Any]], int]:
+        qs = Event.objects.filter(session_id=self.session_id)
+        total = qs.count()
+        rows = list(qs.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])
+        rows.reverse()
+        return rows, total
+
+    async def _replay(self, session: Session) -> None:
+        rows, total = await self._recent_events()
+        await self.send(text_data=render.transcript_replace(rows, total, session.pk))
+        await self.send(text_data=render.state(session_state(session)))
+        if session.catalogue:
+            await self.send(text_data=render.catalogue(session.pk, session.catalogue))
+
+    # From the page -------------------------------------------------------------
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        try:
+            content = json.loads(text_data or "{}")
+        except ValueError:
+            return
+        if not isinstance(content, dict):
+            return
+        action = content.get("action")
+        session = await self._session()
+        if session is None:
+            return
+        if not session.worker_channel:
+            await self.send(text_data=render.notice("This session has ended. Connect again from the server page."))
+            return
+        command: dict[str, Any] | None = None
+        if action == "call_tool":
+            command = await self._tool_command(session, content)
+        elif action == "read_resource" and content.get("uri"):
+            command = {"command": "read_resource", "uri": str(content["uri"])}
+        elif action == "get_prompt" and content.get("name"):
+            args = {k[len("args."):]: str(v) for k, v in content.items() if k.startswith("args.") and v != ""}
+            command = {"command": "get_prompt", "name": str(content["name"]), "arguments": args}
+        elif action in ("ping", "disconnect", "refresh"):
+            command = {"command": action}
+        elif action == "cancel" and content.get("call_id"):
+            command = {"command": "cancel", "call_id": str(content["call_id"])}
+        elif action == "raw":
+            command = self._raw_command(content)
+        elif action == "answer":
+            command = self._answer_command(content)
+        if command is not None:
+            await self.channel_layer.send(session.worker_channel, command)
+
+    async def _tool_command(self, session: Session, content: dict[str, Any]) -> dict[str, Any] | None:
+        name = str(content.get("name", ""))
+        tool = next((t for t in session.catalogue.get("tools", []) if t.get("name") == name), None)
+        schema = (tool or {}).get("inputSchema") or {"type": "object"}
+        if content.get("mode") == "json":
+            try:
+                arguments = json.loads(content.get("arguments_json") or "{}")
+            except ValueError as exc:
+                await self.send(text_data=render.form_errors([{"path": "", "message": f"not valid JSON: {exc}"}]))
+                return None
+            problems: list[str] = []
+        else:
+            arguments, problems = parse_form(schema, content, prefix="args")
+        errors = [{"path": "", "message": p} for p in problems] + validate_arguments(schema, arguments)
+        if errors and not content.get("send_anyway"):
+            await self.send(text_data=render.form_errors(errors))
+            return None
+        await self.send(text_data=render.form_errors([]))
+        timeout = content.get("timeout")
+        return {"command": "call_tool", "name": name, "arguments": arguments,
+                "timeout": float(timeout) if timeout not in (None, "") else None}
+
+    @staticmethod
+    def _raw_command(content: dict[str, Any]) -> dict[str, Any] | None:
+        text = str(content.get("frame") or "")
+        if text:
+            return {"command": "raw", "frame": text, "notification": bool(content.get("notification"))}
+        method = str(content.get("method") or "")
+        if not method:
+            return None
+        try:
+            params = json.loads(content.get("params") or "null")
+        except ValueError:
+            params = None
+        return {"command": "raw", "method": method, "params": params, "notification": bool(content.get("notification"))}
+
+    @staticmethod
+    def _answer_command(content: dict[str, Any]) -> dict[str, Any] | None:
+        key = str(content.get("key") or "")
+        if not key:
+            return None
+        if content.get("reject"):
+            return {"command": "answer", "key": key, "error": str(content.get("reject_reason") or "rejected by the user")}
+        try:
+            result = json.loads(content.get("result") or "{}")
+        except ValueError:
+            result = {}
+        return {"command": "answer", "key": key, "result": result}
+
+    # From the session group ---------------------------------------------------
+
+    async def session_events(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.transcript_append(message["events"]))
+
+    async def session_state(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.state(message["state"]))
+
+    async def session_catalogue(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.catalogue(self.session_id, message["catalogue"]))
+
+    async def session_call_started(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.call_started(message))
+
+    async def session_progress(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.progress(message["call_id"], message["progress"]))
+
+    async def session_result(self, message: dict[str, Any]) -> None:
+        session = await self._session()
+        await self.send(text_data=render.result(message, session.catalogue if session else {}))
+
+    async def session_server_request(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.server_request(message))
+
+    async def session_server_request_done(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.server_request_done(message["key"]))
+
+    async def session_snapshot(self, message: dict[str, Any]) -> None:
+        """The worker's answer to `sync`: what a reloading page needs to catch up."""
+        session = await self._session()
+        catalogue = session.catalogue if session else {}
+        for outcome in message.get("results", [])[-1:]:
+            await self.send(text_data=render.result(outcome, catalogue))
+        for call_id, progress in message.get("progress", {}).items():
+            await self.send(text_data=render.call_started({"call_id": call_id, "name": ""}))
+            await self.send(text_data=render.progress(call_id, progress))
+        for request in message.get("server_requests", []):
+            await self.send(text_data=render.server_request(request))

@@ -1,0 +1,116 @@
+"""HTML fragments the consumer sends over the websocket: explicit htmx out-of-band swaps.
+
+Everything a server sent is untrusted: it only ever reaches HTML through Django's
+autoescaping templates (no `|safe` on server data anywhere).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.template.loader import render_to_string
+
+ARROWS = {"send": "→", "recv": "←", "stderr": "⚠", "note": "•"}
+PREVIEW_CHARS = 160
+PRETTY_LIMIT = 200_000      # characters of pretty JSON rendered inline; the raw text is capped by the tap
+
+
+def line(row: dict[str, Any]) -> dict[str, Any]:
+    """A transcript event as the template needs it (label, preview, pretty JSON)."""
+    message = row.get("message")
+    label, rpc_id, preview, pretty = "", None, "", ""
+    is_error = False
+    if isinstance(message, dict):
+        rpc_id = message.get("id")
+        if isinstance(message.get("method"), str):
+            label = message["method"]
+            body = message.get("params")
+        elif "error" in message:
+            label, body, is_error = "error", message.get("error"), True
+        else:
+            label, body = "result", message.get("result")
+            if isinstance(body, dict) and body.get("isError") is True:
+                is_error = True
+        preview = json.dumps(body, ensure_ascii=False)[:PREVIEW_CHARS] if body is not None else ""
+        pretty = json.dumps(message, indent=2, ensure_ascii=False)[:PRETTY_LIMIT]
+    elif row["dir"] == "note":
+        label, preview = row.get("kind") or "note", row.get("text") or ""
+        is_error = row.get("kind") in ("error", "timeout")
+        if row.get("data") or row.get("http"):
+            pretty = json.dumps({k: row[k] for k in ("data", "http") if row.get(k)}, indent=2, ensure_ascii=False)
+    elif row["dir"] == "stderr":
+        label, preview = "stderr", row.get("text") or ""
+    else:
+        label = "unparsed"
+        preview = (row.get("raw") or "")[:PREVIEW_CHARS]
+        is_error = True
+    problems = list(row.get("problems") or [])
+    if row.get("parse_error"):
+        problems.insert(0, f"not JSON: {row['parse_error']}")
+    if row.get("truncated"):
+        problems.append(f"truncated: {row.get('size')} bytes, shown up to the cap")
+    return {
+        "seq": row["seq"], "t_ms": f"{row['t'] * 1000:.1f}", "dir": row["dir"], "arrow": ARROWS.get(row["dir"], "?"),
+        "label": label, "rpc_id": rpc_id, "preview": preview, "pretty": pretty, "raw": row.get("raw"),
+        "latency": row.get("latency_ms"), "reply_to": row.get("reply_to"), "problems": problems,
+        "is_error": is_error or bool(problems), "http": row.get("http"), "sse_id": row.get("sse_id"),
+        "kind": row.get("kind") or "",
+    }
+
+
+def transcript_lines(rows: list[dict[str, Any]]) -> str:
+    return render_to_string("sessions/_lines.html", {"lines": [line(r) for r in rows]})
+
+
+def transcript_replace(rows: list[dict[str, Any]], total: int, session_id: int) -> str:
+    return render_to_string("sessions/_transcript_replace.html", {
+        "lines": [line(r) for r in rows], "total": total, "shown": len(rows), "session_id": session_id})
+
+
+def transcript_append(rows: list[dict[str, Any]]) -> str:
+    return render_to_string("sessions/_transcript_append.html", {"lines": [line(r) for r in rows]})
+
+
+def state(state: dict[str, Any]) -> str:
+    return render_to_string("sessions/_state.html", {"state": state, "oob": True})
+
+
+def catalogue(session_id: int, catalogue: dict[str, Any]) -> str:
+    return render_to_string("sessions/_catalogue.html", {"session_id": session_id, "catalogue": catalogue,
+                                                          "oob": True})
+
+
+def call_started(message: dict[str, Any]) -> str:
+    return render_to_string("sessions/_call_started.html", {"call": message})
+
+
+def progress(call_id: str, params: dict[str, Any]) -> str:
+    total = params.get("total")
+    value = params.get("progress")
+    percent = None
+    if isinstance(total, (int, float)) and total > 0 and isinstance(value, (int, float)):
+        percent = max(0, min(100, round(100 * value / total)))
+    return render_to_string("sessions/_progress.html", {"call_id": call_id, "params": params, "percent": percent,
+                                                        "value": value, "total": total})
+
+
+def result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> str:
+    from .results import describe_result
+    return render_to_string("sessions/_result.html", {"outcome": outcome, **describe_result(outcome, catalogue)})
+
+
+def server_request(message: dict[str, Any]) -> str:
+    from .results import describe_server_request
+    return render_to_string("sessions/_server_request.html", describe_server_request(message))
+
+
+def server_request_done(key: str) -> str:
+    return f'<div id="server-request-{key}" hx-swap-oob="delete"></div>'
+
+
+def notice(text: str) -> str:
+    return render_to_string("sessions/_notice.html", {"text": text})
+
+
+def form_errors(errors: list[dict[str, Any]]) -> str:
+    return render_to_string("sessions/_form_errors.html", {"errors": errors})

@@ -1,0 +1,19 @@
+from django.urls import path
+
+from . import views
+
+app_name = "sessions"
+
+urlpatterns = [
+    path("servers/<int:server_pk>/connect/", views.connect, name="connect"),
+    path("sessions/<int:pk>/", views.detail, name="detail"),
+    path("sessions/<int:pk>/tool/", views.tool_form, name="tool_form"),
+    path("sessions/<int:pk>/prompt/", views.prompt_form, name="prompt_form"),
+    path("sessions/<int:pk>/share/", views.share, name="share"),
+    path("sessions/<int:pk>/export.jsonl", views.export_jsonl, name="export_jsonl"),
+    path("sessions/<int:pk>/export.json", views.export_json, name="export_json"),
+    path("share/<str:token>/", views.share_page, name="share_page"),
+    path("share/<str:token>/revoke/", views.revoke, name="revoke"),
+    path("share/<str:token>/export.jsonl", views.share_jsonl, name="share_jsonl"),
+    path("share/<str:token>/export.json", views.share_json, name="share_json"),
+]

@@ -1,0 +1,166 @@
+"""Pages around a live session: connect, the session page, forms, share links, exports."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from playground.mcp.secrets import Redactor
+from playground.registry.models import Server
+from playground.schemaforms import render_form
+from playground.transcripts.models import Event, Session, ShareLink
+
+from . import render as fragments
+from .consumers import REPLAY_WINDOW, can_view
+from .worker import session_state, start_session
+
+
+def _own_session(request: HttpRequest, pk: int) -> Session:
+    session = get_object_or_404(Session, pk=pk)
+    if not can_view(request.user, session):
+        raise Http404
+    return session
+
+
+@require_POST
+async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
+    """Start a session whose worker lives in this process, then show it."""
+    user = await request.auser()
+    if not user.is_authenticated:
+        return redirect(f"{reverse('login')}?next={request.path}")
+    server = await sync_to_async(get_object_or_404)(Server, pk=server_pk)
+    session = await start_session(server, user)
+    return redirect("sessions:detail", pk=session.pk)
+
+
+@login_required
+def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _own_session(request, pk)
+    rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
+    return render(request, "sessions/session.html", {
+        "session": session, "state": session_state(session),
+        "lines": [fragments.line(r) for r in rows],
+        "ws_url": f"/ws/sessions/{session.pk}/",
+    })
+
+
+def _tool(session: Session, name: str) -> dict[str, Any]:
+    tool = next((t for t in session.catalogue.get("tools", []) if t.get("name") == name), None)
+    if tool is None:
+        raise Http404("no such tool in this session's list")
+    return tool
+
+
+@login_required
+def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _own_session(request, pk)
+    tool = _tool(session, request.GET.get("name", ""))
+    schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {"type": "object"}
+    return render(request, "sessions/tool_form.html", {
+        "tool": tool, "form_html": render_form(schema, prefix="args"),
+        "schema_json": json.dumps(schema), "input_schema_pretty": json.dumps(schema, indent=2, ensure_ascii=False),
+        "output_schema_json": json.dumps(tool.get("outputSchema"), indent=2, ensure_ascii=False),
+    })
+
+
+@login_required
+def prompt_form(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _own_session(request, pk)
+    name = request.GET.get("name", "")
+    prompt = next((p for p in session.catalogue.get("prompts", []) if p.get("name") == name), None)
+    if prompt is None:
+        raise Http404("no such prompt in this session's list")
+    arguments = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
+    return render(request, "sessions/prompt_form.html", {"prompt": prompt, "arguments": arguments})
+
+
+@login_required
+@require_POST
+def share(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _own_session(request, pk)
+    link = ShareLink.objects.create(session=session, created_by=request.user)
+    url = request.build_absolute_uri(reverse("sessions:share_page", args=[link.token]))
+    return render(request, "sessions/share_link.html", {"url": url, "link": link})
+
+
+@login_required
+@require_POST
+def revoke(request: HttpRequest, token: str) -> HttpResponse:
+    link = get_object_or_404(ShareLink, token=token)
+    _own_session(request, link.session_id)
+    link.revoked_at = timezone.now()
+    link.save(update_fields=["revoked_at"])
+    return redirect("sessions:detail", pk=link.session_id)
+
+
+def _shared(token: str) -> tuple[Session, Redactor]:
+    link = ShareLink.objects.select_related("session").filter(token=token, revoked_at__isnull=True).first()
+    if link is None:
+        raise Http404("this share link does not exist or was revoked")
+    return link.session, Redactor(link.session.secret_values)
+
+
+def share_page(request: HttpRequest, token: str) -> HttpResponse:
+    """Read-only, no login: the transcript with every secret value masked."""
+    session, redact = _shared(token)
+    total = session.events.count()
+    rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
+    return render(request, "sessions/share.html", {
+        "session": session, "token": token, "total": total, "state": redact.obj(session_state(session)),
+        "lines": [fragments.line(redact.obj(r)) for r in rows],
+    })
+
+
+def _jsonl(session: Session, redact: Redactor | None) -> Iterator[str]:
+    for data in session.events.order_by("seq").values_list("data", flat=True).iterator(chunk_size=2000):
+        yield json.dumps(redact.obj(data) if redact else data, ensure_ascii=False) + "\n"
+
+
+def _json_document(session: Session, redact: Redactor | None) -> Iterator[str]:
+    state = session_state(session)
+    header = {"session": {**(redact.obj(state) if redact else state), "server_name": session.server_name,
+                          "started_at": session.started_at.isoformat(),
+                          "ended_at": session.ended_at.isoformat() if session.ended_at else None}}
+    yield json.dumps(header, ensure_ascii=False)[:-1] + ', "events": ['
+    first = True
+    for line in _jsonl(session, redact):
+        yield ("" if first else ",") + line.rstrip("\n")
+        first = False
+    yield "]}\n"
+
+
+def _stream(chunks: Iterator[str], content_type: str, filename: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(chunks, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+@login_required
+def export_jsonl(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    session = _own_session(request, pk)
+    return _stream(_jsonl(session, None), "application/x-ndjson", f"session-{session.pk}.jsonl")
+
+
+@login_required
+def export_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    session = _own_session(request, pk)
+    return _stream(_json_document(session, None), "application/json", f"session-{session.pk}.json")
+
+
+def share_jsonl(request: HttpRequest, token: str) -> StreamingHttpResponse:
+    session, redact = _shared(token)
+    return _stream(_jsonl(session, redact), "application/x-ndjson", f"session-{session.pk}.jsonl")
+
+
+def share_json(request: HttpRequest, token: str) -> StreamingHttpResponse:
+    session, redact = _shared(token)
+    return _stream(_json_document(session, redact), "application/json", f"session-{session.pk}.json")

@@ -1,0 +1,375 @@
+"""SessionWorker: owns one McpClient in one asyncio task, addressable by channel name.
+
+Data flows one way — transport → tap → worker → (database, group "session.<id>") →
+consumers — and commands the other way, from any consumer in any process, to the
+worker's own channel. The database is the truth for the transcript: events are
+persisted in batches first and only then pushed to the group, so a viewer that missed a
+group message (full channel, hidden tab, reload) replays them by sequence number.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.utils import timezone
+
+from playground.mcp.client import McpClient, RequestTimeout
+from playground.mcp.config import ServerConfig
+from playground.mcp.connect import ConnectError, open_client
+from playground.mcp.events import Tap, TranscriptEvent
+from playground.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError
+from playground.mcp.transports.base import TransportError
+from playground.transcripts.models import Event, Session
+
+log = logging.getLogger(__name__)
+
+# Workers living in this process, by session id.
+WORKERS: dict[int, "SessionWorker"] = {}
+
+FLUSH_MAX_EVENTS = 500        # one database batch at most
+FLUSH_WINDOW = 0.02           # seconds to gather more events once one arrived
+
+
+def group_name(session_id: int) -> str:
+    return f"session.{session_id}"
+
+
+class PageResponder:
+    """Answers the server's requests through the page: roots from the server's settings
+    without asking; sampling and elicitation by a person, via a card on the page."""
+
+    def __init__(self, worker: "SessionWorker", roots: list[dict[str, Any]]) -> None:
+        self.worker = worker
+        self.roots = roots
+        self.waiting: dict[str, tuple[str, dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
+        self._keys = itertools.count(1)
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {"form": {}, "url": {}}}
+
+    async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "roots/list":
+            return {"roots": self.roots}
+        if method not in ("sampling/createMessage", "elicitation/create"):
+            raise JsonRpcError(-32601, f"Method not found: {method}")
+        key = f"q{next(self._keys)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.waiting[key] = (method, params, future)
+        await self.worker.broadcast({"type": "session.server_request", "key": key, "method": method,
+                                     "params": params})
+        try:
+            return await future
+        finally:
+            self.waiting.pop(key, None)
+            await self.worker.broadcast({"type": "session.server_request_done", "key": key})
+
+    def resolve(self, key: str, result: dict[str, Any] | None, error: str | None) -> bool:
+        entry = self.waiting.get(key)
+        if entry is None or entry[2].done():
+            return False
+        if error is not None:
+            entry[2].set_exception(JsonRpcError(-1, error))
+        else:
+            entry[2].set_result(result or {})
+        return True
+
+    def pending(self) -> list[dict[str, Any]]:
+        return [{"key": k, "method": m, "params": p} for k, (m, p, _) in self.waiting.items()]
+
+
+class SessionWorker:
+    def __init__(self, session_id: int, config: ServerConfig, *, roots: list[dict[str, Any]] | None = None) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.layer = get_channel_layer()
+        self.channel: str = ""
+        self.client: McpClient | None = None
+        self.responder = PageResponder(self, roots or [])
+        self.tap = Tap()
+        self.tap.subscribe(self._on_event)
+        self._buffer: list[TranscriptEvent] = []
+        self._buffered = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._calls: dict[str, asyncio.Task[Any]] = {}
+        self._call_ids = itertools.count(1)
+        self.catalogue: dict[str, Any] = {}
+        self.results: list[dict[str, Any]] = []      # recent results, replayed to a reloading page
+        self.progress: dict[str, dict[str, Any]] = {}
+        self.era_evidence = ""
+
+    # Lifecycle --------------------------------------------------------------
+
+    async def start(self) -> str:
+        self.channel = await self.layer.new_channel(f"worker.{self.session_id}.")
+        await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(worker_channel=self.channel)
+        WORKERS[self.session_id] = self
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
+        return self.channel
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._task:
+            with contextlib.suppress(Exception):
+                await self._task
+
+    async def _run(self) -> None:
+        receiver = asyncio.create_task(self._receive_loop())
+        flusher = asyncio.create_task(self._flush_loop())
+        status, reason = Session.Status.ENDED, "disconnected"
+        try:
+            try:
+                self.client = await open_client(self.config, tap=self.tap, responder=self.responder)
+            except ConnectError as exc:
+                status, reason = Session.Status.FAILED, str(exc)
+                return
+            self.client.on_notification(self._on_notification)
+            self.client.on_close(lambda why: self._stop.set())
+            await self._save_facts()
+            await self.refresh_catalogue()
+            await self._stop.wait()
+            if self.client.closed and self.client.close_reason != "closed by the client":
+                reason = self.client.close_reason or "connection closed"
+        except Exception as exc:  # never let a worker die silently
+            log.exception("session worker %s failed", self.session_id)
+            status, reason = Session.Status.FAILED, f"worker error: {exc!r}"
+            self.tap.note("error", f"worker error: {exc!r}")
+        finally:
+            for task in list(self._calls.values()):
+                task.cancel()
+            if self.client is not None:
+                with contextlib.suppress(Exception):
+                    await self.client.close()
+            receiver.cancel()
+            with contextlib.suppress(BaseException):
+                await receiver
+            self._stop.set()
+            flusher.cancel()
+            with contextlib.suppress(BaseException):
+                await flusher
+            await self._flush()
+            await self._end(status, reason)
+            WORKERS.pop(self.session_id, None)
+
+    async def _end(self, status: str, reason: str) -> None:
+        def save() -> None:
+            Session.objects.filter(pk=self.session_id).update(
+                status=status, end_reason=reason, ended_at=timezone.now(), worker_channel="")
+        await database_sync_to_async(save)()
+        await self.broadcast({"type": "session.state", "state": await self.state()})
+
+    async def _save_facts(self) -> None:
+        client = self.client
+        assert client is not None
+
+        def save() -> None:
+            Session.objects.filter(pk=self.session_id).update(
+                status=Session.Status.CONNECTED, era=client.era, protocol_version=client.protocol_version or "",
+                server_info=client.server_info, capabilities=client.server_capabilities,
+                instructions=client.instructions or "", transport=client.transport.name,
+                era_evidence=self.era_evidence)
+        await database_sync_to_async(save)()
+        await self.broadcast({"type": "session.state", "state": await self.state()})
+
+    async def state(self) -> dict[str, Any]:
+        session = await database_sync_to_async(Session.objects.get)(pk=self.session_id)
+        return session_state(session)
+
+    # Transcript ---------------------------------------------------------------
+
+    def _on_event(self, event: TranscriptEvent) -> None:
+        if event.kind == "era":
+            self.era_evidence = event.text or ""
+        self._buffer.append(event)
+        self._buffered.set()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            await self._buffered.wait()
+            # Gather a burst into one batch: one insert and one group message instead of hundreds.
+            if len(self._buffer) < FLUSH_MAX_EVENTS:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), FLUSH_WINDOW)
+            await self._flush()
+
+    async def _flush(self) -> None:
+        while self._buffer:
+            batch, self._buffer = self._buffer[:FLUSH_MAX_EVENTS], self._buffer[FLUSH_MAX_EVENTS:]
+            if not self._buffer:
+                self._buffered.clear()
+            rows = [event.to_dict() for event in batch]
+            await database_sync_to_async(save_events)(self.session_id, rows)
+            await self.broadcast({"type": "session.events", "events": rows})
+        self._buffered.clear()
+
+    async def broadcast(self, message: dict[str, Any]) -> None:
+        await self.layer.group_send(group_name(self.session_id), message)
+
+    # Commands -------------------------------------------------------------------
+
+    async def _receive_loop(self) -> None:
+        while True:
+            message = await self.layer.receive(self.channel)
+            try:
+                await self.handle(message)
+            except Exception as exc:
+                log.exception("command failed")
+                self.tap.note("error", f"command {message.get('command')!r} failed: {exc!r}")
+
+    async def handle(self, message: dict[str, Any]) -> None:
+        command = message.get("command")
+        if command == "disconnect":
+            self._stop.set()
+        elif command == "sync":
+            await self.layer.send(message["reply_channel"], {"type": "session.snapshot", **self.snapshot()})
+        elif command == "answer":
+            self.responder.resolve(message["key"], message.get("result"), message.get("error"))
+        elif command == "cancel":
+            task = self._calls.get(message.get("call_id", ""))
+            if task:
+                task.cancel()
+        elif command == "refresh":
+            self._spawn_call("refresh", {}, self.refresh_catalogue())
+        elif command in ("call_tool", "read_resource", "get_prompt", "ping", "raw", "complete",
+                         "set_level", "subscribe", "unsubscribe", "list_templates"):
+            call_id = message.get("call_id") or f"c{next(self._call_ids)}"
+            self._spawn_call(call_id, message, self._perform(command, message, call_id))
+        else:
+            self.tap.note("error", f"unknown command from the page: {command!r}")
+
+    def _spawn_call(self, call_id: str, message: dict[str, Any], coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._calls[call_id] = task
+        task.add_done_callback(lambda _t: self._calls.pop(call_id, None))
+
+    async def _perform(self, command: str, message: dict[str, Any], call_id: str) -> None:
+        client = self.client
+        outcome: dict[str, Any] = {"type": "session.result", "call_id": call_id, "command": command,
+                                   "name": message.get("name") or message.get("uri") or message.get("method") or ""}
+        if client is None or client.closed:
+            outcome["error"] = {"message": "not connected"}
+            await self._publish_result(outcome)
+            return
+        await self.broadcast({"type": "session.call_started", "call_id": call_id, "command": command,
+                              "name": outcome["name"]})
+        try:
+            if command == "call_tool":
+                outcome["result"] = await client.call_tool(
+                    message["name"], message.get("arguments"), timeout=message.get("timeout"),
+                    on_progress=lambda p: self._on_progress(call_id, p))
+            elif command == "read_resource":
+                outcome["result"] = await client.read_resource(message["uri"])
+            elif command == "get_prompt":
+                outcome["result"] = await client.get_prompt(message["name"], message.get("arguments"))
+            elif command == "ping":
+                outcome["result"] = await client.ping()
+            elif command == "complete":
+                outcome["result"] = await client.complete(message["ref"], message["argument"],
+                                                          message.get("context"))
+            elif command == "set_level":
+                outcome["result"] = await client.set_logging_level(message["level"])
+            elif command == "subscribe":
+                outcome["result"] = await client.subscribe(message["uri"])
+            elif command == "unsubscribe":
+                outcome["result"] = await client.unsubscribe(message["uri"])
+            elif command == "raw":
+                if message.get("notification"):
+                    await client.send_raw(message["frame"]) if message.get("frame") else \
+                        await client.notify(message["method"], message.get("params"))
+                    outcome["result"] = {"sent": True}
+                elif message.get("frame"):
+                    await client.send_raw(message["frame"])
+                    outcome["result"] = {"sent": True}
+                else:
+                    outcome["result"] = await client.request(message["method"], message.get("params"))
+        except JsonRpcError as exc:
+            outcome["error"] = {"code": exc.code, "message": exc.message, "data": exc.data}
+        except RequestTimeout as exc:
+            outcome["error"] = {"message": str(exc), "timeout": True}
+        except asyncio.CancelledError:
+            outcome["error"] = {"message": "cancelled by the user", "cancelled": True}
+            await self._publish_result(outcome)
+            raise
+        except (TransportError, Exception) as exc:
+            outcome["error"] = {"message": str(exc) or type(exc).__name__, "code": INTERNAL_ERROR}
+        await self._publish_result(outcome)
+
+    async def _publish_result(self, outcome: dict[str, Any]) -> None:
+        self.progress.pop(outcome["call_id"], None)
+        self.results = (self.results + [outcome])[-5:]
+        await self.broadcast(outcome)
+
+    def _on_progress(self, call_id: str, params: dict[str, Any]) -> None:
+        self.progress[call_id] = params
+        asyncio.get_running_loop().create_task(self.broadcast(
+            {"type": "session.progress", "call_id": call_id, "progress": params}))
+
+    def _on_notification(self, message: dict[str, Any]) -> None:
+        method = message.get("method", "")
+        if method.endswith("/list_changed"):
+            self._spawn_call("refresh", {}, self.refresh_catalogue())
+
+    async def refresh_catalogue(self) -> None:
+        """Every list, all pages, for the capabilities the server declared."""
+        client = self.client
+        if client is None:
+            return
+        caps = client.server_capabilities or {}
+        catalogue: dict[str, Any] = {"tools": [], "resources": [], "templates": [], "prompts": [], "errors": {}}
+        for key, cap, fetch in (("tools", "tools", client.list_tools),
+                                ("resources", "resources", client.list_resources),
+                                ("templates", "resources", client.list_resource_templates),
+                                ("prompts", "prompts", client.list_prompts)):
+            if cap not in caps:
+                continue
+            try:
+                catalogue[key] = await fetch()
+            except (JsonRpcError, RequestTimeout, TransportError) as exc:
+                catalogue["errors"][key] = str(exc)
+        self.catalogue = catalogue
+        await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(catalogue=catalogue)
+        await self.broadcast({"type": "session.catalogue", "catalogue": catalogue})
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a (re)connecting page needs besides the transcript."""
+        return {"catalogue": self.catalogue, "results": self.results, "progress": self.progress,
+                "calls": sorted(self._calls), "server_requests": self.responder.pending()}
+
+
+def save_events(session_id: int, rows: list[dict[str, Any]]) -> None:
+    with transaction.atomic():
+        Event.objects.bulk_create([
+            Event(session_id=session_id, seq=row["seq"], t=row["t"], dir=row["dir"],
+                  method=(row.get("message") or {}).get("method", "")[:200]
+                  if isinstance(row.get("message"), dict) and isinstance(row["message"].get("method"), str) else "",
+                  data=row)
+            for row in rows
+        ])
+        Session.objects.filter(pk=session_id).update(event_count=rows[-1]["seq"])
+
+
+def session_state(session: Session) -> dict[str, Any]:
+    return {"id": session.pk, "status": session.status, "era": session.era, "era_evidence": session.era_evidence,
+            "protocol_version": session.protocol_version, "server_info": session.server_info,
+            "capabilities": session.capabilities, "instructions": session.instructions,
+            "transport": session.transport, "end_reason": session.end_reason,
+            "event_count": session.event_count}
+
+
+async def start_session(server: Any, owner: Any) -> Session:
+    """Create the Session row and start its worker in this process."""
+    config: ServerConfig = server.to_config()
+
+    def create() -> Session:
+        return Session.objects.create(server=server, server_name=server.name, owner=owner,
+                                      transport=config.transport, secret_values=config.secret_values())
+    session = await database_sync_to_async(create)()
+    worker = SessionWorker(session.pk, config, roots=list(server.roots or []))
+    await worker.start()
+    return session

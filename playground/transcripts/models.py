@@ -1,0 +1,82 @@
+"""A session with a server and every event of its transcript, persisted in order."""
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Session(models.Model):
+    class Status(models.TextChoices):
+        CONNECTING = "connecting", "Connecting"
+        CONNECTED = "connected", "Connected"
+        ENDED = "ended", "Ended"
+        FAILED = "failed", "Failed"
+
+    server = models.ForeignKey("registry.Server", null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="sessions")
+    server_name = models.CharField(max_length=200)
+    transport = models.CharField(max_length=20, blank=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="mcp_sessions")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.CONNECTING)
+    era = models.CharField(max_length=10, blank=True)
+    era_evidence = models.TextField(blank=True)
+    protocol_version = models.CharField(max_length=40, blank=True)
+    server_info = models.JSONField(default=dict, blank=True)
+    capabilities = models.JSONField(default=dict, blank=True)
+    instructions = models.TextField(blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    end_reason = models.TextField(blank=True)
+    event_count = models.PositiveIntegerField(default=0)
+    # The last lists fetched (tools, resources, templates, prompts): forms are built from these.
+    catalogue = models.JSONField(default=dict, blank=True)
+    # The channel of the worker that owns the live connection (empty when none does).
+    worker_channel = models.CharField(max_length=200, blank=True)
+    # Values that must never reach a share page or an export (header and env values).
+    secret_values = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"{self.server_name} @ {self.started_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def is_live(self) -> bool:
+        return self.status in (self.Status.CONNECTING, self.Status.CONNECTED) and bool(self.worker_channel)
+
+
+class Event(models.Model):
+    """One TranscriptEvent; `data` is exactly the event's JSONL line (the export format)."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    t = models.FloatField()
+    dir = models.CharField(max_length=8)
+    method = models.CharField(max_length=200, blank=True)
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["seq"]
+        constraints = [models.UniqueConstraint(fields=["session", "seq"], name="unique_event_seq")]
+
+
+def new_share_token() -> str:
+    """256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+class ShareLink(models.Model):
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="shares")
+    token = models.CharField(max_length=64, unique=True, default=new_share_token)
+    created = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None

@@ -1,0 +1,140 @@
+// The session page's small behaviours htmx cannot do: transcript follow/filter/window,
+// catalogue search, the Form ⇄ JSON toggle with a live params preview, and answers to
+// server requests (built as JSON and sent through the page's websocket form).
+(function () {
+  "use strict";
+  const MAX_LINES = 5000; // lines kept in the DOM; the database keeps everything
+
+  function transcript() { return document.getElementById("transcript"); }
+  function lines() { return document.getElementById("transcript-lines"); }
+
+  // --- transcript: follow unless the user scrolled up -------------------------------
+  let following = true;
+  function followButton() { return document.querySelector("[data-follow]"); }
+  function setFollowing(on) {
+    following = on;
+    const b = followButton();
+    if (b) { b.setAttribute("aria-pressed", String(on)); b.textContent = on ? "Following" : "Paused"; }
+    if (on) scrollDown();
+  }
+  function scrollDown() { const t = transcript(); if (t) t.scrollTop = t.scrollHeight; }
+
+  function filters() {
+    const dirs = new Set(Array.from(document.querySelectorAll("[data-dir-filter]"))
+      .filter((c) => c.checked).map((c) => c.dataset.dirFilter));
+    const box = document.querySelector("[data-transcript-filter]");
+    return { dirs, text: box ? box.value.trim().toLowerCase() : "" };
+  }
+  function applyFilter(el, f) {
+    const okDir = f.dirs.has(el.dataset.dir);
+    const okText = !f.text || el.textContent.toLowerCase().includes(f.text);
+    el.hidden = !(okDir && okText);
+  }
+  function refilter() {
+    const f = filters();
+    document.querySelectorAll("#transcript-lines > .ev").forEach((el) => applyFilter(el, f));
+  }
+
+  function watchTranscript() {
+    const container = lines();
+    if (!container || container._watched) return;
+    container._watched = true;
+    new MutationObserver((records) => {
+      const f = filters();
+      for (const r of records) r.addedNodes.forEach((n) => { if (n.nodeType === 1 && n.classList.contains("ev")) applyFilter(n, f); });
+      const extra = container.children.length - MAX_LINES;
+      for (let i = 0; i < extra; i++) container.firstElementChild.remove();
+      if (following) scrollDown();
+    }).observe(container, { childList: true });
+    const t = transcript();
+    t.addEventListener("scroll", () => {
+      const atBottom = t.scrollHeight - t.scrollTop - t.clientHeight < 24;
+      if (atBottom !== following) setFollowing(atBottom);
+    });
+    scrollDown();
+  }
+
+  document.addEventListener("input", (e) => {
+    const el = e.target;
+    if (el.matches("[data-transcript-filter]")) refilter();
+    if (el.matches("[data-filter-catalogue]")) {
+      const q = el.value.trim().toLowerCase();
+      document.querySelectorAll("#catalogue li[data-search]").forEach((li) => { li.hidden = q && !li.dataset.search.includes(q); });
+    }
+    const form = el.closest && el.closest("#tool-form");
+    if (form) preview(form);
+  });
+  document.addEventListener("change", (e) => {
+    const el = e.target;
+    if (el.matches("[data-dir-filter]")) refilter();
+    if (el.matches("[data-mode]")) switchMode(el.closest("form"), el.value);
+    const form = el.closest && el.closest("#tool-form");
+    if (form) preview(form);
+  });
+  document.addEventListener("click", (e) => {
+    const b = e.target.closest("button");
+    if (!b) return;
+    if (b.matches("[data-follow]")) setFollowing(!following);
+    if (b.matches("[data-elicit-action]")) answerElicitation(b);
+    if (b.matches("[data-sampling-action]")) answerSampling(b);
+    const form = b.closest("#tool-form");
+    if (form) setTimeout(() => preview(form), 0);
+  });
+
+  // --- tool form: Form ⇄ JSON and the params preview -----------------------------
+  function collectArgs(form) {
+    if (form.querySelector("[data-mode][value=json]:checked")) {
+      try { return JSON.parse(form.querySelector("[name=arguments_json]").value || "{}"); }
+      catch (err) { return { "(invalid JSON)": String(err.message) }; }
+    }
+    return window.schemaForms ? window.schemaForms.collect(form.querySelector("[data-form-fields]") || form, "args") : {};
+  }
+  function preview(form) {
+    const out = document.querySelector("[data-params-preview]");
+    if (!out) return;
+    out.textContent = JSON.stringify({ name: form.dataset.tool, arguments: collectArgs(form) }, null, 2);
+  }
+  function switchMode(form, mode) {
+    if (!form) return;
+    const fields = form.querySelector("[data-form-fields]");
+    const json = form.querySelector("[data-json-fields]");
+    if (mode === "json") {
+      const args = window.schemaForms ? window.schemaForms.collect(fields, "args") : {};
+      form.querySelector("[name=arguments_json]").value = JSON.stringify(args, null, 2);
+    }
+    fields.hidden = mode === "json";
+    json.hidden = mode !== "json";
+    fields.querySelectorAll("input, select, textarea").forEach((i) => { i.disabled = mode === "json"; });
+    preview(form);
+  }
+
+  // --- server requests ----------------------------------------------------------------
+  function sendAnswer(key, result, reject) {
+    const form = document.getElementById("answer-form");
+    form.querySelector("[name=key]").value = key;
+    form.querySelector("[name=result]").value = result ? JSON.stringify(result) : "";
+    form.querySelector("[name=reject]").value = reject ? "1" : "";
+    form.requestSubmit();
+  }
+  function answerElicitation(button) {
+    const form = button.closest("form");
+    const action = button.dataset.elicitAction;
+    if (action === "accept") {
+      if (!form.reportValidity()) return;
+      const content = window.schemaForms ? window.schemaForms.collect(form, "content") : {};
+      sendAnswer(form.dataset.key, { action: "accept", content });
+    } else {
+      sendAnswer(form.dataset.key, { action });
+    }
+  }
+  function answerSampling(button) {
+    const form = button.closest("form");
+    if (button.dataset.samplingAction === "reject") { sendAnswer(form.dataset.key, null, true); return; }
+    const v = (n) => form.querySelector(`[name=${n}]`).value;
+    sendAnswer(form.dataset.key, { role: v("role"), content: { type: "text", text: v("text") }, model: v("model"), stopReason: v("stopReason") });
+  }
+
+  document.addEventListener("htmx:after:swap", () => { watchTranscript(); const f = document.getElementById("tool-form"); if (f) preview(f); });
+  document.addEventListener("DOMContentLoaded", () => { watchTranscript(); refilter(); });
+  if (document.readyState !== "loading") watchTranscript();
+})();
