@@ -1,0 +1,30 @@
+"""JSON Schema -> server-rendered form fields -> arguments, validated with jsonschema.
+
+Public API (lazy imports keep `import playground.schemaforms` free of Django template loading):
+`render_form(schema, *, prefix="args", values=None, errors=None) -> SafeString`,
+`parse_form(schema, data, *, prefix="args") -> (arguments, errors)`,
+`validate_arguments(schema, arguments) -> [{path, pointer, message, keyword}]`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["render_form", "parse_form", "validate_arguments"]
+
+
+def render_form(*args: Any, **kwargs: Any):
+    from .render import render_form as impl
+
+    return impl(*args, **kwargs)
+
+
+def parse_form(*args: Any, **kwargs: Any):
+    from .parse import parse_form as impl
+
+    return impl(*args, **kwargs)
+
+
+def validate_arguments(*args: Any, **kwargs: Any):
+    from .validate import validate_arguments as impl
+
+    return impl(*args, **kwargs)
