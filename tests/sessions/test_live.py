@@ -1,0 +1,147 @@
+"""The live path without a browser: worker ↔ channel layer ↔ consumer, against a real server."""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+
+from playground.asgi import application
+from playground.registry.models import Server
+from playground.sessions.routing import websocket_urlpatterns
+from playground.sessions.worker import WORKERS, start_session
+from playground.transcripts.models import Event, Session
+from tests.conftest import PEERS
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@database_sync_to_async
+def make_user_and_server(**server):
+    user = get_user_model().objects.create_user("alice", password="pw")
+    defaults = dict(name="peer", transport="stdio", command=sys.executable,
+                    args=[str(PEERS / "sdk_server.py"), "stdio"])
+    defaults.update(server)
+    return user, Server.objects.create(owner=user, **defaults)
+
+
+def communicator(session_id: int, user) -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/sessions/{session_id}/")
+    comm.scope["user"] = user
+    return comm
+
+
+async def receive_until(comm: WebsocketCommunicator, *needles: str, timeout: float = 20) -> str:
+    """Collect fragments until every needle was seen; return everything received."""
+    seen: list[str] = []
+    async with asyncio.timeout(timeout):
+        while not all(any(n in text for text in seen) for n in needles):
+            seen.append(await comm.receive_from(timeout))
+    return "\n".join(seen)
+
+
+async def stop_all() -> None:
+    for worker in list(WORKERS.values()):
+        await worker.stop()
+
+
+async def test_call_tool_through_consumer_and_worker_persists_everything():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    a, b = communicator(session.pk, user), communicator(session.pk, user)
+    try:
+        assert (await a.connect())[0] and (await b.connect())[0]
+        await receive_until(a, 'id="catalogue"')        # the tool list arrived
+        await a.send_to(text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2", "args.b": "40",
+                                              "headers": {}}))
+        for tab in (a, b):   # the second tab sees it too
+            got = await receive_until(tab, 'aria-label="Result"', 'data-method="tools/call"')
+            assert "&quot;result&quot;: 42" in got
+        # The database has the exchange, in order, with the response paired to its request.
+        rows = await database_sync_to_async(lambda: list(
+            Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)))()
+        assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
+        call = next(r for r in rows if (r["message"] or {}).get("method") == "tools/call")
+        params = call["message"]["params"]
+        assert params["name"] == "add" and params["arguments"] == {"a": 2, "b": 40}
+        assert params["_meta"]["progressToken"]     # page calls always carry a progress token
+        reply = next(r for r in rows if r.get("reply_to") == call["seq"])
+        assert reply["message"]["result"]["structuredContent"] == {"result": 42}
+        # A new connection replays the transcript from the database.
+        c = communicator(session.pk, user)
+        await c.connect()
+        replay = await c.receive_from(10)
+        assert 'id="transcript-lines" hx-swap-oob="innerHTML"' in replay and "tools/call" in replay
+        await c.disconnect()
+    finally:
+        await a.disconnect()
+        await b.disconnect()
+        await stop_all()
+    session = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    assert session.status == "ended" and session.worker_channel == "" and session.event_count >= len(rows)
+    assert session.era == "legacy" and session.protocol_version == "2025-11-25"
+    assert session.server_info["name"] == "sdk-peer"
+
+
+async def test_invalid_arguments_are_shown_and_can_be_sent_anyway():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"')
+        await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2"}))
+        errors = await receive_until(comm, "form-errors")
+        assert "&#x27;b&#x27; is a required property" in errors or "required" in errors
+        await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2",
+                                                 "send_anyway": "1"}))
+        result = await receive_until(comm, 'aria-label="Result"')
+        assert "isError" in result   # the server itself rejected the bad call
+    finally:
+        await comm.disconnect()
+        await stop_all()
+
+
+async def test_crashing_server_ends_the_session_with_the_transcript_saved():
+    script = "import sys; sys.stdin.readline(); print('not json'); sys.stderr.write('dying\\n'); sys.exit(3)"
+    user, server = await make_user_and_server(command=sys.executable, args=["-c", script])
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, "status-failed")
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    session = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    rows = await database_sync_to_async(lambda: list(
+        Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)))()
+    assert session.status == "failed" and "exited with code 3" in session.end_reason
+    assert any(r["dir"] == "recv" and r["raw"] == "not json" and r["parse_error"] for r in rows)
+    assert any(r["dir"] == "stderr" and r["text"] == "dying" for r in rows)
+
+
+async def test_other_users_and_foreign_origins_are_refused():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    try:
+        mallory = await database_sync_to_async(get_user_model().objects.create_user)("mallory", password="pw")
+        comm = communicator(session.pk, mallory)
+        connected, _ = await comm.connect()
+        assert not connected
+        # The real application checks Origin before anything else.
+        foreign = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
+                                        headers=[(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")])
+        connected, _ = await foreign.connect()
+        assert not connected
+        anonymous = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
+                                          headers=[(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1")])
+        connected, _ = await anonymous.connect()
+        assert not connected
+    finally:
+        await stop_all()
