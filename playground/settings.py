@@ -78,7 +78,9 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("PLAYGROUND_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
-            "TEST": {"NAME": os.environ.get("PLAYGROUND_TEST_SQLITE_PATH") or None},
+            # A file, not memory: workers write from threads while tests read, and shared-cache
+            # in-memory SQLite fails such overlaps at once ("table is locked") instead of waiting.
+            "TEST": {"NAME": os.environ.get("PLAYGROUND_TEST_SQLITE_PATH") or str(BASE_DIR / ".test-db.sqlite3")},
         }
     }
 

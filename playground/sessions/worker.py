@@ -153,9 +153,18 @@ class SessionWorker:
             flusher.cancel()
             with contextlib.suppress(BaseException):
                 await flusher
-            await self._flush()
+            await self._final_flush()
             await self._end(status, reason)
             WORKERS.pop(self.session_id, None)
+
+    async def _final_flush(self) -> None:
+        for attempt in range(5):
+            try:
+                await self._flush()
+                return
+            except Exception:
+                log.exception("final transcript flush failed (attempt %d)", attempt + 1)
+                await asyncio.sleep(0.2 * (attempt + 1))
 
     async def _end(self, status: str, reason: str) -> None:
         def save() -> None:
@@ -196,15 +205,20 @@ class SessionWorker:
             if len(self._buffer) < FLUSH_MAX_EVENTS:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), FLUSH_WINDOW)
-            await self._flush()
+            try:
+                await self._flush()
+            except Exception:
+                # The batch went back into the buffer; wait a little and try again rather than lose it.
+                log.exception("saving transcript events failed; retrying")
+                await asyncio.sleep(0.5)
 
     async def _flush(self) -> None:
+        """Persist buffered events, then push them to viewers. A failed write keeps them buffered."""
         while self._buffer:
-            batch, self._buffer = self._buffer[:FLUSH_MAX_EVENTS], self._buffer[FLUSH_MAX_EVENTS:]
-            if not self._buffer:
-                self._buffered.clear()
+            batch = self._buffer[:FLUSH_MAX_EVENTS]
             rows = [event.to_dict() for event in batch]
             await database_sync_to_async(save_events)(self.session_id, rows)
+            del self._buffer[:len(batch)]
             await self.broadcast({"type": "session.events", "events": rows})
         self._buffered.clear()
 
@@ -350,7 +364,7 @@ def save_events(session_id: int, rows: list[dict[str, Any]]) -> None:
                   if isinstance(row.get("message"), dict) and isinstance(row["message"].get("method"), str) else "",
                   data=row)
             for row in rows
-        ])
+        ], ignore_conflicts=True)  # idempotent: a batch whose save was interrupted may be saved again
         Session.objects.filter(pk=session_id).update(event_count=rows[-1]["seq"])
 
 

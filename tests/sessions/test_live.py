@@ -122,7 +122,7 @@ async def test_crashing_server_ends_the_session_with_the_transcript_saved():
     rows = await database_sync_to_async(lambda: list(
         Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)))()
     assert session.status == "failed" and "exited with code 3" in session.end_reason
-    assert any(r["dir"] == "recv" and r["raw"] == "not json" and r["parse_error"] for r in rows)
+    assert any(r["dir"] == "recv" and r["raw"] == "not json" and r["parse_error"] for r in rows), rows
     assert any(r["dir"] == "stderr" and r["text"] == "dying" for r in rows)
 
 
