@@ -172,11 +172,7 @@ class SseTransport(HttpTransportBase):
         if self._closed:
             return
         self._closed = True
-        current = asyncio.current_task()
-        tasks = [t for t in self._tasks if t is not current]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._cancel_tasks()
         if self._client is not None and self._own_client:
             await self._client.aclose()
         self.tap.note("closed", "HTTP+SSE transport closed")

@@ -119,6 +119,15 @@ class HttpTransportBase(Transport):
         if not task.cancelled() and task.exception() is not None:  # our tasks catch everything; belt and braces
             self.tap.note("error", f"{self.name} task {task.get_name()} failed: {task.exception()!r}")
 
+    async def _cancel_tasks(self) -> int:
+        """Cancel and await every task this transport started (but the caller's own)."""
+        current = asyncio.current_task()
+        tasks = [t for t in self._tasks if t is not current]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return len(tasks)
+
     def _deliver(self, message: Any) -> None:
         try:
             self._on_message(message)
@@ -470,17 +479,13 @@ class StreamableHttpTransport(HttpTransportBase):
         if self._closed:
             return
         self._closed = True
-        current = asyncio.current_task()
-        tasks = [t for t in self._tasks if t is not current]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        cancelled = await self._cancel_tasks()
         client = self._client
         if client is not None and self.session_id and self.era != "modern":
             await self._delete(client)
         if client is not None and self._own_client:
             await client.aclose()
-        self.tap.note("closed", f"Streamable HTTP transport closed ({len(tasks)} open stream(s) cancelled)")
+        self.tap.note("closed", f"Streamable HTTP transport closed ({cancelled} open stream(s) cancelled)")
 
     async def _delete(self, client: httpx.AsyncClient) -> None:
         headers = self._get_headers(None)
