@@ -110,3 +110,50 @@ def test_sdk_peer_auto_era_is_modern():
     assert era["data"]["era"] == "modern"
     listed = next(m for m in frames(events, "send") if m.get("method") == "tools/list")
     assert listed["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+
+
+@pytest.fixture(scope="module")
+def sdk_http_base():
+    from tests.core.http_peers import free_port, start_peer, stop_peer
+    port = free_port()
+    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), "http", str(port)], port)
+    yield f"http://127.0.0.1:{port}"
+    stop_peer(proc)
+
+
+@pytest.fixture(scope="module")
+def sdk_sse_base():
+    from tests.core.http_peers import free_port, start_peer, stop_peer
+    port = free_port()
+    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), "sse", str(port)], port)
+    yield f"http://127.0.0.1:{port}"
+    stop_peer(proc)
+
+
+@pytest.mark.parametrize("era, expected", [("legacy", "legacy"), ("auto", "modern"), ("modern", "modern")])
+def test_streamable_http_in_each_era_with_a_masked_secret_header(sdk_http_base, era, expected):
+    secret = "Bearer tok-0123456789-secret"
+    proc = mcp("--jsonl", "--url", sdk_http_base + "/mcp", "--era", era, "--header", f"Authorization: {secret}",
+               "--call", 'add={"a":1,"b":2}')
+    assert proc.returncode == 0, proc.stderr
+    events = lines(proc)
+    assert next(e for e in events if e.get("kind") == "era")["data"]["era"] == expected
+    result = next(m for m in frames(events, "recv") if "structuredContent" in (m.get("result") or {}))
+    assert result["result"]["structuredContent"] == {"result": 3}
+    assert "tok-0123456789-secret" not in proc.stdout
+    assert any(e.get("http") for e in events)
+
+
+def test_auto_transport_falls_back_to_sse(sdk_sse_base):
+    proc = mcp("--jsonl", "--url", sdk_sse_base + "/sse", "--transport", "auto", "--list", "tools")
+    assert proc.returncode == 0, proc.stderr
+    events = lines(proc)
+    fallback = [e for e in events if e.get("kind") == "fallback"]
+    assert fallback and "HTTP+SSE" in fallback[0]["text"]
+    listed = next(m for m in frames(events, "recv") if "tools" in (m.get("result") or {}))
+    assert "add" in [t["name"] for t in listed["result"]["tools"]]
+
+
+def test_unreachable_url_exits_3():
+    from tests.core.http_peers import free_port
+    assert mcp("--url", f"http://127.0.0.1:{free_port()}/mcp", "--ping").returncode == 3
