@@ -6,10 +6,16 @@ adapter exited 0 in time (the suite itself prints PASSED for 0/0 checks).
 """
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from playground.core.management.commands.mcp_conformance_table import (
-    CONFORMANCE, NODE22_BIN, SCENARIOS, client_pairs, format_table, run_pair,
+    CONFORMANCE, NODE22_BIN, SCENARIOS, adapter_command, client_pairs, format_table, run_pair,
 )
 
 if not CONFORMANCE.exists() or not (NODE22_BIN / "node").exists():
@@ -37,3 +43,42 @@ def test_a_client_that_does_nothing_is_not_a_pass() -> None:
     assert result.exit_code == 0 and result.passed == 0
     assert not result.strict_pass
     assert "FAIL" in format_table([result])
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie awaiting its reaper counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in state
+
+
+@pytest.mark.timeout(60)
+def test_a_hanging_client_fails_and_is_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pair that outlives its timeout is a FAIL, and the suite and the client are both gone."""
+    pidfile = tmp_path / "pid"
+    script = tmp_path / "hang.py"
+    script.write_text("import os, pathlib, time\n"
+                      "pathlib.Path(os.environ['HANG_PIDFILE']).write_text(str(os.getpid()))\n"
+                      "time.sleep(600)\n")
+    monkeypatch.setenv("HANG_PIDFILE", str(pidfile))
+    result = run_pair("tools_call", "2025-11-25", timeout=5, command=f"{sys.executable} {script}")
+    assert not result.strict_pass
+    assert any("did not finish" in p for p in result.problems)
+    pid = int(pidfile.read_text())
+    assert not _alive(pid), f"client process {pid} was left running"
+
+
+@pytest.mark.timeout(60)
+def test_adapter_fails_clearly_when_it_cannot_connect() -> None:
+    """Exit non-zero with the reason on stderr (here: nothing listens on the port)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]   # bound but not listening: connections are refused
+        proc = subprocess.run(adapter_command().split(" ") + [f"http://127.0.0.1:{port}/mcp"],
+                              capture_output=True, text=True, timeout=50,
+                              env={**os.environ, "MCP_CONFORMANCE_SCENARIO": "tools_call",
+                                   "MCP_CONFORMANCE_PROTOCOL_VERSION": "2025-11-25"})
+    assert proc.returncode == 1
+    assert "tools_call @ 2025-11-25 FAILED: could not connect" in proc.stderr

@@ -200,7 +200,7 @@ class Command(BaseCommand):
         parser.add_argument("--scenario", default=os.environ.get("MCP_CONFORMANCE_SCENARIO", ""))
         parser.add_argument("--protocol-version",
                             default=os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", DEFAULT_LEGACY_VERSION))
-        parser.add_argument("-v", "--verbose", action="store_true", help="print the transcript even on success")
+        parser.add_argument("--transcript", action="store_true", help="print the transcript even on success")
 
     def handle(self, *args, **opts):
         try:
@@ -222,7 +222,7 @@ class Command(BaseCommand):
             failure = "the scenario did not finish within 28 s"
         except Exception as exc:  # the client's own failure: say what and where
             failure = f"client error: {exc!r}"
-        if failure or opts["verbose"]:
+        if failure or opts["transcript"]:
             self.stderr.write("\n".join(run.log + ["--- transcript ---"] + transcript[-60:]))
         if failure:
             self.stderr.write(f"mcp_conformance: scenario {run.scenario or '?'} @ {run.version} FAILED: {failure}")

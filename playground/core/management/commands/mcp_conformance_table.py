@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -121,15 +122,21 @@ def run_pair(scenario: str, version: str, *, timeout: float = 50.0, command: str
     try:
         cmd = [str(CONFORMANCE), "client", "--command", command or adapter_command(), "--scenario", scenario,
                "--spec-version", version, "-o", out_dir]
+        # Own process group: on a timeout the suite, its shell and the adapter all go.
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=suite_env(), cwd=PROJECT, start_new_session=True)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, env=suite_env(),
-                                  timeout=timeout, cwd=PROJECT)
-        except subprocess.TimeoutExpired as exc:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            stdout, stderr = proc.communicate()
             res.problems.append(f"suite did not finish within {timeout:.0f}s")
-            res.output = _text(exc.stdout) + _text(exc.stderr)
+            res.output = _text(stdout) + _text(stderr)
             return res
+        finally:
+            _kill_group(proc)  # anything the suite left behind in its group
         res.exit_code = proc.returncode
-        res.output = proc.stdout + proc.stderr
+        res.output = stdout + stderr
         checks_files = list(Path(out_dir).rglob("checks.json"))
         if len(checks_files) != 1:
             res.problems.append(f"expected one checks.json, found {len(checks_files)}")
@@ -154,6 +161,13 @@ def run_pair(scenario: str, version: str, *, timeout: float = 50.0, command: str
         shutil.rmtree(out_dir, ignore_errors=True)
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _text(data: bytes | str | None) -> str:
     if data is None:
         return ""
@@ -172,7 +186,10 @@ def format_table(results: list[PairResult]) -> str:
              r.verdict + ("" if r.strict_pass or not r.problems else f" ({'; '.join(r.problems)})")]
             for r in results]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(headers)]
-    fmt = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
     lines = [fmt(headers), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
     ok = sum(r.strict_pass for r in results)
     lines.append(f"\n{ok}/{len(results)} pairs passed strictly")
