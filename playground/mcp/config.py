@@ -25,6 +25,12 @@ class ServerConfig:
     def secret_values(self) -> list[str]:
         """Values that must never appear in a share or export: every header and env value."""
         from .secrets import is_secret_name
-        values = [v for k, v in self.headers.items()]
+        values: list[str] = []
+        for v in self.headers.values():
+            values.append(v)
+            # "Bearer abc…": a server may echo the credential without its scheme.
+            scheme, _, credential = v.strip().partition(" ")
+            if scheme.isalpha() and credential.strip():
+                values.append(credential.strip())
         values += [v for k, v in self.env.items() if is_secret_name(k) or len(v) >= 8]
         return [v for v in values if v]
