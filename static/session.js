@@ -54,6 +54,20 @@
     scrollDown();
   }
 
+  // --- a new result scrolls into view (a long form would otherwise hide it) ----------
+  function watchResult() {
+    const col = document.querySelector(".work-col");
+    if (!col || col._watched) return;
+    col._watched = true;
+    new MutationObserver((records) => {
+      const res = document.getElementById("result");
+      if (!res || res.querySelector(":scope > p.dim")) return;   // still the placeholder
+      if (records.some((r) => r.target === res || res.contains(r.target) || Array.from(r.addedNodes).includes(res))) {
+        res.scrollIntoView({ block: "nearest" });
+      }
+    }).observe(col, { childList: true, subtree: true });
+  }
+
   document.addEventListener("input", (e) => {
     const el = e.target;
     if (el.matches("[data-transcript-filter]")) refilter();
@@ -135,6 +149,6 @@
   }
 
   document.addEventListener("htmx:after:swap", () => { watchTranscript(); const f = document.getElementById("tool-form"); if (f) preview(f); });
-  document.addEventListener("DOMContentLoaded", () => { watchTranscript(); refilter(); });
-  if (document.readyState !== "loading") watchTranscript();
+  document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); refilter(); });
+  if (document.readyState !== "loading") { watchTranscript(); watchResult(); }
 })();

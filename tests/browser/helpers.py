@@ -1,0 +1,272 @@
+"""The live-server base class and UI steps shared by the browser tests.
+
+Every step goes through the page with the names a person sees (labels, button and link
+names, roles), so a renamed control fails here first.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import select
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from channels.testing import ChannelsLiveServerTestCase
+from playwright.sync_api import Locator, Page, expect
+
+ROOT = Path(__file__).resolve().parents[2]
+SDK_PEER = ROOT / "tests" / "peers" / "sdk_server.py"
+EVERYTHING = ROOT / "tools" / "npm" / "node_modules" / ".bin" / "mcp-server-everything"
+SHOTS = Path(os.environ.get("PLAYGROUND_SHOTS_DIR", "/tmp/shots-e2e"))
+
+USERNAME = "tester"
+PASSWORD = "e2e-pass-9173"
+TIMEOUT_MS = 20_000
+
+
+@functools.cache
+def _password_hash() -> str:
+    """Hash once per run: PBKDF2 costs about a second on these machines."""
+    from django.contrib.auth.hashers import make_password
+
+    return make_password(PASSWORD)
+
+
+# Processes started by the app (stdio servers live in daphne's process) ----------------
+
+def _children_by_parent() -> dict[int, list[int]]:
+    table: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] == "Z":          # already exited, waiting for its parent to reap it
+            continue
+        table.setdefault(int(fields[1]), []).append(int(entry))
+    return table
+
+
+def descendants(root: int) -> list[int]:
+    table, out, stack = _children_by_parent(), [], [root]
+    while stack:
+        for child in table.get(stack.pop(), []):
+            out.append(child)
+            stack.append(child)
+    return out
+
+
+def _wait_gone(pids: list[int], timeout: float) -> list[int]:
+    """Wait (pidfd, no polling) until each process has exited; return those still running."""
+    left = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            if not select.select([fd], [], [], timeout)[0]:
+                left.append(pid)
+        finally:
+            os.close(fd)
+    return left
+
+
+def end_processes(pids: list[int]) -> None:
+    """SIGTERM (the whole group of a session leader), then SIGKILL what remains."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                if os.getpgid(pid) == pid:
+                    os.killpg(pid, sig)
+                else:
+                    os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        pids = _wait_gone(pids, 5.0)
+        if not pids:
+            return
+
+
+class LiveBrowserTestCase(ChannelsLiveServerTestCase):
+    """daphne (another process, real websockets) + a fresh Chromium context per test."""
+
+    host = "127.0.0.1"
+    page: Page
+
+    @pytest.fixture(autouse=True)
+    def _browser_page(self, browser: Any, request: pytest.FixtureRequest) -> Any:
+        self.browser = browser
+        self.test_name = request.node.name
+        self.js_errors: list[str] = []
+        self.context = browser.new_context(viewport={"width": 1440, "height": 900})
+        self.context.set_default_timeout(TIMEOUT_MS)
+        self.page = self.context.new_page()
+        self.page.on("pageerror", lambda exc: self.js_errors.append(str(exc)))
+        expect.set_options(timeout=TIMEOUT_MS)
+        yield
+        self.context.close()
+
+    def setUp(self) -> None:
+        from django.contrib.auth import get_user_model
+
+        get_user_model().objects.create(username=USERNAME, password=_password_hash(), is_staff=False)
+
+    def tearDown(self) -> None:
+        # Sessions end (their workers write their last events) before the database is flushed.
+        self.end_sessions()
+        end_processes(descendants(self._server_process.pid))
+
+    def end_sessions(self) -> None:
+        """Press "Disconnect" on every session still live and wait for it to end."""
+        from playground.transcripts.models import Session
+
+        ended = re.compile(r"^(ended|failed)$")
+        for pk in Session.objects.filter(ended_at__isnull=True).values_list("pk", flat=True):
+            try:
+                self.page.goto(self.url(f"/sessions/{pk}/"))
+                status = self.page.get_by_role("status")
+                if not ended.match(status.text_content(timeout=5000) or ""):
+                    self.page.get_by_role("button", name="Disconnect").click(timeout=5000)
+                expect(status).to_have_text(ended, timeout=10_000)
+            except Exception as exc:  # the test's own failure matters more; the reaper follows
+                print(f"session {pk} did not end cleanly: {exc}", file=sys.stderr)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        end_processes(descendants(cls._server_process.pid))
+        super().tearDownClass()
+
+    # Steps ---------------------------------------------------------------------------
+
+    def url(self, path: str = "/") -> str:
+        return self.live_server_url + path
+
+    def shot(self, step: str, page: Page | None = None) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{self.test_name}-{step}")
+        (page or self.page).screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+    def log_in(self) -> None:
+        page = self.page
+        page.goto(self.url("/"))
+        expect(page).to_have_url(re.compile(r"/login/"))
+        page.get_by_label("Username").fill(USERNAME)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        expect(page.get_by_role("link", name="Add server")).to_be_visible()
+
+    def add_server(self, name: str, *, transport: str = "stdio", command: str = "", args: list[str] = (),
+                   env: dict[str, str] | None = None, url: str = "", headers: dict[str, str] | None = None,
+                   shot: bool = False) -> None:
+        """Home → "Add server" → fill the form → "Save" → the server's page."""
+        page = self.page
+        page.goto(self.url("/"))
+        page.get_by_role("link", name="Add server").click()
+        page.get_by_label("Name", exact=True).fill(name)
+        page.get_by_label("Transport").select_option(label=transport)
+        if command:
+            page.get_by_label("Command").fill(command)
+        if args:
+            page.get_by_label("Arguments").fill("\n".join(args))
+        if env:
+            page.get_by_label("Environment").fill("\n".join(f"{k}={v}" for k, v in env.items()))
+        if url:
+            page.get_by_label("URL", exact=True).fill(url)
+        if headers:
+            page.get_by_label("Headers").fill("\n".join(f"{k}: {v}" for k, v in headers.items()))
+        if shot:
+            self.shot("server-form")
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+
+    def open_server(self, name: str) -> None:
+        self.page.goto(self.url("/"))
+        self.page.get_by_role("link", name=name, exact=True).click()
+        expect(self.page.get_by_role("heading", name=name, exact=True)).to_be_visible()
+
+    def connect(self, first_tool: str) -> None:
+        """On a server's page: "Connect", then wait for the catalogue to list `first_tool`."""
+        page = self.page
+        page.get_by_role("button", name="Connect").click()
+        expect(page).to_have_url(re.compile(r"/sessions/\d+/$"))
+        expect(page.get_by_role("status")).to_have_text("connected")
+        expect(self.tool_button(first_tool)).to_be_visible()
+
+    def tool_button(self, name: str) -> Locator:
+        return self.page.locator("#catalogue").get_by_role("button", name=name, exact=True)
+
+    def open_tool(self, name: str) -> Locator:
+        """Click a tool in the catalogue; return its form."""
+        self.tool_button(name).click()
+        form = self.page.locator("#workspace form#tool-form")
+        expect(form).to_have_attribute("data-tool", name)
+        return form
+
+    def result(self) -> Locator:
+        return self.page.get_by_role("region", name="Result")
+
+    def transcript(self, page: Page | None = None) -> Locator:
+        return (page or self.page).get_by_role("log", name="Transcript")
+
+    def exchange(self, method: str, page: Page | None = None) -> tuple[Locator, Locator]:
+        """The last request line for `method` and the response line that answers it."""
+        log = self.transcript(page)
+        request = log.locator(f'.ev-send[data-method="{method}"]').last
+        expect(request).to_be_visible()
+        seq = request.get_attribute("id").removeprefix("ev-")
+        response = log.locator(f'.ev-recv[data-reply-to="{seq}"]')
+        expect(response).to_have_count(1)
+        return request, response
+
+    def assert_no_js_errors(self) -> None:
+        assert self.js_errors == [], self.js_errors
+
+
+def peer_args(mode: str = "stdio", *extra: str) -> tuple[str, list[str]]:
+    """Command and arguments for the SDK peer, as typed into the server form."""
+    return sys.executable, [str(SDK_PEER), mode, *extra]
+
+
+class HttpPeer:
+    """The SDK peer over Streamable HTTP on a free loopback port, ready when uvicorn says so."""
+
+    def __init__(self) -> None:
+        import socket
+        import subprocess
+        import threading
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc = subprocess.Popen([sys.executable, str(SDK_PEER), "http", str(self.port)],
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.output: list[str] = []
+        self.ready = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        if not self.ready.wait(20):
+            self.stop()
+            raise RuntimeError("the SDK peer did not start:\n" + "".join(self.output))
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.output.append(line)
+            if "Uvicorn running on" in line:
+                self.ready.set()
+        self.ready.set()   # exited: wake the waiter, which then finds no server
+
+    def stop(self) -> None:
+        end_processes([self.proc.pid])
+        self.proc.wait(5)
+        self._reader.join(5)

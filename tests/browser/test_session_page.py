@@ -1,0 +1,149 @@
+"""The session page end to end: register a server through the form, connect, call tools with
+the generated forms, read the Result region and the Transcript; against real peers."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from playwright.sync_api import expect
+
+from .helpers import EVERYTHING, HttpPeer, LiveBrowserTestCase, peer_args
+
+
+class SessionPageTests(LiveBrowserTestCase):
+
+    def test_sdk_peer_over_stdio_add_and_replay(self) -> None:
+        page = self.page
+        self.log_in()
+        self.shot("1-home")
+        command, args = peer_args("stdio")
+        self.add_server("SDK peer", command=command, args=args, shot=True)
+        self.shot("2-server")
+        self.connect("add")
+        self.shot("3-connected")
+
+        form = self.open_tool("add")
+        form.get_by_label("a", exact=True).fill("2")
+        form.get_by_label("b", exact=True).fill("40")
+        expect(page.locator("[data-params-preview]")).to_contain_text('"a": 2')
+        form.get_by_role("button", name="Call tool").click()
+
+        result = self.result()
+        expect(result).to_contain_text("42")
+        expect(result.locator("pre.text").first).to_have_text("42")
+        request, response = self.exchange("tools/call")
+        expect(request).to_contain_text('"name": "add"')
+        expect(response).to_contain_text("42")
+        self.shot("4-result")
+
+        # The transcript comes back from the database after a reload.
+        lines_before = self.transcript().locator(".ev").count()
+        page.reload()
+        expect(self.transcript().locator(".ev")).to_have_count(lines_before)
+        request, response = self.exchange("tools/call")
+        expect(response).to_contain_text("42")
+        expect(page.get_by_role("status")).to_have_text("connected")
+        self.shot("5-reloaded")
+        self.assert_no_js_errors()
+
+    def test_demo_server_nested_and_array_form(self) -> None:
+        from django.core.management import call_command
+
+        call_command("playground_setup", "--no-link", stdout=open(os.devnull, "w"))
+        page = self.page
+        self.log_in()
+        self.open_server("Playground demo")
+        self.connect("create_ticket")
+        form = self.open_tool("create_ticket")
+        self.shot("1-empty-form")
+
+        form.get_by_label("title", exact=True).fill("Printer on fire")
+        assignees = form.get_by_role("group", name="assignees", exact=True)
+        for _ in range(2):
+            # The array's own button comes after its items' (each item has "tags" with one).
+            assignees.get_by_role("button", name="Add item").last.click()
+        first = form.get_by_role("group", name="assignees[0]", exact=True)
+        second = form.get_by_role("group", name="assignees[1]", exact=True)
+        first.get_by_label("name", exact=True).fill("Ada Lovelace")
+        first.get_by_label("email", exact=True).fill("ada@example.org")
+        tags = first.get_by_role("group", name="tags", exact=True)
+        tags.get_by_role("button", name="Add item").click()
+        tags.get_by_label("tags[0]", exact=True).fill("hardware")
+        address = first.get_by_role("group", name="address", exact=True)
+        address.get_by_role("checkbox", name="null", exact=True).first.uncheck()
+        address.get_by_label("street", exact=True).fill("1 Analytical Way")
+        address.get_by_label("city", exact=True).fill("London")
+        second.get_by_label("name", exact=True).fill("Grace Hopper")
+        second.get_by_label("email", exact=True).fill("grace@example.org")
+        form.get_by_label("priority", exact=True).select_option("high")
+
+        expected = {
+            "title": "Printer on fire",
+            "assignees": [
+                {"name": "Ada Lovelace", "email": "ada@example.org", "tags": ["hardware"],
+                 "address": {"street": "1 Analytical Way", "city": "London", "postcode": None}},
+                {"name": "Grace Hopper", "email": "grace@example.org", "address": None},
+            ],
+            "priority": "high", "labels": ["triage"], "estimate_hours": 1, "notify": True,
+        }
+        preview_box = page.locator("[data-params-preview]")
+        expect(preview_box).to_contain_text("Grace Hopper")
+        shown = json.loads(preview_box.text_content())
+        assert shown == {"name": "create_ticket", "arguments": expected}, shown
+        self.shot("2-filled-form")
+
+        form.get_by_role("button", name="Call tool").click()
+        result = self.result()
+        expect(result).to_contain_text("matches outputSchema")
+        expect(result.get_by_role("heading", name="structuredContent")).to_be_in_viewport()   # not hidden under the long form
+        structured = json.loads(result.locator("h4 + pre.json, h4 ~ pre.json").first.text_content())
+        assert structured["title"] == "Printer on fire"
+        assert structured["priority"] == "high"
+        assert [a["name"] for a in structured["assignees"]] == ["Ada Lovelace", "Grace Hopper"]
+        assert structured["assignees"][0]["address"]["city"] == "London"
+
+        # What went over the wire is exactly what the preview promised.
+        request, _response = self.exchange("tools/call")
+        sent = json.loads(request.locator("pre.json").first.text_content())
+        assert sent["params"]["name"] == shown["name"]
+        assert sent["params"]["arguments"] == shown["arguments"]
+        self.shot("3-result")
+        self.assert_no_js_errors()
+
+    def test_server_everything_over_stdio_echo(self) -> None:
+        if not EVERYTHING.exists():
+            pytest.fail("server-everything is not installed: run `make peers`")
+        self.log_in()
+        self.add_server("Everything", command=str(EVERYTHING), args=["stdio"])
+        self.connect("echo")
+        form = self.open_tool("echo")
+        form.get_by_label("message", exact=True).fill("hello from the browser")
+        form.get_by_role("button", name="Call tool").click()
+        expect(self.result().locator("pre.text").first).to_have_text("Echo: hello from the browser")
+        _request, response = self.exchange("tools/call")
+        expect(response).to_contain_text("Echo: hello from the browser")
+        self.shot("1-result")
+        self.assert_no_js_errors()
+
+    def test_sdk_peer_over_streamable_http(self) -> None:
+        pytest.importorskip("playground.mcp.transports.streamable_http",
+                            reason="the Streamable HTTP transport is not written yet")
+        peer = HttpPeer()
+        self.addCleanup(peer.stop)
+        self.log_in()
+        self.add_server("SDK peer over HTTP", transport="Streamable HTTP", url=peer.url)
+        self.connect("weather")
+        expect(self.page.locator("#session-state")).to_contain_text("http")
+        form = self.open_tool("weather")
+        form.get_by_label("city", exact=True).fill("Lisbon")
+        form.get_by_role("button", name="Call tool").click()
+        result = self.result()
+        expect(result).to_contain_text("matches outputSchema")
+        expect(result.locator("pre.json").first).to_contain_text('"celsius": 21.5')
+        request, response = self.exchange("tools/call")
+        expect(response.locator(".http")).to_have_text("HTTP 200")
+        expect(response).to_contain_text("Lisbon")
+        self.shot("1-result")
+        self.assert_no_js_errors()
