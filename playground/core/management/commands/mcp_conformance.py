@@ -21,6 +21,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from playground.mcp.config import ServerConfig
+from playground.mcp.connect import open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.responder import StaticResponder
@@ -113,8 +114,6 @@ def responder() -> StaticResponder:
 
 async def run_scenario(run: Run, tap: Tap) -> None:
     """Connect, exercise the server, close. Raises AdapterFailure when the client fails."""
-    from playground.mcp.connect import open_client
-
     config = ServerConfig(transport="http", url=run.url, era=run.era, timeout=REQUEST_TIMEOUT)
     try:
         client = await open_client(config, tap=tap, responder=responder(),
