@@ -103,6 +103,8 @@ class SessionWorker:
         self.results: list[dict[str, Any]] = []      # recent results, replayed to a reloading page
         self.progress: dict[str, dict[str, Any]] = {}
         self.era_evidence = ""
+        self._refresh_lock = asyncio.Lock()
+        self._refresh_waiting = False
 
     # Lifecycle --------------------------------------------------------------
 
@@ -330,6 +332,17 @@ class SessionWorker:
             self._spawn_call("refresh", {}, self.refresh_catalogue())
 
     async def refresh_catalogue(self) -> None:
+        """Refreshes run one at a time, and at most one waits: it will see every change announced
+        so far. (Concurrent ones tripled the traffic on servers that announce list_changed at
+        start, and the slowest — possibly stale — one overwrote the catalogue.)"""
+        if self._refresh_waiting:
+            return
+        self._refresh_waiting = True
+        async with self._refresh_lock:
+            self._refresh_waiting = False
+            await self._refresh_catalogue_now()
+
+    async def _refresh_catalogue_now(self) -> None:
         """Every list, all pages, for the capabilities the server declared."""
         client = self.client
         if client is None:

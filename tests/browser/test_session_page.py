@@ -125,6 +125,19 @@ class SessionPageTests(LiveBrowserTestCase):
         _request, response = self.exchange("tools/call")
         expect(response).to_contain_text("Echo: hello from the browser")
         self.shot("1-result")
+        # server-everything announces tools/list_changed several times as it starts: the
+        # catalogue refreshes it causes run one after another, never two lists in flight.
+        expect(self.transcript().locator('.ev-recv[data-method="notifications/tools/list_changed"]').first).to_be_attached()
+        lines = self.page.eval_on_selector_all("#transcript-lines > .ev", """els => els.map(e => [
+            e.dataset.dir, e.dataset.method, (e.querySelector(':scope > summary .rid') || {}).textContent || ''])""")
+        lists = {"tools/list", "resources/list", "resources/templates/list", "prompts/list"}
+        in_flight: set[str] = set()
+        for direction, method, rid in lines:
+            if direction == "send" and method in lists:
+                assert not in_flight, f"{method} {rid} sent while {in_flight} still open"
+                in_flight.add(rid)
+            elif direction == "recv":
+                in_flight.discard(rid)
         self.assert_no_js_errors()
 
     def test_sdk_peer_over_streamable_http(self) -> None:
