@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
+from django.db.models import Max
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.text import slugify
 from django.views.decorators.cache import never_cache
@@ -20,7 +21,8 @@ from .services import entry_from_server, import_servers
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "registry/home.html", {"servers": Server.objects.all()})
+    servers = Server.objects.annotate(last_session_at=Max("sessions__started_at"))
+    return render(request, "registry/home.html", {"servers": servers})
 
 
 @login_required

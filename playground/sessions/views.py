@@ -49,6 +49,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "session": session, "state": session_state(session),
         "lines": [fragments.line(r) for r in rows],
         "ws_url": f"/ws/sessions/{session.pk}/",
+        "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
     })
 
 

@@ -7,3 +7,17 @@ register = template.Library()
 def server_sessions(context, server):
     """The Connect button and the past sessions of one server."""
     return {"server": server, "sessions": server.sessions.all()[:20], "csrf_token": context.get("csrf_token")}
+
+
+@register.filter
+def safe_icon(icons):
+    """The first icon that is an inline raster image; remote URLs are not fetched (a server's
+    icon URL would tell a third party who opened the page) and SVG can carry script."""
+    from playground.sessions.results import IMAGE_TYPES
+    for icon in icons or []:
+        src = icon.get("src") if isinstance(icon, dict) else None
+        if isinstance(src, str) and src.startswith("data:"):
+            mime = src[5:].split(";", 1)[0].lower()
+            if mime in IMAGE_TYPES and ";base64," in src[:64]:
+                return src
+    return ""

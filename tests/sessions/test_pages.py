@@ -1,0 +1,72 @@
+"""Pages around saved sessions: share links (read-only, revocable, redacted), exports, home."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from playground.registry.models import Server
+from playground.sessions.templatetags.sessions_tags import safe_icon
+from playground.transcripts.models import Event, Session, ShareLink
+
+pytestmark = pytest.mark.django_db
+SECRET = "Bearer sk-live-0123456789abcdef"
+
+
+@pytest.fixture
+def saved(client):
+    user = get_user_model().objects.create_user("bob", password="pw")
+    server = Server.objects.create(name="s", transport="http", url="http://127.0.0.1:1/mcp",
+                                   headers={"Authorization": SECRET}, owner=user)
+    session = Session.objects.create(server=server, server_name="s", owner=user, status="ended",
+                                     secret_values=server.to_config().secret_values())
+    echoed = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": f"you sent {SECRET}"}]}}
+    Event.objects.create(session=session, seq=1, t=0.1, dir="recv", data={
+        "seq": 1, "t": 0.1, "dir": "recv", "raw": json.dumps(echoed), "message": echoed})
+    client.force_login(user)
+    return session
+
+
+def test_share_is_read_only_redacted_and_revocable(client, saved):
+    response = client.post(reverse("sessions:share", args=[saved.pk]))
+    link = ShareLink.objects.get(session=saved)
+    assert len(link.token) >= 43 and "Share link" in response.content.decode()
+    client.logout()
+    urls = [reverse(n, args=[link.token]) for n in ("sessions:share_page", "sessions:share_jsonl", "sessions:share_json")]
+    for url in urls:
+        response = client.get(url)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert response.status_code == 200
+        assert b"sk-live-0123456789abcdef" not in body and b"you sent" in body
+    page = client.get(urls[0]).content.decode()
+    assert "hx-ws:connect" not in page and "hx-ws:send" not in page and "Call tool" not in page
+    json.loads(b"".join(client.get(urls[2]).streaming_content))      # the JSON export is one valid document
+    client.force_login(saved.owner)
+    client.post(reverse("sessions:revoke", args=[link.token]))
+    client.logout()
+    assert all(client.get(url).status_code == 404 for url in urls)
+
+
+def test_owner_export_is_exact_and_home_shows_the_last_session(client, saved):
+    response = client.get(reverse("sessions:export_jsonl", args=[saved.pk]))
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    assert json.loads(lines[0])["message"]["result"]["content"][0]["text"].endswith(SECRET)
+    home = client.get(reverse("registry:home")).content.decode()
+    assert saved.started_at.strftime("%Y-%m-%d %H:%M") in home
+
+
+def test_other_users_cannot_open_a_session(client, saved):
+    get_user_model().objects.create_user("eve", password="pw")
+    client.login(username="eve", password="pw")
+    assert client.get(reverse("sessions:detail", args=[saved.pk])).status_code == 404
+    assert client.get(reverse("sessions:export_jsonl", args=[saved.pk])).status_code == 404
+
+
+def test_only_inline_raster_icons_are_shown():
+    png = "data:image/png;base64,iVBORw0KGgo="
+    assert safe_icon([{"src": png}]) == png
+    assert safe_icon([{"src": "https://tracker.example/pixel.png"}]) == ""
+    assert safe_icon([{"src": "data:image/svg+xml;base64,PHN2Zz4="}]) == ""
+    assert safe_icon([{"src": "javascript:alert(1)"}, {"src": png}]) == png
