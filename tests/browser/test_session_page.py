@@ -160,3 +160,47 @@ class SessionPageTests(LiveBrowserTestCase):
         expect(response).to_contain_text("Lisbon")
         self.shot("1-result")
         self.assert_no_js_errors()
+
+    def test_demo_server_result_kinds(self) -> None:
+        """An image, an error result, a resource, a prompt and progress, each in the Result region."""
+        from django.core.management import call_command
+
+        call_command("playground_setup", "--no-link", stdout=open(os.devnull, "w"))
+        page = self.page
+        self.log_in()
+        self.open_server("Playground demo")
+        self.connect("swatch")
+        result = self.result()
+
+        form = self.open_tool("swatch")
+        form.get_by_role("button", name="Call tool").click()
+        image = result.get_by_role("img", name="image (image/png)")
+        expect(image).to_be_visible()
+        assert image.evaluate("i => i.complete && i.naturalWidth") == 32
+        self.shot("1-image")
+
+        form = self.open_tool("divide")
+        form.get_by_label("a", exact=True).fill("1")
+        form.get_by_label("b", exact=True).fill("0")
+        form.get_by_role("button", name="Call tool").click()
+        expect(result).to_contain_text("isError: true")
+        expect(result).to_contain_text("Cannot divide by zero.")
+        self.shot("2-error")
+
+        form = self.open_tool("countdown")
+        form.get_by_label("steps", exact=True).fill("3")
+        form.get_by_label("delay_ms", exact=True).fill("100")
+        form.get_by_role("button", name="Call tool").click()
+        expect(result).to_contain_text("Lift-off after 3 steps.")
+        expect(self.transcript().locator('.ev-recv[data-method="notifications/progress"]')).to_have_count(3)
+
+        page.locator("#catalogue").get_by_role("button", name="readme", exact=True).click()
+        expect(result).to_contain_text("# MCP Playground demo")
+        self.shot("3-resource")
+
+        page.locator("#catalogue").get_by_role("button", name="review_code", exact=True).click()
+        page.locator("#workspace").get_by_label("code", exact=True).fill("print(1)")
+        page.locator("#workspace").get_by_role("button", name="Get prompt").click()
+        expect(result).to_contain_text("print(1)")
+        self.shot("4-prompt")
+        self.assert_no_js_errors()
