@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import time
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -26,6 +27,9 @@ from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError
 from playground.mcp.transports.base import TransportError
 from playground.transcripts.models import Event, Session
+
+from .features import COMMANDS as FEATURE_COMMANDS
+from .features import CURRENT_CALL, Features
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +51,7 @@ class PageResponder:
     def __init__(self, worker: "SessionWorker", roots: list[dict[str, Any]]) -> None:
         self.worker = worker
         self.roots = roots
-        self.waiting: dict[str, tuple[str, dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
+        self.waiting: dict[str, tuple[str, dict[str, Any], asyncio.Future[dict[str, Any]], Any]] = {}
         self._keys = itertools.count(1)
 
     def capabilities(self) -> dict[str, Any]:
@@ -60,9 +64,10 @@ class PageResponder:
             raise JsonRpcError(-32601, f"Method not found: {method}")
         key = f"q{next(self._keys)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.waiting[key] = (method, params, future)
+        context = self.worker.features.request_context()     # an input round of one of our calls?
+        self.waiting[key] = (method, params, future, context)
         await self.worker.broadcast({"type": "session.server_request", "key": key, "method": method,
-                                     "params": params})
+                                     "params": params, "context": context})
         try:
             return await future
         finally:
@@ -80,7 +85,7 @@ class PageResponder:
         return True
 
     def pending(self) -> list[dict[str, Any]]:
-        return [{"key": k, "method": m, "params": p} for k, (m, p, _) in self.waiting.items()]
+        return [{"key": k, "method": m, "params": p, "context": c} for k, (m, p, _, c) in self.waiting.items()]
 
 
 class SessionWorker:
@@ -102,6 +107,8 @@ class SessionWorker:
         self.catalogue: dict[str, Any] = {}
         self.results: list[dict[str, Any]] = []      # recent results, replayed to a reloading page
         self.progress: dict[str, dict[str, Any]] = {}
+        self.inflight: dict[str, dict[str, Any]] = {}  # page calls under way, for a reloading page
+        self.features = Features(self)
         self.era_evidence = ""
         self._refresh_lock = asyncio.Lock()
         self._refresh_waiting = False
@@ -131,7 +138,8 @@ class SessionWorker:
             except ConnectError as exc:
                 status, reason = Session.Status.FAILED, str(exc)
                 return
-            self.client.on_notification(self._on_notification)
+            self.client.on_notification(self.features.on_notification)
+            self.client.on_input_required(self.features.on_input_required)
             self.client.on_close(lambda why: self._stop.set())
             await self._save_facts()
             await self.refresh_catalogue()
@@ -252,8 +260,10 @@ class SessionWorker:
                 task.cancel()
         elif command == "refresh":
             self._spawn_call("refresh", {}, self.refresh_catalogue())
-        elif command in ("call_tool", "read_resource", "get_prompt", "ping", "raw", "complete",
-                         "set_level", "subscribe", "unsubscribe", "list_templates"):
+        elif command in FEATURE_COMMANDS:
+            await self.features.handle(command, message)
+        elif command in ("call_tool", "read_resource", "get_prompt", "ping", "raw", "task_get", "task_result",
+                         "task_cancel"):
             call_id = message.get("call_id") or f"c{next(self._call_ids)}"
             self._spawn_call(call_id, message, self._perform(command, message, call_id))
         else:
@@ -272,28 +282,32 @@ class SessionWorker:
             outcome["error"] = {"message": "not connected"}
             await self._publish_result(outcome)
             return
-        await self.broadcast({"type": "session.call_started", "call_id": call_id, "command": command,
-                              "name": outcome["name"]})
+        started = {"type": "session.call_started", "call_id": call_id, "command": command,
+                   "name": outcome["name"], "started": time.time()}
+        self.inflight[call_id] = started
+        await self.broadcast(started)
+        CURRENT_CALL.set(call_id)
         try:
-            if command == "call_tool":
+            if command == "call_tool" and message.get("task") is not None:
+                # Task-augmented (2025-11-25 tasks): the answer is a CreateTaskResult to poll.
+                outcome["result"] = await client.request(
+                    "tools/call", {"name": message["name"], "arguments": message.get("arguments") or {},
+                                   "task": message["task"]},
+                    timeout=message.get("timeout"), on_progress=lambda p: self._on_progress(call_id, p))
+            elif command == "call_tool":
                 outcome["result"] = await client.call_tool(
                     message["name"], message.get("arguments"), timeout=message.get("timeout"),
                     on_progress=lambda p: self._on_progress(call_id, p))
+            elif command in ("task_get", "task_result", "task_cancel"):
+                method = {"task_get": "tasks/get", "task_result": "tasks/result", "task_cancel": "tasks/cancel"}[command]
+                outcome["result"] = await client.request(method, {"taskId": message["task_id"]},
+                                                         timeout=message.get("timeout"))
             elif command == "read_resource":
                 outcome["result"] = await client.read_resource(message["uri"])
             elif command == "get_prompt":
                 outcome["result"] = await client.get_prompt(message["name"], message.get("arguments"))
             elif command == "ping":
                 outcome["result"] = await client.ping()
-            elif command == "complete":
-                outcome["result"] = await client.complete(message["ref"], message["argument"],
-                                                          message.get("context"))
-            elif command == "set_level":
-                outcome["result"] = await client.set_logging_level(message["level"])
-            elif command == "subscribe":
-                outcome["result"] = await client.subscribe(message["uri"])
-            elif command == "unsubscribe":
-                outcome["result"] = await client.unsubscribe(message["uri"])
             elif command == "raw":
                 if message.get("notification"):
                     await client.send_raw(message["frame"]) if message.get("frame") else \
@@ -318,6 +332,10 @@ class SessionWorker:
 
     async def _publish_result(self, outcome: dict[str, Any]) -> None:
         self.progress.pop(outcome["call_id"], None)
+        self.inflight.pop(outcome["call_id"], None)
+        rounds = self.features.finish_call(outcome["call_id"])
+        if rounds:
+            outcome["rounds"] = rounds
         self.results = (self.results + [outcome])[-5:]
         await self.broadcast(outcome)
 
@@ -325,11 +343,6 @@ class SessionWorker:
         self.progress[call_id] = params
         asyncio.get_running_loop().create_task(self.broadcast(
             {"type": "session.progress", "call_id": call_id, "progress": params}))
-
-    def _on_notification(self, message: dict[str, Any]) -> None:
-        method = message.get("method", "")
-        if method.endswith("/list_changed"):
-            self._spawn_call("refresh", {}, self.refresh_catalogue())
 
     async def refresh_catalogue(self) -> None:
         """Refreshes run one at a time, and at most one waits: it will see every change announced
@@ -359,6 +372,8 @@ class SessionWorker:
                 catalogue[key] = await fetch()
             except (JsonRpcError, RequestTimeout, TransportError) as exc:
                 catalogue["errors"][key] = str(exc)
+        # Legacy per-resource subscriptions (modern ones go through subscriptions/listen).
+        catalogue["subscribe"] = client.era == "legacy" and bool((caps.get("resources") or {}).get("subscribe"))
         self.catalogue = catalogue
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(catalogue=catalogue)
         await self.broadcast({"type": "session.catalogue", "catalogue": catalogue})
@@ -366,7 +381,8 @@ class SessionWorker:
     def snapshot(self) -> dict[str, Any]:
         """What a (re)connecting page needs besides the transcript."""
         return {"catalogue": self.catalogue, "results": self.results, "progress": self.progress,
-                "calls": sorted(self._calls), "server_requests": self.responder.pending()}
+                "calls": sorted(self._calls), "server_requests": self.responder.pending(),
+                "inflight": list(self.inflight.values()), **self.features.snapshot()}
 
 
 def save_events(session_id: int, rows: list[dict[str, Any]]) -> None:
