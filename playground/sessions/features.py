@@ -167,6 +167,7 @@ class Features:
             self._spawn(self.publish_panels())
         elif tag is not None and self.listen and tag == self.listen["id"]:
             self.listen["count"] += 1
+            self._spawn(self.publish_panels())
         entry = {"method": method, "kind": "log" if method == "notifications/message" else "notification",
                  "subscription": tag, "summary": summarize(method, params)}
         if method == "notifications/message":

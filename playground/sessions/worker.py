@@ -143,6 +143,7 @@ class SessionWorker:
             self.client.on_close(lambda why: self._stop.set())
             await self._save_facts()
             await self.refresh_catalogue()
+            await self.features.publish_panels()
             await self._stop.wait()
             if self.client.closed and self.client.close_reason != "closed by the client":
                 reason = self.client.close_reason or "connection closed"
