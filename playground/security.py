@@ -112,3 +112,25 @@ def bind_warning(host: str | None = None) -> str | None:
             "processes on this machine (stdio servers). Set PLAYGROUND_ALLOWED_HOSTS, use strong passwords, and "
             "consider PLAYGROUND_ALLOW_STDIO=false or PLAYGROUND_STDIO_COMMANDS.")
 
+
+
+class AllowedHostsValidator:
+    """ASGI middleware: refuse a websocket whose Host header is not in ALLOWED_HOSTS.
+
+    The Origin check (Channels' AllowedHostsOriginValidator) already stops a rebinding page in
+    a browser; this is the same Host rule Django applies to every HTTP request."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        from django.http.request import split_domain_port, validate_host
+
+        headers = dict(scope.get("headers") or [])
+        host = headers.get(b"host", b"").decode("latin-1")
+        domain, _port = split_domain_port(host)
+        if scope["type"] == "websocket" and not (domain and validate_host(domain, settings.ALLOWED_HOSTS)):
+            await receive()                                  # the websocket.connect message
+            await send({"type": "websocket.close", "code": 4400})
+            return
+        return await self.app(scope, receive, send)
