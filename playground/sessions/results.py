@@ -16,6 +16,13 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "
 AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm",
                          "audio/flac", "audio/aac", "audio/mp4"})
 MAX_INLINE_MEDIA = 20 * 1024 * 1024
+MAX_TEXT = 500_000        # characters of one text block shown on the page; the transcript has the frame
+
+
+def _capped(text: str) -> str:
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"\n… cut here: {len(text)} characters in all (the export has the whole frame)"
 
 
 def _is_base64(data: Any) -> bool:
@@ -35,7 +42,7 @@ def content_item(item: Any) -> dict[str, Any]:
     kind = item.get("type")
     mime = str(item.get("mimeType") or "").lower()
     if kind == "text":
-        return {"kind": "text", "text": str(item.get("text", ""))}
+        return {"kind": "text", "text": _capped(str(item.get("text", "")))}
     if kind == "image":
         if mime in IMAGE_TYPES and _is_base64(item.get("data")):
             return {"kind": "image", "src": f"data:{mime};base64,{item['data']}", "mime": mime}
@@ -52,7 +59,7 @@ def content_item(item: Any) -> dict[str, Any]:
         res_mime = str(res.get("mimeType") or "")
         if "text" in res:
             return {"kind": "resource_text", "uri": str(res.get("uri", "")), "mime": res_mime,
-                    "text": str(res.get("text", ""))}
+                    "text": _capped(str(res.get("text", "")))}
         blob = res.get("blob")
         size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
         return {"kind": "resource_blob", "uri": str(res.get("uri", "")), "mime": res_mime, "size": size,
