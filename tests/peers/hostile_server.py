@@ -17,6 +17,8 @@ import os
 import sys
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp.types import ImageContent, ResourceLink, TextContent
 
 XSS = ('<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
@@ -59,8 +61,14 @@ def echo(text: str, ctx: Context | None = None) -> list:
 
 @mcp.tool(description=f"Fails with {XSS}")
 def fail(ctx: Context | None = None) -> str:
-    """Raises: the error message carries the payload and the secrets."""
-    raise ValueError(f"failure {XSS} {SAID} {_auth(ctx)}")
+    """A JSON-RPC error whose message and data carry the payload and the secrets."""
+    raise MCPError(-32000, f"failure {XSS} {SAID} {_auth(ctx)}", {"detail": f"{XSS} {SAID}"})
+
+
+@mcp.tool(description=f"isError with {XSS}")
+def tool_error(ctx: Context | None = None) -> str:
+    """An isError result whose text carries the payload and the secrets."""
+    raise ToolError(f"tool error {XSS} {SAID} {_auth(ctx)}")
 
 
 for index, secret in enumerate(SECRETS):

@@ -33,6 +33,7 @@ async def exercise(session, user) -> None:
         await receive_until(comm, 'id="catalogue"', ">echo<", timeout=30)
         for action in ({"action": "call_tool", "name": "echo", "args.text": "hi"},
                        {"action": "call_tool", "name": "fail"},
+                       {"action": "call_tool", "name": "tool_error"},
                        {"action": "read_resource", "uri": "javascript:window.__pwned=1//res"},
                        {"action": "get_prompt", "name": "hostile_prompt"}):
             await comm.send_to(text_data=json.dumps(action))
@@ -73,6 +74,7 @@ async def test_env_secrets_repeated_everywhere_never_reach_a_share():
     await exercise(session, user)
     owner, texts = await shared_texts(session, user)
     assert f"leak_{ENV_SECRET}" in owner                       # a tool named after it
+    assert f"tool error" in owner and owner.count(ENV_SECRET) >= 6    # descriptions, results, errors
     assert any(f"starting" in line and ENV_SECRET in line for line in owner.splitlines())   # stderr
     assert_clean(owner, texts, [ENV_SECRET, TOKEN_SECRET])
 
@@ -89,5 +91,6 @@ async def test_a_bearer_header_repeated_by_an_http_server_never_reaches_a_share(
     finally:
         stop_peer(proc)
     owner, texts = await shared_texts(session, user)
-    assert f"header: Bearer {HEADER_SECRET}" in owner          # results repeat it (and errors)
+    assert f"header: Bearer {HEADER_SECRET}" in owner          # results repeat it
+    assert f"failure" in owner and owner.count(HEADER_SECRET) >= 3   # and errors do
     assert_clean(owner, texts, [HEADER_SECRET, f"Bearer {HEADER_SECRET}"])
