@@ -16,6 +16,7 @@ from .client import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, McpClient, Re
 from .config import ServerConfig
 from .events import Tap
 from .jsonrpc import JsonRpcError
+from .netguard import AddressRefused, NetGuard
 from .responder import Responder
 from .transports.base import HttpStatusError, Transport, TransportError
 
@@ -27,7 +28,8 @@ class ConnectError(Exception):
     """Could not connect or complete the handshake; the message says where it failed."""
 
 
-def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None) -> Transport:
+def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None,
+                   guard: NetGuard | None = None) -> Transport:
     kind = kind or config.transport
     if kind == "stdio":
         from .transports.stdio import StdioTransport
@@ -38,9 +40,9 @@ def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None) -> T
         raise ConnectError(f"{kind} server has no URL")
     if kind == "sse":
         from .transports.sse import SseTransport
-        return SseTransport(tap, config.url, dict(config.headers), timeout=config.timeout)
+        return SseTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard)
     from .transports.streamable_http import StreamableHttpTransport
-    return StreamableHttpTransport(tap, config.url, dict(config.headers), timeout=config.timeout)
+    return StreamableHttpTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard)
 
 
 def _modern_error(exc: BaseException) -> JsonRpcError | None:
@@ -75,16 +77,25 @@ async def _discover_modern(client: McpClient, version: str) -> None:
 
 
 async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder: Responder | None = None,
-                      protocol_version: str | None = None, client_info: dict[str, Any] | None = None) -> McpClient:
+                      protocol_version: str | None = None, client_info: dict[str, Any] | None = None,
+                      guard: NetGuard | None = None) -> McpClient:
     """Start the transport, decide the era, and complete the handshake or discovery.
 
+    `guard` (HTTP only) refuses target addresses its policy forbids: checked here first for a
+    clear message, then again by every connection the transport opens (DNS may change).
     Raises ConnectError (with the transport closed) when no connection could be made."""
     tap = tap or Tap()
+    if guard is not None and config.transport != "stdio" and config.url:
+        try:
+            await guard.check_url(config.url)
+        except AddressRefused as exc:
+            tap.note("error", f"could not connect: {exc}", guard="address")
+            raise ConnectError(str(exc)) from exc
     kinds = ["http", "sse"] if config.transport == "auto" else [config.transport]
     era = config.era
     last_error: BaseException | None = None
     for index, kind in enumerate(kinds):
-        transport = make_transport(config, tap, kind)
+        transport = make_transport(config, tap, kind, guard)
         client = McpClient(transport, tap=tap, responder=responder, era="modern" if era == "modern" else "legacy",
                            timeout=config.timeout, client_info=client_info)
         try:

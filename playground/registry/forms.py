@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from django import forms
 
+from playground import security
+
 from . import interchange
 from .models import Server
 
@@ -90,6 +92,11 @@ class ServerForm(forms.ModelForm):
         if transport == Server.Transport.STDIO:
             if not data.get("command"):
                 self.add_error("command", "A stdio server needs a command.")
+            else:
+                try:
+                    security.check_command(data["command"])
+                except security.PolicyError as exc:
+                    self.add_error("command", str(exc))
         elif transport in (Server.Transport.HTTP, Server.Transport.SSE, Server.Transport.AUTO):
             url = data.get("url")
             if not url:
@@ -99,6 +106,11 @@ class ServerForm(forms.ModelForm):
                     interchange.check_http_url(url)
                 except interchange.InterchangeError:
                     self.add_error("url", "Enter an http:// or https:// URL.")
+                    return data
+                try:
+                    security.check_url(url)
+                except security.PolicyError as exc:
+                    self.add_error("url", str(exc))
         return data
 
 

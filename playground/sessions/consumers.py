@@ -15,11 +15,14 @@ import uritemplate
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 
 from playground.schemaforms import parse_form, validate_arguments
 from playground.transcripts.models import Event, Session
 
 from . import render
+from .durability import reap_dead_sessions
+from .flood import PageWindow
 from .worker import group_name, session_state
 
 log = logging.getLogger(__name__)
@@ -37,6 +40,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
+        self.window = PageWindow(self._send_lines, budget=settings.PLAYGROUND_PAGE_MAX_LINES)
+        await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
         if session is None or not can_view(self.scope.get("user"), session):
             await self.close(code=4403)
@@ -48,6 +53,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.send(session.worker_channel, {"command": "sync", "reply_channel": self.channel_name})
 
     async def disconnect(self, code: int) -> None:
+        if hasattr(self, "window"):
+            await self.window.close()
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
 
@@ -201,7 +208,14 @@ class SessionConsumer(AsyncWebsocketConsumer):
     # From the session group ---------------------------------------------------
 
     async def session_events(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.transcript_append(message["events"]))
+        await self.window.push(message["events"])
+
+    async def _send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
+        """One windowed fragment (see flood.py): a marker for lines left out, then the lines."""
+        if skipped:
+            await self.send(text_data=render.skipped(self.session_id, skipped))
+        if rows:
+            await self.send(text_data=render.transcript_append(rows))
 
     async def session_state(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.state(message["state"]))

@@ -71,6 +71,11 @@ def transcript_append(rows: list[dict[str, Any]]) -> str:
     return render_to_string("sessions/_transcript_append.html", {"lines": [line(r) for r in rows]})
 
 
+def skipped(session_id: int, count: int) -> str:
+    """The marker for lines a flood left out of the page (the export has them)."""
+    return render_to_string("sessions/_skipped.html", {"session_id": session_id, "count": count})
+
+
 def state(state: dict[str, Any]) -> str:
     return render_to_string("sessions/_state.html", {"state": state, "oob": True})
 

@@ -20,6 +20,13 @@ TEXT_PREVIEW_CHARS = 100_000
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "application/yaml",
               "application/x-yaml", "application/toml")
 TERMINAL_TASK_STATES = frozenset({"completed", "failed", "cancelled"})
+MAX_TEXT = 500_000        # characters of one text block shown on the page; the transcript has the frame
+
+
+def _capped(text: str) -> str:
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"\n… cut here: {len(text)} characters in all (the export has the whole frame)"
 
 
 def _is_base64(data: Any) -> bool:
@@ -39,7 +46,7 @@ def content_item(item: Any) -> dict[str, Any]:
     kind = item.get("type")
     mime = str(item.get("mimeType") or "").lower()
     if kind == "text":
-        return {"kind": "text", "text": str(item.get("text", ""))}
+        return {"kind": "text", "text": _capped(str(item.get("text", "")))}
     if kind == "image":
         if mime in IMAGE_TYPES and _is_base64(item.get("data")):
             return {"kind": "image", "src": f"data:{mime};base64,{item['data']}", "mime": mime}
@@ -56,7 +63,7 @@ def content_item(item: Any) -> dict[str, Any]:
         res_mime = str(res.get("mimeType") or "")
         if "text" in res:
             return {"kind": "resource_text", "uri": str(res.get("uri", "")), "mime": res_mime,
-                    "text": str(res.get("text", ""))}
+                    "text": _capped(str(res.get("text", "")))}
         return blob_item(str(res.get("uri", "")), res_mime, res.get("blob"))
     return {"kind": "json", "json": json.dumps(item, indent=2, ensure_ascii=False)}
 

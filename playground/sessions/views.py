@@ -21,6 +21,7 @@ from playground.transcripts.models import Event, Session, ShareLink
 
 from . import render as fragments
 from .consumers import REPLAY_WINDOW, can_view
+from .durability import reap_dead_sessions
 from .features import LOG_LEVELS
 from .worker import session_state, start_session
 
@@ -45,6 +46,7 @@ async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
 
 @login_required
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    reap_dead_sessions()
     session = _own_session(request, pk)
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
     return render(request, "sessions/session.html", {

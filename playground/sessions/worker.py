@@ -17,9 +17,11 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from playground import security
 from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
@@ -96,7 +98,7 @@ class SessionWorker:
         self.channel: str = ""
         self.client: McpClient | None = None
         self.responder = PageResponder(self, roots or [])
-        self.tap = Tap()
+        self.tap = Tap(max_raw=settings.PLAYGROUND_MAX_FRAME_BYTES)
         self.tap.subscribe(self._on_event)
         self._buffer: list[TranscriptEvent] = []
         self._buffered = asyncio.Event()
@@ -117,7 +119,8 @@ class SessionWorker:
 
     async def start(self) -> str:
         self.channel = await self.layer.new_channel(f"worker.{self.session_id}.")
-        await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(worker_channel=self.channel)
+        await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
+            worker_channel=self.channel, heartbeat_at=timezone.now())
         WORKERS[self.session_id] = self
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
         return self.channel
@@ -131,10 +134,18 @@ class SessionWorker:
     async def _run(self) -> None:
         receiver = asyncio.create_task(self._receive_loop())
         flusher = asyncio.create_task(self._flush_loop())
+        heartbeat = asyncio.create_task(self._heartbeat_loop())
         status, reason = Session.Status.ENDED, "disconnected"
         try:
             try:
-                self.client = await open_client(self.config, tap=self.tap, responder=self.responder)
+                security.check_config(self.config)
+            except security.PolicyError as exc:
+                self.tap.note("error", f"refused: {exc}", policy=True)
+                status, reason = Session.Status.FAILED, str(exc)
+                return
+            try:
+                self.client = await open_client(self.config, tap=self.tap, responder=self.responder,
+                                                guard=security.net_guard())
             except ConnectError as exc:
                 status, reason = Session.Status.FAILED, str(exc)
                 return
@@ -157,9 +168,10 @@ class SessionWorker:
             if self.client is not None:
                 with contextlib.suppress(Exception):
                     await self.client.close()
-            receiver.cancel()
-            with contextlib.suppress(BaseException):
-                await receiver
+            for task in (receiver, heartbeat):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
             self._stop.set()
             flusher.cancel()
             with contextlib.suppress(BaseException):
@@ -167,6 +179,18 @@ class SessionWorker:
             await self._final_flush()
             await self._end(status, reason)
             WORKERS.pop(self.session_id, None)
+
+    async def _heartbeat_loop(self) -> None:
+        """Tell other processes this worker lives (see durability.reap_dead_sessions)."""
+        touch = database_sync_to_async(
+            lambda: Session.objects.filter(pk=self.session_id, worker_channel=self.channel).update(
+                heartbeat_at=timezone.now()))
+        while True:
+            await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
+            try:
+                await touch()
+            except Exception:
+                log.exception("heartbeat of session %s failed", self.session_id)
 
     async def _final_flush(self) -> None:
         for attempt in range(5):
@@ -412,7 +436,8 @@ async def start_session(server: Any, owner: Any) -> Session:
 
     def create() -> Session:
         return Session.objects.create(server=server, server_name=server.name, owner=owner,
-                                      transport=config.transport, secret_values=config.secret_values())
+                                      transport=config.transport, secret_values=config.secret_values(),
+                                      heartbeat_at=timezone.now())
     session = await database_sync_to_async(create)()
     worker = SessionWorker(session.pk, config, roots=list(server.roots or []))
     await worker.start()

@@ -18,6 +18,7 @@ import httpx
 
 from .. import jsonrpc
 from ..events import Tap
+from ..netguard import NetGuard
 from .base import HttpStatusError, TransportError
 from .http_common import ACCEPT_SSE, SseParser, same_origin, shown_url
 from .streamable_http import HttpTransportBase, _Trickle, describe_http_error, set_header
@@ -27,8 +28,8 @@ class SseTransport(HttpTransportBase):
     name = "sse"
 
     def __init__(self, tap: Tap, url: str, headers: dict[str, str] | None = None, *, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None) -> None:
-        super().__init__(tap, url, headers, timeout=timeout, client=client)
+                 client: httpx.AsyncClient | None = None, guard: NetGuard | None = None) -> None:
+        super().__init__(tap, url, headers, timeout=timeout, client=client, guard=guard)
         self.endpoint: str | None = None
         self._endpoint_ready: asyncio.Future[str] | None = None
         self._reader: asyncio.Task[Any] | None = None
