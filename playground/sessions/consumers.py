@@ -240,7 +240,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render.server_request_done(message["key"]))
 
     async def session_feed(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.feed([message["entry"]]))
+        await self.send(text_data=render.feed(message["entries"]))
 
     async def session_panels(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.panels(message["panels"]))

@@ -9,6 +9,7 @@ state, the recent notifications) is in `snapshot()`.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import json
@@ -28,6 +29,7 @@ CURRENT_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("curre
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 FEED_KEPT = 200             # notifications replayed to a reloading page
+BURST_WINDOW = 0.05         # seconds: notifications arriving within it reach the page as one message
 STATE_SHOWN = 2000          # characters of an opaque requestState shown on the page
 
 COMMANDS = frozenset({"complete", "set_level", "subscribe", "unsubscribe", "listen", "stop_listen",
@@ -42,7 +44,12 @@ class Features:
         self.subscribed: list[str] = []                 # legacy resources/subscribe, in order
         self.listen: dict[str, Any] | None = None       # the modern subscriptions/listen stream
         self._listen_task: asyncio.Task[Any] | None = None
-        self.feed: list[dict[str, Any]] = []
+        self.feed: collections.deque[dict[str, Any]] = collections.deque(maxlen=FEED_KEPT)
+        # A flood must not become one group message per notification: gather bursts.
+        self._feed_pending: collections.deque[dict[str, Any]] = collections.deque(maxlen=FEED_KEPT)
+        self._feed_skipped = 0
+        self._burst: asyncio.Task[None] | None = None
+        self._panels_dirty = False
         self.rounds: dict[str, list[dict[str, Any]]] = {}   # call id -> its input_required rounds
         self._round_now: dict[str, dict[str, Any]] = {}
         self._completion_seq: dict[str, int] = {}
@@ -164,16 +171,20 @@ class Features:
             acked = params.get("notifications") if isinstance(params.get("notifications"), dict) else {}
             self.listen["acknowledged"] = acked
             self.listen["status"] = "open"
-            self._spawn(self.publish_panels())
+            self._panels_dirty = True
         elif tag is not None and self.listen and tag == self.listen["id"]:
             self.listen["count"] += 1
-            self._spawn(self.publish_panels())
+            self._panels_dirty = True
         entry = {"method": method, "kind": "log" if method == "notifications/message" else "notification",
                  "subscription": tag, "summary": summarize(method, params)}
         if method == "notifications/message":
             entry.update(level=str(params.get("level") or ""), logger=str(params.get("logger") or ""))
-        self.feed = (self.feed + [entry])[-FEED_KEPT:]
-        self._spawn(self.worker.broadcast({"type": "session.feed", "entry": entry}))
+        self.feed.append(entry)
+        if len(self._feed_pending) == FEED_KEPT:
+            self._feed_skipped += 1
+        self._feed_pending.append(entry)
+        if self._burst is None or self._burst.done():
+            self._burst = asyncio.get_running_loop().create_task(self._publish_burst())
         if method.endswith("/list_changed") and method != "notifications/roots/list_changed" and self.auto_refresh:
             self.worker._spawn_call("refresh", {}, self.worker.refresh_catalogue())
 
@@ -222,7 +233,19 @@ class Features:
         await self.worker.broadcast({"type": "session.panels", "panels": self.panels()})
 
     def snapshot(self) -> dict[str, Any]:
-        return {"panels": self.panels(), "feed": self.feed[-FEED_KEPT:]}
+        return {"panels": self.panels(), "feed": list(self.feed)}
+
+    async def _publish_burst(self) -> None:
+        """One feed message (and at most one panels update) per burst of notifications."""
+        await asyncio.sleep(BURST_WINDOW)
+        entries, skipped = list(self._feed_pending), self._feed_skipped
+        self._feed_pending.clear()
+        self._feed_skipped = 0
+        if entries:
+            await self.worker.broadcast({"type": "session.feed", "entries": entries, "skipped": skipped})
+        if self._panels_dirty:
+            self._panels_dirty = False
+            await self.publish_panels()
 
     def _spawn(self, coro: Any) -> None:
         asyncio.get_running_loop().create_task(coro)
