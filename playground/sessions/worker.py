@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -19,12 +20,15 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 from django.utils import timezone
 
+from playground.mcp.auth import OAuth
 from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError
 from playground.mcp.transports.base import TransportError
+from playground.oauth import page as oauth_page
+from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
 
 log = logging.getLogger(__name__)
@@ -84,7 +88,8 @@ class PageResponder:
 
 
 class SessionWorker:
-    def __init__(self, session_id: int, config: ServerConfig, *, roots: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, session_id: int, config: ServerConfig, *, roots: list[dict[str, Any]] | None = None,
+                 oauth_factory: Callable[["SessionWorker"], OAuth | None] | None = None) -> None:
         self.session_id = session_id
         self.config = config
         self.layer = get_channel_layer()
@@ -93,6 +98,8 @@ class SessionWorker:
         self.responder = PageResponder(self, roots or [])
         self.tap = Tap()
         self.tap.subscribe(self._on_event)
+        self.authorizer: Any = None        # set by the OAuth factory: the page's authorizer
+        self.client_auth: OAuth | None = oauth_factory(self) if oauth_factory else None
         self._buffer: list[TranscriptEvent] = []
         self._buffered = asyncio.Event()
         self._stop = asyncio.Event()
@@ -127,7 +134,8 @@ class SessionWorker:
         status, reason = Session.Status.ENDED, "disconnected"
         try:
             try:
-                self.client = await open_client(self.config, tap=self.tap, responder=self.responder)
+                self.client = await open_client(self.config, tap=self.tap, responder=self.responder,
+                                                auth=self.client_auth)
             except ConnectError as exc:
                 status, reason = Session.Status.FAILED, str(exc)
                 return
@@ -250,6 +258,8 @@ class SessionWorker:
             task = self._calls.get(message.get("call_id", ""))
             if task:
                 task.cancel()
+        elif command in ("oauth_callback", "oauth_refresh", "oauth_revoke"):
+            self._spawn_call(f"{command}-{next(self._call_ids)}", message, oauth_page.handle_command(self, message))
         elif command == "refresh":
             self._spawn_call("refresh", {}, self.refresh_catalogue())
         elif command in ("call_tool", "read_resource", "get_prompt", "ping", "raw", "complete",
@@ -366,7 +376,8 @@ class SessionWorker:
     def snapshot(self) -> dict[str, Any]:
         """What a (re)connecting page needs besides the transcript."""
         return {"catalogue": self.catalogue, "results": self.results, "progress": self.progress,
-                "calls": sorted(self._calls), "server_requests": self.responder.pending()}
+                "calls": sorted(self._calls), "server_requests": self.responder.pending(),
+                "oauth_pending": self.authorizer.pending() if self.authorizer is not None else []}
 
 
 def save_events(session_id: int, rows: list[dict[str, Any]]) -> None:
@@ -389,14 +400,21 @@ def session_state(session: Session) -> dict[str, Any]:
             "event_count": session.event_count}
 
 
-async def start_session(server: Any, owner: Any) -> Session:
-    """Create the Session row and start its worker in this process."""
+async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None) -> Session:
+    """Create the Session row and start its worker in this process. HTTP servers authorize
+    with OAuth 2.1 on a 401 (`oauth_redirect_uri`: the page's callback as the browser sees it)."""
     config: ServerConfig = server.to_config()
 
-    def create() -> Session:
-        return Session.objects.create(server=server, server_name=server.name, owner=owner,
-                                      transport=config.transport, secret_values=config.secret_values())
-    session = await database_sync_to_async(create)()
-    worker = SessionWorker(session.pk, config, roots=list(server.roots or []))
+    def create() -> tuple[Session, Any]:
+        auth = ServerAuth.objects.filter(server=server).first()
+        secrets = config.secret_values() + ([auth.auth_settings().client_secret] if auth else [])
+        return Session.objects.create(server=server, server_name=server.name, owner=owner, transport=config.transport,
+                                      secret_values=[s for s in secrets if s]), auth
+    session, auth = await database_sync_to_async(create)()
+    factory = None
+    if config.transport != "stdio":
+        def factory(worker: SessionWorker) -> OAuth | None:
+            return oauth_page.make_oauth(worker, server.pk, config.url, auth, oauth_redirect_uri)
+    worker = SessionWorker(session.pk, config, roots=list(server.roots or []), oauth_factory=factory)
     await worker.start()
     return session

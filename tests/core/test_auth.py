@@ -62,7 +62,7 @@ async def test_authorization_code_flow_then_step_up_against_a_real_authorization
     assert not [s for s in secrets if s in dumped]
     token_exchange = _auth_http(events, "token")[0]
     assert json.loads(token_exchange.data["response_body"])["access_token"] == MASK
-    assert f"code={MASK}" in token_exchange.data["request_body"]
+    assert f"code={MASK}" in token_exchange.data["request_body"].splitlines()
 
 
 @pytest.mark.timeout(60)
@@ -131,5 +131,6 @@ def test_masking_of_codes_and_tokens() -> None:
         f"http://127.0.0.1/callback?code={MASK}&state=s1&iss=https://as"
     body = json.loads(mask_body(b'{"access_token":"t1","refresh_token":"r1","scope":"a"}', "application/json"))
     assert body == {"access_token": MASK, "refresh_token": MASK, "scope": "a"}
-    assert mask_body(b"grant_type=refresh_token&refresh_token=r1", "application/x-www-form-urlencoded") == \
-        f"grant_type=refresh_token&refresh_token={MASK}"
+    assert mask_body(b"grant_type=refresh_token&refresh_token=r1&resource=https%3A%2F%2Fh%2Fmcp",
+                     "application/x-www-form-urlencoded") == \
+        f"grant_type=refresh_token\nrefresh_token={MASK}\nresource=https://h/mcp"

@@ -72,6 +72,18 @@ def pkce_pair() -> tuple[str, str]:
     return verifier, challenge
 
 
+def client_authentication(client: ClientInfo, form: dict[str, str]) -> dict[str, str]:
+    """Authenticate at the token (or revocation) endpoint: client_secret_basic (the id and
+    secret form-urlencoded, RFC 6749 §2.3.1) as a header, client_secret_post or none in `form`."""
+    if client.auth_method == "client_secret_basic" and client.client_secret:
+        pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
+        return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
+    form["client_id"] = client.client_id
+    if client.auth_method == "client_secret_post" and client.client_secret:
+        form["client_secret"] = client.client_secret
+    return {}
+
+
 def _is_loopback(url: str) -> bool:
     return (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
 
@@ -83,7 +95,7 @@ class OAuth:
     def __init__(self, tap: Tap, server_url: str, *, settings: AuthSettings | None = None,
                  authorizer: Authorizer | None = None, store: AuthStore | None = None,
                  server_key: str | None = None, timeout: float = 30.0,
-                 on_secret: Callable[[list[str]], None] | None = None) -> None:
+                 on_secret: Callable[[list[str]], None] | None = None, state_prefix: str = "") -> None:
         self.tap = tap
         self.server_url = server_url
         self.settings = settings or AuthSettings()
@@ -91,6 +103,7 @@ class OAuth:
         self.store: AuthStore = store or MemoryStore()
         self.server_key = server_key or canonical_resource(server_url)
         self.on_secret = on_secret
+        self.state_prefix = state_prefix     # lets a shared callback URL find the session a response belongs to
         self.record: AuthRecord | None = None
         self.outcome = Outcome()
         self.waiting_on_user = False
@@ -395,7 +408,7 @@ class OAuth:
         client = await self._client(record)
         meta = record.metadata
         verifier, code_challenge = pkce_pair()
-        state = secrets.token_urlsafe(24)
+        state = self.state_prefix + secrets.token_urlsafe(24)
         redirect = self.authorizer.redirect_uri(self.settings.redirect_uri)
         params = {"response_type": "code", "client_id": client.client_id, "redirect_uri": redirect, "state": state,
                   "code_challenge": code_challenge, "code_challenge_method": "S256", "resource": record.resource}
@@ -449,15 +462,8 @@ class OAuth:
                            + (f": {answer['error_description']}" if answer.get("error_description") else ""))
 
     async def _token_request(self, record: AuthRecord, client: ClientInfo, form: dict[str, str], step: str) -> TokenSet:
-        headers: dict[str, str] = {}
         form = dict(form)
-        if client.auth_method == "client_secret_basic" and client.client_secret:
-            pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-        elif client.auth_method == "client_secret_post" and client.client_secret:
-            form.update(client_id=client.client_id, client_secret=client.client_secret)
-        else:
-            form["client_id"] = client.client_id
+        headers = client_authentication(client, form)
         endpoint = record.metadata["token_endpoint"]
         ex = await self.recorder.send(step, "POST", endpoint, headers=headers, form=form)
         return self._tokens_from(ex, step)
@@ -539,12 +545,5 @@ class OAuth:
         client = record.client
         assert client is not None
         form = {"token": token, "token_type_hint": hint}
-        headers: dict[str, str] = {}
-        if client.auth_method == "client_secret_basic" and client.client_secret:
-            pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-        else:
-            form["client_id"] = client.client_id
-            if client.auth_method == "client_secret_post":
-                form["client_secret"] = client.client_secret
+        headers = client_authentication(client, form)
         await self.recorder.send("revoke", "POST", endpoint, headers=headers, form=form)

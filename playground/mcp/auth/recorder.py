@@ -46,8 +46,8 @@ def mask_url(url: str) -> str:
 
 def mask_body(raw: bytes | str, ctype: str) -> str:
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    if ctype == "application/x-www-form-urlencoded":
-        return urlencode(mask_pairs(parse_qsl(text, keep_blank_values=True))).replace("%E2%80%A2", "•")
+    if ctype == "application/x-www-form-urlencoded":   # shown decoded, one field a line
+        return "\n".join(f"{k}={v}" for k, v in mask_pairs(parse_qsl(text, keep_blank_values=True)))
     try:
         parsed = json.loads(text)
     except ValueError:
