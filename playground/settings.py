@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "playground.schemaforms",
     "playground.transcripts",
     "playground.sessions",
+    "playground.oauth",
 ]
 
 MIDDLEWARE = [

@@ -351,6 +351,9 @@ class McpClient:
                                       headers=self._extra_headers(method, sent_params))
             while True:
                 remaining = pending.deadline - loop.time()
+                if remaining <= 0 and self.transport.waiting_on_user():
+                    pending.deadline = loop.time() + limit   # a person is authorizing: wait for them
+                    continue
                 if remaining <= 0:
                     await self._cancel_request(request_id, f"timed out after {limit:g} s")
                     self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; "

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import jsonrpc
 from .client import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, McpClient, RequestTimeout
+from .auth import OAuth
 from .config import ServerConfig
 from .events import Tap
 from .jsonrpc import JsonRpcError
@@ -29,7 +30,7 @@ class ConnectError(Exception):
 
 
 def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None,
-                   guard: NetGuard | None = None) -> Transport:
+                   guard: NetGuard | None = None, auth: OAuth | None = None) -> Transport:
     kind = kind or config.transport
     if kind == "stdio":
         from .transports.stdio import StdioTransport
@@ -40,9 +41,10 @@ def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None,
         raise ConnectError(f"{kind} server has no URL")
     if kind == "sse":
         from .transports.sse import SseTransport
-        return SseTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard)
+        return SseTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard, auth=auth)
     from .transports.streamable_http import StreamableHttpTransport
-    return StreamableHttpTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard)
+    return StreamableHttpTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard,
+                                   auth=auth)
 
 
 def _modern_error(exc: BaseException) -> JsonRpcError | None:
@@ -78,8 +80,9 @@ async def _discover_modern(client: McpClient, version: str) -> None:
 
 async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder: Responder | None = None,
                       protocol_version: str | None = None, client_info: dict[str, Any] | None = None,
-                      guard: NetGuard | None = None) -> McpClient:
+                      guard: NetGuard | None = None, auth: OAuth | None = None) -> McpClient:
     """Start the transport, decide the era, and complete the handshake or discovery.
+    `auth` (HTTP only) authorizes with OAuth 2.1 when the server answers 401.
 
     `guard` (HTTP only) refuses target addresses its policy forbids: checked here first for a
     clear message, then again by every connection the transport opens (DNS may change).
@@ -95,7 +98,7 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
     era = config.era
     last_error: BaseException | None = None
     for index, kind in enumerate(kinds):
-        transport = make_transport(config, tap, kind, guard)
+        transport = make_transport(config, tap, kind, guard, auth)
         client = McpClient(transport, tap=tap, responder=responder, era="modern" if era == "modern" else "legacy",
                            timeout=config.timeout, client_info=client_info)
         try:
@@ -117,7 +120,9 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
         except (JsonRpcError, TransportError, RequestTimeout, ConnectError, OSError) as exc:
             last_error = exc
             await client.close()
-            fallback = (index + 1 < len(kinds) and isinstance(exc, HttpStatusError) and 400 <= exc.status < 500)
+            # 401/403 are authorization answers, not a sign of the older transport.
+            fallback = (index + 1 < len(kinds) and isinstance(exc, HttpStatusError) and 400 <= exc.status < 500
+                        and exc.status not in (401, 403))
             if fallback:
                 tap.note("fallback", f"Streamable HTTP refused with HTTP {exc.status}; trying the HTTP+SSE transport",
                          status=exc.status)

@@ -17,6 +17,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from playground.oauth import render as oauth_render
 from playground.schemaforms import parse_form, validate_arguments
 from playground.transcripts.models import Event, Session
 
@@ -263,3 +264,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=render.progress(call["call_id"], message["progress"][call["call_id"]]))
         for request in message.get("server_requests", []):
             await self.send(text_data=render.server_request(request))
+        for pending in message.get("oauth_pending", []):
+            await self.send(text_data=oauth_render.authorize_card(pending))
+
+    async def session_oauth(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=oauth_render.authorize_card(message["pending"]))
+
+    async def session_oauth_done(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=oauth_render.authorize_card_done(message["state"]))

@@ -40,7 +40,7 @@ async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
     if not user.is_authenticated:
         return redirect(f"{reverse('login')}?next={request.path}")
     server = await sync_to_async(get_object_or_404)(Server, pk=server_pk)
-    session = await start_session(server, user)
+    session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
     return redirect("sessions:detail", pk=session.pk)
 
 

@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -22,12 +23,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from playground import security
+from playground.mcp.auth import OAuth
 from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError
 from playground.mcp.transports.base import TransportError
+from playground.oauth import page as oauth_page
+from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
 
 from .features import COMMANDS as FEATURE_COMMANDS
@@ -91,7 +95,8 @@ class PageResponder:
 
 
 class SessionWorker:
-    def __init__(self, session_id: int, config: ServerConfig, *, roots: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, session_id: int, config: ServerConfig, *, roots: list[dict[str, Any]] | None = None,
+                 oauth_factory: Callable[["SessionWorker"], OAuth | None] | None = None) -> None:
         self.session_id = session_id
         self.config = config
         self.layer = get_channel_layer()
@@ -100,6 +105,8 @@ class SessionWorker:
         self.responder = PageResponder(self, roots or [])
         self.tap = Tap(max_raw=settings.PLAYGROUND_MAX_FRAME_BYTES)
         self.tap.subscribe(self._on_event)
+        self.authorizer: Any = None        # set by the OAuth factory: the page's authorizer
+        self.client_auth: OAuth | None = oauth_factory(self) if oauth_factory else None
         self._buffer: list[TranscriptEvent] = []
         self._buffered = asyncio.Event()
         self._stop = asyncio.Event()
@@ -145,7 +152,7 @@ class SessionWorker:
                 return
             try:
                 self.client = await open_client(self.config, tap=self.tap, responder=self.responder,
-                                                guard=security.net_guard())
+                                                guard=security.net_guard(), auth=self.client_auth)
             except ConnectError as exc:
                 status, reason = Session.Status.FAILED, str(exc)
                 return
@@ -283,6 +290,8 @@ class SessionWorker:
             task = self._calls.get(message.get("call_id", ""))
             if task:
                 task.cancel()
+        elif command in ("oauth_callback", "oauth_refresh", "oauth_revoke"):
+            self._spawn_call(f"{command}-{next(self._call_ids)}", message, oauth_page.handle_command(self, message))
         elif command == "refresh":
             self._spawn_call("refresh", {}, self.refresh_catalogue())
         elif command in FEATURE_COMMANDS:
@@ -407,7 +416,8 @@ class SessionWorker:
         """What a (re)connecting page needs besides the transcript."""
         return {"catalogue": self.catalogue, "results": self.results, "progress": self.progress,
                 "calls": sorted(self._calls), "server_requests": self.responder.pending(),
-                "inflight": list(self.inflight.values()), **self.features.snapshot()}
+                "inflight": list(self.inflight.values()), **self.features.snapshot(),
+                "oauth_pending": self.authorizer.pending() if self.authorizer is not None else []}
 
 
 def save_events(session_id: int, rows: list[dict[str, Any]]) -> None:
@@ -430,15 +440,21 @@ def session_state(session: Session) -> dict[str, Any]:
             "event_count": session.event_count}
 
 
-async def start_session(server: Any, owner: Any) -> Session:
-    """Create the Session row and start its worker in this process."""
+async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None) -> Session:
+    """Create the Session row and start its worker in this process. HTTP servers authorize
+    with OAuth 2.1 on a 401 (`oauth_redirect_uri`: the page's callback as the browser sees it)."""
     config: ServerConfig = server.to_config()
 
-    def create() -> Session:
-        return Session.objects.create(server=server, server_name=server.name, owner=owner,
-                                      transport=config.transport, secret_values=config.secret_values(),
-                                      heartbeat_at=timezone.now())
-    session = await database_sync_to_async(create)()
-    worker = SessionWorker(session.pk, config, roots=list(server.roots or []))
+    def create() -> tuple[Session, Any]:
+        auth = ServerAuth.objects.filter(server=server).first()
+        secrets = config.secret_values() + ([auth.auth_settings().client_secret] if auth else [])
+        return Session.objects.create(server=server, server_name=server.name, owner=owner, transport=config.transport,
+                                      secret_values=[s for s in secrets if s], heartbeat_at=timezone.now()), auth
+    session, auth = await database_sync_to_async(create)()
+    factory = None
+    if config.transport != "stdio":
+        def factory(worker: SessionWorker) -> OAuth | None:
+            return oauth_page.make_oauth(worker, server.pk, config.url, auth, oauth_redirect_uri)
+    worker = SessionWorker(session.pk, config, roots=list(server.roots or []), oauth_factory=factory)
     await worker.start()
     return session
