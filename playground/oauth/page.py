@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from channels.db import database_sync_to_async
 from django.db import transaction
 
+from playground import security
 from playground.mcp.auth import AuthorizationRequest, HeadlessAuthorizer, OAuth
 from playground.mcp.auth.recorder import Recorder
 from playground.transcripts.models import Session
@@ -84,7 +85,7 @@ def make_oauth(worker: "SessionWorker", server_pk: int, url: str, auth: ServerAu
     return OAuth(worker.tap, url, settings=settings, authorizer=worker.authorizer,
                  store=DjangoAuthStore(server_pk), timeout=worker.config.timeout,
                  on_secret=lambda values: _remember_secrets(worker.session_id, values),
-                 state_prefix=f"s{worker.session_id}.")
+                 state_prefix=f"s{worker.session_id}.", client_factory=security.net_guard().client)
 
 
 def _remember_secrets(session_id: int, values: list[str]) -> None:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+import httpx
+
 from ..events import Tap
 from .authorizer import AuthorizationAborted, AuthorizationRequest, Authorizer, HeadlessAuthorizer
 from .challenge import Challenge, bearer_challenge
@@ -95,7 +97,8 @@ class OAuth:
     def __init__(self, tap: Tap, server_url: str, *, settings: AuthSettings | None = None,
                  authorizer: Authorizer | None = None, store: AuthStore | None = None,
                  server_key: str | None = None, timeout: float = 30.0,
-                 on_secret: Callable[[list[str]], None] | None = None, state_prefix: str = "") -> None:
+                 on_secret: Callable[[list[str]], None] | None = None, state_prefix: str = "",
+                 client_factory: Callable[..., httpx.AsyncClient] | None = None) -> None:
         self.tap = tap
         self.server_url = server_url
         self.settings = settings or AuthSettings()
@@ -111,7 +114,8 @@ class OAuth:
         self._lock = asyncio.Lock()
         self._loaded = False
         self._prereg_issuer = self.settings.issuer
-        self.recorder = Recorder(tap, lambda: self._secrets, timeout)
+        # client_factory: metadata and token requests go through the same network guard as MCP traffic.
+        self.recorder = Recorder(tap, lambda: self._secrets, timeout, client_factory)
 
     # secrets and notes -------------------------------------------------------------------------
 

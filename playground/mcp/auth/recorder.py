@@ -83,7 +83,9 @@ class Exchange:
 class Recorder:
     """Sends the flow's requests and records each exchange on the tap."""
 
-    def __init__(self, tap: Tap, secrets: Callable[[], Iterable[str]], timeout: float = 30.0) -> None:
+    def __init__(self, tap: Tap, secrets: Callable[[], Iterable[str]], timeout: float = 30.0,
+                 client_factory: Callable[..., httpx.AsyncClient] | None = None) -> None:
+        self.client_factory = client_factory or httpx.AsyncClient
         self.tap = tap
         self._secrets = secrets
         self.timeout = timeout
@@ -117,7 +119,7 @@ class Recorder:
         ex = Exchange(method, url)
         response = None
         try:
-            async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as http:
+            async with self.client_factory(timeout=self.timeout, follow_redirects=False) as http:
                 response = await http.request(method, url, headers=headers, content=content)
                 ex.status, ex.headers, ex.body = response.status_code, response.headers, response.content
         except httpx.HTTPError as exc:
