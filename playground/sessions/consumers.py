@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import uritemplate
@@ -42,6 +43,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
         self.window = PageWindow(self._send_lines, budget=settings.PLAYGROUND_PAGE_MAX_LINES)
+        # Cards appended to the page (calls in flight, server requests, authorization): the
+        # worker's snapshot and a live broadcast can both announce one; a tab shows it once.
+        self._cards: set[str] = set()
         await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
         if session is None or not can_view(self.scope.get("user"), session):
@@ -225,19 +229,26 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render.catalogue(self.session_id, message["catalogue"]))
 
     async def session_call_started(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.call_started(message))
+        await self._card("call:" + str(message["call_id"]), lambda: render.call_started(message))
 
     async def session_progress(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.progress(message["call_id"], message["progress"]))
 
     async def session_result(self, message: dict[str, Any]) -> None:
+        self._cards.discard("call:" + str(message.get("call_id")))
         session = await self._session()
         await self.send(text_data=render.result(message, session.catalogue if session else {}))
 
+    async def _card(self, card: str, html: Callable[[], str]) -> None:
+        if card not in self._cards:
+            self._cards.add(card)
+            await self.send(text_data=html())
+
     async def session_server_request(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.server_request(message))
+        await self._card("request:" + message["key"], lambda: render.server_request(message))
 
     async def session_server_request_done(self, message: dict[str, Any]) -> None:
+        self._cards.discard("request:" + message["key"])
         await self.send(text_data=render.server_request_done(message["key"]))
 
     async def session_feed(self, message: dict[str, Any]) -> None:
@@ -259,16 +270,18 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=render.panels(message["panels"]))
             await self.send(text_data=render.feed(message.get("feed", []), replace=True))
         for call in message.get("inflight", []):
-            await self.send(text_data=render.call_started(call))
+            await self.session_call_started(call)
             if call["call_id"] in message.get("progress", {}):
                 await self.send(text_data=render.progress(call["call_id"], message["progress"][call["call_id"]]))
         for request in message.get("server_requests", []):
-            await self.send(text_data=render.server_request(request))
+            await self.session_server_request(request)
         for pending in message.get("oauth_pending", []):
-            await self.send(text_data=oauth_render.authorize_card(pending))
+            await self.session_oauth({"pending": pending})
 
     async def session_oauth(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=oauth_render.authorize_card(message["pending"]))
+        pending = message["pending"]
+        await self._card("oauth:" + str(pending.get("state", "")), lambda: oauth_render.authorize_card(pending))
 
     async def session_oauth_done(self, message: dict[str, Any]) -> None:
+        self._cards.discard("oauth:" + str(message["state"]))
         await self.send(text_data=oauth_render.authorize_card_done(message["state"]))
