@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -398,6 +400,24 @@ sessions run tests on this 2-core machine at the same time: see the load average
 """)
 
 
+@contextlib.contextmanager
+def profiled(app: App, part: str, folder: str):
+    """With --profile DIR: py-spy samples daphne during the part (collapsed stacks in DIR/part.txt)."""
+    if not folder:
+        yield
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw", "--rate", "500",
+                            "-o", str(Path(folder) / f"{part}.txt"), "-p", str(app.pid)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    try:
+        yield
+    finally:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(30)
+
+
 async def main(args: argparse.Namespace) -> dict[str, Any]:
     quick = args.quick
     parts = args.only.split(",") if args.only else list(PARTS)
@@ -405,17 +425,18 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     app = App()
     app.start()
     results: dict[str, Any] = {}
+    runs = {
+        "relay": lambda: relay(app, 50 if quick else 1000),
+        "flood": lambda: flood(app, 2000 if quick else 20_000),
+        "transcript": lambda: transcript(app, 2000 if quick else 50_000),
+        "payload": lambda: payload(app, 1.0 if quick else 10.0, browser=not quick and not args.no_browser),
+        "sessions": lambda: sessions(app, 5 if quick else 100, 1.0 if quick else 10.0),
+    }
     try:
-        if "relay" in parts:
-            results.update(await relay(app, 50 if quick else 1000))
-        if "flood" in parts:
-            results.update(await flood(app, 2000 if quick else 20_000))
-        if "transcript" in parts:
-            results.update(await transcript(app, 2000 if quick else 50_000))
-        if "payload" in parts:
-            results.update(await payload(app, 1.0 if quick else 10.0, browser=not quick and not args.no_browser))
-        if "sessions" in parts:
-            results.update(await sessions(app, 5 if quick else 100, 1.0 if quick else 10.0))
+        for part in PARTS:
+            if part in parts:
+                with profiled(app, part, args.profile):
+                    results.update(await runs[part]())
     finally:
         app.stop()
     facts["load_after"] = os.getloadavg()
@@ -430,5 +451,6 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
     parser.add_argument("--only", default="", help=f"comma-separated parts of {','.join(PARTS)}")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part")
+    parser.add_argument("--profile", default="", metavar="DIR", help="py-spy daphne per part into DIR (needs py-spy)")
     parser.add_argument("--no-write", action="store_true", help="print only; keep results.json/RESULTS.md")
     asyncio.run(main(parser.parse_args()))
