@@ -13,6 +13,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.consumer import get_handler_name
 
 from playground.schemaforms import parse_form, validate_arguments
 from playground.transcripts.models import Event, Session
@@ -30,7 +31,13 @@ def can_view(user: Any, session: Session) -> bool:
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
+    """Keeps the session's worker channel and catalogue from connect on, updated by the group's
+    messages: a call then costs no database read (reads queue behind the worker's transcript
+    writes on Channels' one database thread, which made each call wait for a commit)."""
+
     session_id: int
+    worker_channel: str = ""
+    catalogue: dict[str, Any] = {}
 
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
@@ -38,11 +45,22 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if session is None or not can_view(self.scope.get("user"), session):
             await self.close(code=4403)
             return
+        self.worker_channel, self.catalogue = session.worker_channel, session.catalogue or {}
         await self.channel_layer.group_add(group_name(self.session_id), self.channel_name)
         await self.accept()
         await self._replay(session)
         if session.worker_channel:
             await self.channel_layer.send(session.worker_channel, {"command": "sync", "reply_channel": self.channel_name})
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' own dispatch first closes stale database connections, a hop to its single
+        database thread for every message, queued behind the worker's transcript writes: that
+        hop was most of a call's relay time. These handlers reach the database only through
+        `database_sync_to_async`, which closes stale connections itself, so it is skipped here."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "session_id"):
@@ -77,15 +95,17 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if not isinstance(content, dict):
             return
         action = content.get("action")
-        session = await self._session()
-        if session is None:
-            return
-        if not session.worker_channel:
+        if not self.worker_channel:
+            session = await self._session()     # only when the cache says it ended: make sure
+            if session is None:
+                return
+            self.worker_channel = session.worker_channel
+        if not self.worker_channel:
             await self.send(text_data=render.notice("This session has ended. Connect again from the server page."))
             return
         command: dict[str, Any] | None = None
         if action == "call_tool":
-            command = await self._tool_command(session, content)
+            command = await self._tool_command(content)
         elif action == "read_resource" and content.get("uri"):
             command = {"command": "read_resource", "uri": str(content["uri"])}
         elif action == "get_prompt" and content.get("name"):
@@ -100,11 +120,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
         elif action == "answer":
             command = self._answer_command(content)
         if command is not None:
-            await self.channel_layer.send(session.worker_channel, command)
+            await self.channel_layer.send(self.worker_channel, command)
 
-    async def _tool_command(self, session: Session, content: dict[str, Any]) -> dict[str, Any] | None:
+    async def _tool_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
         name = str(content.get("name", ""))
-        tool = next((t for t in session.catalogue.get("tools", []) if t.get("name") == name), None)
+        tool = next((t for t in self.catalogue.get("tools", []) if t.get("name") == name), None)
         schema = (tool or {}).get("inputSchema") or {"type": "object"}
         if content.get("mode") == "json":
             try:
@@ -157,9 +177,12 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render.transcript_append(message["events"]))
 
     async def session_state(self, message: dict[str, Any]) -> None:
+        if message["state"].get("status") in (Session.Status.ENDED, Session.Status.FAILED):
+            self.worker_channel = ""
         await self.send(text_data=render.state(message["state"]))
 
     async def session_catalogue(self, message: dict[str, Any]) -> None:
+        self.catalogue = message["catalogue"]
         await self.send(text_data=render.catalogue(self.session_id, message["catalogue"]))
 
     async def session_call_started(self, message: dict[str, Any]) -> None:
@@ -169,8 +192,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render.progress(message["call_id"], message["progress"]))
 
     async def session_result(self, message: dict[str, Any]) -> None:
-        session = await self._session()
-        await self.send(text_data=render.result(message, session.catalogue if session else {}))
+        await self.send(text_data=render.result(message, self.catalogue))
 
     async def session_server_request(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.server_request(message))
@@ -180,10 +202,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def session_snapshot(self, message: dict[str, Any]) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
-        session = await self._session()
-        catalogue = session.catalogue if session else {}
+        self.catalogue = message.get("catalogue") or self.catalogue
         for outcome in message.get("results", [])[-1:]:
-            await self.send(text_data=render.result(outcome, catalogue))
+            await self.send(text_data=render.result(outcome, self.catalogue))
         for call_id, progress in message.get("progress", {}).items():
             await self.send(text_data=render.call_started({"call_id": call_id, "name": ""}))
             await self.send(text_data=render.progress(call_id, progress))
