@@ -10,6 +10,8 @@ from typing import Any
 
 from django.template.loader import render_to_string
 
+from .lines import lines_html
+
 ARROWS = {"send": "→", "recv": "←", "stderr": "⚠", "note": "•"}
 PREVIEW_CHARS = 160
 PRETTY_LIMIT = 200_000      # characters of pretty JSON rendered inline; the raw text is capped by the tap
@@ -59,7 +61,7 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def transcript_lines(rows: list[dict[str, Any]]) -> str:
-    return render_to_string("sessions/_lines.html", {"lines": [line(r) for r in rows]})
+    return lines_html([line(r) for r in rows])
 
 
 def transcript_replace(rows: list[dict[str, Any]], total: int, session_id: int) -> str:
@@ -68,7 +70,8 @@ def transcript_replace(rows: list[dict[str, Any]], total: int, session_id: int) 
 
 
 def transcript_append(rows: list[dict[str, Any]]) -> str:
-    return render_to_string("sessions/_transcript_append.html", {"lines": [line(r) for r in rows]})
+    """The fragment sent for every batch of events: no template (see lines.py)."""
+    return f'<div id="transcript-lines" hx-swap-oob="beforeend">{transcript_lines(rows)}</div>'
 
 
 def state(state: dict[str, Any]) -> str:

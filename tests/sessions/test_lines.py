@@ -1,0 +1,44 @@
+"""The transcript line is built in Python (lines.py), not by a template: it must escape every
+value a server controls, in text and in attributes, exactly as autoescaping did."""
+from __future__ import annotations
+
+import json
+
+from playground.sessions import render
+from playground.sessions.lines import line_html
+
+HOSTILE = '<img src=x onerror=alert(1)>"\'&'
+ESCAPED = "&lt;img src=x onerror=alert(1)&gt;&quot;&#x27;&amp;"
+
+
+def rendered(row: dict) -> str:
+    return line_html(render.line(row))
+
+
+def test_every_server_value_is_escaped():
+    message = {"jsonrpc": "2.0", "id": HOSTILE, "method": HOSTILE, "params": {"x": HOSTILE}}
+    html = rendered({"seq": 3, "t": 0.5, "dir": "recv", "raw": json.dumps(message), "message": message,
+                     "problems": [HOSTILE], "reply_to": 2, "latency_ms": 1.25, "sse_id": HOSTILE,
+                     "http": {"method": HOSTILE, "url": HOSTILE, "status": HOSTILE}})
+    assert "<img" not in html and "onerror=alert(1)>" not in html
+    assert f'data-method="{ESCAPED}"' in html                     # attribute: quotes cannot break out
+    assert f'<span class="rid">#{ESCAPED}</span>' in html
+    assert f"<li>{ESCAPED}</li>" in html
+    assert f"SSE id {ESCAPED}" in html and f"HTTP {ESCAPED}" in html
+    assert '<span class="lat">1.3 ms</span>' in html                # floatformat:1 rounds half up
+
+
+def test_unparsable_frame_and_notes():
+    html = rendered({"seq": 1, "t": 0.0, "dir": "recv", "raw": HOSTILE, "message": None, "parse_error": HOSTILE})
+    assert 'class="ev ev-recv ev-bad"' in html and 'data-method="unparsed"' in html
+    assert f"<pre>{ESCAPED}</pre>" in html and "<img" not in html
+    note = rendered({"seq": 2, "t": 0.0, "dir": "note", "message": None, "kind": "error", "text": HOSTILE})
+    assert 'class="ev ev-note ev-bad kind-error"' in note and "<details class=\"raw\">" not in note
+    assert f'<span class="preview">{ESCAPED}</span>' in note
+
+
+def test_append_fragment_is_an_oob_swap_of_every_line():
+    rows = [{"seq": i, "t": 0.0, "dir": "stderr", "raw": "x", "text": "x", "message": None} for i in (1, 2)]
+    html = render.transcript_append(rows)
+    assert html.startswith('<div id="transcript-lines" hx-swap-oob="beforeend"><details')
+    assert 'id="ev-1"' in html and 'id="ev-2"' in html and html.endswith("</details></div>")
