@@ -16,7 +16,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from playground.mcp.client import McpClient, RequestTimeout
@@ -369,15 +369,26 @@ class SessionWorker:
                 "calls": sorted(self._calls), "server_requests": self.responder.pending()}
 
 
+def _method(row: dict[str, Any]) -> str:
+    message = row.get("message")
+    method = message.get("method") if isinstance(message, dict) else None
+    return method[:200] if isinstance(method, str) else ""
+
+
 def save_events(session_id: int, rows: list[dict[str, Any]]) -> None:
-    with transaction.atomic():
-        Event.objects.bulk_create([
-            Event(session_id=session_id, seq=row["seq"], t=row["t"], dir=row["dir"],
-                  method=(row.get("message") or {}).get("method", "")[:200]
-                  if isinstance(row.get("message"), dict) and isinstance(row["message"].get("method"), str) else "",
-                  data=row)
-            for row in rows
-        ], ignore_conflicts=True)  # idempotent: a batch whose save was interrupted may be saved again
+    """One transaction: the rows, then the session's event count.
+
+    A plain INSERT ... ON CONFLICT DO NOTHING with executemany (SQLite and PostgreSQL): the ORM's
+    bulk_create built a model instance and compiled every field of every row, twice the cost of
+    the insert itself in a flood. Idempotent, as before: a batch whose save was interrupted may
+    be saved again. JSON is adapted per backend as the JSONField does (jsonb on PostgreSQL)."""
+    table = connection.ops.quote_name(Event._meta.db_table)
+    adapt = connection.ops.adapt_json_value
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {table} (session_id, seq, t, dir, method, data) VALUES (%s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (session_id, seq) DO NOTHING",
+            [(session_id, row["seq"], row["t"], row["dir"], _method(row), adapt(row, None)) for row in rows])
         Session.objects.filter(pk=session_id).update(event_count=rows[-1]["seq"])
 
 
