@@ -1,13 +1,15 @@
 """HTML fragments the consumer sends over the websocket: explicit htmx out-of-band swaps.
 
 Everything a server sent is untrusted: it only ever reaches HTML through Django's
-autoescaping templates (no `|safe` on server data anywhere).
+autoescaping templates, or lines.py's explicit escaping for the transcript line (no `|safe`
+on server data anywhere).
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import orjson
 from django.template.loader import render_to_string
 
 from .lines import lines_html
@@ -15,6 +17,19 @@ from .lines import lines_html
 ARROWS = {"send": "→", "recv": "←", "stderr": "⚠", "note": "•"}
 PREVIEW_CHARS = 160
 PRETTY_LIMIT = 200_000      # characters of pretty JSON rendered inline; the raw text is capped by the tap
+
+
+def pretty_json(value: Any, raw: str = "") -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)`, 30x faster with orjson (same layout;
+    exponents may read 1e-7 for 1e-07). Python's encoder is kept where orjson would differ or
+    fail: NaN/Infinity (which orjson would write as null; `raw` is the frame they came from),
+    integers beyond 64 bits and lone surrogates (orjson raises)."""
+    if "NaN" not in raw and "Infinity" not in raw:
+        try:
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        except (orjson.JSONEncodeError, TypeError):
+            pass
+    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def line(row: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +49,7 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
             if isinstance(body, dict) and body.get("isError") is True:
                 is_error = True
         preview = json.dumps(body, ensure_ascii=False)[:PREVIEW_CHARS] if body is not None else ""
-        pretty = json.dumps(message, indent=2, ensure_ascii=False)[:PRETTY_LIMIT]
+        pretty = pretty_json(message, row.get("raw") or "")[:PRETTY_LIMIT]
     elif row["dir"] == "note":
         label, preview = row.get("kind") or "note", row.get("text") or ""
         is_error = row.get("kind") in ("error", "timeout")

@@ -42,3 +42,11 @@ def test_append_fragment_is_an_oob_swap_of_every_line():
     html = render.transcript_append(rows)
     assert html.startswith('<div id="transcript-lines" hx-swap-oob="beforeend"><details')
     assert 'id="ev-1"' in html and 'id="ev-2"' in html and html.endswith("</details></div>")
+
+
+def test_pretty_json_matches_the_stdlib_layout_and_falls_back_where_orjson_differs():
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"text": "é <b>", "n": [1, 2.5, None, True], "o": {}}}
+    assert render.pretty_json(message, json.dumps(message)) == json.dumps(message, indent=2, ensure_ascii=False)
+    for raw in ('{"x": NaN}', '{"x": -Infinity}', '{"x": 1180591620717411303424}', '{"x": "\\ud800"}'):
+        parsed = json.loads(raw)
+        assert render.pretty_json(parsed, raw) == json.dumps(parsed, indent=2, ensure_ascii=False)
