@@ -16,7 +16,7 @@ def echo(x: str) -> str:
 def big(megabytes: float = 10.0) -> str:
     """A text result of about `megabytes` MB (the large-payload benchmark)."""
     line = "0123456789abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ <escaped & shown> 0123456789\n"
-    return line * int(megabytes * 1_000_000 / len(line))
+    return line * int(megabytes * 1_000_000 / len(line)) + "THE END"
 
 
 if __name__ == "__main__":

@@ -174,7 +174,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
     # From the session group ---------------------------------------------------
 
     async def session_events(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.transcript_append(message["events"]))
+        for frame in render.transcript_append_frames(message["events"]):
+            await self.send(text_data=frame)
 
     async def session_state(self, message: dict[str, Any]) -> None:
         if message["state"].get("status") in (Session.Status.ENDED, Session.Status.FAILED):
@@ -192,7 +193,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render.progress(message["call_id"], message["progress"]))
 
     async def session_result(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.result(message, self.catalogue))
+        for frame in render.result_frames(message, self.catalogue):
+            await self.send(text_data=frame)
 
     async def session_server_request(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.server_request(message))
@@ -204,7 +206,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
         self.catalogue = message.get("catalogue") or self.catalogue
         for outcome in message.get("results", [])[-1:]:
-            await self.send(text_data=render.result(outcome, self.catalogue))
+            for frame in render.result_frames(outcome, self.catalogue):
+                await self.send(text_data=frame)
         for call_id, progress in message.get("progress", {}).items():
             await self.send(text_data=render.call_started({"call_id": call_id, "name": ""}))
             await self.send(text_data=render.progress(call_id, progress))

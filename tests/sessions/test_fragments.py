@@ -1,8 +1,12 @@
-"""The transcript line is built in Python (lines.py), not by a template: it must escape every
-value a server controls, in text and in attributes, exactly as autoescaping did."""
+"""Fragments sent over the websocket. The transcript line is built in Python (lines.py), not by a
+template: it must escape every value a server controls, in text and in attributes, as
+autoescaping did. No fragment may exceed daphne's 1 MiB websocket message limit (a larger one
+closes the page's socket): big results and batches go in pieces."""
 from __future__ import annotations
 
+import html
 import json
+import re
 
 from playground.sessions import render
 from playground.sessions.lines import line_html
@@ -50,3 +54,34 @@ def test_pretty_json_matches_the_stdlib_layout_and_falls_back_where_orjson_diffe
     for raw in ('{"x": NaN}', '{"x": -Infinity}', '{"x": 1180591620717411303424}', '{"x": "\\ud800"}'):
         parsed = json.loads(raw)
         assert render.pretty_json(parsed, raw) == json.dumps(parsed, indent=2, ensure_ascii=False)
+
+
+LIMIT = 1024 * 1024
+
+
+def test_a_big_result_goes_in_pieces_under_the_limit_and_nothing_is_lost():
+    text = ('"quoted" <b> & ' * 200_000) + "THE END"          # ~3 MB, grows six-fold where escaped
+    outcome = {"call_id": "c1", "command": "call_tool", "name": "big",
+               "result": {"content": [{"type": "text", "text": text}], "structuredContent": {"t": text}}}
+    frames = render.result_frames(outcome, {})
+    assert len(frames) > 3 and all(len(f.encode()) < LIMIT for f in frames)
+    assert 'id="result"' in frames[0]
+    # The rest of the text goes into a closed <details> (laid out only when opened), in pieces.
+    assert re.search(r'<details class="more"><summary>\d+ more characters</summary>'
+                     r'<pre class="text" id="result-text-0-more"></pre></details>', frames[0])
+    pieces = re.findall(r'<pre id="result-text-0-more" hx-swap-oob="beforeend">(.*?)</pre>', "".join(frames[1:]), re.S)
+    first = re.search(r'<pre class="text">(.*?)</pre>', frames[0], re.S).group(1)
+    assert html.unescape(first + "".join(pieces)) == text
+    assert any('id="result-structured-more" hx-swap-oob="beforeend"' in f for f in frames)
+    assert any('id="result-raw-more" hx-swap-oob="beforeend"' in f for f in frames)
+
+
+def test_a_batch_of_big_lines_is_split_and_a_line_is_capped():
+    raw = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": '"' * 900_000}})
+    rows = [{"seq": i, "t": 0.0, "dir": "recv", "raw": raw, "message": json.loads(raw), "size": len(raw)}
+            for i in range(1, 6)]
+    frames = render.transcript_append_frames(rows)
+    assert len(frames) > 1 and all(len(f.encode()) < LIMIT for f in frames)
+    assert all(f.startswith('<div id="transcript-lines" hx-swap-oob="beforeend">') for f in frames)
+    assert sum(f.count('class="ev ') for f in frames) == 5
+    assert "raw text shown up to" in frames[0]
