@@ -34,6 +34,11 @@ WORKERS: dict[int, "SessionWorker"] = {}
 
 FLUSH_MAX_EVENTS = 500        # one database batch at most
 FLUSH_WINDOW = 0.02           # seconds to gather more events once one arrived
+# Events waiting to be saved beyond which the server's output is no longer read (the tap is
+# paused, the server blocks on its pipe), and below which reading resumes: a flood costs
+# bounded memory instead of queuing every event (20,000 of them grew the process by ~30 MB).
+BACKLOG_HIGH = 4 * FLUSH_MAX_EVENTS
+BACKLOG_LOW = FLUSH_MAX_EVENTS
 
 
 def group_name(session_id: int) -> str:
@@ -145,6 +150,7 @@ class SessionWorker:
         finally:
             for task in list(self._calls.values()):
                 task.cancel()
+            self.tap.resume()       # the transport's readers must drain while it closes
             if self.client is not None:
                 with contextlib.suppress(Exception):
                     await self.client.close()
@@ -199,6 +205,8 @@ class SessionWorker:
             self.era_evidence = event.text or ""
         self._buffer.append(event)
         self._buffered.set()
+        if len(self._buffer) >= BACKLOG_HIGH:
+            self.tap.pause()
 
     async def _flush_loop(self) -> None:
         while True:
@@ -221,6 +229,8 @@ class SessionWorker:
             rows = [event.to_dict() for event in batch]
             await database_sync_to_async(save_events)(self.session_id, rows)
             del self._buffer[:len(batch)]
+            if len(self._buffer) <= BACKLOG_LOW:
+                self.tap.resume()
             await self.broadcast({"type": "session.events", "events": rows})
         self._buffered.clear()
 
