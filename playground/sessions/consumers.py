@@ -130,19 +130,26 @@ class SessionConsumer(AsyncWebsocketConsumer):
             try:
                 arguments = json.loads(content.get("arguments_json") or "{}")
             except ValueError as exc:
-                await self.send(text_data=render.form_errors([{"path": "", "message": f"not valid JSON: {exc}"}]))
+                await self._form_errors([{"path": "", "message": f"not valid JSON: {exc}"}])
                 return None
             problems: list[str] = []
         else:
             arguments, problems = parse_form(schema, content, prefix="args")
         errors = [{"path": "", "message": p} for p in problems] + validate_arguments(schema, arguments)
         if errors and not content.get("send_anyway"):
-            await self.send(text_data=render.form_errors(errors))
+            await self._form_errors(errors)
             return None
-        await self.send(text_data=render.form_errors([]))
+        await self._form_errors([])
         timeout = content.get("timeout")
         return {"command": "call_tool", "name": name, "arguments": arguments,
                 "timeout": float(timeout) if timeout not in (None, "") else None}
+
+    async def _form_errors(self, errors: list[dict[str, Any]]) -> None:
+        """Show errors under the form; clear them only if this tab was shown some (a fresh
+        form has none): a call that validates costs one websocket message less."""
+        if errors or getattr(self, "_errors_shown", False):
+            await self.send(text_data=render.form_errors(errors))
+        self._errors_shown = bool(errors)
 
     @staticmethod
     def _raw_command(content: dict[str, Any]) -> dict[str, Any] | None:

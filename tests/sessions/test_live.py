@@ -102,6 +102,7 @@ async def test_invalid_arguments_are_shown_and_can_be_sent_anyway():
                                                  "send_anyway": "1"}))
         result = await receive_until(comm, 'aria-label="Result"')
         assert "isError" in result   # the server itself rejected the bad call
+        assert '<div id="form-errors" hx-swap-oob="innerHTML"></div>' in result   # the errors shown were cleared
     finally:
         await comm.disconnect()
         await stop_all()
