@@ -181,7 +181,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
     # From the session group ---------------------------------------------------
 
     async def session_events(self, message: dict[str, Any]) -> None:
-        for frame in render.transcript_append_frames(message["events"]):
+        for frame in render.transcript_append_frames(json.loads(message["events_json"])):
             await self.send(text_data=frame)
 
     async def session_state(self, message: dict[str, Any]) -> None:
