@@ -31,6 +31,7 @@ os.environ["PLAYGROUND_SQLITE_PATH"] = str(TMP / "bench.sqlite3")
 os.environ.pop("DATABASE_URL", None)
 os.environ.pop("REDIS_URL", None)
 DAPHNE_ENV = dict(os.environ, PLAYGROUND_LOG_LEVEL="WARNING")
+DAPHNE_ENV.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)     # (set by the browser test run, if we run inside it)
 # This harness calls the ORM from its event loop on purpose (setup and counting, never timed);
 # daphne's environment (above) does not get this.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

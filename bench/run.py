@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -31,6 +32,14 @@ from harness import App, call_frame, count_events, wait_for  # noqa: E402
 # Under a flood a page may be sent a marker for lines it was not sent (the database has them).
 SKIPPED = re.compile(r'data-skipped="(\d+)"')
 PARTS = ("relay", "flood", "sessions", "transcript", "payload")
+
+
+SETTLE = 1.0      # --quick shortens the pauses that let the server settle before a measurement
+
+
+async def settle(seconds: float) -> None:
+    """A pause before a memory or CPU reading (benchmarks only: nothing here is a test)."""
+    await asyncio.sleep(seconds * SETTLE)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -71,6 +80,7 @@ async def relay(app: App, calls: int) -> dict[str, Any]:
             await ws.send(call_frame("echo", x=f"warm {warm}"))
             await wait_for(ws, '<section id="result"')
         done = 0
+        spent = 0.0
         while done < calls:
             n = min(block, calls - done)
             for i in range(done, done + n):
@@ -78,12 +88,14 @@ async def relay(app: App, calls: int) -> dict[str, Any]:
                 result = await sdk.call_tool("echo", {"x": f"hello {i}"})
                 base.append((time.perf_counter() - t0) * 1000)
                 assert result.content[0].text == f"hello {i}"
+            cpu_before = harness.cpu_seconds(app.pid)
             for i in range(done, done + n):
                 t0 = time.perf_counter()
                 await ws.send(call_frame("echo", x=f"hello {i}"))
                 frame = await wait_for(ws, '<section id="result"')
                 pg.append((time.perf_counter() - t0) * 1000)
                 assert f"hello {i}<" in frame, frame[:300]
+            spent += harness.cpu_seconds(app.pid) - cpu_before
             done += n
     finally:
         await ws.send(json.dumps({"action": "disconnect"}))
@@ -94,7 +106,7 @@ async def relay(app: App, calls: int) -> dict[str, Any]:
     return {"relay_ratio": round(med_pg / med_sdk, 3), "relay_p95_ratio": round(p95_pg / p95_sdk, 3),
             "relay_added_ms_median": round(med_pg - med_sdk, 3), "relay_median_ms": round(med_pg, 3),
             "relay_p95_ms": round(p95_pg, 3), "sdk_median_ms": round(med_sdk, 3), "sdk_p95_ms": round(p95_sdk, 3),
-            "relay_calls": calls}
+            "relay_calls": calls, "relay_daphne_cpu_ms_per_call": round(spent / calls * 1000, 3)}
 
 
 # 2. Flood ---------------------------------------------------------------------------------
@@ -126,7 +138,7 @@ async def flood(app: App, count: int) -> dict[str, Any]:
     session_id = app.connect(server)
     ws = await app.socket(session_id)
     await wait_for(ws, 'id="catalogue"')
-    await asyncio.sleep(0.5)                    # let the connect's own events settle before the baseline
+    await settle(0.5)                           # let the connect's own events settle before the baseline
     base = harness.rss_mb(app.pid)
     harness.reset_peak(app.pid)
     cpu0 = harness.cpu_seconds(app.pid)
@@ -150,9 +162,9 @@ async def flood(app: App, count: int) -> dict[str, Any]:
 
     # The same flood with a viewer that stops reading: the server must not queue it all up.
     session_id = app.connect(server)
-    slow = await app.socket(session_id, max_queue=1)
+    slow = await app.socket(session_id, max_queue=1, close_timeout=0.5)   # a stalled client: no clean close
     await wait_for(slow, 'id="catalogue"')
-    await asyncio.sleep(0.5)
+    await settle(0.5)
     slow_base = harness.rss_mb(app.pid)
     harness.reset_peak(app.pid)
     t1 = time.perf_counter()
@@ -161,7 +173,7 @@ async def flood(app: App, count: int) -> dict[str, Any]:
         while await asyncio.to_thread(count_events, session_id, "notifications/message") < count:
             await asyncio.sleep(0.05)
     slow_persist_s = time.perf_counter() - t1
-    await asyncio.sleep(1.0)                # what the server would queue for this viewer, it has queued now
+    await settle(1.0)                       # what the server would queue for this viewer, it has queued now
     slow_peak = harness.peak_mb(app.pid) - slow_base
     await slow.send(json.dumps({"action": "disconnect"}))
     await slow.close()
@@ -178,7 +190,7 @@ async def flood(app: App, count: int) -> dict[str, Any]:
 
 async def sessions(app: App, count: int, idle_seconds: float) -> dict[str, Any]:
     server = app.server("bench-idle", harness.PEER_FLOOD)
-    await asyncio.sleep(0.5)
+    await settle(0.5)
     before = harness.rss_mb(app.pid)
     ids = [app.connect(server) for _ in range(count)]
     async with asyncio.timeout(120):
@@ -188,7 +200,7 @@ async def sessions(app: App, count: int, idle_seconds: float) -> dict[str, Any]:
             if all(s == "connected" for s in statuses):
                 break
             await asyncio.sleep(0.1)
-    await asyncio.sleep(2.0)                    # catalogues saved, transcripts flushed
+    await settle(2.0)                           # catalogues saved, transcripts flushed
     after = harness.rss_mb(app.pid)
     cpu0, t0 = harness.cpu_seconds(app.pid), time.monotonic()
     await asyncio.sleep(idle_seconds)
@@ -353,6 +365,7 @@ ROWS = [  # key, label, target (text), unit
     ("sdk_p95_ms", "relay: SDK client p95", "", "ms"),
     ("relay_p95_ratio", "relay: ratio at p95", "<= 1.1", "x"),
     ("relay_added_ms_median", "relay: added at the median", "", "ms"),
+    ("relay_daphne_cpu_ms_per_call", "relay: daphne CPU per call", "", "ms"),
     ("flood_msgs_per_s", "flood: persisted + delivered", ">= 35000", "msg/s"),
     ("sdk_flood_msgs_per_s", "flood: SDK client", "", "msg/s"),
     ("flood_daphne_cpu_percent", "flood: daphne CPU while flooding", "", "%"),
@@ -436,28 +449,38 @@ def profiled(app: App, part: str, folder: str):
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
+    global SETTLE
     quick = args.quick
+    SETTLE = 0.2 if quick else 1.0
     parts = args.only.split(",") if args.only else list(PARTS)
     facts = machine()
     app = App()
     app.start()
     results: dict[str, Any] = {}
     runs = {
-        "relay": lambda: relay(app, 50 if quick else 1000),
+        "relay": lambda: relay(app, 30 if quick else 1000),
         "flood": lambda: flood(app, 2000 if quick else 20_000),
         "transcript": lambda: transcript(app, 2000 if quick else 50_000),
         "payload": lambda: payload(app, 1.0 if quick else 10.0, browser=not quick and not args.no_browser),
-        "sessions": lambda: sessions(app, 5 if quick else 100, 1.0 if quick else 10.0),
+        "sessions": lambda: sessions(app, 5 if quick else 100, 0.3 if quick else 10.0),
     }
     try:
         for part in PARTS:
             if part in parts:
+                started = time.perf_counter()
                 with profiled(app, part, args.profile):
                     results.update(await runs[part]())
+                print(f"{part}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    except BaseException:
+        print(f"bench failed; daphne's log and any screenshot are in {harness.TMP}", file=sys.stderr)
+        raise
     finally:
         app.stop()
+    shutil.rmtree(harness.TMP, ignore_errors=True)
     facts["load_after"] = os.getloadavg()
     print(table(results))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     if not args.no_write:
         write_report(results, facts, quick)
     return results
@@ -470,4 +493,5 @@ if __name__ == "__main__":
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part")
     parser.add_argument("--profile", default="", metavar="DIR", help="py-spy daphne per part into DIR (needs py-spy)")
     parser.add_argument("--no-write", action="store_true", help="print only; keep results.json/RESULTS.md")
+    parser.add_argument("--json", default="", metavar="PATH", help="also write the figures to PATH")
     asyncio.run(main(parser.parse_args()))
