@@ -151,6 +151,7 @@ def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[st
     """The Result region, then the appends that complete its long texts."""
     from .results import describe_result
     described = describe_result(outcome, catalogue)
+    described["has_structured"] = bool(described.get("structured"))   # even if all of it comes in pieces
     fields: list[tuple[dict[str, Any], str, str]] = []       # (holder, key, dom id of the rest)
     items = described["items"] + described["contents"] + [m["item"] for m in described["messages"]]
     for index, item in enumerate(items):

@@ -85,3 +85,13 @@ def test_a_batch_of_big_lines_is_split_and_a_line_is_capped():
     assert all(f.startswith('<div id="transcript-lines" hx-swap-oob="beforeend">') for f in frames)
     assert sum(f.count('class="ev ') for f in frames) == 5
     assert "raw text shown up to" in frames[0]
+
+
+def test_a_small_result_is_one_fragment_with_everything():
+    outcome = {"call_id": "c1", "command": "call_tool", "name": "t",
+               "result": {"content": [{"type": "text", "text": "hello <b>"}], "structuredContent": {"a": 1}}}
+    frames = render.result_frames(outcome, {"tools": [{"name": "t", "outputSchema": {"type": "object"}}]})
+    assert len(frames) == 1
+    assert '<pre class="text">hello &lt;b&gt;</pre>' in frames[0]
+    assert "matches outputSchema" in frames[0] and "structuredContent" in frames[0]
+    assert 'class="more"' not in frames[0]
