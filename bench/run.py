@@ -405,6 +405,8 @@ sessions run tests on this 2-core machine at the same time: see the load average
 
 {table(results)}
 
+What the profiles showed and what changed: `bench/README.md`.
+
 ## Machine
 
 {facts_md}
