@@ -1,4 +1,4 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels (Origin-checked, authenticated)."""
+"""ASGI entry point: HTTP through Django, websockets through Channels (Host- and Origin-checked, authenticated)."""
 import os
 
 from django.core.asgi import get_asgi_application
@@ -10,9 +10,11 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs settings loa
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from playground.security import AllowedHostsValidator  # noqa: E402
 from playground.sessions.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter({
     "http": django_asgi_app,
-    "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    "websocket": AllowedHostsValidator(
+        AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
 })

@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "playground.schemaforms",
     "playground.transcripts",
     "playground.sessions",
+    "playground.oauth",
 ]
 
 MIDDLEWARE = [
@@ -96,7 +97,8 @@ if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "capacity": 5000, "expiry": 60},
+            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "capacity": 5000, "expiry": 60,
+                       "prefix": os.environ.get("PLAYGROUND_REDIS_PREFIX", "asgi")},
         }
     }
 else:
@@ -127,6 +129,23 @@ PLAYGROUND_BIND = os.environ.get("PLAYGROUND_BIND", "127.0.0.1")
 PLAYGROUND_PORT = int(os.environ.get("PLAYGROUND_PORT", "8000"))
 # Per-request timeout (seconds) for MCP requests, reset by progress.
 PLAYGROUND_REQUEST_TIMEOUT = float(os.environ.get("PLAYGROUND_REQUEST_TIMEOUT", "60"))
+# Frames larger than this are recorded truncated, with their real size (delivery is unaffected).
+PLAYGROUND_MAX_FRAME_BYTES = int(os.environ.get("PLAYGROUND_MAX_FRAME_BYTES", "1000000"))
+# Under a flood, each transcript fragment sent to a page carries at most this many lines; the
+# rest are counted in a "N more events (see export)" marker (the database keeps them all).
+PLAYGROUND_PAGE_MAX_LINES = int(os.environ.get("PLAYGROUND_PAGE_MAX_LINES", "200"))
+
+# Hosted mode (see playground/security.py). stdio servers run commands on this machine.
+PLAYGROUND_ALLOW_STDIO = env_bool("PLAYGROUND_ALLOW_STDIO", True)
+PLAYGROUND_STDIO_COMMANDS = env_list("PLAYGROUND_STDIO_COMMANDS")          # empty: any command
+# HTTP targets: loopback is the main use of a local tool; private, link-local and cloud
+# metadata addresses are refused unless allowed (checked on save and on every connection).
+PLAYGROUND_HTTP_ALLOW_LOOPBACK = env_bool("PLAYGROUND_HTTP_ALLOW_LOOPBACK", True)
+PLAYGROUND_HTTP_ALLOW_PRIVATE = env_bool("PLAYGROUND_HTTP_ALLOW_PRIVATE", False)
+
+# Durability: a worker touches its session's heartbeat every N seconds; a live session whose
+# heartbeat is older than 3N has lost its worker (its process died) and is marked ended.
+PLAYGROUND_HEARTBEAT_SECONDS = float(os.environ.get("PLAYGROUND_HEARTBEAT_SECONDS", "10"))
 
 LOGGING = {
     "version": 1,

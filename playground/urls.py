@@ -12,6 +12,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("login/token/<str:token>/", registry_views.token_login, name="token_login"),
     path("", include("playground.sessions.urls")),
+    path("", include("playground.oauth.urls")),
     path("", include("playground.registry.urls")),
     # A local tool run by daphne with DEBUG off: serve static files from the finders ourselves.
     re_path(rf"^{settings.STATIC_URL.strip('/')}/(?P<path>.*)$", serve_static, {"insecure": True}),

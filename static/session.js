@@ -77,10 +77,15 @@
     }
     const form = el.closest && el.closest("#tool-form");
     if (form) preview(form);
+    if (el.matches("[data-complete]")) scheduleCompletion(el);
+  });
+  document.addEventListener("focusin", (e) => {
+    if (e.target.matches && e.target.matches("[data-complete]")) scheduleCompletion(e.target);
   });
   document.addEventListener("change", (e) => {
     const el = e.target;
     if (el.matches("[data-dir-filter]")) refilter();
+    if (el.matches("[data-auto-refresh]")) el.closest("form").requestSubmit();
     if (el.matches("[data-mode]")) switchMode(el.closest("form"), el.value);
     const form = el.closest && el.closest("#tool-form");
     if (form) preview(form);
@@ -91,6 +96,7 @@
     if (b.matches("[data-follow]")) setFollowing(!following);
     if (b.matches("[data-elicit-action]")) answerElicitation(b);
     if (b.matches("[data-sampling-action]")) answerSampling(b);
+    if (b.matches("[data-suggest]")) useSuggestion(b);
     const form = b.closest("#tool-form");
     if (form) setTimeout(() => preview(form), 0);
   });
@@ -135,7 +141,7 @@
     const action = button.dataset.elicitAction;
     if (action === "accept") {
       if (!form.reportValidity()) return;
-      const content = window.schemaForms ? window.schemaForms.collect(form, "content") : {};
+      const content = window.schemaForms ? window.schemaForms.collect(form) : {};
       sendAnswer(form.dataset.key, { action: "accept", content });
     } else {
       sendAnswer(form.dataset.key, { action });
@@ -148,7 +154,56 @@
     sendAnswer(form.dataset.key, { role: v("role"), content: { type: "text", text: v("text") }, model: v("model"), stopReason: v("stopReason") });
   }
 
-  document.addEventListener("htmx:after:swap", () => { watchTranscript(); const f = document.getElementById("tool-form"); if (f) preview(f); });
+  // --- completion/complete as the user types (debounced; the answer is an OOB fragment) ---
+  const COMPLETE_DELAY_MS = 250;
+  const timers = new WeakMap();
+  function scheduleCompletion(input) {
+    clearTimeout(timers.get(input));
+    timers.set(input, setTimeout(() => requestCompletion(input), COMPLETE_DELAY_MS));
+  }
+  function requestCompletion(input) {
+    const form = document.getElementById("complete-form");
+    if (!form || !input.isConnected) return;
+    const context = {};
+    const owner = input.closest("form");
+    if (owner) owner.querySelectorAll("[data-complete]").forEach((other) => {
+      if (other !== input && other.value !== "") context[other.dataset.argument] = other.value;
+    });
+    const set = (n, v) => { form.querySelector(`[name=${n}]`).value = v; };
+    set("ref_type", input.dataset.complete);
+    set("ref", input.dataset.ref);
+    set("argument", input.dataset.argument);
+    set("value", input.value);
+    set("context", JSON.stringify(context));
+    set("target", "sugg-" + input.id);
+    form.requestSubmit();
+  }
+  function useSuggestion(button) {
+    const box = button.closest("[data-suggestions]");
+    const input = box && document.getElementById(box.id.replace(/^sugg-/, ""));
+    if (!input) return;
+    input.value = button.dataset.suggest;
+    box.replaceChildren();
+    input.focus();
+  }
+
+  // --- elapsed time of calls in flight ------------------------------------------------
+  setInterval(() => {
+    document.querySelectorAll(".inflight [data-started]").forEach((el) => {
+      const started = Number(el.dataset.started);
+      if (started) el.textContent = Math.max(0, (Date.now() - started) / 1000).toFixed(1) + " s";
+    });
+  }, 250);
+
+  // --- notification and log panels keep their last entries ----------------------------
+  const MAX_FEED = 500;
+  function trimFeeds() {
+    document.querySelectorAll("ol.feed").forEach((ol) => {
+      while (ol.children.length > MAX_FEED) ol.firstElementChild.remove();
+    });
+  }
+
+  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); const f = document.getElementById("tool-form"); if (f) preview(f); });
   document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); refilter(); });
   if (document.readyState !== "loading") { watchTranscript(); watchResult(); }
 })();

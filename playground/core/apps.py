@@ -6,3 +6,6 @@ class CoreConfig(AppConfig):
 
     name = "playground.core"
     label = "core"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (registers the system checks)

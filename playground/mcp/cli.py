@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .auth import AuthSettings, HeadlessAuthorizer, OAuth
 from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
@@ -67,6 +68,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="answer elicitation requests so (accept fills the schema's defaults)")
     parser.add_argument("--elicit-content", metavar="JSON", help="content merged into accepted elicitations")
     parser.add_argument("--sample", metavar="TEXT", help="answer sampling requests with this text")
+    oauth = parser.add_argument_group("OAuth 2.1 (for --url; a 401 starts the flow, the redirect is followed headlessly)")
+    oauth.add_argument("--no-oauth", action="store_true", help="do not authorize on a 401")
+    oauth.add_argument("--client-id", default="", help="pre-registered OAuth client id")
+    oauth.add_argument("--client-secret", default="", help="its secret (masked in the transcript)")
+    oauth.add_argument("--client-auth", choices=["client_secret_basic", "client_secret_post", "none"], default="",
+                       help="token endpoint authentication method (default: from the server's metadata)")
+    oauth.add_argument("--issuer", default="", help="the authorization server the pre-registered client belongs to")
+    oauth.add_argument("--scope", action="append", default=[], help="scope to request on top of the server's (repeatable)")
+    oauth.add_argument("--client-metadata-url", default="", help="a Client ID Metadata Document URL to use as client id")
     steps = parser.add_argument_group("steps (run in the order given, after connecting)")
     steps.add_argument("--list", dest="list", action=_Step, choices=sorted(LIST_KINDS))
     steps.add_argument("--call", dest="call", action=_Step, metavar="'NAME={json args}'")
@@ -127,6 +137,14 @@ def responder_from_args(ns: argparse.Namespace) -> StaticResponder:
             raise UsageError(f"--elicit-content is not valid JSON: {exc}") from exc
     return StaticResponder(roots=[{"uri": uri} for uri in ns.root] or None, elicitation=ns.elicit,
                            elicitation_content=content, sampling_text=ns.sample)
+
+
+def oauth_from_args(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> OAuth | None:
+    if config.transport == "stdio" or ns.no_oauth:
+        return None
+    settings = AuthSettings(client_id=ns.client_id, client_secret=ns.client_secret, auth_method=ns.client_auth,
+                            issuer=ns.issuer, scopes=list(ns.scope), client_metadata_url=ns.client_metadata_url)
+    return OAuth(tap, config.url, settings=settings, authorizer=HeadlessAuthorizer(), timeout=config.timeout)
 
 
 def describe_event(event: TranscriptEvent) -> str:
@@ -199,7 +217,7 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     outcome = Outcome()
     try:
         try:
-            client = await open_client(config, tap=tap, responder=responder)
+            client = await open_client(config, tap=tap, responder=responder, auth=oauth_from_args(ns, config, tap))
         except ConnectError as exc:
             print(f"mcp: could not connect: {exc}", file=sys.stderr)
             return EXIT_CONNECT

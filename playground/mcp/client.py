@@ -58,6 +58,9 @@ class ProtocolError(Exception):
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 NotificationListener = Callable[[dict[str, Any]], None]
+# Told of each `input_required` result before its input requests are answered:
+# (method, round number from 1, the result as received).
+InputRequiredListener = Callable[[str, int, dict[str, Any]], None]
 
 
 @dataclass
@@ -103,6 +106,7 @@ class McpClient:
         self._by_token: dict[str, _Pending] = {}
         self._listeners: list[NotificationListener] = []
         self._close_listeners: list[Callable[[str | None], None]] = []
+        self._input_listeners: list[InputRequiredListener] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._tool_schemas: dict[str, dict[str, Any]] = {}
         self.era = era
@@ -232,6 +236,11 @@ class McpClient:
     def on_close(self, listener: Callable[[str | None], None]) -> None:
         self._close_listeners.append(listener)
 
+    def on_input_required(self, listener: InputRequiredListener) -> None:
+        """Called in the requesting task, before the round's input requests go to the responder
+        (so a page can thread the rounds under the original call)."""
+        self._input_listeners.append(listener)
+
     # Sending --------------------------------------------------------------------
 
     def _meta(self) -> dict[str, Any]:
@@ -294,6 +303,11 @@ class McpClient:
             if round_no == self.max_input_rounds:
                 break
             attempt = dict(base or {})
+            for listener in list(self._input_listeners):
+                try:
+                    listener(method, round_no + 1, result)
+                except Exception as exc:
+                    self.tap.note("error", f"input_required listener failed: {exc!r}")
             requests = result.get("inputRequests")
             if isinstance(requests, dict) and requests:
                 attempt["inputResponses"] = await self._answer_inputs(requests, round_no + 1)
@@ -337,6 +351,9 @@ class McpClient:
                                       headers=self._extra_headers(method, sent_params))
             while True:
                 remaining = pending.deadline - loop.time()
+                if remaining <= 0 and self.transport.waiting_on_user():
+                    pending.deadline = loop.time() + limit   # a person is authorizing: wait for them
+                    continue
                 if remaining <= 0:
                     await self._cancel_request(request_id, f"timed out after {limit:g} s")
                     self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; "

@@ -13,9 +13,11 @@ from typing import Any
 
 from . import jsonrpc
 from .client import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, McpClient, RequestTimeout
+from .auth import OAuth
 from .config import ServerConfig
 from .events import Tap
 from .jsonrpc import JsonRpcError
+from .netguard import AddressRefused, NetGuard
 from .responder import Responder
 from .transports.base import HttpStatusError, Transport, TransportError
 
@@ -27,7 +29,8 @@ class ConnectError(Exception):
     """Could not connect or complete the handshake; the message says where it failed."""
 
 
-def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None) -> Transport:
+def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None,
+                   guard: NetGuard | None = None, auth: OAuth | None = None) -> Transport:
     kind = kind or config.transport
     if kind == "stdio":
         from .transports.stdio import StdioTransport
@@ -38,9 +41,10 @@ def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None) -> T
         raise ConnectError(f"{kind} server has no URL")
     if kind == "sse":
         from .transports.sse import SseTransport
-        return SseTransport(tap, config.url, dict(config.headers), timeout=config.timeout)
+        return SseTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard, auth=auth)
     from .transports.streamable_http import StreamableHttpTransport
-    return StreamableHttpTransport(tap, config.url, dict(config.headers), timeout=config.timeout)
+    return StreamableHttpTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard,
+                                   auth=auth)
 
 
 def _modern_error(exc: BaseException) -> JsonRpcError | None:
@@ -75,16 +79,26 @@ async def _discover_modern(client: McpClient, version: str) -> None:
 
 
 async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder: Responder | None = None,
-                      protocol_version: str | None = None, client_info: dict[str, Any] | None = None) -> McpClient:
+                      protocol_version: str | None = None, client_info: dict[str, Any] | None = None,
+                      guard: NetGuard | None = None, auth: OAuth | None = None) -> McpClient:
     """Start the transport, decide the era, and complete the handshake or discovery.
+    `auth` (HTTP only) authorizes with OAuth 2.1 when the server answers 401.
 
+    `guard` (HTTP only) refuses target addresses its policy forbids: checked here first for a
+    clear message, then again by every connection the transport opens (DNS may change).
     Raises ConnectError (with the transport closed) when no connection could be made."""
     tap = tap or Tap()
+    if guard is not None and config.transport != "stdio" and config.url:
+        try:
+            await guard.check_url(config.url)
+        except AddressRefused as exc:
+            tap.note("error", f"could not connect: {exc}", guard="address")
+            raise ConnectError(str(exc)) from exc
     kinds = ["http", "sse"] if config.transport == "auto" else [config.transport]
     era = config.era
     last_error: BaseException | None = None
     for index, kind in enumerate(kinds):
-        transport = make_transport(config, tap, kind)
+        transport = make_transport(config, tap, kind, guard, auth)
         client = McpClient(transport, tap=tap, responder=responder, era="modern" if era == "modern" else "legacy",
                            timeout=config.timeout, client_info=client_info)
         try:
@@ -106,7 +120,9 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
         except (JsonRpcError, TransportError, RequestTimeout, ConnectError, OSError) as exc:
             last_error = exc
             await client.close()
-            fallback = (index + 1 < len(kinds) and isinstance(exc, HttpStatusError) and 400 <= exc.status < 500)
+            # 401/403 are authorization answers, not a sign of the older transport.
+            fallback = (index + 1 < len(kinds) and isinstance(exc, HttpStatusError) and 400 <= exc.status < 500
+                        and exc.status not in (401, 403))
             if fallback:
                 tap.note("fallback", f"Streamable HTTP refused with HTTP {exc.status}; trying the HTTP+SSE transport",
                          status=exc.status)

@@ -1,6 +1,7 @@
 """Masking of secret values (header values, env values, tokens) in what the core reports."""
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 
@@ -46,7 +47,10 @@ class Redactor:
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         # Longest first so a secret containing another is replaced whole; ignore trivially short values.
-        self.values = sorted({v for v in values if v and len(v) >= 4}, key=len, reverse=True)
+        # Raw frames hold JSON text: a value with quotes, backslashes or non-ASCII appears escaped there.
+        plain = {v for v in values if v and len(v) >= 4}
+        escaped = {json.dumps(v, ensure_ascii=a)[1:-1] for v in plain for a in (True, False)}
+        self.values = sorted(plain | escaped, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(v) for v in self.values)) if self.values else None
 
     def __bool__(self) -> bool:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from django import forms
 
+from playground import security
+
 from . import interchange
 from .models import Server
 
@@ -28,13 +30,17 @@ class ServerForm(forms.ModelForm):
     headers = forms.CharField(label="Headers", required=False,
                               widget=forms.Textarea(attrs={**_MONO, "rows": 3}),
                               help_text="One Name: value per line, e.g. Authorization: Bearer …")
+    roots = forms.CharField(label="Roots", required=False,
+                            widget=forms.Textarea(attrs={**_MONO, "rows": 2}),
+                            help_text="Answers to the server's roots/list: one URI per line, optionally a name "
+                                      "after a space, e.g. file:///home/me/project Project.")
     era = forms.ChoiceField(label="Era", choices=Server.Era.choices, initial=Server.Era.LEGACY,
                             help_text="Legacy: initialize handshake (2025-11-25 and before). "
                                       "Modern: 2026-07-28, no handshake. Auto: probe with server/discover.")
 
     class Meta:
         model = Server
-        fields = ["name", "transport", "command", "args", "env", "cwd", "url", "headers", "era"]
+        fields = ["name", "transport", "command", "args", "env", "cwd", "url", "headers", "roots", "era"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -42,6 +48,7 @@ class ServerForm(forms.ModelForm):
             self.initial["args"] = interchange.format_arg_lines(self.instance.args)
             self.initial["env"] = interchange.format_env_lines(self.instance.env)
             self.initial["headers"] = interchange.format_header_lines(self.instance.headers)
+            self.initial["roots"] = interchange.format_root_lines(self.instance.roots)
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
@@ -73,12 +80,23 @@ class ServerForm(forms.ModelForm):
         except ValueError as exc:
             raise forms.ValidationError(exc.args[0]) from None
 
+    def clean_roots(self) -> list[dict[str, str]]:
+        try:
+            return interchange.parse_root_lines(self.cleaned_data["roots"])
+        except ValueError as exc:
+            raise forms.ValidationError(exc.args[0]) from None
+
     def clean(self) -> dict:
         data = super().clean()
         transport = data.get("transport")
         if transport == Server.Transport.STDIO:
             if not data.get("command"):
                 self.add_error("command", "A stdio server needs a command.")
+            else:
+                try:
+                    security.check_command(data["command"])
+                except security.PolicyError as exc:
+                    self.add_error("command", str(exc))
         elif transport in (Server.Transport.HTTP, Server.Transport.SSE, Server.Transport.AUTO):
             url = data.get("url")
             if not url:
@@ -88,6 +106,11 @@ class ServerForm(forms.ModelForm):
                     interchange.check_http_url(url)
                 except interchange.InterchangeError:
                     self.add_error("url", "Enter an http:// or https:// URL.")
+                    return data
+                try:
+                    security.check_url(url)
+                except security.PolicyError as exc:
+                    self.add_error("url", str(exc))
         return data
 
 

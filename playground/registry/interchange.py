@@ -412,3 +412,24 @@ def parse_arg_lines(text: str) -> list[str]:
 
 def format_arg_lines(args: list[str]) -> str:
     return "\n".join(args or [])
+
+
+def parse_root_lines(text: str) -> list[dict[str, str]]:
+    """`URI [name]` per line — the roots offered to the server; raises ValueError listing bad lines."""
+    roots: list[dict[str, str]] = []
+    errors: list[str] = []
+    for number, line in enumerate((text or "").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        uri, _, name = line.strip().partition(" ")
+        if ":" not in uri:
+            errors.append(f"Line {number}: {uri!r} is not a URI (e.g. file:///home/me/project).")
+            continue
+        roots.append({"uri": uri, **({"name": name.strip()} if name.strip() else {})})
+    if errors:
+        raise ValueError(errors)
+    return roots
+
+
+def format_root_lines(roots: list[dict[str, str]]) -> str:
+    return "\n".join(f"{r.get('uri', '')} {r.get('name', '')}".rstrip() for r in roots or [] if isinstance(r, dict))

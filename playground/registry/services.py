@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from playground import security
+
 from . import interchange
 from .models import Server
 
@@ -43,12 +45,25 @@ def _same_settings(server: Server, entry: interchange.Entry) -> bool:
     return entry_from_server(server).settings() == entry.settings()
 
 
+def policy_check(entry: interchange.Entry) -> None:
+    """The same rules as the server form (stdio allow-list, address guard)."""
+    if entry.transport == "stdio":
+        security.check_command(entry.command)
+    elif entry.url:
+        security.check_url(entry.url)
+
+
 @transaction.atomic
 def import_servers(result: interchange.ParseResult, *, replace: bool, owner=None) -> list[ImportOutcome]:
     """Create or update servers; never lose one on a name clash (update only when `replace`)."""
     outcomes: list[ImportOutcome] = []
     for entry in result.entries:
         notes = list(entry.notes)
+        try:
+            policy_check(entry)
+        except security.PolicyError as exc:
+            outcomes.append(ImportOutcome(entry.name, "skipped", reason=str(exc), notes=notes))
+            continue
         existing = Server.objects.filter(name=entry.name).first()
         if existing is not None and _same_settings(existing, entry):
             outcomes.append(ImportOutcome(entry.name, "skipped", existing,

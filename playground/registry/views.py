@@ -44,10 +44,23 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
     server = get_object_or_404(Server, pk=pk)
     form = ServerForm(request.POST or None, instance=server)
     if request.method == "POST" and form.is_valid():
+        roots_changed = "roots" in form.changed_data
         form.save()
+        if roots_changed:
+            tell_live_sessions_roots(server)
         messages.success(request, f"Saved {server.name}.")
         return redirect(server)
     return render(request, "registry/form.html", {"form": form, "server": server, "title": f"Edit {server.name}"})
+
+
+def tell_live_sessions_roots(server: Server) -> None:
+    """Live sessions of this server answer roots/list from the new list (and say it changed)."""
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    for channel in server.sessions.exclude(worker_channel="").values_list("worker_channel", flat=True):
+        async_to_sync(layer.send)(channel, {"command": "set_roots", "roots": list(server.roots or [])})
 
 
 @login_required

@@ -11,19 +11,26 @@ import json
 import logging
 from typing import Any
 
+import uritemplate
+
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.consumer import get_handler_name
+from django.conf import settings
 
+from playground.oauth import render as oauth_render
 from playground.schemaforms import parse_form, validate_arguments
 from playground.transcripts.models import Event, Session
 
 from . import render
+from .durability import reap_dead_sessions
+from .flood import PageWindow
 from .worker import group_name, session_state
 
 log = logging.getLogger(__name__)
 
 REPLAY_WINDOW = 1000      # events sent on (re)connect; older ones stay in the database and the export
+TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
 
 def can_view(user: Any, session: Session) -> bool:
@@ -41,6 +48,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
+        self.window = PageWindow(self._send_lines, budget=settings.PLAYGROUND_PAGE_MAX_LINES)
+        await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
         if session is None or not can_view(self.scope.get("user"), session):
             await self.close(code=4403)
@@ -63,6 +72,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await handler(message)
 
     async def disconnect(self, code: int) -> None:
+        if hasattr(self, "window"):
+            await self.window.close()
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
 
@@ -119,6 +130,24 @@ class SessionConsumer(AsyncWebsocketConsumer):
             command = self._raw_command(content)
         elif action == "answer":
             command = self._answer_command(content)
+        elif action == "read_template":
+            command = self._template_command(content)
+        elif action == "complete":
+            command = self._complete_command(content)
+        elif action in ("set_level", "subscribe", "unsubscribe") and (content.get("level") or content.get("uri")):
+            command = {"command": action, "level": str(content.get("level") or ""), "uri": str(content.get("uri") or "")}
+        elif action == "listen":
+            uris = [u.strip() for u in str(content.get("uris") or "").splitlines() if u.strip()]
+            command = {"command": "listen", "filter": {
+                **{flag: bool(content.get(flag)) for flag in ("toolsListChanged", "promptsListChanged",
+                                                              "resourcesListChanged")},
+                "resourceSubscriptions": uris}}
+        elif action == "stop_listen":
+            command = {"command": "stop_listen"}
+        elif action == "auto_refresh":
+            command = {"command": "auto_refresh", "on": bool(content.get("on"))}
+        elif action in ("task_get", "task_result", "task_cancel") and content.get("task_id"):
+            command = {"command": action, "task_id": str(content["task_id"]), "name": str(content["task_id"])}
         if command is not None:
             await self.channel_layer.send(self.worker_channel, command)
 
@@ -141,8 +170,34 @@ class SessionConsumer(AsyncWebsocketConsumer):
             return None
         await self._form_errors([])
         timeout = content.get("timeout")
-        return {"command": "call_tool", "name": name, "arguments": arguments,
-                "timeout": float(timeout) if timeout not in (None, "") else None}
+        command = {"command": "call_tool", "name": name, "arguments": arguments,
+                   "timeout": float(timeout) if timeout not in (None, "") else None}
+        if content.get("as_task"):
+            command["task"] = {"ttl": TASK_TTL_MS}
+        return command
+
+    def _template_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
+        """Expand a resource template (RFC 6570) with the form's variables, then read the URI."""
+        template = str(content.get("template") or "")
+        if not any(t.get("uriTemplate") == template for t in self.catalogue.get("templates", [])):
+            return None
+        variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
+        return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
+
+    def _complete_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
+        """`completion/complete` for one field as the user types; the answer comes back to this tab only."""
+        ref_type, target = str(content.get("ref_type") or ""), str(content.get("target") or "")
+        if ref_type not in ("ref/prompt", "ref/resource") or not target or not content.get("argument"):
+            return None
+        ref = {"type": ref_type, ("name" if ref_type == "ref/prompt" else "uri"): str(content.get("ref") or "")}
+        try:
+            context = json.loads(content.get("context") or "{}")
+        except ValueError:
+            context = {}
+        context = {str(k): str(v) for k, v in context.items() if v not in ("", None)} if isinstance(context, dict) else {}
+        return {"command": "complete", "ref": ref, "target": target, "context": context,
+                "argument": {"name": str(content["argument"]), "value": str(content.get("value") or "")},
+                "reply_channel": self.channel_name}
 
     async def _form_errors(self, errors: list[dict[str, Any]]) -> None:
         """Show errors under the form; clear them only if this tab was shown some (a fresh
@@ -181,7 +236,14 @@ class SessionConsumer(AsyncWebsocketConsumer):
     # From the session group ---------------------------------------------------
 
     async def session_events(self, message: dict[str, Any]) -> None:
-        for frame in render.transcript_append_frames(json.loads(message["events_json"])):
+        await self.window.push(json.loads(message["events_json"]))
+
+    async def _send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
+        """One windowed fragment (see flood.py): a marker for lines left out, then the lines
+        (in appends that stay under daphne's 1 MiB websocket message)."""
+        if skipped:
+            await self.send(text_data=render.skipped(self.session_id, skipped))
+        for frame in render.transcript_append_frames(rows):
             await self.send(text_data=frame)
 
     async def session_state(self, message: dict[str, Any]) -> None:
@@ -209,14 +271,35 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def session_server_request_done(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.server_request_done(message["key"]))
 
+    async def session_feed(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.feed(message["entries"]))
+
+    async def session_panels(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.panels(message["panels"]))
+
+    async def session_completion(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=render.completion(message))
+
     async def session_snapshot(self, message: dict[str, Any]) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
         self.catalogue = message.get("catalogue") or self.catalogue
         for outcome in message.get("results", [])[-1:]:
             for frame in render.result_frames(outcome, self.catalogue):
                 await self.send(text_data=frame)
-        for call_id, progress in message.get("progress", {}).items():
-            await self.send(text_data=render.call_started({"call_id": call_id, "name": ""}))
-            await self.send(text_data=render.progress(call_id, progress))
+        if message.get("panels"):
+            await self.send(text_data=render.panels(message["panels"]))
+            await self.send(text_data=render.feed(message.get("feed", []), replace=True))
+        for call in message.get("inflight", []):
+            await self.send(text_data=render.call_started(call))
+            if call["call_id"] in message.get("progress", {}):
+                await self.send(text_data=render.progress(call["call_id"], message["progress"][call["call_id"]]))
         for request in message.get("server_requests", []):
             await self.send(text_data=render.server_request(request))
+        for pending in message.get("oauth_pending", []):
+            await self.send(text_data=oauth_render.authorize_card(pending))
+
+    async def session_oauth(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=oauth_render.authorize_card(message["pending"]))
+
+    async def session_oauth_done(self, message: dict[str, Any]) -> None:
+        await self.send(text_data=oauth_render.authorize_card_done(message["state"]))

@@ -114,6 +114,11 @@ def transcript_append_frames(rows: list[dict[str, Any]]) -> list[str]:
     return [f'<div id="transcript-lines" hx-swap-oob="beforeend">{"".join(f)}</div>' for f in frames]
 
 
+def skipped(session_id: int, count: int) -> str:
+    """The marker for lines a flood left out of the page (the export has them)."""
+    return render_to_string("sessions/_skipped.html", {"session_id": session_id, "count": count})
+
+
 def state(state: dict[str, Any]) -> str:
     return render_to_string("sessions/_state.html", {"state": state, "oob": True})
 
@@ -124,7 +129,9 @@ def catalogue(session_id: int, catalogue: dict[str, Any]) -> str:
 
 
 def call_started(message: dict[str, Any]) -> str:
-    return render_to_string("sessions/_call_started.html", {"call": message})
+    started = message.get("started")
+    call = {**message, "started": int(started * 1000) if isinstance(started, (int, float)) else ""}
+    return render_to_string("sessions/_call_started.html", {"call": call})
 
 
 def progress(call_id: str, params: dict[str, Any]) -> str:
@@ -193,3 +200,21 @@ def notice(text: str) -> str:
 
 def form_errors(errors: list[dict[str, Any]]) -> str:
     return render_to_string("sessions/_form_errors.html", {"errors": errors})
+
+
+def feed(entries: list[dict[str, Any]], *, replace: bool = False) -> str:
+    """Server notifications: log messages to the Log panel, the rest to Notifications."""
+    return render_to_string("sessions/_feed.html", {
+        "logs": [e for e in entries if e.get("kind") == "log"],
+        "notes": [e for e in entries if e.get("kind") != "log"],
+        "swap": "innerHTML" if replace else "beforeend", "replace": replace})
+
+
+def panels(panels: dict[str, Any]) -> str:
+    from .features import LISTEN_FLAGS
+    return render_to_string("sessions/_panels.html", {"p": panels, "flags": LISTEN_FLAGS})
+
+
+def completion(message: dict[str, Any]) -> str:
+    """Suggestions for one field, as buttons that fill it (values are untrusted text)."""
+    return render_to_string("sessions/_completion.html", {"c": message})

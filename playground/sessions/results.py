@@ -16,6 +16,17 @@ IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "
 AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm",
                          "audio/flac", "audio/aac", "audio/mp4"})
 MAX_INLINE_MEDIA = 20 * 1024 * 1024
+TEXT_PREVIEW_CHARS = 100_000
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "application/yaml",
+              "application/x-yaml", "application/toml")
+TERMINAL_TASK_STATES = frozenset({"completed", "failed", "cancelled"})
+MAX_TEXT = 500_000        # characters of one text block shown on the page; the transcript has the frame
+
+
+def _capped(text: str) -> str:
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"\n… cut here: {len(text)} characters in all (the export has the whole frame)"
 
 
 def _is_base64(data: Any) -> bool:
@@ -35,7 +46,7 @@ def content_item(item: Any) -> dict[str, Any]:
     kind = item.get("type")
     mime = str(item.get("mimeType") or "").lower()
     if kind == "text":
-        return {"kind": "text", "text": str(item.get("text", ""))}
+        return {"kind": "text", "text": _capped(str(item.get("text", "")))}
     if kind == "image":
         if mime in IMAGE_TYPES and _is_base64(item.get("data")):
             return {"kind": "image", "src": f"data:{mime};base64,{item['data']}", "mime": mime}
@@ -52,12 +63,47 @@ def content_item(item: Any) -> dict[str, Any]:
         res_mime = str(res.get("mimeType") or "")
         if "text" in res:
             return {"kind": "resource_text", "uri": str(res.get("uri", "")), "mime": res_mime,
-                    "text": str(res.get("text", ""))}
-        blob = res.get("blob")
-        size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
-        return {"kind": "resource_blob", "uri": str(res.get("uri", "")), "mime": res_mime, "size": size,
-                "src": f"data:application/octet-stream;base64,{blob}" if _is_base64(blob) else ""}
+                    "text": _capped(str(res.get("text", "")))}
+        return blob_item(str(res.get("uri", "")), res_mime, res.get("blob"))
     return {"kind": "json", "json": json.dumps(item, indent=2, ensure_ascii=False)}
+
+
+def blob_item(uri: str, mime: str, blob: Any) -> dict[str, Any]:
+    """A binary resource: previewed by its MIME type where that is safe, always downloadable
+    (as application/octet-stream, so the browser never renders it)."""
+    valid = _is_base64(blob)
+    size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
+    item: dict[str, Any] = {"kind": "resource_blob", "uri": uri, "mime": mime, "size": size, "preview": "",
+                            "src": f"data:application/octet-stream;base64,{blob}" if valid else "",
+                            "filename": (uri.rstrip("/").rsplit("/", 1)[-1] or "resource")[:100] or "resource"}
+    low = mime.lower().split(";", 1)[0].strip()
+    if valid and low in IMAGE_TYPES:
+        item.update(preview="image", media=f"data:{low};base64,{blob}")
+    elif valid and low in AUDIO_TYPES:
+        item.update(preview="audio", media=f"data:{low};base64,{blob}")
+    elif valid and low.startswith(TEXT_TYPES):
+        text = base64.b64decode(blob).decode("utf-8", errors="replace")
+        item.update(preview="text", text=text[:TEXT_PREVIEW_CHARS], cut=len(text) > TEXT_PREVIEW_CHARS)
+    elif not valid:
+        item["why"] = "the blob is not valid base64"
+    return item
+
+
+def describe_task(task: Any) -> dict[str, Any] | None:
+    """A task (CreateTaskResult's `task`, or a tasks/get result) with what can be done next."""
+    if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
+        return None
+    status = str(task.get("status") or "")
+    return {"id": task["taskId"], "status": status, "message": str(task.get("statusMessage") or ""),
+            "ttl": task.get("ttl"), "poll": task.get("pollInterval"), "created": str(task.get("createdAt") or ""),
+            "terminal": status in TERMINAL_TASK_STATES}
+
+
+def task_actions(task: dict[str, Any] | None) -> list[tuple[str, str]]:
+    if task is None:
+        return []
+    actions = [("task_get", "Poll status"), ("task_result", "Get result")]
+    return actions if task["terminal"] else actions + [("task_cancel", "Cancel task")]
 
 
 def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any]:
@@ -66,17 +112,22 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
         "error": outcome.get("error"),
         "raw": json.dumps(result if "error" not in outcome else outcome["error"], indent=2, ensure_ascii=False)[:500_000],
         "items": [], "is_error": False, "structured": None, "structured_errors": [], "has_output_schema": False,
-        "messages": [], "contents": [],
+        "messages": [], "contents": [], "task": None, "rounds": outcome.get("rounds") or [],
     }
     if not isinstance(result, dict):
         return described
     command = outcome.get("command")
-    if command == "call_tool":
+    if command == "call_tool" and isinstance(result.get("task"), dict):
+        described["task"] = describe_task(result["task"])
+    elif command in ("task_get", "task_cancel"):
+        described["task"] = describe_task(result)
+    if command in ("call_tool", "task_result"):
         described["is_error"] = result.get("isError") is True
         described["items"] = [content_item(c) for c in result.get("content") or [] if True]
         if "structuredContent" in result:
             described["structured"] = json.dumps(result["structuredContent"], indent=2, ensure_ascii=False)
-            tool = next((t for t in catalogue.get("tools", []) if t.get("name") == outcome.get("name")), None)
+            tool = next((t for t in catalogue.get("tools", []) if t.get("name") == outcome.get("name")), None) \
+                if command == "call_tool" else None
             schema = (tool or {}).get("outputSchema")
             if isinstance(schema, dict):
                 described["has_output_schema"] = True
@@ -90,6 +141,7 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
             if isinstance(message, dict):
                 described["messages"].append({"role": str(message.get("role", "")),
                                               "item": content_item(message.get("content"))})
+    described["task_actions"] = task_actions(described["task"])
     return described
 
 
@@ -97,7 +149,8 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     method = message.get("method")
     out: dict[str, Any] = {"key": message["key"], "method": method, "params": params,
-                           "params_json": json.dumps(params, indent=2, ensure_ascii=False)}
+                           "params_json": json.dumps(params, indent=2, ensure_ascii=False),
+                           "context": message.get("context")}
     if method == "elicitation/create":
         out["mode"] = params.get("mode") or ("url" if "url" in params else "form")
         out["message"] = str(params.get("message", ""))
@@ -105,13 +158,19 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
             out["url"] = str(params.get("url", ""))
         else:
             schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
-            out["form_html"] = render_form(schema, prefix="content")
+            # A prefix per request: two questions on the page never share an element id.
+            out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}")
             out["schema_json"] = json.dumps(schema)
     elif method == "sampling/createMessage":
         out["messages"] = [{"role": str(m.get("role", "")), "item": content_item(m.get("content"))}
                            for m in params.get("messages") or [] if isinstance(m, dict)]
         out["system_prompt"] = str(params.get("systemPrompt") or "")
         out["max_tokens"] = params.get("maxTokens")
-        out["preferences"] = json.dumps(params.get("modelPreferences"), ensure_ascii=False) \
-            if params.get("modelPreferences") else ""
+        out["temperature"] = params.get("temperature")
+        out["stop_sequences"] = ", ".join(str(s) for s in params.get("stopSequences") or [])
+        out["include_context"] = str(params.get("includeContext") or "")
+        prefs = params.get("modelPreferences") if isinstance(params.get("modelPreferences"), dict) else {}
+        out["hints"] = ", ".join(str(h.get("name")) for h in prefs.get("hints") or [] if isinstance(h, dict))
+        out["priorities"] = [(k, prefs[k]) for k in ("costPriority", "speedPriority", "intelligencePriority")
+                             if k in prefs]
     return out

@@ -6,6 +6,7 @@ import itertools
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import uritemplate
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
@@ -22,6 +23,8 @@ from playground.transcripts.models import Event, Session, ShareLink
 
 from . import render as fragments
 from .consumers import REPLAY_WINDOW, can_view
+from .durability import reap_dead_sessions
+from .features import LOG_LEVELS
 from .worker import session_state, start_session
 
 
@@ -39,12 +42,13 @@ async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
     if not user.is_authenticated:
         return redirect(f"{reverse('login')}?next={request.path}")
     server = await sync_to_async(get_object_or_404)(Server, pk=server_pk)
-    session = await start_session(server, user)
+    session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
     return redirect("sessions:detail", pk=session.pk)
 
 
 @login_required
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
+    reap_dead_sessions()
     session = _own_session(request, pk)
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
     return render(request, "sessions/session.html", {
@@ -52,6 +56,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "lines": [fragments.line(r) for r in rows],
         "ws_url": f"/ws/sessions/{session.pk}/",
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
+        "log_levels": LOG_LEVELS,
     })
 
 
@@ -67,8 +72,11 @@ def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
     session = _own_session(request, pk)
     tool = _tool(session, request.GET.get("name", ""))
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {"type": "object"}
+    execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
+    task_support = execution.get("taskSupport") if _server_tasks_tools(session) else None
     return render(request, "sessions/tool_form.html", {
         "tool": tool, "form_html": render_form(schema, prefix="args"),
+        "task_support": task_support if task_support in ("optional", "required") else None,
         "schema_json": json.dumps(schema), "input_schema_pretty": json.dumps(schema, indent=2, ensure_ascii=False),
         "output_schema_json": json.dumps(tool.get("outputSchema"), indent=2, ensure_ascii=False),
     })
@@ -82,7 +90,37 @@ def prompt_form(request: HttpRequest, pk: int) -> HttpResponse:
     if prompt is None:
         raise Http404("no such prompt in this session's list")
     arguments = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
-    return render(request, "sessions/prompt_form.html", {"prompt": prompt, "arguments": arguments})
+    return render(request, "sessions/prompt_form.html", {"prompt": prompt, "arguments": arguments,
+                                                         "can_complete": _can_complete(session)})
+
+
+@login_required
+def template_form(request: HttpRequest, pk: int) -> HttpResponse:
+    """A field per variable of a resource template (RFC 6570); the consumer expands and reads it."""
+    session = _own_session(request, pk)
+    uri_template = request.GET.get("uri", "")
+    template = next((t for t in session.catalogue.get("templates", []) if t.get("uriTemplate") == uri_template), None)
+    if template is None:
+        raise Http404("no such resource template in this session's list")
+    try:
+        variables = list(uritemplate.URITemplate(uri_template).variable_names)
+    except Exception:   # a malformed template from the server: show it, with no fields
+        variables = []
+    return render(request, "sessions/template_form.html", {"template": template, "variables": variables,
+                                                           "can_complete": _can_complete(session)})
+
+
+def _can_complete(session: Session) -> bool:
+    return isinstance(session.capabilities, dict) and "completions" in session.capabilities
+
+
+def _server_tasks_tools(session: Session) -> bool:
+    """The server declared task-augmented tools/call (2025-11-25 `tasks.requests.tools.call`)."""
+    caps = session.capabilities if isinstance(session.capabilities, dict) else {}
+    tasks = caps.get("tasks") if isinstance(caps.get("tasks"), dict) else {}
+    requests = tasks.get("requests") if isinstance(tasks.get("requests"), dict) else {}
+    tools = requests.get("tools") if isinstance(requests.get("tools"), dict) else {}
+    return "call" in tools
 
 
 @login_required

@@ -13,20 +13,30 @@ import contextlib
 import itertools
 import json
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from playground import security
+from playground.mcp.auth import OAuth
 from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError
 from playground.mcp.transports.base import TransportError
+from playground.oauth import page as oauth_page
+from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
+
+from .features import COMMANDS as FEATURE_COMMANDS
+from .features import CURRENT_CALL, Features
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +63,7 @@ class PageResponder:
     def __init__(self, worker: "SessionWorker", roots: list[dict[str, Any]]) -> None:
         self.worker = worker
         self.roots = roots
-        self.waiting: dict[str, tuple[str, dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
+        self.waiting: dict[str, tuple[str, dict[str, Any], asyncio.Future[dict[str, Any]], Any]] = {}
         self._keys = itertools.count(1)
 
     def capabilities(self) -> dict[str, Any]:
@@ -66,9 +76,10 @@ class PageResponder:
             raise JsonRpcError(-32601, f"Method not found: {method}")
         key = f"q{next(self._keys)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.waiting[key] = (method, params, future)
+        context = self.worker.features.request_context()     # an input round of one of our calls?
+        self.waiting[key] = (method, params, future, context)
         await self.worker.broadcast({"type": "session.server_request", "key": key, "method": method,
-                                     "params": params})
+                                     "params": params, "context": context})
         try:
             return await future
         finally:
@@ -86,19 +97,22 @@ class PageResponder:
         return True
 
     def pending(self) -> list[dict[str, Any]]:
-        return [{"key": k, "method": m, "params": p} for k, (m, p, _) in self.waiting.items()]
+        return [{"key": k, "method": m, "params": p, "context": c} for k, (m, p, _, c) in self.waiting.items()]
 
 
 class SessionWorker:
-    def __init__(self, session_id: int, config: ServerConfig, *, roots: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, session_id: int, config: ServerConfig, *, roots: list[dict[str, Any]] | None = None,
+                 oauth_factory: Callable[["SessionWorker"], OAuth | None] | None = None) -> None:
         self.session_id = session_id
         self.config = config
         self.layer = get_channel_layer()
         self.channel: str = ""
         self.client: McpClient | None = None
         self.responder = PageResponder(self, roots or [])
-        self.tap = Tap()
+        self.tap = Tap(max_raw=settings.PLAYGROUND_MAX_FRAME_BYTES)
         self.tap.subscribe(self._on_event)
+        self.authorizer: Any = None        # set by the OAuth factory: the page's authorizer
+        self.client_auth: OAuth | None = oauth_factory(self) if oauth_factory else None
         self._buffer: list[TranscriptEvent] = []
         self._buffered = asyncio.Event()
         self._stop = asyncio.Event()
@@ -108,6 +122,8 @@ class SessionWorker:
         self.catalogue: dict[str, Any] = {}
         self.results: list[dict[str, Any]] = []      # recent results, replayed to a reloading page
         self.progress: dict[str, dict[str, Any]] = {}
+        self.inflight: dict[str, dict[str, Any]] = {}  # page calls under way, for a reloading page
+        self.features = Features(self)
         self.era_evidence = ""
         self._refresh_lock = asyncio.Lock()
         self._refresh_waiting = False
@@ -116,7 +132,8 @@ class SessionWorker:
 
     async def start(self) -> str:
         self.channel = await self.layer.new_channel(f"worker.{self.session_id}.")
-        await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(worker_channel=self.channel)
+        await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
+            worker_channel=self.channel, heartbeat_at=timezone.now())
         WORKERS[self.session_id] = self
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
         return self.channel
@@ -130,17 +147,27 @@ class SessionWorker:
     async def _run(self) -> None:
         receiver = asyncio.create_task(self._receive_loop())
         flusher = asyncio.create_task(self._flush_loop())
+        heartbeat = asyncio.create_task(self._heartbeat_loop())
         status, reason = Session.Status.ENDED, "disconnected"
         try:
             try:
-                self.client = await open_client(self.config, tap=self.tap, responder=self.responder)
+                security.check_config(self.config)
+            except security.PolicyError as exc:
+                self.tap.note("error", f"refused: {exc}", policy=True)
+                status, reason = Session.Status.FAILED, str(exc)
+                return
+            try:
+                self.client = await open_client(self.config, tap=self.tap, responder=self.responder,
+                                                guard=security.net_guard(), auth=self.client_auth)
             except ConnectError as exc:
                 status, reason = Session.Status.FAILED, str(exc)
                 return
-            self.client.on_notification(self._on_notification)
+            self.client.on_notification(self.features.on_notification)
+            self.client.on_input_required(self.features.on_input_required)
             self.client.on_close(lambda why: self._stop.set())
             await self._save_facts()
             await self.refresh_catalogue()
+            await self.features.publish_panels()
             await self._stop.wait()
             if self.client.closed and self.client.close_reason != "closed by the client":
                 reason = self.client.close_reason or "connection closed"
@@ -155,9 +182,10 @@ class SessionWorker:
             if self.client is not None:
                 with contextlib.suppress(Exception):
                     await self.client.close()
-            receiver.cancel()
-            with contextlib.suppress(BaseException):
-                await receiver
+            for task in (receiver, heartbeat):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
             self._stop.set()
             flusher.cancel()
             with contextlib.suppress(BaseException):
@@ -165,6 +193,18 @@ class SessionWorker:
             await self._final_flush()
             await self._end(status, reason)
             WORKERS.pop(self.session_id, None)
+
+    async def _heartbeat_loop(self) -> None:
+        """Tell other processes this worker lives (see durability.reap_dead_sessions)."""
+        touch = database_sync_to_async(
+            lambda: Session.objects.filter(pk=self.session_id, worker_channel=self.channel).update(
+                heartbeat_at=timezone.now()))
+        while True:
+            await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
+            try:
+                await touch()
+            except Exception:
+                log.exception("heartbeat of session %s failed", self.session_id)
 
     async def _final_flush(self) -> None:
         for attempt in range(5):
@@ -263,10 +303,14 @@ class SessionWorker:
             task = self._calls.get(message.get("call_id", ""))
             if task:
                 task.cancel()
+        elif command in ("oauth_callback", "oauth_refresh", "oauth_revoke"):
+            self._spawn_call(f"{command}-{next(self._call_ids)}", message, oauth_page.handle_command(self, message))
         elif command == "refresh":
             self._spawn_call("refresh", {}, self.refresh_catalogue())
-        elif command in ("call_tool", "read_resource", "get_prompt", "ping", "raw", "complete",
-                         "set_level", "subscribe", "unsubscribe", "list_templates"):
+        elif command in FEATURE_COMMANDS:
+            await self.features.handle(command, message)
+        elif command in ("call_tool", "read_resource", "get_prompt", "ping", "raw", "task_get", "task_result",
+                         "task_cancel"):
             call_id = message.get("call_id") or f"c{next(self._call_ids)}"
             self._spawn_call(call_id, message, self._perform(command, message, call_id))
         else:
@@ -285,28 +329,32 @@ class SessionWorker:
             outcome["error"] = {"message": "not connected"}
             await self._publish_result(outcome)
             return
-        await self.broadcast({"type": "session.call_started", "call_id": call_id, "command": command,
-                              "name": outcome["name"]})
+        started = {"type": "session.call_started", "call_id": call_id, "command": command,
+                   "name": outcome["name"], "started": time.time()}
+        self.inflight[call_id] = started
+        await self.broadcast(started)
+        CURRENT_CALL.set(call_id)
         try:
-            if command == "call_tool":
+            if command == "call_tool" and message.get("task") is not None:
+                # Task-augmented (2025-11-25 tasks): the answer is a CreateTaskResult to poll.
+                outcome["result"] = await client.request(
+                    "tools/call", {"name": message["name"], "arguments": message.get("arguments") or {},
+                                   "task": message["task"]},
+                    timeout=message.get("timeout"), on_progress=lambda p: self._on_progress(call_id, p))
+            elif command == "call_tool":
                 outcome["result"] = await client.call_tool(
                     message["name"], message.get("arguments"), timeout=message.get("timeout"),
                     on_progress=lambda p: self._on_progress(call_id, p))
+            elif command in ("task_get", "task_result", "task_cancel"):
+                method = {"task_get": "tasks/get", "task_result": "tasks/result", "task_cancel": "tasks/cancel"}[command]
+                outcome["result"] = await client.request(method, {"taskId": message["task_id"]},
+                                                         timeout=message.get("timeout"))
             elif command == "read_resource":
                 outcome["result"] = await client.read_resource(message["uri"])
             elif command == "get_prompt":
                 outcome["result"] = await client.get_prompt(message["name"], message.get("arguments"))
             elif command == "ping":
                 outcome["result"] = await client.ping()
-            elif command == "complete":
-                outcome["result"] = await client.complete(message["ref"], message["argument"],
-                                                          message.get("context"))
-            elif command == "set_level":
-                outcome["result"] = await client.set_logging_level(message["level"])
-            elif command == "subscribe":
-                outcome["result"] = await client.subscribe(message["uri"])
-            elif command == "unsubscribe":
-                outcome["result"] = await client.unsubscribe(message["uri"])
             elif command == "raw":
                 if message.get("notification"):
                     await client.send_raw(message["frame"]) if message.get("frame") else \
@@ -331,6 +379,10 @@ class SessionWorker:
 
     async def _publish_result(self, outcome: dict[str, Any]) -> None:
         self.progress.pop(outcome["call_id"], None)
+        self.inflight.pop(outcome["call_id"], None)
+        rounds = self.features.finish_call(outcome["call_id"])
+        if rounds:
+            outcome["rounds"] = rounds
         self.results = (self.results + [outcome])[-5:]
         await self.broadcast(outcome)
 
@@ -338,11 +390,6 @@ class SessionWorker:
         self.progress[call_id] = params
         asyncio.get_running_loop().create_task(self.broadcast(
             {"type": "session.progress", "call_id": call_id, "progress": params}))
-
-    def _on_notification(self, message: dict[str, Any]) -> None:
-        method = message.get("method", "")
-        if method.endswith("/list_changed"):
-            self._spawn_call("refresh", {}, self.refresh_catalogue())
 
     async def refresh_catalogue(self) -> None:
         """Refreshes run one at a time, and at most one waits: it will see every change announced
@@ -372,6 +419,8 @@ class SessionWorker:
                 catalogue[key] = await fetch()
             except (JsonRpcError, RequestTimeout, TransportError) as exc:
                 catalogue["errors"][key] = str(exc)
+        # Legacy per-resource subscriptions (modern ones go through subscriptions/listen).
+        catalogue["subscribe"] = client.era == "legacy" and bool((caps.get("resources") or {}).get("subscribe"))
         self.catalogue = catalogue
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(catalogue=catalogue)
         await self.broadcast({"type": "session.catalogue", "catalogue": catalogue})
@@ -379,7 +428,9 @@ class SessionWorker:
     def snapshot(self) -> dict[str, Any]:
         """What a (re)connecting page needs besides the transcript."""
         return {"catalogue": self.catalogue, "results": self.results, "progress": self.progress,
-                "calls": sorted(self._calls), "server_requests": self.responder.pending()}
+                "calls": sorted(self._calls), "server_requests": self.responder.pending(),
+                "inflight": list(self.inflight.values()), **self.features.snapshot(),
+                "oauth_pending": self.authorizer.pending() if self.authorizer is not None else []}
 
 
 def _method(row: dict[str, Any]) -> str:
@@ -424,14 +475,21 @@ def session_state(session: Session) -> dict[str, Any]:
             "event_count": session.event_count}
 
 
-async def start_session(server: Any, owner: Any) -> Session:
-    """Create the Session row and start its worker in this process."""
+async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None) -> Session:
+    """Create the Session row and start its worker in this process. HTTP servers authorize
+    with OAuth 2.1 on a 401 (`oauth_redirect_uri`: the page's callback as the browser sees it)."""
     config: ServerConfig = server.to_config()
 
-    def create() -> Session:
-        return Session.objects.create(server=server, server_name=server.name, owner=owner,
-                                      transport=config.transport, secret_values=config.secret_values())
-    session = await database_sync_to_async(create)()
-    worker = SessionWorker(session.pk, config, roots=list(server.roots or []))
+    def create() -> tuple[Session, Any]:
+        auth = ServerAuth.objects.filter(server=server).first()
+        secrets = config.secret_values() + ([auth.auth_settings().client_secret] if auth else [])
+        return Session.objects.create(server=server, server_name=server.name, owner=owner, transport=config.transport,
+                                      secret_values=[s for s in secrets if s], heartbeat_at=timezone.now()), auth
+    session, auth = await database_sync_to_async(create)()
+    factory = None
+    if config.transport != "stdio":
+        def factory(worker: SessionWorker) -> OAuth | None:
+            return oauth_page.make_oauth(worker, server.pk, config.url, auth, oauth_redirect_uri)
+    worker = SessionWorker(session.pk, config, roots=list(server.roots or []), oauth_factory=factory)
     await worker.start()
     return session

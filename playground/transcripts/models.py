@@ -36,6 +36,9 @@ class Session(models.Model):
     catalogue = models.JSONField(default=dict, blank=True)
     # The channel of the worker that owns the live connection (empty when none does).
     worker_channel = models.CharField(max_length=200, blank=True)
+    # Touched by the worker every PLAYGROUND_HEARTBEAT_SECONDS: a live session whose heartbeat is
+    # older than three beats lost its worker (its process died); see sessions/durability.py.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     # Values that must never reach a share page or an export (header and env values).
     secret_values = models.JSONField(default=list, blank=True)
 

@@ -165,7 +165,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
 
     def add_server(self, name: str, *, transport: str = "stdio", command: str = "", args: list[str] = (),
                    env: dict[str, str] | None = None, url: str = "", headers: dict[str, str] | None = None,
-                   shot: bool = False) -> None:
+                   roots: list[str] = (), era: str = "", shot: bool = False) -> None:
         """Home → "Add server" → fill the form → "Save" → the server's page."""
         page = self.page
         page.goto(self.url("/"))
@@ -182,6 +182,10 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
             page.get_by_label("URL", exact=True).fill(url)
         if headers:
             page.get_by_label("Headers").fill("\n".join(f"{k}: {v}" for k, v in headers.items()))
+        if roots:
+            page.get_by_label("Roots").fill("\n".join(roots))
+        if era:
+            page.get_by_label("Era").select_option(label=era)
         if shot:
             self.shot("server-form")
         page.get_by_role("button", name="Save").click()

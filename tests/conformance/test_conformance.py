@@ -15,13 +15,15 @@ from pathlib import Path
 import pytest
 
 from playground.core.management.commands.mcp_conformance_table import (
-    CONFORMANCE, NODE22_BIN, SCENARIOS, adapter_command, client_pairs, format_table, run_pair,
+    AUTH_SCENARIOS, CONFORMANCE, CORE_SCENARIOS, NODE22_BIN, SCENARIOS, adapter_command, client_pairs, format_table,
+    listed_scenarios, run_pair, run_table,
 )
 
 if not CONFORMANCE.exists() or not (NODE22_BIN / "node").exists():
     pytest.fail("the conformance suite or Node 22 is not installed: run `make peers`", pytrace=False)
 
-PAIRS = client_pairs()
+PAIRS = client_pairs(CORE_SCENARIOS)
+AUTH_PAIRS = client_pairs(AUTH_SCENARIOS)
 
 
 @pytest.mark.timeout(60)
@@ -31,9 +33,21 @@ def test_client_scenario(scenario: str, version: str) -> None:
     assert result.strict_pass, result.explain()
 
 
+@pytest.mark.timeout(600)
+def test_every_auth_scenario_passes_strictly() -> None:
+    """The 44 `auth/*` pairs, two at a time (each spawns the suite's mock AS and our adapter)."""
+    results = run_table(AUTH_PAIRS, parallel=2)
+    failed = [r for r in results if not r.strict_pass]
+    assert not failed, "\n\n".join(r.explain() for r in failed)
+
+
 def test_pairs_cover_every_scenario_at_every_listed_version() -> None:
-    assert [s for s in SCENARIOS if s not in {s for s, _ in PAIRS}] == []
+    assert [s for s in SCENARIOS if s not in {s for s, _ in PAIRS + AUTH_PAIRS}] == []
     assert ("tools_call", "2025-06-18") in PAIRS and ("tools_call", "2026-07-28") in PAIRS
+    listed = listed_scenarios()
+    ours = {name for name, versions in listed.items() if name.startswith("auth/") and versions}
+    assert ours == set(AUTH_SCENARIOS), "an auth scenario with spec versions is listed but not run (or vice versa)"
+    assert len(AUTH_PAIRS) == 44
 
 
 @pytest.mark.timeout(60)

@@ -20,3 +20,15 @@ def test_header_credentials_are_secret_with_and_without_their_scheme() -> None:
 def test_env_secrets() -> None:
     config = ServerConfig(command="x", env={"API_TOKEN": "abc1", "MODE": "dev", "LONG_VALUE": "12345678"})
     assert sorted(config.secret_values()) == ["12345678", "abc1"]
+
+
+def test_redactor_masks_secrets_as_they_appear_inside_raw_json():
+    import json
+
+    from playground.mcp.secrets import MASK, Redactor
+
+    secret = 'pa"ss\\wörd-123'
+    raw = json.dumps({"text": f"you sent {secret}"})                 # escaped quote, backslash, \u00f6
+    assert secret not in raw
+    redacted = Redactor([secret]).obj({"raw": raw, "message": json.loads(raw)})
+    assert redacted == {"raw": f'{{"text": "you sent {MASK}"}}', "message": {"text": f"you sent {MASK}"}}

@@ -10,7 +10,9 @@ import sys
 
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import Context, MCPServer
+from typing import Annotated
+
+from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
 
 mcp = MCPServer("sdk-peer", instructions="A peer server for the playground's tests.", version="1.0.0")
 
@@ -85,6 +87,28 @@ async def ask_name(ctx: Context) -> str:
     if result.action == "accept" and result.data is not None:
         return f"Hello, {result.data.name}!"
     return f"No name ({result.action})"
+
+
+def _ask_for_name() -> Elicit[Answer]:
+    return Elicit("What is your name?", Answer)
+
+
+@mcp.tool()
+async def greet(answer: Annotated[ElicitationResult[Answer], Resolve(_ask_for_name)]) -> str:
+    """Asks for a name through a resolver: a standalone elicitation in the legacy era, an
+    `input_required` round in the modern era."""
+    if answer.action == "accept":
+        return f"Hello, {answer.data.name}!"
+    return f"No name ({answer.action})"
+
+
+@mcp.tool()
+async def touch(uri: str = "peer://greeting", ctx: Context | None = None) -> str:
+    """Announces a tools list change and an update of `uri` (modern: on subscriptions/listen streams)."""
+    if ctx is not None:
+        await ctx.notify_tools_changed()
+        await ctx.notify_resource_updated(uri)
+    return f"touched {uri}"
 
 
 @mcp.resource("peer://greeting")

@@ -81,7 +81,7 @@ def test_base_layout_sends_csrf_header_to_htmx(browser):
 def test_add_form_has_exact_labels_and_options(browser):
     html = browser.get("/servers/add/").content.decode()
     assert labels(html) == ["Name", "Transport", "Command", "Arguments", "Environment", "Working directory",
-                            "URL", "Headers", "Era"]
+                            "URL", "Headers", "Roots", "Era"]
     assert options(html, "transport") == ["stdio", "Streamable HTTP", "SSE", "Auto"]
     assert options(html, "era") == ["Legacy", "Auto", "Modern"]
     assert '<textarea name="args"' in html and '<textarea name="env"' in html and '<textarea name="headers"' in html
@@ -147,6 +147,17 @@ def test_edit_shows_values_unmasked_and_saves(browser):
     assert response.status_code == 302
     server.refresh_from_db()
     assert server.args == ["-v"] and server.era == "modern"
+
+
+def test_roots_are_edited_as_lines_uri_then_name(browser):
+    browser.post("/servers/add/", {**STDIO_FORM, "roots": "file:///tmp/project Project one\n\nfile:///srv\n"})
+    server = Server.objects.get()
+    assert server.roots == [{"uri": "file:///tmp/project", "name": "Project one"}, {"uri": "file:///srv"}]
+    html = browser.get(f"/servers/{server.pk}/edit/").content.decode()
+    assert "file:///tmp/project Project one\nfile:///srv</textarea>" in html
+    assert "file:///tmp/project" in browser.get(f"/servers/{server.pk}/").content.decode()
+    response = browser.post(f"/servers/{server.pk}/edit/", {**STDIO_FORM, "roots": "not-a-uri"})
+    assert response.status_code == 200 and "is not a URI" in unescape(response.content.decode())
 
 
 def test_detail_masks_secrets_and_has_session_area(browser):

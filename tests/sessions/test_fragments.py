@@ -60,7 +60,7 @@ LIMIT = 1024 * 1024
 
 
 def test_a_big_result_goes_in_pieces_under_the_limit_and_nothing_is_lost():
-    text = ('"quoted" <b> & ' * 200_000) + "THE END"          # ~3 MB, grows six-fold where escaped
+    text = ('"quoted" <b> & ' * 30_000) + "THE END"           # 450K characters, ~1 MB once escaped
     outcome = {"call_id": "c1", "command": "call_tool", "name": "big",
                "result": {"content": [{"type": "text", "text": text}], "structuredContent": {"t": text}}}
     frames = render.result_frames(outcome, {})

@@ -65,6 +65,11 @@ class Transport(abc.ABC):
         """Send one frame. A str is sent exactly as given (malformed on purpose is allowed).
         `headers` are extra HTTP headers for this frame (ignored by stdio)."""
 
+    def waiting_on_user(self) -> bool:
+        """True while a person is busy with something the transport needs (authorizing in a
+        browser): request deadlines do not run out meanwhile."""
+        return False
+
     async def cancel(self, request_id: Any) -> bool:
         """Cancel at the transport level (modern HTTP closes the request's stream).
         Returns False when the client must send `notifications/cancelled` instead."""

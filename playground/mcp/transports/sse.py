@@ -17,7 +17,9 @@ from urllib.parse import urljoin
 import httpx
 
 from .. import jsonrpc
+from ..auth import OAuth
 from ..events import Tap
+from ..netguard import NetGuard
 from .base import HttpStatusError, TransportError
 from .http_common import ACCEPT_SSE, SseParser, same_origin, shown_url
 from .streamable_http import HttpTransportBase, _Trickle, describe_http_error, set_header
@@ -27,8 +29,9 @@ class SseTransport(HttpTransportBase):
     name = "sse"
 
     def __init__(self, tap: Tap, url: str, headers: dict[str, str] | None = None, *, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None) -> None:
-        super().__init__(tap, url, headers, timeout=timeout, client=client)
+                 client: httpx.AsyncClient | None = None, guard: NetGuard | None = None,
+                 auth: OAuth | None = None) -> None:
+        super().__init__(tap, url, headers, timeout=timeout, client=client, guard=guard, auth=auth)
         self.endpoint: str | None = None
         self._endpoint_ready: asyncio.Future[str] | None = None
         self._reader: asyncio.Task[Any] | None = None
@@ -39,8 +42,7 @@ class SseTransport(HttpTransportBase):
         self._endpoint_ready = asyncio.get_running_loop().create_future()
         self._reader = self._spawn(self._read_stream(), "SSE stream")
         try:
-            async with asyncio.timeout(self.timeout):
-                endpoint = await asyncio.shield(self._endpoint_ready)
+            endpoint = await self._wait_endpoint()
         except TimeoutError:
             await self.close()
             raise TransportError(f"no endpoint event from {self._shown_url} within {self.timeout:g} s") from None
@@ -49,6 +51,17 @@ class SseTransport(HttpTransportBase):
             raise
         self.tap.note("connected", f"HTTP+SSE stream open; POSTing frames to {shown_url(endpoint)}",
                       url=self._shown_url, endpoint=shown_url(endpoint))
+
+    async def _wait_endpoint(self) -> str:
+        """The endpoint within `timeout`, not counting time a person spends authorizing."""
+        assert self._endpoint_ready is not None
+        while True:
+            try:
+                async with asyncio.timeout(self.timeout):
+                    return await asyncio.shield(self._endpoint_ready)
+            except TimeoutError:
+                if not self.waiting_on_user():
+                    raise
 
     def _settle(self, exc: Exception) -> None:
         if self._endpoint_ready is not None and not self._endpoint_ready.done():

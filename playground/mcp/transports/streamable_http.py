@@ -31,7 +31,9 @@ from typing import Any
 import httpx
 
 from .. import jsonrpc
+from ..auth import OAuth, OAuthHttpxAuth
 from ..events import Tap
+from ..netguard import NetGuard
 from .base import HttpStatusError, SessionExpired, Transport, TransportError
 from .http_common import (ACCEPT_POST, ACCEPT_SSE, DEFAULT_RETRY_MS, MAX_FRAME, MAX_RECONNECTS, SseParser,
                           content_type, masked, modern_headers, shown_url)
@@ -72,9 +74,12 @@ class HttpTransportBase(Transport):
     """What both HTTP transports share: the httpx client, tasks, facts, guarded delivery."""
 
     def __init__(self, tap: Tap, url: str, headers: dict[str, str] | None = None, *, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None) -> None:
+                 client: httpx.AsyncClient | None = None, guard: NetGuard | None = None,
+                 auth: OAuth | None = None) -> None:
         super().__init__(tap)
+        self.guard = guard
         self.url = url
+        self.auth = auth   # OAuth 2.1: a 401 runs the flow and the request is retried with the token
         self.headers = dict(headers or {})
         self.timeout = timeout
         self._client = client
@@ -89,8 +94,13 @@ class HttpTransportBase(Transport):
         if self._closed:
             raise TransportError(f"{self.name} transport is closed")
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), follow_redirects=False)
+            options: dict[str, Any] = {"timeout": httpx.Timeout(self.timeout), "follow_redirects": False,
+                                       "auth": OAuthHttpxAuth(self.auth) if self.auth is not None else None}
+            self._client = self.guard.client(**options) if self.guard else httpx.AsyncClient(**options)
         return self._client
+
+    def waiting_on_user(self) -> bool:
+        return self.auth is not None and self.auth.waiting_on_user
 
     def _mask(self, headers: Any) -> dict[str, str]:
         items = headers.items() if hasattr(headers, "items") else headers
@@ -214,8 +224,9 @@ class StreamableHttpTransport(HttpTransportBase):
     name = "streamable-http"
 
     def __init__(self, tap: Tap, url: str, headers: dict[str, str] | None = None, *, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None) -> None:
-        super().__init__(tap, url, headers, timeout=timeout, client=client)
+                 client: httpx.AsyncClient | None = None, guard: NetGuard | None = None,
+                 auth: OAuth | None = None) -> None:
+        super().__init__(tap, url, headers, timeout=timeout, client=client, guard=guard, auth=auth)
         self.session_id: str | None = None
         self._streams: dict[str, asyncio.Task[Any]] = {}   # id key -> the task reading that request's answer
         self._listen_task: asyncio.Task[Any] | None = None

@@ -20,16 +20,20 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from playground.mcp.auth import AuthSettings, HeadlessAuthorizer, OAuth
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.responder import StaticResponder
+from playground.mcp.transports.base import TransportError
 
 MODERN_VERSION = "2026-07-28"
 DEFAULT_LEGACY_VERSION = "2025-11-25"
 SAMPLING_TEXT = "This is a fixed sampling answer from the MCP Playground conformance adapter."
 REQUEST_TIMEOUT = 20.0   # the suite kills the adapter after 30 s
+# The Client ID Metadata Document URL the suite's CIMD scenarios expect a client to present.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
 ArgumentsFn = Callable[[dict[str, Any], list[dict[str, Any]]], dict[str, Any]]
 
@@ -112,17 +116,37 @@ def responder() -> StaticResponder:
     return StaticResponder(roots=[], elicitation="accept", sampling_text=SAMPLING_TEXT)
 
 
+def oauth_for(run: Run, tap: Tap) -> OAuth:
+    """Authorization as the page would do it, headless: pre-registered credentials when the
+    suite gives them, our Client ID Metadata Document URL when the AS supports CIMD, else DCR."""
+    ctx = run.context
+    settings = AuthSettings(client_id=str(ctx.get("client_id") or ""), client_secret=str(ctx.get("client_secret") or ""),
+                            issuer=str(ctx.get("issuer") or ""), client_metadata_url=CIMD_URL)
+    return OAuth(tap, run.url, settings=settings, authorizer=HeadlessAuthorizer())
+
+
 async def run_scenario(run: Run, tap: Tap) -> None:
-    """Connect, exercise the server, close. Raises AdapterFailure when the client fails."""
+    """Connect, exercise the server, close. Raises AdapterFailure when the client fails.
+
+    A client that stops because the authorization spec says it must (a wrong `iss`, a
+    foreign `resource`...) has done its job: that ends the run normally."""
     config = ServerConfig(transport="http", url=run.url, era=run.era, timeout=REQUEST_TIMEOUT)
+    oauth = oauth_for(run, tap)
     try:
-        client = await open_client(config, tap=tap, responder=responder(),
+        client = await open_client(config, tap=tap, responder=responder(), auth=oauth,
                                    protocol_version=None if run.era == "modern" else run.version)
     except Exception as exc:
+        if oauth.refusal:
+            run.say(f"authorization refused as the spec requires: {oauth.refusal}")
+            return
         raise AdapterFailure(f"could not connect to {run.url}: {exc!r}") from exc
     try:
         run.say(f"connected: era={client.era} version={client.protocol_version} server={client.server_info}")
         await exercise(client, run)
+    except (TransportError, AdapterFailure) as exc:
+        if not oauth.refusal:
+            raise
+        run.say(f"stopped: {exc}; authorization refused as the spec requires: {oauth.refusal}")
     finally:
         await client.close()
 

@@ -14,6 +14,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from playground.registry.models import LoginToken, Server
+from playground.security import bind_warning
+from playground.sessions.durability import reap_dead_sessions
 
 DEMO_SERVER_NAME = "Playground demo"
 
@@ -33,11 +35,18 @@ def base_url() -> str:
 
 class Command(BaseCommand):
     help = "Ensure a local user and the demo server exist, then print a one-time login link."
+    requires_system_checks: list[str] = []   # the bind warning is printed below, once
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--no-link", action="store_true", help="Do not create or print a login link.")
 
     def handle(self, *args, no_link: bool = False, **options) -> None:
+        warning = bind_warning()
+        if warning:
+            self.stderr.write(self.style.WARNING(f"WARNING: {warning}"))
+        ended = reap_dead_sessions()
+        if ended:
+            self.stdout.write(f"Marked {len(ended)} session(s) ended: their worker process had stopped.")
         user = self.ensure_user()
         self.ensure_demo_server(user)
         # Spent and expired links are of no use to anyone: keep the table small.

@@ -1,0 +1,116 @@
+"""Authorization in a page session: the worker's OAuth, and the authorizer that sends the
+person's browser to the authorization server and waits for `/oauth/callback/`.
+
+The callback may be served by any process: it finds the session from the `state` prefix
+(`s<session id>.`) and sends the response's parameters to the worker's channel.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import TYPE_CHECKING, Any
+
+from channels.db import database_sync_to_async
+from django.db import transaction
+
+from playground import security
+from playground.mcp.auth import AuthorizationRequest, HeadlessAuthorizer, OAuth
+from playground.mcp.auth.recorder import Recorder
+from playground.transcripts.models import Session
+
+from .models import ServerAuth
+from .store import DjangoAuthStore
+
+if TYPE_CHECKING:
+    from playground.sessions.worker import SessionWorker
+
+STATE = re.compile(r"^s(\d+)\.")
+DEFAULT_CALLBACK = "http://127.0.0.1:8000/oauth/callback/"
+
+
+def session_of_state(state: str) -> int | None:
+    m = STATE.match(state or "")
+    return int(m.group(1)) if m else None
+
+
+class PageAuthorizer:
+    """Waits for the person: the page shows an "Authorize" card linking to the authorization URL."""
+
+    def __init__(self, worker: "SessionWorker", redirect_uri: str, mode: str) -> None:
+        self.worker = worker
+        self._redirect_uri = redirect_uri
+        self.mode = mode
+        self.waiting: dict[str, tuple[AuthorizationRequest, asyncio.Future[dict[str, str]]]] = {}
+
+    def redirect_uri(self, default: str) -> str:
+        return self._redirect_uri
+
+    async def authorize(self, request: AuthorizationRequest, recorder: Recorder) -> dict[str, str]:
+        if self.mode == ServerAuth.RedirectMode.HEADLESS:
+            return await HeadlessAuthorizer(self._redirect_uri).authorize(request, recorder)
+        future: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
+        self.waiting[request.state] = (request, future)
+        await self.worker.broadcast({"type": "session.oauth", "pending": self.describe(request)})
+        try:
+            return await future
+        finally:
+            self.waiting.pop(request.state, None)
+            await self.worker.broadcast({"type": "session.oauth_done", "state": request.state})
+
+    @staticmethod
+    def describe(request: AuthorizationRequest) -> dict[str, Any]:
+        return {"state": request.state, "url": request.url, "issuer": request.issuer,
+                "redirect_uri": request.redirect_uri, "scope": request.params.get("scope", ""),
+                "client_id": request.params.get("client_id", "")}
+
+    def pending(self) -> list[dict[str, Any]]:
+        return [self.describe(req) for req, _ in self.waiting.values()]
+
+    def resolve(self, params: dict[str, str]) -> bool:
+        entry = self.waiting.get(params.get("state", ""))
+        if entry is None or entry[1].done():
+            return False
+        entry[1].set_result(params)
+        return True
+
+
+def make_oauth(worker: "SessionWorker", server_pk: int, url: str, auth: ServerAuth | None,
+               redirect_uri: str | None) -> OAuth | None:
+    """The worker's OAuth, or None when the server's settings turn authorization off."""
+    settings = auth.auth_settings() if auth else None
+    if settings is not None and not settings.enabled:
+        return None
+    mode = auth.redirect_mode if auth else ServerAuth.RedirectMode.BROWSER
+    worker.authorizer = PageAuthorizer(worker, redirect_uri or DEFAULT_CALLBACK, mode)
+    return OAuth(worker.tap, url, settings=settings, authorizer=worker.authorizer,
+                 store=DjangoAuthStore(server_pk), timeout=worker.config.timeout,
+                 on_secret=lambda values: _remember_secrets(worker.session_id, values),
+                 state_prefix=f"s{worker.session_id}.", client_factory=security.net_guard().client)
+
+
+def _remember_secrets(session_id: int, values: list[str]) -> None:
+    """Tokens and codes join the session's secret values: shares and exports mask them."""
+    def save() -> None:
+        with transaction.atomic():
+            session = Session.objects.select_for_update().get(pk=session_id)
+            session.secret_values = sorted(set(session.secret_values or []) | set(values))
+            session.save(update_fields=["secret_values"])
+    asyncio.get_running_loop().create_task(database_sync_to_async(save)())
+
+
+async def handle_command(worker: "SessionWorker", message: dict[str, Any]) -> None:
+    """The page's OAuth commands, run by the worker."""
+    command = message.get("command")
+    oauth: OAuth | None = worker.client_auth
+    if command == "oauth_callback":
+        authorizer = getattr(worker, "authorizer", None)
+        if authorizer is None or not authorizer.resolve(message.get("params") or {}):
+            worker.tap.note("auth", "an authorization response arrived that no authorization request waits for "
+                            "(stale or replayed); ignored", step="authorization-response", status="failed")
+    elif oauth is None:
+        worker.tap.note("auth", "this session does not use OAuth", step="token", status="failed")
+    elif command == "oauth_refresh":
+        if not await oauth.refresh():
+            oauth.step("refresh", "failed", "nothing to refresh: no token with a refresh token")
+    elif command == "oauth_revoke":
+        await oauth.revoke()

@@ -1,0 +1,74 @@
+"""Fragments for the session page (the "Authorize" card) and the Authorization view's rows."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.template.loader import render_to_string
+from django.utils.html import escape
+
+from playground.mcp.auth.jwt import decode_unverified
+
+from .page import session_of_state
+
+
+def _card_id(state: str) -> str:
+    return "oauth-" + "".join(c if c.isalnum() else "-" for c in state)
+
+
+def authorize_card(pending: dict[str, Any]) -> str:
+    url = str(pending.get("url") or "")
+    safe = urlsplit(url).scheme in ("http", "https")     # the endpoint came from the server's metadata
+    return render_to_string("oauth/_authorize_card.html", {
+        "p": pending, "card_id": _card_id(str(pending.get("state", ""))), "url": url if safe else "",
+        "session_id": session_of_state(str(pending.get("state", ""))) or 0,
+        "as_host": urlsplit(url).netloc, "redirect_host": urlsplit(str(pending.get("redirect_uri") or "")).netloc})
+
+
+def authorize_card_done(state: str) -> str:
+    return f'<div id="{escape(_card_id(state))}" hx-swap-oob="delete"></div>'
+
+
+def step_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Transcript notes of the flow as the Authorization view lists them."""
+    out = []
+    for row in rows:
+        data = row.get("data") or {}
+        if row.get("kind") == "auth":
+            out.append({"seq": row["seq"], "t_ms": f"{row['t'] * 1000:.0f}", "type": "step",
+                        "step": data.get("step", ""), "status": data.get("status", ""), "text": row.get("text", ""),
+                        "expected": data.get("expected", ""), "url": data.get("url", ""),
+                        "details": json.dumps({k: v for k, v in data.items()
+                                               if k not in ("step", "status", "expected", "url")},
+                                              indent=1, ensure_ascii=False)})
+        elif data.get("auth_step"):
+            http = row.get("http") or {}
+            out.append({"seq": row["seq"], "t_ms": f"{row['t'] * 1000:.0f}", "type": "http",
+                        "step": data["auth_step"], "text": row.get("text", ""), "http": http,
+                        "status_code": http.get("status"), "request_body": data.get("request_body", ""),
+                        "response_body": data.get("response_body", ""), "error": data.get("error", "")})
+    return out
+
+
+def token_view(record: dict[str, Any]) -> dict[str, Any]:
+    """What the page shows about a stored record: never a token itself."""
+    tokens = record.get("tokens") or {}
+    client = record.get("client") or {}
+    expires_at = tokens.get("expires_at")
+    view: dict[str, Any] = {
+        "issuer": record.get("issuer", ""), "resource": record.get("resource", ""),
+        "client_id": client.get("client_id", ""), "client_source": client.get("source", ""),
+        "auth_method": client.get("auth_method", ""), "has_token": bool(tokens.get("access_token")),
+        "token_type": tokens.get("token_type", ""), "scope": tokens.get("scope", ""),
+        "has_refresh": bool(tokens.get("refresh_token")),
+        "expires": datetime.fromtimestamp(expires_at, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        if isinstance(expires_at, (int, float)) else "",
+        "expired": isinstance(expires_at, (int, float)) and expires_at <= datetime.now(timezone.utc).timestamp(),
+    }
+    jwt = decode_unverified(tokens.get("access_token") or "")
+    if jwt is not None:
+        view["jwt_header"] = json.dumps(jwt["header"], indent=1, ensure_ascii=False)
+        view["jwt_claims"] = json.dumps(jwt["claims"], indent=1, ensure_ascii=False)
+    return view

@@ -1,0 +1,107 @@
+"""OAuth pages: a server's settings, the callback, and a session's Authorization view."""
+from __future__ import annotations
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from playground.registry.models import Server
+from playground.sessions.consumers import can_view
+from playground.sessions.views import _own_session
+from playground.transcripts.models import Session
+
+from . import render as rows
+from .forms import ServerAuthForm
+from .models import OAuthRecord, ServerAuth
+from .page import session_of_state
+
+CALLBACK_PARAMS = ("code", "state", "iss", "error", "error_description", "error_uri")
+
+
+@login_required
+def server_settings(request: HttpRequest, pk: int) -> HttpResponse:
+    server = get_object_or_404(Server, pk=pk)
+    auth = ServerAuth.objects.filter(server=server).first()
+    form = ServerAuthForm(request.POST or None, initial=ServerAuthForm.initial_for(auth))
+    if request.method == "POST" and form.is_valid():
+        auth = auth or ServerAuth(server=server)
+        form.apply(auth)
+        auth.save()
+        messages.success(request, "Authorization settings saved.")
+        return redirect("registry:detail", pk=server.pk)
+    return render(request, "oauth/settings.html", {"server": server, "form": form,
+                                                   "has_secret": bool(auth and auth.auth_settings().client_secret),
+                                                   "records": [rows.token_view(r.data) for r in server.oauth_records.all()]})
+
+
+@login_required
+@require_POST
+def forget(request: HttpRequest, pk: int) -> HttpResponse:
+    """Forget every stored registration and token of a server."""
+    server = get_object_or_404(Server, pk=pk)
+    server.oauth_records.all().delete()
+    messages.success(request, "Stored OAuth clients and tokens forgotten.")
+    return redirect("oauth:settings", pk=server.pk)
+
+
+@login_required
+def callback(request: HttpRequest) -> HttpResponse:
+    """The authorization server sends the browser here: hand the response to the session's worker."""
+    session_id = session_of_state(request.GET.get("state", ""))
+    session = Session.objects.filter(pk=session_id).first() if session_id is not None else None
+    if session is None or not can_view(request.user, session):
+        raise Http404("no authorization request of yours waits for this response")
+    if not session.worker_channel:
+        return render(request, "oauth/callback_late.html", {"session": session}, status=410)
+    params = {k: request.GET[k] for k in CALLBACK_PARAMS if k in request.GET}
+    async_to_sync(get_channel_layer().send)(session.worker_channel, {"command": "oauth_callback", "params": params})
+    return redirect("sessions:detail", pk=session.pk)
+
+
+def _steps(session: Session) -> list[dict]:
+    data = session.events.filter(dir="note").order_by("seq").values_list("data", flat=True)
+    return rows.step_rows([d for d in data if d.get("kind") == "auth" or (d.get("data") or {}).get("auth_step")])
+
+
+def _records(session: Session) -> list[dict]:
+    if session.server_id is None:
+        return []
+    return [rows.token_view(r.data) for r in OAuthRecord.objects.filter(server_id=session.server_id)]
+
+
+@login_required
+def authorization(request: HttpRequest, pk: int) -> HttpResponse:
+    session = _own_session(request, pk)
+    return render(request, "oauth/authorization.html", {"session": session, "steps": _steps(session),
+                                                        "records": _records(session)})
+
+
+@login_required
+def authorization_steps(request: HttpRequest, pk: int) -> HttpResponse:
+    """The live part of the Authorization view (polled while the session runs)."""
+    session = _own_session(request, pk)
+    return render(request, "oauth/_steps.html", {"session": session, "steps": _steps(session),
+                                                 "records": _records(session)})
+
+
+@login_required
+@require_POST
+def token_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    """Refresh or revoke the session's token (the worker holds the client and its credentials)."""
+    session = _own_session(request, pk)
+    if action not in ("refresh", "revoke"):
+        raise Http404
+    if session.worker_channel:
+        async_to_sync(get_channel_layer().send)(session.worker_channel, {"command": f"oauth_{action}"})
+        messages.info(request, f"Token {action} requested; its steps appear below.")
+    elif action == "revoke" and session.server_id:
+        OAuthRecord.objects.filter(server_id=session.server_id).delete()
+        messages.info(request, "The session has ended: the stored tokens were forgotten here (connect to revoke "
+                               "them at the authorization server).")
+    else:
+        messages.error(request, "The session has ended: connect again to refresh its token.")
+    return redirect("oauth:authorization", pk=session.pk)

@@ -1,0 +1,136 @@
+"""The app's security policy, from settings: which HTTP targets and stdio commands are allowed,
+and whether the bind address is worth a warning.
+
+A local tool (the default) reaches loopback servers and may start any command the logged-in
+user types; a hosted one turns stdio off or limits it to an allow-list, and may forbid
+loopback. Private, link-local and cloud-metadata addresses are refused unless
+PLAYGROUND_HTTP_ALLOW_PRIVATE is on. The same checks run when a server is saved (a clear
+form error) and when a session connects (DNS may have changed; the settings may have too).
+"""
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from playground.mcp.config import ServerConfig
+from playground.mcp.netguard import IPAddress, NetGuard
+
+# Cloud metadata services (AWS/GCP/Azure/OpenStack, AWS ECS, AWS IPv6, Alibaba, Oracle).
+METADATA = frozenset(ipaddress.ip_address(a) for a in (
+    "169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "192.0.0.192"))
+SHARED_NAT = ipaddress.ip_network("100.64.0.0/10")   # carrier-grade NAT: not global, not "private" to Python
+
+
+class PolicyError(Exception):
+    """A server's settings are not allowed here; the message says which setting to change."""
+
+
+def address_refusal(ip: IPAddress) -> str | None:
+    """Why the settings refuse `ip` as an HTTP target, or None if they allow it."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback or ip.is_unspecified:
+        if settings.PLAYGROUND_HTTP_ALLOW_LOOPBACK:
+            return None
+        return "a loopback address (PLAYGROUND_HTTP_ALLOW_LOOPBACK is off)"
+    if settings.PLAYGROUND_HTTP_ALLOW_PRIVATE:
+        return None
+    hint = " (set PLAYGROUND_HTTP_ALLOW_PRIVATE=true to allow)"
+    if ip in METADATA:
+        return "a cloud metadata address" + hint
+    if ip.is_link_local:
+        return "a link-local address" + hint
+    if ip.is_multicast:
+        return "a multicast address" + hint
+    if ip.is_private or ip in SHARED_NAT or not ip.is_global:
+        return "a private or reserved address" + hint
+    return None
+
+
+def net_guard() -> NetGuard:
+    """The guard the worker hands to the client core for every HTTP connection."""
+    return NetGuard(address_refusal)
+
+
+def check_url(url: str) -> None:
+    """At save time: refuse a URL whose host is (or resolves to) a refused address.
+
+    A name that does not resolve now is accepted (it may later); connecting checks again."""
+    host = urlsplit(url).hostname or ""
+    try:
+        addresses = [str(ipaddress.ip_address(host.split("%", 1)[0]))]
+    except ValueError:
+        try:
+            addresses = list(dict.fromkeys(str(i[4][0]) for i in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)))
+        except (OSError, UnicodeError):
+            return
+    for address in addresses:
+        reason = address_refusal(ipaddress.ip_address(address.split("%", 1)[0]))
+        if reason:
+            shown = host if address == host else f"{host} ({address})"
+            raise PolicyError(f"{shown} is {reason}.")
+
+
+def check_command(command: str) -> None:
+    """Refuse a stdio command when stdio is off, or not on the allow-list.
+
+    An entry matches the command exactly: `npx` allows the `npx` found on PATH, not
+    `/tmp/x/npx`; list absolute paths to allow those."""
+    if not settings.PLAYGROUND_ALLOW_STDIO:
+        raise PolicyError("Starting stdio servers is turned off here (PLAYGROUND_ALLOW_STDIO=false).")
+    allowed = settings.PLAYGROUND_STDIO_COMMANDS
+    if allowed and command not in allowed:
+        raise PolicyError(f"The command {command!r} is not allowed here; allowed: {', '.join(allowed)} "
+                          "(PLAYGROUND_STDIO_COMMANDS).")
+
+
+def check_config(config: ServerConfig) -> None:
+    """At connect time, before anything starts (the HTTP address check is the NetGuard's)."""
+    if config.transport == "stdio":
+        check_command(config.command)
+
+
+def is_loopback_bind(host: str) -> bool:
+    host = host.strip().strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind_warning(host: str | None = None) -> str | None:
+    """The warning to print when the app listens beyond this machine."""
+    host = settings.PLAYGROUND_BIND if host is None else host
+    if is_loopback_bind(host):
+        return None
+    return (f"MCP Playground listens on {host}, not on loopback: anyone who can reach it and log in can start "
+            "processes on this machine (stdio servers). Set PLAYGROUND_ALLOWED_HOSTS, use strong passwords, and "
+            "consider PLAYGROUND_ALLOW_STDIO=false or PLAYGROUND_STDIO_COMMANDS.")
+
+
+
+class AllowedHostsValidator:
+    """ASGI middleware: refuse a websocket whose Host header is not in ALLOWED_HOSTS.
+
+    The Origin check (Channels' AllowedHostsOriginValidator) already stops a rebinding page in
+    a browser; this is the same Host rule Django applies to every HTTP request."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        from django.http.request import split_domain_port, validate_host
+
+        headers = dict(scope.get("headers") or [])
+        host = headers.get(b"host", b"").decode("latin-1")
+        domain, _port = split_domain_port(host)
+        if scope["type"] == "websocket" and not (domain and validate_host(domain, settings.ALLOWED_HOSTS)):
+            await receive()                                  # the websocket.connect message
+            await send({"type": "websocket.close", "code": 4400})
+            return
+        return await self.app(scope, receive, send)

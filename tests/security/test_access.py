@@ -1,0 +1,126 @@
+"""Who may do what: login everywhere but share links, CSRF on forms and htmx requests, Host
+validation for HTTP and websockets (DNS rebinding), and no socket that acts for a share page."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from playground.asgi import application
+from playground.registry.models import Server
+from playground.sessions.routing import websocket_urlpatterns
+from playground.transcripts.models import Session, ShareLink
+
+# Reachable without logging in, on purpose. Everything else must send an anonymous visitor to log in.
+PUBLIC = {"login", "logout", "token_login", "sessions:share_page", "sessions:share_jsonl", "sessions:share_json",
+          "static", "admin:login", "admin:logout"}
+
+
+def every_pattern(resolver: URLResolver | None = None, prefix: str = "", ns: str = ""):
+    """(name, example path) for every URL pattern, nested includes included."""
+    for entry in (resolver or get_resolver()).url_patterns:
+        if isinstance(entry, URLResolver):
+            space = f"{ns}{entry.namespace}:" if entry.namespace else ns
+            yield from every_pattern(entry, prefix + str(entry.pattern), space)
+        else:
+            assert isinstance(entry, URLPattern)
+            yield (ns + entry.name if entry.name else "static"), prefix + str(entry.pattern)
+
+
+def example(pattern: str) -> str:
+    path = re.sub(r"<int:[^>]+>", "1", pattern)
+    path = re.sub(r"<(?:str:|path:)?[^>]+>", "x", path)
+    path = re.sub(r"\^|\$|\(\?P<[^>]+>[^)]*\)", "", path)
+    return "/" + path.replace("\\", "")
+
+
+PATTERNS = sorted(set(every_pattern()))
+
+
+def test_the_walk_finds_the_app_pages():
+    names = {name for name, _ in PATTERNS}
+    assert {"registry:home", "registry:add", "sessions:detail", "sessions:connect", "sessions:share",
+            "sessions:export_jsonl", "sessions:revoke", "admin:index"} <= names
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name, pattern", PATTERNS)
+def test_every_url_but_share_links_requires_login(client, name, pattern):
+    if name in PUBLIC:
+        pytest.skip("public by design")
+    path = example(pattern)
+    for method in ("get", "post"):
+        response = getattr(client, method)(path)
+        if response.status_code == 405:        # the other method is the real one
+            continue
+        assert response.status_code == 302, (method, path, response.status_code)
+        assert "/login/" in response["Location"], (method, path, response["Location"])
+
+
+@pytest.fixture
+def owner(db):
+    user = get_user_model().objects.create_user("olga", password="pw")
+    server = Server.objects.create(name="s", transport="http", url="http://127.0.0.1:9/mcp", owner=user)
+    session = Session.objects.create(server=server, server_name="s", owner=user, status="ended")
+    return user, session
+
+
+def test_htmx_post_without_the_csrf_token_is_refused(owner):
+    user, session = owner
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    page = browser.get(f"/sessions/{session.pk}/")
+    token = re.search(r'"X-CSRFToken": "([^"]+)"', page.content.decode()).group(1)
+    htmx = {"HTTP_HX_REQUEST": "true"}
+    refused = browser.post(f"/sessions/{session.pk}/share/", **htmx)
+    assert refused.status_code == 403 and not ShareLink.objects.exists()
+    accepted = browser.post(f"/sessions/{session.pk}/share/", HTTP_X_CSRFTOKEN=token, **htmx)
+    assert accepted.status_code == 200 and ShareLink.objects.count() == 1
+    form = browser.post(f"/servers/{session.server_id}/delete/")             # a plain form, no token
+    assert form.status_code == 403 and Server.objects.exists()
+
+
+def test_a_foreign_host_header_is_refused(owner):
+    user, session = owner
+    browser = Client()
+    browser.force_login(user)
+    assert browser.get("/", HTTP_HOST="127.0.0.1:8000").status_code == 200
+    for host in ("evil.example", "evil.example:8000", "127.0.0.1.nip.io"):
+        assert browser.get("/", HTTP_HOST=host).status_code == 400, host
+    link = ShareLink.objects.create(session=session)
+    assert browser.get(f"/share/{link.token}/", HTTP_HOST="evil.example").status_code == 400
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_websockets_check_host_and_origin_and_only_serve_owners():
+    user, session, cookie = await database_sync_to_async(_owner_and_session)()
+
+    async def attempt(host: bytes, origin: bytes | None, cookie: bytes = b"") -> bool:
+        headers = [(b"host", host)] + ([(b"origin", origin)] if origin else []) + [(b"cookie", cookie)]
+        comm = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/", headers=headers)
+        connected, _ = await comm.connect()
+        await comm.disconnect()
+        return connected
+
+    assert await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", cookie)    # the owner, from the app's page
+    # DNS rebinding: the browser believes it talks to evil.example and says so in Host and Origin.
+    assert not await attempt(b"evil.example:8000", b"http://evil.example:8000", cookie)
+    assert not await attempt(b"evil.example:8000", b"http://127.0.0.1:8000", cookie)     # foreign Host alone
+    assert not await attempt(b"127.0.0.1:8000", b"http://evil.example:8000", cookie)     # foreign Origin alone
+    assert not await attempt(b"127.0.0.1:8000", None, cookie)                            # no Origin
+    assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")        # anonymous
+    # The only socket route is the owner's session socket: a share link opens none.
+    assert [str(p.pattern) for p in websocket_urlpatterns] == ["ws/sessions/<int:session_id>/"]
+
+
+def _owner_and_session():
+    user = get_user_model().objects.create_user("pat", password="pw")
+    browser = Client()
+    browser.force_login(user)
+    cookie = f"sessionid={browser.cookies['sessionid'].value}".encode()
+    return user, Session.objects.create(server_name="s", owner=user, status="ended"), cookie

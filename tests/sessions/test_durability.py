@@ -1,0 +1,90 @@
+"""Durability: a reload in the middle of a call still shows its result; a worker whose process
+died leaves its session ended (not 'connected' forever) with the transcript intact."""
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import Client
+from django.utils import timezone
+
+from playground.sessions import durability
+from playground.sessions.worker import start_session
+from playground.transcripts.models import Event, Session
+
+from .test_live import communicator, make_user_and_server, receive_until, stop_all
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    first = communicator(session.pk, user)
+    try:
+        await first.connect()
+        await receive_until(first, 'id="catalogue"')
+        await first.send_to(text_data=json.dumps({"action": "call_tool", "name": "ask_name"}))
+        key = re.search(r'id="server-request-(q\d+)"', await receive_until(first, "server-request-q")).group(1)
+        await first.disconnect()                                  # the reload: this tab is gone
+        second = communicator(session.pk, user)
+        await second.connect()
+        replay = await receive_until(second, f"server-request-{key}")   # the worker's sync snapshot
+        assert "What is your name?" in replay
+        await second.send_to(text_data=json.dumps({"action": "answer", "key": key, "result": json.dumps(
+            {"action": "accept", "content": {"name": "Ada"}})}))
+        assert "Hello, Ada!" in await receive_until(second, 'aria-label="Result"', "Hello, Ada!")
+        await second.disconnect()
+    finally:
+        await stop_all()
+
+
+def live_session(**kw) -> Session:
+    session = Session.objects.create(server_name="gone", status=Session.Status.CONNECTED,
+                                     worker_channel="specific.worker!abc", **kw)
+    for seq in (1, 2):
+        Event.objects.create(session=session, seq=seq, t=seq / 10, dir="recv",
+                             data={"seq": seq, "t": seq / 10, "dir": "recv", "raw": "{}", "message": {}})
+    Session.objects.filter(pk=session.pk).update(event_count=2)
+    return session
+
+
+@pytest.mark.django_db
+def test_a_stale_heartbeat_ends_the_session_with_its_transcript_and_a_note(settings):
+    settings.PLAYGROUND_HEARTBEAT_SECONDS = 10
+    now = timezone.now()
+    dead = live_session(heartbeat_at=now - timedelta(seconds=31))
+    fresh = live_session(heartbeat_at=now - timedelta(seconds=5))
+    assert durability.reap_dead_sessions() == [dead.pk]
+    dead.refresh_from_db()
+    fresh.refresh_from_db()
+    assert (dead.status, dead.end_reason, dead.worker_channel) == ("ended", durability.WORKER_ENDED, "")
+    assert fresh.status == "connected"
+    rows = list(dead.events.order_by("seq").values_list("data", flat=True))
+    assert [r["seq"] for r in rows] == [1, 2, 3] and dead.event_count == 3
+    assert rows[-1]["kind"] == "error" and "worker process ended" in rows[-1]["text"]
+    assert durability.reap_dead_sessions() == []                 # once
+
+
+@pytest.mark.django_db
+def test_with_the_in_memory_layer_sessions_older_than_the_process_are_dead_at_start(settings):
+    older = live_session(heartbeat_at=timezone.now(), started_at=durability.PROCESS_STARTED - timedelta(seconds=1))
+    assert durability.reap_dead_sessions() == []                 # heartbeat is fresh: not by that rule
+    assert durability.reap_dead_sessions(at_start=True) == [older.pk]
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
+    other = live_session(heartbeat_at=timezone.now(), started_at=durability.PROCESS_STARTED - timedelta(seconds=1))
+    assert durability.reap_dead_sessions(at_start=True) == []   # Redis: another process may own it
+    assert Session.objects.get(pk=other.pk).status == "connected"
+
+
+@pytest.mark.django_db
+def test_the_session_page_and_the_first_request_sweep(settings, django_user_model):
+    user = django_user_model.objects.create_user("dora", password="pw")
+    stale = timezone.now() - timedelta(seconds=3 * settings.PLAYGROUND_HEARTBEAT_SECONDS + 1)
+    session = live_session(heartbeat_at=stale, owner=user)
+    browser = Client()
+    browser.force_login(user)
+    page = browser.get(f"/sessions/{session.pk}/").content.decode()
+    assert "status-ended" in page and "worker process ended" in page

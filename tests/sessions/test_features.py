@@ -1,0 +1,219 @@
+"""The protocol's side features through consumer ↔ worker, against real servers: server
+requests answered by the page, input_required rounds, templates, completion, roots edited
+mid-session, subscriptions (both eras), logging, cancel, tasks, raw frames."""
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+
+import pytest
+from channels.db import database_sync_to_async
+
+from playground.sessions.worker import start_session
+from playground.transcripts.models import Event
+from tests.conftest import NPM_BIN
+
+from .test_live import communicator, make_user_and_server, stop_all
+
+pytestmark = pytest.mark.django_db(transaction=True)
+EVERYTHING = NPM_BIN / "mcp-server-everything"
+
+
+async def receive_until(comm, *needles: str, timeout: float = 20) -> str:
+    """Collect fragments until every needle was seen; on a timeout, say what did arrive."""
+    seen: list[str] = []
+    try:
+        async with asyncio.timeout(timeout):
+            while not all(any(n in text for text in seen) for n in needles):
+                seen.append(await comm.receive_from(timeout))
+    except TimeoutError:
+        missing = [n for n in needles if not any(n in text for text in seen)]
+        raise AssertionError(f"never received {missing}; got:\n" + "\n".join(t[:600] for t in seen[-15:])) from None
+    return "\n".join(seen)
+
+
+async def events(session_id: int) -> list[dict]:
+    return await database_sync_to_async(lambda: list(
+        Event.objects.filter(session_id=session_id).order_by("seq").values_list("data", flat=True)))()
+
+
+def sent(rows: list[dict], method: str) -> list[dict]:
+    return [r["message"] for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == method]
+
+
+async def send(comm, **content) -> None:
+    await comm.send_to(text_data=json.dumps(content))
+
+
+def card_key(text: str) -> str:
+    return re.search(r'id="server-request-(q\d+)"', text).group(1)
+
+
+async def test_legacy_elicitation_template_cancel_and_malformed_frame():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', "peer://items/{item_id}")
+
+        # A template read: the variable is expanded (RFC 6570) before resources/read.
+        await send(comm, action="read_template", template="peer://items/{item_id}", **{"vars.item_id": "a b"})
+        got = await receive_until(comm, 'aria-label="Result"', "<pre class=\"text\">item a b</pre>")
+        assert "<strong>read_resource</strong> peer://items/a%20b" in got
+
+        # The server's elicitation becomes a card; the answer goes back and the call finishes.
+        await send(comm, action="call_tool", name="ask_name")
+        card = await receive_until(comm, 'aria-label="Server request"')
+        assert 'name="elicit-' in card and ">name</label>" in card      # fields labelled by property name
+        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "accept",
+                                                                                "content": {"name": "Ada"}}))
+        got = await receive_until(comm, "Hello, Ada!")
+        assert f'id="server-request-{card_key(card)}" hx-swap-oob="delete"' in got
+
+        # Cancel a call in flight: the server is told (notifications/cancelled) and the result says so.
+        await send(comm, action="call_tool", name="hang", call_id="")
+        started = await receive_until(comm, "Cancel request", 'role="progressbar"')
+        call_id = re.search(r'id="call-(c\d+)"', started).group(1)
+        await send(comm, action="cancel", call_id=call_id)
+        got = await receive_until(comm, ">cancelled</span>", 'data-method="notifications/cancelled"')
+        assert "cancelled by the user" in got
+
+        # A malformed frame goes out exactly as typed; the server's complaint is shown.
+        await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": 99, "method": ')
+        await receive_until(comm, "&quot;method&quot;: </pre>")
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    rows = await events(session.pk)
+    assert any(r["dir"] == "send" and r["raw"] == '{"jsonrpc": "2.0", "id": 99, "method": ' for r in rows)
+    hang = sent(rows, "tools/call")[-1]
+    assert sent(rows, "notifications/cancelled")[0]["params"]["requestId"] == next(
+        r["message"]["id"] for r in rows if r["dir"] == "send" and r["message"] == hang)
+
+
+async def test_modern_input_required_round_and_listen_stream():
+    user, server = await make_user_and_server(era="modern")
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', ">greet<")
+
+        # input_required: the same card, marked as round 1 with the requestState read-only.
+        await send(comm, action="call_tool", name="greet")
+        card = await receive_until(comm, 'aria-label="Server request"')
+        assert "input_required round 1" in card and 'aria-label="requestState"' in card
+        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "accept",
+                                                                                "content": {"name": "Grace"}}))
+        got = await receive_until(comm, "Hello, Grace!")
+        assert 'aria-label="Input rounds"' in got and "input_required round 1" in got
+
+        # subscriptions/listen: requested vs acknowledged, then the tagged notifications.
+        await send(comm, action="listen", toolsListChanged="1", uris="peer://greeting\npeer://nothing")
+        got = await receive_until(comm, "<strong>open</strong>")
+        acked = got.split("<dt>acknowledged</dt>")[-1].split("</dd>")[0]
+        assert '<span class="cap">toolsListChanged</span>' in acked and "peer://greeting" in acked
+        await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
+        # The feed (gathered in bursts) and the transcript arrive in either order.
+        got = await receive_until(comm, "notifications/resources/updated</code> <span class=\"tag\"",
+                                  "notifications/tools/list_changed</code>",
+                                  'data-method="tools/list"')        # list_changed refreshed the list
+        await send(comm, action="stop_listen")
+        got = await receive_until(comm, "closed by us")
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    rows = await events(session.pk)
+    calls = [m for m in sent(rows, "tools/call") if m["params"]["name"] == "greet"]
+    assert len(calls) == 2 and calls[0]["id"] != calls[1]["id"]
+    first_result = next(r["message"]["result"] for r in rows if r["dir"] == "recv"
+                        and (r.get("message") or {}).get("id") == calls[0]["id"])
+    assert calls[1]["params"]["requestState"] == first_result["requestState"]
+    assert list(calls[1]["params"]["inputResponses"].values()) == [{"action": "accept", "content": {"name": "Grace"}}]
+    listen = sent(rows, "subscriptions/listen")[0]
+    assert listen["params"]["notifications"] == {"toolsListChanged": True,
+                                                 "resourceSubscriptions": ["peer://greeting", "peer://nothing"]}
+    assert sent(rows, "notifications/cancelled")[-1]["params"]["requestId"] == listen["id"]
+
+
+async def test_everything_completion_roots_subscription_logging_and_tasks():
+    if not EVERYTHING.exists():
+        pytest.fail("server-everything is not installed: run `make peers`")
+    roots = [{"uri": "file:///tmp/first", "name": "First"}]
+    user, server = await make_user_and_server(name="everything", command=str(EVERYTHING), args=["stdio"], roots=roots)
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', ">get-roots-list<", ">simulate-research-query<")
+
+        # Completion: only this tab gets the suggestions; context.arguments narrows the second field.
+        await send(comm, action="complete", ref_type="ref/prompt", ref="completable-prompt", argument="department",
+                   value="E", context="{}", target="sugg-parg-1")
+        got = await receive_until(comm, 'id="sugg-parg-1"')
+        assert 'data-suggest="Engineering"' in got and "Sales" not in got
+        await send(comm, action="complete", ref_type="ref/prompt", ref="completable-prompt", argument="name",
+                   value="", context=json.dumps({"department": "Engineering"}), target="sugg-parg-2")
+        got = await receive_until(comm, 'id="sugg-parg-2"')
+        assert all(f'data-suggest="{n}"' in got for n in ("Alice", "Bob", "Charlie"))
+
+        # URL-mode elicitation: the URL is shown (never opened) with consent buttons.
+        await send(comm, action="call_tool", name="trigger-url-elicitation", **{"args.url": "https://example.org/ok"})
+        card = await receive_until(comm, 'aria-label="Server request"')
+        assert '<code class="mono url">https://example.org/ok</code>' in card and "not opened automatically" in card
+        assert all(f">{b}</button>" in card for b in ("Accept", "Decline", "Cancel"))
+        await send(comm, action="answer", key=card_key(card), result='{"action": "decline"}')
+        await receive_until(comm, "User declined to open the URL")
+
+        # Roots come from the server's settings, without asking; edited ones reach a live session.
+        await send(comm, action="call_tool", name="get-roots-list")
+        assert "file:///tmp/first" in await receive_until(comm, "Current MCP Roots")
+        await comm.receive_nothing(0.01)
+        worker_channel = (await database_sync_to_async(lambda: type(session).objects.get(pk=session.pk))()).worker_channel
+        from channels.layers import get_channel_layer
+        await get_channel_layer().send(worker_channel, {"command": "set_roots",
+                                                        "roots": [{"uri": "file:///tmp/second"}]})
+        await receive_until(comm, 'data-method="notifications/roots/list_changed"', 'data-method="roots/list"')
+        await send(comm, action="call_tool", name="get-roots-list")
+        assert "file:///tmp/second" in await receive_until(comm, "file:///tmp/second")
+
+        # Logging level, then a subscription: the server logs it and sends updates.
+        await send(comm, action="set_level", level="debug")
+        await receive_until(comm, "level set to <strong>debug</strong>")
+        uri = "demo://resource/static/document/architecture.md"
+        await send(comm, action="subscribe", uri=uri)
+        # The server logs the subscription (a log notification, shown in the Log panel).
+        await receive_until(comm, 'aria-label="Subscribed resources"', "Received Subscribe Resource request",
+                            'id="feed-log"')
+        await send(comm, action="call_tool", name="toggle-subscriber-updates")
+        await receive_until(comm, f"notifications/resources/updated</code> <span class=\"text mono\">{uri}")
+        await send(comm, action="call_tool", name="toggle-subscriber-updates")
+        await send(comm, action="unsubscribe", uri=uri)
+        await receive_until(comm, "Subscribe to a resource from the list")
+
+        # A task-augmented call returns a task; polling and the final result follow.
+        await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
+                   **{"args.topic": "tides", "args.ambiguous": ""}, send_anyway="1")
+        got = await receive_until(comm, 'aria-label="Task"')
+        task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
+        assert "Poll status" in got and "Cancel task" in got
+        await send(comm, action="task_get", task_id=task_id)
+        await receive_until(comm, "tasks/get", 'aria-label="Task"')
+        await send(comm, action="task_result", task_id=task_id)
+        await receive_until(comm, "tides", 'aria-label="Result"', timeout=30)
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    rows = await events(session.pk)
+    call = next(m for m in sent(rows, "tools/call") if m["params"]["name"] == "simulate-research-query")
+    assert call["params"]["task"] == {"ttl": 300000}
+    assert sent(rows, "logging/setLevel")[0]["params"] == {"level": "debug"}
+    assert sent(rows, "resources/subscribe")[0]["params"] == {"uri": uri}
+    assert sent(rows, "resources/unsubscribe")[0]["params"] == {"uri": uri}
+    answers = [r["message"]["result"]["roots"] for r in rows
+               if r["dir"] == "send" and isinstance((r.get("message") or {}).get("result"), dict)
+               and "roots" in r["message"]["result"]]
+    assert answers[0] == roots and answers[-1] == [{"uri": "file:///tmp/second"}]
