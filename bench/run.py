@@ -185,6 +185,7 @@ async def flood(app: App, count: int) -> dict[str, Any]:
             "flood_daphne_cpu_percent": round(cpu / elapsed * 100),
             "flood_peak_mb": round(peak, 1), "flood_slow_viewer_peak_mb": round(slow_peak, 1),
             "flood_slow_viewer_persist_s": round(slow_persist_s, 3),
+            "flood_persist_msgs_per_s": round(count / slow_persist_s),
             "sdk_flood_msgs_per_s": round(sdk_rate), "flood_count": count}
 
 
@@ -369,6 +370,7 @@ ROWS = [  # key, label, target (text), unit
     ("relay_added_ms_median", "relay: added at the median", "", "ms"),
     ("relay_daphne_cpu_ms_per_call", "relay: daphne CPU per call", "", "ms"),
     ("flood_msgs_per_s", "flood: persisted + delivered", ">= 35000", "msg/s"),
+    ("flood_persist_msgs_per_s", "flood: persisted (viewer stalled)", "", "msg/s"),
     ("sdk_flood_msgs_per_s", "flood: SDK client", "", "msg/s"),
     ("flood_daphne_cpu_percent", "flood: daphne CPU while flooding", "", "%"),
     ("flood_lost", "flood: lost", "0", ""),
