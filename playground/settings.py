@@ -78,7 +78,13 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("PLAYGROUND_SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            # WAL: readers (pages, replays) no longer wait for the worker's transcript writes, and
+            # a commit appends to the log instead of syncing the database twice (synchronous=NORMAL
+            # is safe against crashes in WAL mode; only a power cut may lose the last commits).
+            # Kept open: Channels' database thread would otherwise reopen it for every batch.
+            "CONN_MAX_AGE": 600,
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE",
+                        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
             # A file, not memory: workers write from threads while tests read, and shared-cache
             # in-memory SQLite fails such overlaps at once ("table is locked") instead of waiting.
             "TEST": {"NAME": os.environ.get("PLAYGROUND_TEST_SQLITE_PATH") or str(BASE_DIR / ".test-db.sqlite3")},

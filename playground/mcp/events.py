@@ -6,6 +6,7 @@ of the event, never an exception.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -86,6 +87,27 @@ class Tap:
         self.seq = 0
         # (direction the request went, id key) -> (seq, time) of the request event.
         self._open: dict[tuple[str, str], tuple[int, float]] = {}
+        self._gate = asyncio.Event()
+        self._gate.set()
+
+    # Back-pressure: a listener that cannot keep up (the worker saving to a database) pauses the
+    # tap; transports that support it stop reading until it resumes, so a flooding server blocks
+    # on its own full pipe instead of every event piling up in memory here.
+
+    def pause(self) -> None:
+        self._gate.clear()
+
+    def resume(self) -> None:
+        self._gate.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._gate.is_set()
+
+    async def ready(self) -> None:
+        """Return once the tap is not paused (at once, usually)."""
+        if not self._gate.is_set():
+            await self._gate.wait()
 
     def subscribe(self, listener: Listener) -> None:
         self.listeners.append(listener)

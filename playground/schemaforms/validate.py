@@ -6,6 +6,7 @@ raises on a weird schema; an invalid schema is reported as one error.
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
@@ -23,6 +24,38 @@ def validator_class(schema: Any) -> type:
         except Exception:  # noqa: BLE001 - an odd $schema value falls back to the default
             return validators.Draft202012Validator
     return validators.Draft202012Validator
+
+
+# Checking a schema against its meta-schema costs about a millisecond; a page calls the same
+# tool again and again, so the checked validator is kept, keyed by the schema's canonical JSON.
+_VALIDATORS: dict[str, Any] = {}
+_VALIDATORS_MAX = 256
+
+
+def _checked_validator(schema: Any) -> Any:
+    """A validator for `schema`, or [error] when the schema itself is invalid (both cached)."""
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        key = None
+    if key is not None and key in _VALIDATORS:
+        return _VALIDATORS[key]
+    cls = validator_class(schema)
+    checked: Any
+    try:
+        cls.check_schema(schema)
+        checked = cls(schema, registry=SPECIFICATIONS, format_checker=cls.FORMAT_CHECKER)
+    except jsonschema.SchemaError as exc:
+        where = _pointer(list(exc.path))
+        at = f" (at {where})" if where else ""
+        checked = [_error([], f"The schema itself is invalid{at}: {exc.message}", "schema")]
+    except Exception as exc:  # noqa: BLE001 - hostile schemas must not break the page
+        checked = [_error([], f"The schema could not be checked: {exc}", "schema")]
+    if key is not None:
+        if len(_VALIDATORS) >= _VALIDATORS_MAX:
+            _VALIDATORS.pop(next(iter(_VALIDATORS)))
+        _VALIDATORS[key] = checked
+    return checked
 
 
 def _segment(part: Any) -> str:
@@ -44,17 +77,11 @@ def validate_arguments(schema: Any, arguments: Any) -> list[dict]:
     """
     if not isinstance(schema, (dict, bool)):
         return [_error([], "The schema is not a JSON object, so nothing can be validated.", "schema")]
-    cls = validator_class(schema)
+    checked = _checked_validator(schema)
+    if isinstance(checked, list):
+        return [dict(e) for e in checked]
     try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = _pointer(list(exc.path))
-        at = f" (at {where})" if where else ""
-        return [_error([], f"The schema itself is invalid{at}: {exc.message}", "schema")]
-    except Exception as exc:  # noqa: BLE001 - hostile schemas must not break the page
-        return [_error([], f"The schema could not be checked: {exc}", "schema")]
-    try:
-        validator = cls(schema, registry=SPECIFICATIONS, format_checker=cls.FORMAT_CHECKER)
+        validator = checked
         found = []
         for error in validator.iter_errors(arguments):
             found.append(error)

@@ -16,6 +16,7 @@ import uritemplate
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.consumer import get_handler_name
 from django.conf import settings
 
 from playground.oauth import render as oauth_render
@@ -38,7 +39,13 @@ def can_view(user: Any, session: Session) -> bool:
 
 
 class SessionConsumer(AsyncWebsocketConsumer):
+    """Keeps the session's worker channel and catalogue from connect on, updated by the group's
+    messages: a call then costs no database read (reads queue behind the worker's transcript
+    writes on Channels' one database thread, which made each call wait for a commit)."""
+
     session_id: int
+    worker_channel: str = ""
+    catalogue: dict[str, Any] = {}
 
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
@@ -51,11 +58,22 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if session is None or not can_view(self.scope.get("user"), session):
             await self.close(code=4403)
             return
+        self.worker_channel, self.catalogue = session.worker_channel, session.catalogue or {}
         await self.channel_layer.group_add(group_name(self.session_id), self.channel_name)
         await self.accept()
         await self._replay(session)
         if session.worker_channel:
             await self.channel_layer.send(session.worker_channel, {"command": "sync", "reply_channel": self.channel_name})
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Channels' own dispatch first closes stale database connections, a hop to its single
+        database thread for every message, queued behind the worker's transcript writes: that
+        hop was most of a call's relay time. These handlers reach the database only through
+        `database_sync_to_async`, which closes stale connections itself, so it is skipped here."""
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "window"):
@@ -92,15 +110,17 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if not isinstance(content, dict):
             return
         action = content.get("action")
-        session = await self._session()
-        if session is None:
-            return
-        if not session.worker_channel:
+        if not self.worker_channel:
+            session = await self._session()     # only when the cache says it ended: make sure
+            if session is None:
+                return
+            self.worker_channel = session.worker_channel
+        if not self.worker_channel:
             await self.send(text_data=render.notice("This session has ended. Connect again from the server page."))
             return
         command: dict[str, Any] | None = None
         if action == "call_tool":
-            command = await self._tool_command(session, content)
+            command = await self._tool_command(content)
         elif action == "read_resource" and content.get("uri"):
             command = {"command": "read_resource", "uri": str(content["uri"])}
         elif action == "get_prompt" and content.get("name"):
@@ -115,7 +135,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         elif action == "answer":
             command = self._answer_command(content)
         elif action == "read_template":
-            command = await self._template_command(session, content)
+            command = self._template_command(content)
         elif action == "complete":
             command = self._complete_command(content)
         elif action in ("set_level", "subscribe", "unsubscribe") and (content.get("level") or content.get("uri")):
@@ -133,26 +153,26 @@ class SessionConsumer(AsyncWebsocketConsumer):
         elif action in ("task_get", "task_result", "task_cancel") and content.get("task_id"):
             command = {"command": action, "task_id": str(content["task_id"]), "name": str(content["task_id"])}
         if command is not None:
-            await self.channel_layer.send(session.worker_channel, command)
+            await self.channel_layer.send(self.worker_channel, command)
 
-    async def _tool_command(self, session: Session, content: dict[str, Any]) -> dict[str, Any] | None:
+    async def _tool_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
         name = str(content.get("name", ""))
-        tool = next((t for t in session.catalogue.get("tools", []) if t.get("name") == name), None)
+        tool = next((t for t in self.catalogue.get("tools", []) if t.get("name") == name), None)
         schema = (tool or {}).get("inputSchema") or {"type": "object"}
         if content.get("mode") == "json":
             try:
                 arguments = json.loads(content.get("arguments_json") or "{}")
             except ValueError as exc:
-                await self.send(text_data=render.form_errors([{"path": "", "message": f"not valid JSON: {exc}"}]))
+                await self._form_errors([{"path": "", "message": f"not valid JSON: {exc}"}])
                 return None
             problems: list[str] = []
         else:
             arguments, problems = parse_form(schema, content, prefix="args")
         errors = [{"path": "", "message": p} for p in problems] + validate_arguments(schema, arguments)
         if errors and not content.get("send_anyway"):
-            await self.send(text_data=render.form_errors(errors))
+            await self._form_errors(errors)
             return None
-        await self.send(text_data=render.form_errors([]))
+        await self._form_errors([])
         timeout = content.get("timeout")
         command = {"command": "call_tool", "name": name, "arguments": arguments,
                    "timeout": float(timeout) if timeout not in (None, "") else None}
@@ -160,10 +180,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
             command["task"] = {"ttl": TASK_TTL_MS}
         return command
 
-    async def _template_command(self, session: Session, content: dict[str, Any]) -> dict[str, Any] | None:
+    def _template_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
         """Expand a resource template (RFC 6570) with the form's variables, then read the URI."""
         template = str(content.get("template") or "")
-        if not any(t.get("uriTemplate") == template for t in session.catalogue.get("templates", [])):
+        if not any(t.get("uriTemplate") == template for t in self.catalogue.get("templates", [])):
             return None
         variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
         return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
@@ -182,6 +202,13 @@ class SessionConsumer(AsyncWebsocketConsumer):
         return {"command": "complete", "ref": ref, "target": target, "context": context,
                 "argument": {"name": str(content["argument"]), "value": str(content.get("value") or "")},
                 "reply_channel": self.channel_name}
+
+    async def _form_errors(self, errors: list[dict[str, Any]]) -> None:
+        """Show errors under the form; clear them only if this tab was shown some (a fresh
+        form has none): a call that validates costs one websocket message less."""
+        if errors or getattr(self, "_errors_shown", False):
+            await self.send(text_data=render.form_errors(errors))
+        self._errors_shown = bool(errors)
 
     @staticmethod
     def _raw_command(content: dict[str, Any]) -> dict[str, Any] | None:
@@ -213,19 +240,23 @@ class SessionConsumer(AsyncWebsocketConsumer):
     # From the session group ---------------------------------------------------
 
     async def session_events(self, message: dict[str, Any]) -> None:
-        await self.window.push(message["events"])
+        await self.window.push(json.loads(message["events_json"]))
 
     async def _send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
-        """One windowed fragment (see flood.py): a marker for lines left out, then the lines."""
+        """One windowed fragment (see flood.py): a marker for lines left out, then the lines
+        (in appends that stay under daphne's 1 MiB websocket message)."""
         if skipped:
             await self.send(text_data=render.skipped(self.session_id, skipped))
-        if rows:
-            await self.send(text_data=render.transcript_append(rows))
+        for frame in render.transcript_append_frames(rows):
+            await self.send(text_data=frame)
 
     async def session_state(self, message: dict[str, Any]) -> None:
+        if message["state"].get("status") in (Session.Status.ENDED, Session.Status.FAILED):
+            self.worker_channel = ""
         await self.send(text_data=render.state(message["state"]))
 
     async def session_catalogue(self, message: dict[str, Any]) -> None:
+        self.catalogue = message["catalogue"]
         await self.send(text_data=render.catalogue(self.session_id, message["catalogue"]))
 
     async def session_call_started(self, message: dict[str, Any]) -> None:
@@ -236,8 +267,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def session_result(self, message: dict[str, Any]) -> None:
         self._cards.discard("call:" + str(message.get("call_id")))
-        session = await self._session()
-        await self.send(text_data=render.result(message, session.catalogue if session else {}))
+        for frame in render.result_frames(message, self.catalogue):
+            await self.send(text_data=frame)
 
     async def _card(self, card: str, html: Callable[[], str]) -> None:
         if card not in self._cards:
@@ -262,10 +293,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def session_snapshot(self, message: dict[str, Any]) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
-        session = await self._session()
-        catalogue = session.catalogue if session else {}
+        self.catalogue = message.get("catalogue") or self.catalogue
         for outcome in message.get("results", [])[-1:]:
-            await self.send(text_data=render.result(outcome, catalogue))
+            for frame in render.result_frames(outcome, self.catalogue):
+                await self.send(text_data=frame)
         if message.get("panels"):
             await self.send(text_data=render.panels(message["panels"]))
             await self.send(text_data=render.feed(message.get("feed", []), replace=True))

@@ -1,18 +1,40 @@
 """HTML fragments the consumer sends over the websocket: explicit htmx out-of-band swaps.
 
 Everything a server sent is untrusted: it only ever reaches HTML through Django's
-autoescaping templates (no `|safe` on server data anywhere).
+autoescaping templates, or lines.py's explicit escaping for the transcript line (no `|safe`
+on server data anywhere).
 """
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import orjson
 from django.template.loader import render_to_string
+
+from .lines import lines_html
 
 ARROWS = {"send": "→", "recv": "←", "stderr": "⚠", "note": "•"}
 PREVIEW_CHARS = 160
-PRETTY_LIMIT = 200_000      # characters of pretty JSON rendered inline; the raw text is capped by the tap
+# Characters of pretty JSON and of raw text shown in one transcript line (the tap caps what is
+# recorded at 1 MB; the export has it all). A line must fit in one websocket message (1 MiB in
+# daphne) even after escaping.
+PRETTY_LIMIT = 64 * 1024
+RAW_LIMIT = 64 * 1024
+FRAME_BUDGET = 256 * 1024   # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
+
+
+def pretty_json(value: Any, raw: str = "") -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)`, 30x faster with orjson (same layout;
+    exponents may read 1e-7 for 1e-07). Python's encoder is kept where orjson would differ or
+    fail: NaN/Infinity (which orjson would write as null; `raw` is the frame they came from),
+    integers beyond 64 bits and lone surrogates (orjson raises)."""
+    if "NaN" not in raw and "Infinity" not in raw:
+        try:
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        except (orjson.JSONEncodeError, TypeError):
+            pass
+    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def line(row: dict[str, Any]) -> dict[str, Any]:
@@ -32,7 +54,7 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
             if isinstance(body, dict) and body.get("isError") is True:
                 is_error = True
         preview = json.dumps(body, ensure_ascii=False)[:PREVIEW_CHARS] if body is not None else ""
-        pretty = json.dumps(message, indent=2, ensure_ascii=False)[:PRETTY_LIMIT]
+        pretty = pretty_json(message, row.get("raw") or "")[:PRETTY_LIMIT]
     elif row["dir"] == "note":
         label, preview = row.get("kind") or "note", row.get("text") or ""
         is_error = row.get("kind") in ("error", "timeout")
@@ -45,13 +67,17 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
         preview = (row.get("raw") or "")[:PREVIEW_CHARS]
         is_error = True
     problems = list(row.get("problems") or [])
+    raw = row.get("raw")
+    if isinstance(raw, str) and len(raw) > RAW_LIMIT:
+        raw = raw[:RAW_LIMIT]
+        problems.append(f"raw text shown up to {RAW_LIMIT} characters (the export has all of it)")
     if row.get("parse_error"):
         problems.insert(0, f"not JSON: {row['parse_error']}")
     if row.get("truncated"):
         problems.append(f"truncated: {row.get('size')} bytes, shown up to the cap")
     return {
         "seq": row["seq"], "t_ms": f"{row['t'] * 1000:.1f}", "dir": row["dir"], "arrow": ARROWS.get(row["dir"], "?"),
-        "label": label, "rpc_id": rpc_id, "preview": preview, "pretty": pretty, "raw": row.get("raw"),
+        "label": label, "rpc_id": rpc_id, "preview": preview, "pretty": pretty, "raw": raw,
         "latency": row.get("latency_ms"), "reply_to": row.get("reply_to"), "problems": problems,
         "is_error": is_error or bool(problems), "http": row.get("http"), "sse_id": row.get("sse_id"),
         "kind": row.get("kind") or "",
@@ -59,7 +85,7 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def transcript_lines(rows: list[dict[str, Any]]) -> str:
-    return render_to_string("sessions/_lines.html", {"lines": [line(r) for r in rows]})
+    return lines_html([line(r) for r in rows])
 
 
 def transcript_replace(rows: list[dict[str, Any]], total: int, session_id: int) -> str:
@@ -68,7 +94,24 @@ def transcript_replace(rows: list[dict[str, Any]], total: int, session_id: int) 
 
 
 def transcript_append(rows: list[dict[str, Any]]) -> str:
-    return render_to_string("sessions/_transcript_append.html", {"lines": [line(r) for r in rows]})
+    """The fragment sent for every batch of events: no template (see lines.py)."""
+    return f'<div id="transcript-lines" hx-swap-oob="beforeend">{transcript_lines(rows)}</div>'
+
+
+def transcript_append_frames(rows: list[dict[str, Any]]) -> list[str]:
+    """The batch as appends of at most FRAME_BUDGET characters of lines each (a line more if one is
+    larger): a websocket message over 1 MiB would close the page's socket."""
+    frames, current, size = [], [], 0
+    for row in rows:
+        html = lines_html([line(row)])
+        if current and size + len(html) > FRAME_BUDGET:
+            frames.append(current)
+            current, size = [], 0
+        current.append(html)
+        size += len(html)
+    if current:
+        frames.append(current)
+    return [f'<div id="transcript-lines" hx-swap-oob="beforeend">{"".join(f)}</div>' for f in frames]
 
 
 def skipped(session_id: int, count: int) -> str:
@@ -101,9 +144,45 @@ def progress(call_id: str, params: dict[str, Any]) -> str:
                                                         "value": value, "total": total})
 
 
-def result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> str:
+# daphne refuses to send a websocket message over 1 MiB (and closes the socket). A character
+# takes at most 6 bytes once escaped (" -> &quot;), so the Result region carries at most
+# RESULT_FIRST characters of its long texts; the rest of each follows in pieces of RESULT_PIECE,
+# appended by fragments of their own into a closed <details> after the first part: the page
+# lays a 10 MB text out only if the person opens it (appending to a shown <pre> piece by piece
+# took Chromium most of a minute).
+RESULT_FIRST = 96 * 1024
+RESULT_PIECE = 128 * 1024
+
+
+def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[str]:
+    """The Result region, then the appends that complete its long texts."""
     from .results import describe_result
-    return render_to_string("sessions/_result.html", {"outcome": outcome, **describe_result(outcome, catalogue)})
+    described = describe_result(outcome, catalogue)
+    described["has_structured"] = bool(described.get("structured"))   # even if all of it comes in pieces
+    fields: list[tuple[dict[str, Any], str, str]] = []       # (holder, key, dom id of the rest)
+    items = described["items"] + described["contents"] + [m["item"] for m in described["messages"]]
+    for index, item in enumerate(items):
+        if item.get("kind") in ("text", "resource_text"):
+            fields.append((item, "text", f"result-text-{index}-more"))
+    fields += [(described, "structured", "result-structured-more"), (described, "raw", "result-raw-more")]
+    room = RESULT_FIRST
+    rest: list[tuple[str, str]] = []
+    for holder, key, dom_id in fields:
+        text = holder.get(key) or ""
+        if len(text) > room:
+            holder[key], tail = text[:room], text[room:]
+            holder[f"{key}_more"] = {"id": dom_id, "chars": len(tail)}
+            rest += [(dom_id, tail[i:i + RESULT_PIECE]) for i in range(0, len(tail), RESULT_PIECE)]
+        room -= len(holder[key] or "")
+    frames = [render_to_string("sessions/_result.html", {"outcome": outcome, **described})]
+    frames += [render_to_string("sessions/_result_piece.html", {"dom_id": dom_id, "text": piece})
+               for dom_id, piece in rest]
+    return frames
+
+
+def result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> str:
+    """The whole Result region in one fragment (for small results and tests)."""
+    return "".join(result_frames(outcome, catalogue))
 
 
 def server_request(message: dict[str, Any]) -> str:

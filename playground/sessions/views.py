@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import itertools
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import uritemplate
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
+from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -176,8 +178,20 @@ def _json_document(session: Session, redact: Redactor | None) -> Iterator[str]:
     yield "]}\n"
 
 
-def _stream(chunks: Iterator[str], content_type: str, filename: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(chunks, content_type=content_type)
+async def _in_batches(chunks: Iterator[str], lines: int = 1000) -> AsyncIterator[str]:
+    """A sync iterator served under ASGI a batch at a time. Django's ASGI handler turns a sync
+    iterator into a list before sending a byte (`sync_to_async(list)`): a 50,000-event export
+    took 1.4 s to its first byte and ~100 MB. The database cursor is advanced in Channels' one
+    database thread (thread-sensitive), batch by batch."""
+    take = sync_to_async(lambda: "".join(itertools.islice(chunks, lines)), thread_sensitive=True)
+    while batch := await take():
+        yield batch
+
+
+def _stream(request: HttpRequest, chunks: Iterator[str], content_type: str, filename: str) -> StreamingHttpResponse:
+    """Streamed: in batches under ASGI (daphne), as is under WSGI (the test client)."""
+    content = _in_batches(chunks) if isinstance(request, ASGIRequest) else chunks
+    response = StreamingHttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response
@@ -186,20 +200,20 @@ def _stream(chunks: Iterator[str], content_type: str, filename: str) -> Streamin
 @login_required
 def export_jsonl(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = _own_session(request, pk)
-    return _stream(_jsonl(session, None), "application/x-ndjson", f"session-{session.pk}.jsonl")
+    return _stream(request, _jsonl(session, None), "application/x-ndjson", f"session-{session.pk}.jsonl")
 
 
 @login_required
 def export_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = _own_session(request, pk)
-    return _stream(_json_document(session, None), "application/json", f"session-{session.pk}.json")
+    return _stream(request, _json_document(session, None), "application/json", f"session-{session.pk}.json")
 
 
 def share_jsonl(request: HttpRequest, token: str) -> StreamingHttpResponse:
     session, redact = _shared(token)
-    return _stream(_jsonl(session, redact), "application/x-ndjson", f"session-{session.pk}.jsonl")
+    return _stream(request, _jsonl(session, redact), "application/x-ndjson", f"session-{session.pk}.jsonl")
 
 
 def share_json(request: HttpRequest, token: str) -> StreamingHttpResponse:
     session, redact = _shared(token)
-    return _stream(_json_document(session, redact), "application/json", f"session-{session.pk}.json")
+    return _stream(request, _json_document(session, redact), "application/json", f"session-{session.pk}.json")

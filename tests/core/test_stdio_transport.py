@@ -236,6 +236,25 @@ async def test_garbage_partial_lines_and_exit(make):
     assert h.closed_reasons == ["server process exited with code 0"]
 
 
+async def test_a_paused_tap_stops_the_reading_until_resumed(make):
+    """Back-pressure: while the tap is paused nothing is read; resumed, every line arrives."""
+    cmd, args = script(r"""
+        import sys
+        for i in range(3):
+            sys.stdout.write('{"jsonrpc":"2.0","method":"notifications/n%d"}\n' % i)
+        sys.stdout.flush()
+    """)
+    h = make(cmd, args)
+    h.tap.pause()
+    await h.transport.start()
+    await asyncio.wait_for(h.transport._protocol.exited.wait(), WAIT)
+    assert h.of("recv") == [] and h.messages.empty()        # it wrote and exited; we read nothing
+    h.tap.resume()
+    await h.wait_closed()
+    assert [e.method for e in h.of("recv")] == ["notifications/n0", "notifications/n1", "notifications/n2"]
+    assert h.notes("closed")[0].seq > h.of("recv")[-1].seq
+
+
 async def test_invalid_utf8_is_recorded_and_does_not_crash(make):
     cmd, args = script(r"""
         import sys

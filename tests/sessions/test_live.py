@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 
 import pytest
@@ -60,7 +61,10 @@ async def test_call_tool_through_consumer_and_worker_persists_everything():
         await a.send_to(text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2", "args.b": "40",
                                               "headers": {}}))
         for tab in (a, b):   # the second tab sees it too
-            got = await receive_until(tab, 'aria-label="Result"', 'data-method="tools/call"')
+            # The Result region, the request's line and the reply's line (its compact preview):
+            # lines are broadcast only once saved, so the database has both afterwards.
+            got = await receive_until(tab, 'aria-label="Result"', 'data-method="tools/call"',
+                                      '&quot;structuredContent&quot;: {&quot;result&quot;: 42}')
             assert "&quot;result&quot;: 42" in got
         # The database has the exchange, in order, with the response paired to its request.
         rows = await database_sync_to_async(lambda: list(
@@ -88,6 +92,25 @@ async def test_call_tool_through_consumer_and_worker_persists_everything():
     assert session.server_info["name"] == "sdk-peer"
 
 
+async def test_a_slow_call_shows_in_flight_and_can_be_cancelled():
+    """A call is shown in flight (with "Cancel request") once it lasts; cancelling it answers."""
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"')
+        await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "hang"}))
+        started = await receive_until(comm, "Cancel request")
+        call_id = re.search(r'class="inflight" id="call-([^"]+)"', started).group(1)
+        await comm.send_to(text_data=json.dumps({"action": "cancel", "call_id": call_id}))
+        result = await receive_until(comm, 'aria-label="Result"')
+        assert f'<div id="call-{call_id}" hx-swap-oob="delete">' in result and "cancelled" in result
+    finally:
+        await comm.disconnect()
+        await stop_all()
+
+
 async def test_invalid_arguments_are_shown_and_can_be_sent_anyway():
     user, server = await make_user_and_server()
     session = await start_session(server, user)
@@ -102,6 +125,7 @@ async def test_invalid_arguments_are_shown_and_can_be_sent_anyway():
                                                  "send_anyway": "1"}))
         result = await receive_until(comm, 'aria-label="Result"')
         assert "isError" in result   # the server itself rejected the bad call
+        assert '<div id="form-errors" hx-swap-oob="innerHTML"></div>' in result   # the errors shown were cleared
     finally:
         await comm.disconnect()
         await stop_all()

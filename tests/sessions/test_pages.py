@@ -70,3 +70,30 @@ def test_only_inline_raster_icons_are_shown():
     assert safe_icon([{"src": "https://tracker.example/pixel.png"}]) == ""
     assert safe_icon([{"src": "data:image/svg+xml;base64,PHN2Zz4="}]) == ""
     assert safe_icon([{"src": "javascript:alert(1)"}, {"src": png}]) == png
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_export_is_streamed_in_batches_under_asgi():
+    """Django's ASGI handler would turn a sync iterator into a list first (the whole export in
+    memory before its first byte): under ASGI the export is an async iterator of batches."""
+    from asgiref.sync import sync_to_async
+    from django.test import AsyncClient
+
+    from playground.sessions.worker import save_events
+
+    def seed():
+        user = get_user_model().objects.create_user("eve", password="pw")
+        session = Session.objects.create(server_name="big", owner=user, status="ended")
+        save_events(session.pk, [{"seq": i, "t": i / 1000, "dir": "note", "message": None, "kind": "info",
+                                  "text": f"event {i}"} for i in range(1, 2501)])
+        return user, session
+
+    user, session = await sync_to_async(seed)()
+    client = AsyncClient()
+    await client.aforce_login(user)
+    response = await client.get(reverse("sessions:export_jsonl", args=[session.pk]))
+    assert response.status_code == 200 and response.is_async
+    chunks = [chunk async for chunk in response.streaming_content]
+    assert len(chunks) == 3                                   # 1,000 lines a batch
+    lines = b"".join(chunks).decode().splitlines()
+    assert [json.loads(line)["text"] for line in lines] == [f"event {i}" for i in range(1, 2501)]

@@ -288,10 +288,12 @@ class StdioTransport(Transport):
     async def _read_lines(self, stream: asyncio.StreamReader, on_line: Any, on_overflow: Any) -> None:
         """Split a pipe into lines with our own buffer (no LimitOverrunError, no size limit
         beyond `max_line`). A line longer than `max_line` is handed to `on_overflow` cut at
-        `max_line` bytes and the rest of it is skipped. A partial last line counts as a line."""
+        `max_line` bytes and the rest of it is skipped. A partial last line counts as a line.
+        Nothing is read while the tap is paused: the server then blocks on a full pipe."""
         buf = bytearray()
         skipping = False           # inside the tail of an over-long line
         while True:
+            await self.tap.ready()         # paused while the tap's listener catches up
             chunk = await stream.read(CHUNK)
             if not chunk:
                 break

@@ -21,3 +21,10 @@ def safe_icon(icons):
             if mime in IMAGE_TYPES and ";base64," in src[:64]:
                 return src
     return ""
+
+
+@register.filter
+def transcript_lines(lines):
+    """Transcript lines (render.line dicts) as HTML; every value escaped in lines.py."""
+    from playground.sessions.lines import lines_html
+    return lines_html(lines)

@@ -1,0 +1,22 @@
+"""`bench/run.py --quick` runs every part end to end (small counts). No assertion on speed:
+benchmarks are not tests; this only keeps the harness working."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+KEYS = ("relay_ratio", "relay_added_ms_median", "relay_p95_ms", "flood_msgs_per_s", "flood_lost", "flood_peak_mb",
+        "session_mb", "idle_cpu_percent", "transcript_ttfb_ms", "export_ttfb_ms", "large_payload_s")
+
+
+def test_quick_bench_runs_every_part(tmp_path):
+    out = tmp_path / "results.json"
+    run = subprocess.run([sys.executable, "bench/run.py", "--quick", "--no-write", "--no-browser", "--json", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert all(isinstance(results[key], (int, float)) for key in KEYS), results
+    assert results["flood_lost"] == 0 and results["flood_persisted"] == results["flood_count"]
