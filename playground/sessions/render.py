@@ -152,6 +152,28 @@ def progress(call_id: str, params: dict[str, Any]) -> str:
 # took Chromium most of a minute).
 RESULT_FIRST = 96 * 1024
 RESULT_PIECE = 128 * 1024
+# Inline media (data: URLs of images, audio, blob downloads) one Result fragment may carry.
+MEDIA_BUDGET = 512 * 1024
+
+
+def _fit_media(items: list[dict[str, Any]]) -> None:
+    """Keep inline media within MEDIA_BUDGET; what does not fit says so (the export has it)."""
+    room = MEDIA_BUDGET
+    for item in items:
+        for key in ("media", "src"):
+            value = item.get(key)
+            if not isinstance(value, str) or not value.startswith("data:"):
+                continue
+            if len(value) <= room:
+                room -= len(value)
+                continue
+            item[key] = ""
+            if key == "media":
+                item["preview"] = ""
+            item["why"] = (f"{len(value) * 3 // 4} bytes: too large to show in the page; "
+                           "the session's export has the whole frame")
+            if item.get("kind") in ("image", "audio"):
+                item["kind"] = "blocked"
 
 
 def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[str]:
@@ -161,6 +183,7 @@ def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[st
     described["has_structured"] = bool(described.get("structured"))   # even if all of it comes in pieces
     fields: list[tuple[dict[str, Any], str, str]] = []       # (holder, key, dom id of the rest)
     items = described["items"] + described["contents"] + [m["item"] for m in described["messages"]]
+    _fit_media(items)
     for index, item in enumerate(items):
         if item.get("kind") in ("text", "resource_text"):
             fields.append((item, "text", f"result-text-{index}-more"))

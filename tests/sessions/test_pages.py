@@ -97,3 +97,21 @@ async def test_export_is_streamed_in_batches_under_asgi():
     assert len(chunks) == 3                                   # 1,000 lines a batch
     lines = b"".join(chunks).decode().splitlines()
     assert [json.loads(line)["text"] for line in lines] == [f"event {i}" for i in range(1, 2501)]
+
+
+def test_result_fragments_stay_under_the_websocket_message_limit():
+    """daphne closes the socket for a message over 1 MiB: big media must not end up inline."""
+    import base64
+
+    from playground.sessions.render import result_frames
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 3_000_000).decode()
+    outcome = {"call_id": "c1", "command": "call_tool", "name": "big", "result": {"content": [
+        {"type": "image", "mimeType": "image/png", "data": png},
+        {"type": "resource", "resource": {"uri": "x://blob", "mimeType": "image/png", "blob": png}},
+        {"type": "text", "text": "é" * 2_000_000}]}}
+    frames = result_frames(outcome, {})
+    assert all(len(frame.encode()) < 1024 * 1024 for frame in frames)
+    assert "too large to show in the page" in frames[0]
+    small = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 100).decode()
+    outcome["result"]["content"] = [{"type": "image", "mimeType": "image/png", "data": small}]
+    assert f"data:image/png;base64,{small}" in result_frames(outcome, {})[0]
