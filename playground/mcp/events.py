@@ -7,13 +7,12 @@ of the event, never an exception.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from . import jsonrpc
+from . import jsonrpc, jsontext
 
 Direction = Literal["send", "recv", "stderr", "note"]
 
@@ -139,7 +138,7 @@ class Tap:
         message: Any = None
         parse_error = None
         try:
-            message = json.loads(text)
+            message = jsontext.loads(text)
         except (ValueError, RecursionError) as exc:
             parse_error = str(exc)
         problems = list(facts.pop("problems", []) or [])

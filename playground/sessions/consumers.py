@@ -19,6 +19,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.consumer import get_handler_name
 from django.conf import settings
 
+from playground.mcp import jsontext
 from playground.oauth import render as oauth_render
 from playground.schemaforms import parse_form, validate_arguments
 from playground.transcripts.models import Event, Session
@@ -49,7 +50,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
-        self.window = PageWindow(self._send_lines, budget=settings.PLAYGROUND_PAGE_MAX_LINES)
+        self.window = PageWindow(self._send_lines, rate=settings.PLAYGROUND_PAGE_MAX_LINES)
         # Cards appended to the page (calls in flight, server requests, authorization): the
         # worker's snapshot and a live broadcast can both announce one; a tab shows it once.
         self._cards: set[str] = set()
@@ -240,14 +241,14 @@ class SessionConsumer(AsyncWebsocketConsumer):
     # From the session group ---------------------------------------------------
 
     async def session_events(self, message: dict[str, Any]) -> None:
-        await self.window.push(json.loads(message["events_json"]))
+        await self.window.push(message["rows"])
 
-    async def _send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
+    async def _send_lines(self, texts: list[str], skipped: int) -> None:
         """One windowed fragment (see flood.py): a marker for lines left out, then the lines
-        (in appends that stay under daphne's 1 MiB websocket message)."""
+        (in appends that stay under daphne's 1 MiB websocket message). Only these rows are parsed."""
         if skipped:
             await self.send(text_data=render.skipped(self.session_id, skipped))
-        for frame in render.transcript_append_frames(rows):
+        for frame in render.transcript_append_frames([jsontext.loads(text) for text in texts]):
             await self.send(text_data=frame)
 
     async def session_state(self, message: dict[str, Any]) -> None:
@@ -283,7 +284,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render.server_request_done(message["key"]))
 
     async def session_feed(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.feed(message["entries"]))
+        await self.send(text_data=render.feed(message["entries"], skipped=message.get("skipped", 0)))
 
     async def session_panels(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.panels(message["panels"]))

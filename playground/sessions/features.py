@@ -30,6 +30,7 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 FEED_KEPT = 200             # notifications replayed to a reloading page
 BURST_WINDOW = 0.05         # seconds: notifications arriving within it reach the page as one message
+BURST_SHOWN = 20            # the latest of a burst sent to the page (the transcript has them all)
 STATE_SHOWN = 2000          # characters of an opaque requestState shown on the page
 
 COMMANDS = frozenset({"complete", "set_level", "subscribe", "unsubscribe", "listen", "stop_listen",
@@ -46,7 +47,7 @@ class Features:
         self._listen_task: asyncio.Task[Any] | None = None
         self.feed: collections.deque[dict[str, Any]] = collections.deque(maxlen=FEED_KEPT)
         # A flood must not become one group message per notification: gather bursts.
-        self._feed_pending: collections.deque[dict[str, Any]] = collections.deque(maxlen=FEED_KEPT)
+        self._feed_pending: collections.deque[dict[str, Any]] = collections.deque(maxlen=BURST_SHOWN)
         self._feed_skipped = 0
         self._burst: asyncio.Task[None] | None = None
         self._panels_dirty = False
@@ -175,12 +176,13 @@ class Features:
         elif tag is not None and self.listen and tag == self.listen["id"]:
             self.listen["count"] += 1
             self._panels_dirty = True
+        # Summarized only if shown or replayed (see `_summarized`): a flood keeps a few of each burst.
         entry = {"method": method, "kind": "log" if method == "notifications/message" else "notification",
-                 "subscription": tag, "summary": summarize(method, params)}
+                 "subscription": tag, "params": params}
         if method == "notifications/message":
             entry.update(level=str(params.get("level") or ""), logger=str(params.get("logger") or ""))
         self.feed.append(entry)
-        if len(self._feed_pending) == FEED_KEPT:
+        if len(self._feed_pending) == BURST_SHOWN:
             self._feed_skipped += 1
         self._feed_pending.append(entry)
         if self._burst is None or self._burst.done():
@@ -233,12 +235,12 @@ class Features:
         await self.worker.broadcast({"type": "session.panels", "panels": self.panels()})
 
     def snapshot(self) -> dict[str, Any]:
-        return {"panels": self.panels(), "feed": list(self.feed)}
+        return {"panels": self.panels(), "feed": [_summarized(e) for e in self.feed]}
 
     async def _publish_burst(self) -> None:
         """One feed message (and at most one panels update) per burst of notifications."""
         await asyncio.sleep(BURST_WINDOW)
-        entries, skipped = list(self._feed_pending), self._feed_skipped
+        entries, skipped = [_summarized(e) for e in self._feed_pending], self._feed_skipped
         self._feed_pending.clear()
         self._feed_skipped = 0
         if entries:
@@ -257,6 +259,13 @@ def refused(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str
     acked_uris = set(acknowledged.get("resourceSubscriptions") or [])
     out += [u for u in requested.get("resourceSubscriptions") or [] if u not in acked_uris]
     return out
+
+
+def _summarized(entry: dict[str, Any]) -> dict[str, Any]:
+    """The entry with its one-line summary instead of its params (done once, in place)."""
+    if "params" in entry:
+        entry["summary"] = summarize(entry["method"], entry.pop("params"))
+    return entry
 
 
 def summarize(method: str, params: dict[str, Any]) -> str:

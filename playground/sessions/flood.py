@@ -1,11 +1,16 @@
-"""Keep a page usable when a server floods: at most N transcript lines per interval.
+"""Keep a page usable when a server floods: at most `rate` transcript lines a second per tab.
 
 The worker already batches (≤500 events per 20 ms); a server sending 100,000 notifications
-would still make the page build 100,000 DOM nodes. Per tab, within each interval the first
-lines up to the budget go out at once; beyond it, only the latest `budget` lines are held and
-sent when the interval ends, after a marker "N more events (see export)" counting the lines
-left out. The tail of a flood (the note saying the server exited) therefore always arrives,
-and the database keeps every event for the export and for replay.
+would still make the page build 100,000 DOM nodes. A token bucket per tab: bursts up to
+`rate` lines go out at once (a server's start-up chatter is shown whole); beyond that only the
+latest lines are held, `tail` seconds' worth, and sent after a marker "N more events (see
+export)" counting the lines left out, as soon as the bucket has room for them — at most
+`tail` seconds after the flood stops. The tail of a flood (the note saying the server exited,
+the call's result) therefore always arrives, promptly, and the database keeps every event for
+the export and for replay.
+
+Items are opaque to the window (the consumer passes each event's JSON text and parses only
+what is sent).
 """
 from __future__ import annotations
 
@@ -16,52 +21,58 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-Rows = list[dict[str, Any]]
+Items = list[Any]
 
 
 class PageWindow:
-    def __init__(self, send: Callable[[Rows, int], Awaitable[None]], *, budget: int, interval: float = 1.0,
+    def __init__(self, send: Callable[[Items, int], Awaitable[None]], *, rate: float, tail: float = 0.05,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        """`send(rows, skipped)` renders and sends one fragment: a marker for `skipped`, then `rows`."""
+        """`send(items, skipped)` renders and sends one fragment: a marker for `skipped`, then `items`."""
         self.send = send
-        self.budget = max(1, budget)
-        self.interval = interval
+        self.rate = max(1.0, rate)
         self.clock = clock
-        self._start = clock()
-        self._used = 0
-        self._held: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.budget)
+        self._tokens = self.rate                      # the bucket holds one second's worth
+        self._last = clock()
+        self._held: collections.deque[Any] = collections.deque(maxlen=max(1, round(self.rate * tail)))
         self._skipped = 0
         self._timer: asyncio.Task[None] | None = None
+        self.due = 0.0                                 # on `clock`, when held lines go out
 
-    async def push(self, rows: Rows) -> None:
+    def _refill(self) -> None:
         now = self.clock()
-        if self._timer is None and now - self._start >= self.interval:
-            self._start, self._used = now, 0
-        room = self.budget - self._used if self._timer is None else 0
-        if len(rows) <= room:
-            self._used += len(rows)
-            await self.send(rows, 0)
-            return
-        if room > 0:
-            self._used += room
-            await self.send(rows[:room], 0)
-            rows = rows[room:]
-        overflow = len(self._held) + len(rows) - self.budget
+        self._tokens = min(self.rate, self._tokens + (now - self._last) * self.rate)
+        self._last = now
+
+    async def push(self, items: Items) -> None:
+        self._refill()
+        if self._timer is None:
+            room = max(0, int(self._tokens))
+            if len(items) <= room:
+                self._tokens -= len(items)
+                await self.send(items, 0)
+                return
+            if room:
+                self._tokens -= room
+                await self.send(items[:room], 0)
+                items = items[room:]
+        overflow = len(self._held) + len(items) - self._held.maxlen  # type: ignore[operator]
         if overflow > 0:
             self._skipped += overflow
-        self._held.extend(rows)
+        self._held.extend(items)
         if self._timer is None:
-            delay = max(0.0, self.interval - (now - self._start))
-            self._timer = asyncio.get_running_loop().create_task(self._release_later(delay))
+            # When the bucket has room for a full hold again.
+            self.due = self._last + max(0.0, (self._held.maxlen - self._tokens) / self.rate)  # type: ignore[operator]
+            self._timer = asyncio.get_running_loop().create_task(self._release_at(self.due))
 
-    async def _release_later(self, delay: float) -> None:
-        await asyncio.sleep(delay)
-        rows, skipped = list(self._held), self._skipped
+    async def _release_at(self, due: float) -> None:
+        await asyncio.sleep(max(0.0, due - self.clock()))
+        items, skipped = list(self._held), self._skipped
         self._held.clear()
         self._skipped = 0
-        self._start, self._used = self.clock(), len(rows)
+        self._refill()
+        self._tokens -= len(items)
         self._timer = None
-        await self.send(rows, skipped)
+        await self.send(items, skipped)
 
     async def close(self) -> None:
         if self._timer is not None:

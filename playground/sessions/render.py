@@ -225,11 +225,13 @@ def form_errors(errors: list[dict[str, Any]]) -> str:
     return render_to_string("sessions/_form_errors.html", {"errors": errors})
 
 
-def feed(entries: list[dict[str, Any]], *, replace: bool = False) -> str:
-    """Server notifications: log messages to the Log panel, the rest to Notifications."""
+def feed(entries: list[dict[str, Any]], *, replace: bool = False, skipped: int = 0) -> str:
+    """Server notifications: log messages to the Log panel, the rest to Notifications; `skipped`
+    (a burst's older ones, left out) is said where the burst's latest went."""
+    logs = [e for e in entries if e.get("kind") == "log"]
     return render_to_string("sessions/_feed.html", {
-        "logs": [e for e in entries if e.get("kind") == "log"],
-        "notes": [e for e in entries if e.get("kind") != "log"],
+        "logs": logs, "notes": [e for e in entries if e.get("kind") != "log"],
+        "skipped": skipped, "skipped_in_logs": bool(logs),
         "swap": "innerHTML" if replace else "beforeend", "replace": replace})
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
+from playground.mcp import jsontext
 from playground.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError
 from playground.mcp.transports.base import TransportError
 from playground.oauth import page as oauth_page
@@ -48,8 +48,10 @@ FLUSH_WINDOW = 0.02           # seconds to gather more events once one arrived
 # Events waiting to be saved beyond which the server's output is no longer read (the tap is
 # paused, the server blocks on its pipe), and below which reading resumes: a flood costs
 # bounded memory instead of queuing every event (20,000 of them grew the process by ~30 MB).
+# Reading resumes as soon as one batch is saved, so reading and saving overlap (resuming only
+# once the backlog had drained left the reader idle for three saves in a row).
 BACKLOG_HIGH = 4 * FLUSH_MAX_EVENTS
-BACKLOG_LOW = FLUSH_MAX_EVENTS
+BACKLOG_LOW = BACKLOG_HIGH - FLUSH_MAX_EVENTS
 
 
 def group_name(session_id: int) -> str:
@@ -268,13 +270,14 @@ class SessionWorker:
         while self._buffer:
             batch = self._buffer[:FLUSH_MAX_EVENTS]
             rows = [event.to_dict() for event in batch]
-            encoded = await database_sync_to_async(save_events)(self.session_id, rows)
+            texts = await database_sync_to_async(save_events)(self.session_id, rows)
             del self._buffer[:len(batch)]
             if len(self._buffer) <= BACKLOG_LOW:
                 self.tap.resume()
-            # The rows as the JSON text just saved: a string crosses the channel layer as is (the
-            # in-memory layer deep-copied 500 nested rows per viewer; Redis would pack them).
-            await self.broadcast({"type": "session.events", "events_json": encoded})
+            # Each row as the JSON text just saved: strings cross the channel layer as they are
+            # (the in-memory layer deep-copied 500 nested rows per viewer; Redis would pack them),
+            # and a viewer parses only the rows it shows (under a flood, a few of each batch).
+            await self.broadcast({"type": "session.events", "rows": texts})
         self._buffered.clear()
 
     async def broadcast(self, message: dict[str, Any]) -> None:
@@ -443,15 +446,15 @@ def _same(text: str) -> str:
     return text
 
 
-def save_events(session_id: int, rows: list[dict[str, Any]]) -> str:
-    """One transaction: the rows, then the session's event count. Returns the rows as one JSON
-    array, encoded once for both the database and the viewers.
+def save_events(session_id: int, rows: list[dict[str, Any]]) -> list[str]:
+    """One transaction: the rows, then the session's event count. Returns each row's JSON text,
+    encoded once for both the database and the viewers.
 
     A plain INSERT ... ON CONFLICT DO NOTHING with executemany (SQLite and PostgreSQL): the ORM's
     bulk_create built a model instance and compiled every field of every row, twice the cost of
     the insert itself in a flood. Idempotent, as before: a batch whose save was interrupted may
-    be saved again. `data` is the row's json.dumps, as the JSONField writes it (jsonb on PostgreSQL)."""
-    texts = [json.dumps(row) for row in rows]
+    be saved again. `data` is the row's JSON text, as the JSONField would store it (jsonb on PostgreSQL)."""
+    texts = [jsontext.dumps(row) for row in rows]
     if connection.vendor == "postgresql":
         from psycopg.types.json import Jsonb
         params = [Jsonb(text, dumps=_same) for text in texts]
@@ -464,7 +467,7 @@ def save_events(session_id: int, rows: list[dict[str, Any]]) -> str:
             "ON CONFLICT (session_id, seq) DO NOTHING",
             [(session_id, row["seq"], row["t"], row["dir"], _method(row), data) for row, data in zip(rows, params)])
         Session.objects.filter(pk=session_id).update(event_count=rows[-1]["seq"])
-    return "[" + ",".join(texts) + "]"
+    return texts
 
 
 def session_state(session: Session) -> dict[str, Any]:

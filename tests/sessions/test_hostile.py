@@ -135,6 +135,10 @@ async def test_a_flood_of_notifications_keeps_the_page_windowed(settings):
     skipped = sum(int(n) for n in re.findall(r'data-skipped="(\d+)"', seen))
     assert skipped > 0 and "more events (see" in seen
     assert len(shown) < 10_000 and len(shown) + skipped <= len(rows)
+    # The Log panel too gets the latest of each burst and a count of the rest, not 100,000 entries.
+    logged = len(re.findall(r'<li class="feed-entry level-', seen))
+    left_out = sum(int(n) for n in re.findall(r"… (\d+) more notifications", seen))
+    assert 0 < logged < 10_000 and left_out > 0 and logged + left_out <= len(notes)
 
 
 async def test_a_flood_on_stderr():

@@ -1,0 +1,52 @@
+"""JSON text in and out on the hot paths: every frame is parsed once by the tap and encoded
+once for the transcript. orjson does both several times faster than the standard library;
+it is used only where its answer is exactly the standard library's, which stays the
+reference (and keeps its lenient reading of what servers actually send).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+# orjson reads an integer beyond 64 bits as a float (2**70 would come back as 1.18e21, an id
+# that no longer matches): a text with 19 digits in a row goes to the standard library.
+_LONG_DIGITS = re.compile(r"\d{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+
+
+def loads(text: str | bytes) -> Any:
+    """`json.loads`. orjson refuses what the standard library reads leniently (NaN, Infinity,
+    lone surrogates, numbers beyond a double): those texts, and its errors, go to `json`."""
+    long_digits = _LONG_DIGITS if isinstance(text, str) else _LONG_DIGITS_BYTES
+    if long_digits.search(text) is None:  # type: ignore[arg-type]
+        try:
+            return orjson.loads(text)
+        except ValueError:          # orjson.JSONDecodeError, and invalid UTF-8
+            pass
+    return json.loads(text)
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, non-ASCII kept as is. NaN and Infinity are written as null: they are not
+    JSON, and a database's JSON type refuses them (the frame's raw text still has them).
+    What orjson cannot encode — integers beyond 64 bits, lone surrogates — goes through `json`
+    with its ASCII escapes, which any UTF-8 store accepts."""
+    try:
+        return orjson.dumps(value).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(_finite(value), separators=(",", ":"))
+
+
+def _finite(value: Any) -> Any:
+    """NaN and Infinity as null, as orjson writes them (the standard library would write NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
