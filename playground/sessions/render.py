@@ -13,6 +13,7 @@ import orjson
 from django.template.loader import render_to_string
 
 from .lines import lines_html
+from .result_html import piece_html, result_html
 
 ARROWS = {"send": "→", "recv": "←", "stderr": "⚠", "note": "•"}
 PREVIEW_CHARS = 160
@@ -197,10 +198,7 @@ def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[st
             holder[f"{key}_more"] = {"id": dom_id, "chars": len(tail)}
             rest += [(dom_id, tail[i:i + RESULT_PIECE]) for i in range(0, len(tail), RESULT_PIECE)]
         room -= len(holder[key] or "")
-    frames = [render_to_string("sessions/_result.html", {"outcome": outcome, **described})]
-    frames += [render_to_string("sessions/_result_piece.html", {"dom_id": dom_id, "text": piece})
-               for dom_id, piece in rest]
-    return frames
+    return [result_html(outcome, described)] + [piece_html(dom_id, piece) for dom_id, piece in rest]
 
 
 def result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> str:

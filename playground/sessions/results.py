@@ -12,6 +12,8 @@ from typing import Any
 
 from playground.schemaforms import render_form, validate_arguments
 
+from .result_html import content_block
+
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
 AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm",
                          "audio/flac", "audio/aac", "audio/mp4"})
@@ -162,7 +164,7 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
             out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}")
             out["schema_json"] = json.dumps(schema)
     elif method == "sampling/createMessage":
-        out["messages"] = [{"role": str(m.get("role", "")), "item": content_item(m.get("content"))}
+        out["messages"] = [{"role": str(m.get("role", "")), "html": content_block(content_item(m.get("content")))}
                            for m in params.get("messages") or [] if isinstance(m, dict)]
         out["system_prompt"] = str(params.get("systemPrompt") or "")
         out["max_tokens"] = params.get("maxTokens")

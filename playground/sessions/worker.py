@@ -50,6 +50,10 @@ FLUSH_WINDOW = 0.02           # seconds to gather more events once one arrived
 # bounded memory instead of queuing every event (20,000 of them grew the process by ~30 MB).
 # Reading resumes as soon as one batch is saved, so reading and saving overlap (resuming only
 # once the backlog had drained left the reader idle for three saves in a row).
+# A call is shown in flight (spinner, progress bar, "Cancel request") once it has lasted this
+# long, or as soon as it reports progress: a card that flashes for a millisecond tells nobody
+# anything, and costs a render and a websocket message on the path a person waits on.
+INFLIGHT_AFTER = 0.1
 BACKLOG_HIGH = 4 * FLUSH_MAX_EVENTS
 BACKLOG_LOW = BACKLOG_HIGH - FLUSH_MAX_EVENTS
 
@@ -125,6 +129,7 @@ class SessionWorker:
         self.results: list[dict[str, Any]] = []      # recent results, replayed to a reloading page
         self.progress: dict[str, dict[str, Any]] = {}
         self.inflight: dict[str, dict[str, Any]] = {}  # page calls under way, for a reloading page
+        self._announcing: dict[str, asyncio.Task[None]] = {}
         self.features = Features(self)
         self.era_evidence = ""
         self._refresh_lock = asyncio.Lock()
@@ -335,7 +340,7 @@ class SessionWorker:
         started = {"type": "session.call_started", "call_id": call_id, "command": command,
                    "name": outcome["name"], "started": time.time()}
         self.inflight[call_id] = started
-        await self.broadcast(started)
+        announce = asyncio.get_running_loop().call_later(INFLIGHT_AFTER, self._announce, call_id)
         CURRENT_CALL.set(call_id)
         try:
             if command == "call_tool" and message.get("task") is not None:
@@ -374,13 +379,27 @@ class SessionWorker:
             outcome["error"] = {"message": str(exc), "timeout": True}
         except asyncio.CancelledError:
             outcome["error"] = {"message": "cancelled by the user", "cancelled": True}
+            announce.cancel()
             await self._publish_result(outcome)
             raise
         except (TransportError, Exception) as exc:
             outcome["error"] = {"message": str(exc) or type(exc).__name__, "code": INTERNAL_ERROR}
+        announce.cancel()
         await self._publish_result(outcome)
 
+    def _announce(self, call_id: str) -> None:
+        """Show a call in flight on the pages (once)."""
+        started = self.inflight.get(call_id)
+        if started is not None and not started.get("announced"):
+            started["announced"] = True
+            self._announcing[call_id] = asyncio.get_running_loop().create_task(self.broadcast(started))
+
     async def _publish_result(self, outcome: dict[str, Any]) -> None:
+        started = self.inflight.get(outcome["call_id"]) or {}
+        outcome["announced"] = bool(started.get("announced"))     # the Result removes the card, if any
+        announcing = self._announcing.pop(outcome["call_id"], None)
+        if announcing is not None:
+            await asyncio.shield(announcing)     # the card reaches the group before the Result does
         self.progress.pop(outcome["call_id"], None)
         self.inflight.pop(outcome["call_id"], None)
         rounds = self.features.finish_call(outcome["call_id"])
@@ -391,6 +410,7 @@ class SessionWorker:
 
     def _on_progress(self, call_id: str, params: dict[str, Any]) -> None:
         self.progress[call_id] = params
+        self._announce(call_id)                  # the progress bar is in the in-flight card
         asyncio.get_running_loop().create_task(self.broadcast(
             {"type": "session.progress", "call_id": call_id, "progress": params}))
 
@@ -430,6 +450,8 @@ class SessionWorker:
 
     def snapshot(self) -> dict[str, Any]:
         """What a (re)connecting page needs besides the transcript."""
+        for started in self.inflight.values():
+            started["announced"] = True          # the reloading page shows it: its result must remove it
         return {"catalogue": self.catalogue, "results": self.results, "progress": self.progress,
                 "calls": sorted(self._calls), "server_requests": self.responder.pending(),
                 "inflight": list(self.inflight.values()), **self.features.snapshot(),

@@ -51,7 +51,9 @@ async def stop_all() -> None:
         await worker.stop()
 
 
-async def test_call_tool_through_consumer_and_worker_persists_everything():
+async def test_call_tool_through_consumer_and_worker_persists_everything(monkeypatch):
+    # A call is shown in flight only once it lasts (here: far longer than this one can take).
+    monkeypatch.setattr("playground.sessions.worker.INFLIGHT_AFTER", 30)
     user, server = await make_user_and_server()
     session = await start_session(server, user)
     a, b = communicator(session.pk, user), communicator(session.pk, user)
@@ -66,6 +68,8 @@ async def test_call_tool_through_consumer_and_worker_persists_everything():
             got = await receive_until(tab, 'aria-label="Result"', 'data-method="tools/call"',
                                       '&quot;structuredContent&quot;: {&quot;result&quot;: 42}')
             assert "&quot;result&quot;: 42" in got
+            # A quick call: no in-flight card was sent, so the Result has none to remove.
+            assert 'class="inflight"' not in got and 'hx-swap-oob="delete"' not in got
         # The database has the exchange, in order, with the response paired to its request.
         rows = await database_sync_to_async(lambda: list(
             Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)))()
