@@ -7,22 +7,27 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any
 
 import orjson
 
 # orjson reads an integer beyond 64 bits as a float (2**70 would come back as 1.18e21, an id
-# that no longer matches): a text with 19 digits in a row goes to the standard library.
-_LONG_DIGITS = re.compile(r"\d{19}")
-_LONG_DIGITS_BYTES = re.compile(rb"\d{19}")
+# that no longer matches): a text with 19 digits in a row goes to the standard library. Found
+# by mapping digits to "0" and the rest to " " (bytes.translate runs in C: a regex search for
+# \d{19} cost three times the parse itself).
+_DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
+_RUN = b"0" * 19
+
+
+def _long_digit_run(text: str | bytes) -> bool:
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    return _RUN in data.translate(_DIGITS)
 
 
 def loads(text: str | bytes) -> Any:
     """`json.loads`. orjson refuses what the standard library reads leniently (NaN, Infinity,
     lone surrogates, numbers beyond a double): those texts, and its errors, go to `json`."""
-    long_digits = _LONG_DIGITS if isinstance(text, str) else _LONG_DIGITS_BYTES
-    if long_digits.search(text) is None:  # type: ignore[arg-type]
+    if not _long_digit_run(text):
         try:
             return orjson.loads(text)
         except ValueError:          # orjson.JSONDecodeError, and invalid UTF-8

@@ -56,7 +56,9 @@ class Session(models.Model):
 class Event(models.Model):
     """One TranscriptEvent; `data` is exactly the event's JSONL line (the export format)."""
 
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
+    # No index of its own: the unique (session, seq) index serves every lookup by session, and a
+    # second index cost each inserted event another B-tree write (a flood inserts thousands a second).
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events", db_index=False)
     seq = models.PositiveIntegerField()
     t = models.FloatField()
     dir = models.CharField(max_length=8)

@@ -95,3 +95,36 @@ def test_a_small_result_is_one_fragment_with_everything():
     assert '<pre class="text">hello &lt;b&gt;</pre>' in frames[0]
     assert "matches outputSchema" in frames[0] and "structuredContent" in frames[0]
     assert 'class="more"' not in frames[0]
+
+
+def test_the_result_region_escapes_every_server_value():
+    """The Result is built in Python (result_html.py): a hostile string in every field a server
+    controls, across every content kind, stays text."""
+    import base64
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    content = [
+        {"type": "text", "text": HOSTILE},
+        {"type": "image", "mimeType": "image/png", "data": png},
+        {"type": "image", "mimeType": HOSTILE, "data": HOSTILE},
+        {"type": "audio", "mimeType": HOSTILE, "data": png},
+        {"type": "resource_link", "uri": HOSTILE, "name": HOSTILE, "mimeType": HOSTILE, "description": HOSTILE},
+        {"type": "resource", "resource": {"uri": HOSTILE, "mimeType": HOSTILE, "text": HOSTILE}},
+        {"type": "resource", "resource": {"uri": HOSTILE, "mimeType": "text/plain",
+                                          "blob": base64.b64encode(HOSTILE.encode()).decode()}},
+        {"type": HOSTILE, HOSTILE: HOSTILE},
+    ]
+    outcomes = [
+        {"call_id": HOSTILE, "command": "call_tool", "name": HOSTILE, "announced": True,
+         "result": {"content": content, "structuredContent": {HOSTILE: HOSTILE}, "isError": True},
+         "rounds": [{"round": 1, "method": HOSTILE, "keys": [HOSTILE], "request_state": HOSTILE, "state_size": 1}]},
+        {"call_id": "c2", "command": "call_tool", "name": "t",
+         "result": {"task": {"taskId": HOSTILE, "status": HOSTILE, "statusMessage": HOSTILE, "pollInterval": HOSTILE}}},
+        {"call_id": "c3", "command": "call_tool", "name": "t", "error": {"code": HOSTILE, "message": HOSTILE}},
+        {"call_id": "c4", "command": "get_prompt", "name": "p",
+         "result": {"messages": [{"role": HOSTILE, "content": {"type": "text", "text": HOSTILE}}]}},
+    ]
+    catalogue = {"tools": [{"name": HOSTILE, "outputSchema": {"type": "object", "required": [HOSTILE + "x"]}}]}
+    for outcome in outcomes:
+        html_ = "".join(render.result_frames(outcome, catalogue))
+        assert "onerror=alert(1)>" not in html_ and ESCAPED in html_
+        assert html_.count("<img") == html_.count('<img src="data:image/png;base64,')    # only checked images
