@@ -264,14 +264,18 @@ class SessionWorker:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), FLUSH_WINDOW)
             try:
-                await self._flush()
+                await self._flush(drain=False)
             except Exception:
                 # The batch went back into the buffer; wait a little and try again rather than lose it.
                 log.exception("saving transcript events failed; retrying")
                 await asyncio.sleep(0.5)
 
-    async def _flush(self) -> None:
-        """Persist buffered events, then push them to viewers. A failed write keeps them buffered."""
+    async def _flush(self, drain: bool = True) -> None:
+        """Persist buffered events, then push them to viewers. A failed write keeps them buffered.
+
+        Without `drain`, it stops once less than a full batch is left: what arrived during a save
+        waits for the next window with the events after it (saving it at once made a batch of a
+        row or two per save, back to back: the database thread never idled during a stream of calls)."""
         while self._buffer:
             batch = self._buffer[:FLUSH_MAX_EVENTS]
             rows = [event.to_dict() for event in batch]
@@ -283,7 +287,10 @@ class SessionWorker:
             # (the in-memory layer deep-copied 500 nested rows per viewer; Redis would pack them),
             # and a viewer parses only the rows it shows (under a flood, a few of each batch).
             await self.broadcast({"type": "session.events", "rows": texts})
-        self._buffered.clear()
+            if not drain and len(self._buffer) < FLUSH_MAX_EVENTS:
+                break
+        if not self._buffer:
+            self._buffered.clear()
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         await self.layer.group_send(group_name(self.session_id), message)
@@ -482,14 +489,16 @@ def save_events(session_id: int, rows: list[dict[str, Any]]) -> list[str]:
         params = [Jsonb(text, dumps=_same) for text in texts]
     else:
         params = texts
-    table = connection.ops.quote_name(Event._meta.db_table)
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.executemany(
-            f"INSERT INTO {table} (session_id, seq, t, dir, method, data) VALUES (%s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (session_id, seq) DO NOTHING",
-            [(session_id, row["seq"], row["t"], row["dir"], _method(row), data) for row, data in zip(rows, params)])
-        Session.objects.filter(pk=session_id).update(event_count=rows[-1]["seq"])
+        cursor.executemany(_INSERT_EVENTS, [(session_id, row["seq"], row["t"], row["dir"], _method(row), data)
+                                            for row, data in zip(rows, params)])
+        cursor.execute(_COUNT_EVENTS, [rows[-1]["seq"], session_id])    # (the ORM compiled it every batch)
     return texts
+
+
+_INSERT_EVENTS = (f"INSERT INTO {Event._meta.db_table} (session_id, seq, t, dir, method, data) "
+                  "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (session_id, seq) DO NOTHING")
+_COUNT_EVENTS = f"UPDATE {Session._meta.db_table} SET event_count = %s WHERE id = %s"
 
 
 def session_state(session: Session) -> dict[str, Any]:
