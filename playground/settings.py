@@ -102,7 +102,8 @@ if os.environ.get("REDIS_URL"):
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 5000}}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "playground.sessions.layers.DirectInMemoryChannelLayer",
+                                  "CONFIG": {"capacity": 5000}}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -259,6 +259,8 @@ class StdioTransport(Transport):
         self.tap.send(text)
         data = text if text.endswith("\n") else text + "\n"
         stdin.write(data.encode("utf-8", errors="surrogatepass"))
+        if stdin.transport.get_write_buffer_size() == 0 and not stdin.is_closing():
+            return          # the pipe took it all: nothing to drain (the usual case, on every call's path)
         drain = asyncio.ensure_future(stdin.drain())
         exited = asyncio.ensure_future(protocol.exited.wait())
         try:
