@@ -23,6 +23,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterable
 
+from .cache import SchemaCache
 from .fields import MISSING, Field, build_fields
 
 NUMBER_RE = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
@@ -30,6 +31,7 @@ LOCAL_DATETIME_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2})
 SHORT_TIME_RE = re.compile(r"^[0-9]{2}:[0-9]{2}$")
 INDEX_RE = re.compile(r"^[0-9]{1,9}$")
 TRUE_WORDS = {"true", "on", "1", "yes"}
+_FIELDS = SchemaCache()
 
 
 class FormData:
@@ -84,7 +86,7 @@ def _as_text(value: Any) -> str | None:
 
 def parse_form(schema: Any, data: Any, *, prefix: str = "args") -> tuple[Any, list[str]]:
     """(arguments, errors). Errors are "<field name>: <message>" strings for display."""
-    root = build_fields(schema)
+    root = _FIELDS.get(schema, lambda: build_fields(schema))     # parsing reads the tree, never changes it
     errors: list[str] = []
     value, _ = _parse(root, prefix, FormData(data), errors)
     if value is MISSING:

@@ -6,12 +6,13 @@ raises on a weird schema; an invalid schema is reported as one error.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import jsonschema
 from jsonschema import validators
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
+
+from .cache import SchemaCache
 
 MAX_ERRORS = 100
 
@@ -26,36 +27,25 @@ def validator_class(schema: Any) -> type:
     return validators.Draft202012Validator
 
 
-# Checking a schema against its meta-schema costs about a millisecond; a page calls the same
-# tool again and again, so the checked validator is kept, keyed by the schema's canonical JSON.
-_VALIDATORS: dict[str, Any] = {}
-_VALIDATORS_MAX = 256
+_VALIDATORS = SchemaCache()
 
 
 def _checked_validator(schema: Any) -> Any:
     """A validator for `schema`, or [error] when the schema itself is invalid (both cached)."""
-    try:
-        key = json.dumps(schema, sort_keys=True)
-    except (TypeError, ValueError):
-        key = None
-    if key is not None and key in _VALIDATORS:
-        return _VALIDATORS[key]
+    return _VALIDATORS.get(schema, lambda: _check(schema))
+
+
+def _check(schema: Any) -> Any:
     cls = validator_class(schema)
-    checked: Any
     try:
         cls.check_schema(schema)
-        checked = cls(schema, registry=SPECIFICATIONS, format_checker=cls.FORMAT_CHECKER)
+        return cls(schema, registry=SPECIFICATIONS, format_checker=cls.FORMAT_CHECKER)
     except jsonschema.SchemaError as exc:
         where = _pointer(list(exc.path))
         at = f" (at {where})" if where else ""
-        checked = [_error([], f"The schema itself is invalid{at}: {exc.message}", "schema")]
+        return [_error([], f"The schema itself is invalid{at}: {exc.message}", "schema")]
     except Exception as exc:  # noqa: BLE001 - hostile schemas must not break the page
-        checked = [_error([], f"The schema could not be checked: {exc}", "schema")]
-    if key is not None:
-        if len(_VALIDATORS) >= _VALIDATORS_MAX:
-            _VALIDATORS.pop(next(iter(_VALIDATORS)))
-        _VALIDATORS[key] = checked
-    return checked
+        return [_error([], f"The schema could not be checked: {exc}", "schema")]
 
 
 def _segment(part: Any) -> str:
