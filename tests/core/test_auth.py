@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
 
 from playground.mcp.auth import AuthSettings, HeadlessAuthorizer, MemoryStore, OAuth
 from playground.mcp.auth.challenge import bearer_challenge, parse_challenges
+from playground.mcp.auth.jwt import decode_unverified
 from playground.mcp.auth.metadata import as_metadata_urls, canonical_resource, prm_urls, resource_matches
 from playground.mcp.auth.recorder import mask_body, mask_url
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.secrets import MASK
-from tests.auth_peer import auth_mock
+from tests.auth_peer import auth_mock, sdk_auth_server
+from tests.peers.sdk_auth_server import PRE_REGISTERED
 
 
 def _tap() -> tuple[Tap, list[TranscriptEvent]]:
@@ -100,6 +103,66 @@ async def test_pre_registered_client_uses_basic_auth_and_no_registration() -> No
     token_exchange = _auth_http(events, "token")[0]
     assert token_exchange.http["request_headers"]["Authorization"] == f"Basic {MASK}"
     assert "pre-registered-secret" not in json.dumps([e.to_dict() for e in events])
+
+
+async def _whoami(client) -> str:
+    return (await client.call_tool("whoami", {}))["content"][0]["text"]
+
+
+@pytest.mark.timeout(60)
+async def test_pre_registered_client_refresh_and_revocation_at_the_official_sdk_authorization_server() -> None:
+    tap, events = _tap()
+    client_id, secret = PRE_REGISTERED
+    with sdk_auth_server() as url:
+        settings = AuthSettings(client_id=client_id, client_secret=secret, auth_method="client_secret_post")
+        oauth = OAuth(tap, url, settings=settings)
+        client = await open_client(ServerConfig(transport="http", url=url, timeout=20), tap=tap, auth=oauth)
+        try:
+            assert await _whoami(client) == "authorized"
+            first = oauth.record.tokens
+            claims = decode_unverified(first.access_token)["claims"]
+            assert (claims["aud"], claims["scope"], claims["client_id"]) == (url, "mcp:read", client_id)
+
+            assert await oauth.refresh()
+            second = oauth.record.tokens
+            assert second.access_token != first.access_token and second.refresh_token != first.refresh_token
+            assert await _whoami(client) == "authorized"          # the resource server takes the new token
+
+            await oauth.revoke()
+            assert oauth.record.tokens is None
+            async with httpx.AsyncClient() as http:               # the authorization server forgot it
+                refused = await http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                                          headers={"Authorization": f"Bearer {second.access_token}",
+                                                   "Accept": "application/json, text/event-stream"})
+            assert refused.status_code == 401, refused.text
+            assert await _whoami(client) == "authorized"          # no token: a new authorization, on its own
+        finally:
+            await client.close()
+
+        # Registered by DCR, the client authenticates with client_secret_basic; the SDK's revocation
+        # endpoint (2.3.0) also wants a client_secret form field and answers 400: said, not hidden.
+        dcr_tap, dcr_events = _tap()
+        dcr = OAuth(dcr_tap, url)
+        client = await open_client(ServerConfig(transport="http", url=url, timeout=20), tap=dcr_tap, auth=dcr)
+        try:
+            assert await _whoami(client) == "authorized"
+            assert dcr.record.client.auth_method == "client_secret_basic"
+            await dcr.revoke()
+        finally:
+            await client.close()
+    steps = _steps(events)
+    assert ("registration", "ok") in steps and _auth_http(events, "registration") == []
+    assert ("refresh", "ok") in steps and ("revoke", "ok") in steps and steps.count(("token", "ok")) == 2
+    assert [e.http["status"] for e in _auth_http(events, "revoke")] == [200, 200]   # refresh and access token
+    posted = _auth_http(events, "token") + _auth_http(events, "refresh") + _auth_http(events, "revoke")
+    assert all(f"client_secret={MASK}" in e.data["request_body"].splitlines() for e in posted)
+    dumped = json.dumps([e.to_dict() for e in events])
+    assert not [s for s in oauth.secret_values() + [first.access_token, second.refresh_token, secret] if s in dumped]
+
+    assert all(e.http["request_headers"]["Authorization"] == f"Basic {MASK}" for e in _auth_http(dcr_events, "token"))
+    revoked = [e for e in dcr_events if e.kind == "auth" and e.data["step"] == "revoke"]
+    assert revoked[-1].data["status"] == "failed" and "may still be valid" in revoked[-1].text
+    assert "error=invalid_request" in revoked[-1].text and "RFC 7009" in revoked[-1].data["expected"]
 
 
 def test_www_authenticate_parsing() -> None:

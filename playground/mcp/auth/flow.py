@@ -76,11 +76,13 @@ def pkce_pair() -> tuple[str, str]:
 
 def client_authentication(client: ClientInfo, form: dict[str, str]) -> dict[str, str]:
     """Authenticate at the token (or revocation) endpoint: client_secret_basic (the id and
-    secret form-urlencoded, RFC 6749 §2.3.1) as a header, client_secret_post or none in `form`."""
+    secret form-urlencoded, RFC 6749 §2.3.1) as a header, client_secret_post or none in `form`.
+    `client_id` is in the form every time (RFC 6749 §3.2.1 allows it): the official SDK's
+    authorization server answers `invalid_client` ("Missing client_id") to Basic without it."""
+    form["client_id"] = client.client_id
     if client.auth_method == "client_secret_basic" and client.client_secret:
         pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
         return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
-    form["client_id"] = client.client_id
     if client.auth_method == "client_secret_post" and client.client_secret:
         form["client_secret"] = client.client_secret
     return {}
@@ -475,10 +477,7 @@ class OAuth:
     def _tokens_from(self, ex: Exchange, step: str) -> TokenSet:
         doc = ex.json()
         if not ex.ok or not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str):
-            detail = ""
-            if isinstance(doc, dict) and doc.get("error"):
-                detail = f": error={doc['error']}" + (f" ({doc['error_description']})" if doc.get("error_description") else "")
-            raise AuthStop(step, f"the token endpoint answered {ex.describe()}{detail}",
+            raise AuthStop(step, f"the token endpoint answered {ex.describe()}{_oauth_error(doc)}",
                            expected="HTTP 200 with a JSON access_token and token_type (OAuth 2.1 §3.2.3)")
         expires_in = doc.get("expires_in")
         tokens = TokenSet(access_token=doc["access_token"], token_type=str(doc.get("token_type") or "Bearer"),
@@ -527,27 +526,45 @@ class OAuth:
             return await self._refresh(self.record)
 
     async def revoke(self) -> None:
-        """Revoke at the AS (RFC 7009) when it offers an endpoint, and forget the tokens."""
+        """Revoke at the AS (RFC 7009) when it offers an endpoint, and forget the tokens either
+        way; a revocation the AS did not confirm is said to be one."""
         async with self._lock:
             record = self.record
             if record is None or record.tokens is None:
+                self.step("revoke", "info", "no token to revoke")
                 return
             endpoint = record.metadata.get("revocation_endpoint")
+            refused: list[str] = []
             if isinstance(endpoint, str) and endpoint and record.client is not None:
                 for token, hint in ((record.tokens.refresh_token, "refresh_token"),
                                     (record.tokens.access_token, "access_token")):
                     if token:
-                        await self._revoke_one(record, endpoint, token, hint)
+                        ex = await self._revoke_one(record, endpoint, token, hint)
+                        if ex.status != 200:
+                            refused.append(f"{hint}: {ex.describe()}{_oauth_error(ex.json())}")
             else:
                 self.step("revoke", "info", "the authorization server has no revocation_endpoint: tokens forgotten "
                           "here only")
             record.tokens = None
             await self.store.put(self.server_key, record)
-            self.step("revoke", "ok", "tokens revoked and forgotten")
+            if refused:
+                self.step("revoke", "failed", f"the revocation endpoint did not confirm ({'; '.join(refused)}): the "
+                          "tokens are forgotten here but may still be valid at the authorization server",
+                          expected="HTTP 200 from the revocation endpoint, the client authenticated as at the token "
+                          "endpoint (RFC 7009 §2.1, §2.2)")
+            else:
+                self.step("revoke", "ok", "tokens revoked and forgotten")
 
-    async def _revoke_one(self, record: AuthRecord, endpoint: str, token: str, hint: str) -> None:
+    async def _revoke_one(self, record: AuthRecord, endpoint: str, token: str, hint: str) -> Exchange:
         client = record.client
         assert client is not None
         form = {"token": token, "token_type_hint": hint}
         headers = client_authentication(client, form)
-        await self.recorder.send("revoke", "POST", endpoint, headers=headers, form=form)
+        return await self.recorder.send("revoke", "POST", endpoint, headers=headers, form=form)
+
+
+def _oauth_error(doc: Any) -> str:
+    """`: error=… (description)` from an OAuth error response (RFC 6749 §5.2), or ""."""
+    if not isinstance(doc, dict) or not doc.get("error"):
+        return ""
+    return f": error={doc['error']}" + (f" ({doc['error_description']})" if doc.get("error_description") else "")
