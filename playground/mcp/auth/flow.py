@@ -238,8 +238,10 @@ class OAuth:
         if (scopes and self.settings.offline_access and isinstance(as_scopes, list) and "offline_access" in as_scopes
                 and "offline_access" not in scopes):
             scopes.append("offline_access")
-        self.step("scope", "info", f"scopes to request: {' '.join(scopes) or '(none: scope parameter omitted)'} "
-                  f"(from {source})", scopes=scopes, source=source)
+        text = (f"scopes to request: {' '.join(scopes)} (from {source})" if scopes else
+                "no scope to request: neither the WWW-Authenticate challenge nor scopes_supported names one (the "
+                "scope parameter is omitted)")
+        self.step("scope", "info", text, scopes=scopes, source=source)
         return scopes
 
     # discovery ---------------------------------------------------------------------------------
