@@ -105,6 +105,38 @@ async def test_pre_registered_client_uses_basic_auth_and_no_registration() -> No
     assert "pre-registered-secret" not in json.dumps([e.to_dict() for e in events])
 
 
+@pytest.mark.timeout(60)
+async def test_a_pre_registered_client_stays_bound_to_its_issuer_across_sessions() -> None:
+    """auth/authorization-server-migration: the resource moves to another authorization server
+    after the first authorized request. The settings name no issuer, so the client is bound to
+    the first one it met; the next session (same store) must not take it to the new one."""
+    store = MemoryStore()
+    settings = AuthSettings(client_id="pre-registered-at-as1", client_secret="as1-only-s3cret")
+    with auth_mock("auth/authorization-server-migration", "2026-07-28") as url:
+        first_tap, first_events = _tap()
+        first = OAuth(first_tap, url, settings=settings, store=store)
+        client = await open_client(ServerConfig(transport="http", url=url, era="modern", timeout=20), tap=first_tap,
+                                   auth=first)
+        await client.close()                   # server/discover was authorized at AS1; AS2 from now on
+        tap, events = _tap()
+        second = OAuth(tap, url, settings=settings, store=store)
+        client = await open_client(ServerConfig(transport="http", url=url, era="modern", timeout=20), tap=tap,
+                                   auth=second)
+        try:
+            await client.list_tools()
+        finally:
+            await client.close()
+    as1 = first.record.issuer
+    assert [e.data.get("source") for e in first_events if e.kind == "auth" and e.data["step"] == "registration"] == [
+        "pre-registered"]
+    assert second.record.issuer != as1 and second.record.client.source == "dcr"
+    assert second.record.client.client_id == "as2-client-id"
+    notes = [e.text for e in events if e.kind == "auth" and e.data["step"] == "registration"]
+    assert f"the pre-registered client pre-registered-at-as1 belongs to {as1}, not {second.record.issuer}" in notes[0]
+    sent = json.dumps([e.to_dict() for e in events if e.kind == "http" and e.data.get("auth_step")])
+    assert "pre-registered-at-as1" not in sent          # neither at AS2's authorize nor its token endpoint
+
+
 async def _whoami(client) -> str:
     return (await client.call_tool("whoami", {}))["content"][0]["text"]
 

@@ -349,7 +349,7 @@ class OAuth:
         meta = record.metadata
         s = self.settings
         if s.client_id:
-            bound = self._prereg_issuer or record.issuer
+            bound = self._prereg_issuer or await self._stored_binding() or record.issuer
             if bound == record.issuer:
                 self._prereg_issuer = bound
                 method = s.auth_method if s.auth_method in TOKEN_AUTH_METHODS else self._method_for(meta, bool(s.client_secret))
@@ -357,8 +357,9 @@ class OAuth:
                 self.step("registration", "ok", f"pre-registered client {s.client_id} ({method})",
                           source="pre-registered", client_id=s.client_id, auth_method=method)
                 return record.client
-            self.step("registration", "info", f"the pre-registered client belongs to {bound}, not {record.issuer}: "
-                      "not used here (credentials are bound to their authorization server)")
+            self.step("registration", "info", f"the pre-registered client {s.client_id} belongs to {bound}, not "
+                      f"{record.issuer}: not used here (credentials are bound to their authorization server; set "
+                      "the issuer in the server's settings, or forget the stored clients, if it changed)")
         if s.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
             record.client = ClientInfo(s.client_metadata_url, "", "none", "cimd")
             self.step("registration", "ok", f"Client ID Metadata Document: client_id {s.client_metadata_url}",
@@ -371,6 +372,15 @@ class OAuth:
         raise AuthStop("registration", "no way to obtain a client id: no pre-registered client for this "
                        "authorization server, and it supports neither Client ID Metadata Documents nor Dynamic "
                        "Client Registration", expected="enter a pre-registered client id in the server's settings")
+
+    async def _stored_binding(self) -> str | None:
+        """The issuer an earlier session used the pre-registered client with (the settings named
+        none): credentials stay bound to it across sessions, not only within one."""
+        for stored in await self.store.records(self.server_key):
+            client = stored.client
+            if client is not None and client.source == "pre-registered" and client.client_id == self.settings.client_id:
+                return stored.issuer
+        return None
 
     @staticmethod
     def _method_for(meta: dict[str, Any], has_secret: bool) -> str:
