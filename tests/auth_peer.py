@@ -1,7 +1,8 @@
-"""The conformance suite's auth mocks (an MCP server plus an OAuth authorization server that
-approves without a person) as real peers for tests, in interactive mode: `conformance
-client --scenario S` without `--command` prints the MCP server's URL and waits. A preload
-keeps them on 127.0.0.1 (they listen on every interface otherwise)."""
+"""Real authorization servers for tests, both approving without a person: the conformance
+suite's auth mocks (an MCP server plus an OAuth authorization server) in interactive mode —
+`conformance client --scenario S` without `--command` prints the MCP server's URL and waits; a
+preload keeps them on 127.0.0.1 (they listen on every interface otherwise) — and the official
+SDK's authorization server (refresh tokens, JWTs and revocation, which the mocks lack)."""
 from __future__ import annotations
 
 import os
@@ -9,12 +10,13 @@ import re
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.core.http_peers import free_port
+from tests.core.http_peers import free_port, start_peer, stop_peer
 
 ROOT = Path(__file__).resolve().parents[1]
 NPM = ROOT / "tools" / "npm" / "node_modules"
@@ -62,3 +64,17 @@ def _read_url(proc: subprocess.Popen[bytes], timeout: float) -> str:
         if m and assigned and assigned == set(re.findall(rb"\[loopback\] listening (\d+)", seen)):
             return m.group(1).decode()
     raise RuntimeError(f"the auth mock printed no URL: {seen.decode(errors='replace')[-500:]}")
+
+
+@contextmanager
+def sdk_auth_server(redirect_uri: str = "http://127.0.0.1/callback") -> Iterator[str]:
+    """The official SDK's authorization server in front of an SDK MCP server (tests/peers/
+    sdk_auth_server.py: refresh tokens, JWT access tokens, revocation, a pre-registered client
+    for `redirect_uri`); yields the MCP URL."""
+    port = free_port()
+    proc = start_peer([sys.executable, str(ROOT / "tests" / "peers" / "sdk_auth_server.py"), str(port), redirect_uri],
+                      port)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_peer(proc)

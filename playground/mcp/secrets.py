@@ -12,6 +12,9 @@ SECRET_HEADERS = frozenset({
     "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
 })
 _SECRET_NAME = re.compile(r"(auth|token|secret|key|password|passwd|credential|session-token|cookie)", re.I)
+# Names the pattern catches that carry no credential: an id, and the challenges a debugger of
+# authorization must show (`WWW-Authenticate: Bearer scope=…, resource_metadata=…`).
+SHOWN_HEADERS = frozenset({"mcp-session-id", "www-authenticate", "proxy-authenticate"})
 
 
 def is_secret_name(name: str) -> bool:
@@ -29,13 +32,13 @@ def mask_value(value: str) -> str:
 
 def mask_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]],
                  extra_secrets: Iterable[str] = ()) -> dict[str, str]:
-    """Headers as a dict with secret values masked; `Mcp-Session-Id` is shown (it is an id, not a credential)."""
+    """Headers as a dict with secret values masked; SHOWN_HEADERS are shown (no credential in them)."""
     items = headers.items() if isinstance(headers, Mapping) else headers
     secrets = {name.lower() for name in extra_secrets}
     out: dict[str, str] = {}
     for name, value in items:
         lname = name.lower()
-        if lname in SECRET_HEADERS or lname in secrets or (_SECRET_NAME.search(lname) and lname != "mcp-session-id"):
+        if lname in SECRET_HEADERS or lname in secrets or (_SECRET_NAME.search(lname) and lname not in SHOWN_HEADERS):
             out[name] = mask_value(value)
         else:
             out[name] = value

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 STATE = re.compile(r"^s(\d+)\.")
 DEFAULT_CALLBACK = "http://127.0.0.1:8000/oauth/callback/"
+_SAVING: set[asyncio.Task[None]] = set()
 
 
 def session_of_state(state: str) -> int | None:
@@ -95,7 +96,9 @@ def _remember_secrets(session_id: int, values: list[str]) -> None:
             session = Session.objects.select_for_update().get(pk=session_id)
             session.secret_values = sorted(set(session.secret_values or []) | set(values))
             session.save(update_fields=["secret_values"])
-    asyncio.get_running_loop().create_task(database_sync_to_async(save)())
+    task = asyncio.get_running_loop().create_task(database_sync_to_async(save)())
+    _SAVING.add(task)                    # the loop keeps only a weak reference to a task
+    task.add_done_callback(_SAVING.discard)
 
 
 async def handle_command(worker: "SessionWorker", message: dict[str, Any]) -> None:

@@ -37,11 +37,14 @@ def step_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         data = row.get("data") or {}
         if row.get("kind") == "auth":
+            params = data.get("params")
             out.append({"seq": row["seq"], "t_ms": f"{row['t'] * 1000:.0f}", "type": "step",
                         "step": data.get("step", ""), "status": data.get("status", ""), "text": row.get("text", ""),
                         "expected": data.get("expected", ""), "url": data.get("url", ""),
+                        # The authorization request's parameters, shown as a table (the issue asks for them).
+                        "params": [(str(k), str(v)) for k, v in params.items()] if isinstance(params, dict) else [],
                         "details": json.dumps({k: v for k, v in data.items()
-                                               if k not in ("step", "status", "expected", "url")},
+                                               if k not in ("step", "status", "expected", "url", "params")},
                                               indent=1, ensure_ascii=False)})
         elif data.get("auth_step"):
             http = row.get("http") or {}
@@ -50,6 +53,22 @@ def step_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "status_code": http.get("status"), "request_body": data.get("request_body", ""),
                         "response_body": data.get("response_body", ""), "error": data.get("error", "")})
     return out
+
+
+SUCCESS = {("token", "ok"), ("refresh", "ok"), ("retry", "ok"), ("stored-token", "info")}
+
+
+def failure(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The step the flow stopped at, unless a token was obtained (or a request got through) after it."""
+    stopped = None
+    for s in steps:
+        if s["type"] != "step":
+            continue
+        if s["status"] in ("failed", "refused"):
+            stopped = s
+        elif (s["step"], s["status"]) in SUCCESS:
+            stopped = None
+    return stopped
 
 
 def token_view(record: dict[str, Any]) -> dict[str, Any]:

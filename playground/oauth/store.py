@@ -25,6 +25,10 @@ class DjangoAuthStore:
         return AuthRecord.from_dict(row.data) if row else None
 
     @database_sync_to_async
+    def records(self, server: str) -> list[AuthRecord]:
+        return [AuthRecord.from_dict(row.data) for row in OAuthRecord.objects.filter(server_id=self.server_pk)]
+
+    @database_sync_to_async
     def put(self, server: str, record: AuthRecord) -> None:
         OAuthRecord.objects.update_or_create(server_id=self.server_pk, issuer=record.issuer,
                                              defaults={"data": record.to_dict()})

@@ -73,19 +73,20 @@ def _records(session: Session) -> list[dict]:
     return [rows.token_view(r.data) for r in OAuthRecord.objects.filter(server_id=session.server_id)]
 
 
+def _view(session: Session) -> dict:
+    steps = _steps(session)
+    return {"session": session, "steps": steps, "failure": rows.failure(steps), "records": _records(session)}
+
+
 @login_required
 def authorization(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _own_session(request, pk)
-    return render(request, "oauth/authorization.html", {"session": session, "steps": _steps(session),
-                                                        "records": _records(session)})
+    return render(request, "oauth/authorization.html", _view(_own_session(request, pk)))
 
 
 @login_required
 def authorization_steps(request: HttpRequest, pk: int) -> HttpResponse:
     """The live part of the Authorization view (polled while the session runs)."""
-    session = _own_session(request, pk)
-    return render(request, "oauth/_steps.html", {"session": session, "steps": _steps(session),
-                                                 "records": _records(session)})
+    return render(request, "oauth/_steps.html", _view(_own_session(request, pk)))
 
 
 @login_required

@@ -58,7 +58,8 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
         pretty = pretty_json(message, row.get("raw") or "")[:PRETTY_LIMIT]
     elif row["dir"] == "note":
         label, preview = row.get("kind") or "note", row.get("text") or ""
-        is_error = row.get("kind") in ("error", "timeout")
+        is_error = row.get("kind") in ("error", "timeout") or (
+            row.get("kind") == "auth" and (row.get("data") or {}).get("status") in ("failed", "refused"))
         if row.get("data") or row.get("http"):
             pretty = json.dumps({k: row[k] for k in ("data", "http") if row.get(k)}, indent=2, ensure_ascii=False)
     elif row["dir"] == "stderr":

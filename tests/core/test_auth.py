@@ -3,18 +3,22 @@ server behind a real authorization server), plus the parsing rules on their own.
 from __future__ import annotations
 
 import json
+import time
 
+import httpx
 import pytest
 
 from playground.mcp.auth import AuthSettings, HeadlessAuthorizer, MemoryStore, OAuth
 from playground.mcp.auth.challenge import bearer_challenge, parse_challenges
+from playground.mcp.auth.jwt import decode_unverified
 from playground.mcp.auth.metadata import as_metadata_urls, canonical_resource, prm_urls, resource_matches
 from playground.mcp.auth.recorder import mask_body, mask_url
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.secrets import MASK
-from tests.auth_peer import auth_mock
+from tests.auth_peer import auth_mock, sdk_auth_server
+from tests.peers.sdk_auth_server import PRE_REGISTERED
 
 
 def _tap() -> tuple[Tap, list[TranscriptEvent]]:
@@ -48,7 +52,7 @@ async def test_authorization_code_flow_then_step_up_against_a_real_authorization
     steps = _steps(events)
     for expected in [("challenge", "info"), ("resource-metadata", "ok"), ("authorization-server-metadata", "ok"),
                      ("registration", "ok"), ("authorization-request", "info"), ("authorization-response", "ok"),
-                     ("token", "ok"), ("retry", "info"), ("step-up", "info")]:
+                     ("token", "ok"), ("retry", "ok"), ("step-up", "info")]:
         assert expected in steps, (expected, steps)
     assert steps.count(("token", "ok")) == 2   # the first token, then the stepped-up one
     requests = [e.data["params"] for e in events if e.kind == "auth" and e.data["step"] == "authorization-request"]
@@ -70,8 +74,11 @@ async def test_a_wrong_iss_is_refused_before_the_code_reaches_the_token_endpoint
     tap, events = _tap()
     with auth_mock("auth/iss-wrong-issuer", "2026-07-28") as url:
         oauth = OAuth(tap, url, settings=AuthSettings(), authorizer=HeadlessAuthorizer())
-        with pytest.raises(ConnectError, match="HTTP 401"):
+        with pytest.raises(ConnectError) as failure:
             await open_client(ServerConfig(transport="http", url=url, era="modern", timeout=20), tap=tap, auth=oauth)
+    # The error names the step and why, not only the server's "invalid_token".
+    assert str(failure.value).startswith("HTTP 401: authorization refused at authorization-response: the response's "
+                                         "iss 'https://evil.example.com' is not the recorded issuer")
     assert oauth.outcome.status == "refused" and oauth.outcome.step == "authorization-response"
     assert "https://evil.example.com" in oauth.refusal
     assert _auth_http(events, "token") == []
@@ -97,6 +104,103 @@ async def test_pre_registered_client_uses_basic_auth_and_no_registration() -> No
     token_exchange = _auth_http(events, "token")[0]
     assert token_exchange.http["request_headers"]["Authorization"] == f"Basic {MASK}"
     assert "pre-registered-secret" not in json.dumps([e.to_dict() for e in events])
+
+
+@pytest.mark.timeout(60)
+async def test_a_pre_registered_client_stays_bound_to_its_issuer_across_sessions() -> None:
+    """auth/authorization-server-migration: the resource moves to another authorization server
+    after the first authorized request. The settings name no issuer, so the client is bound to
+    the first one it met; the next session (same store) must not take it to the new one."""
+    store = MemoryStore()
+    settings = AuthSettings(client_id="pre-registered-at-as1", client_secret="as1-only-s3cret")
+    with auth_mock("auth/authorization-server-migration", "2026-07-28") as url:
+        first_tap, first_events = _tap()
+        first = OAuth(first_tap, url, settings=settings, store=store)
+        client = await open_client(ServerConfig(transport="http", url=url, era="modern", timeout=20), tap=first_tap,
+                                   auth=first)
+        await client.close()                   # server/discover was authorized at AS1; AS2 from now on
+        tap, events = _tap()
+        second = OAuth(tap, url, settings=settings, store=store)
+        client = await open_client(ServerConfig(transport="http", url=url, era="modern", timeout=20), tap=tap,
+                                   auth=second)
+        try:
+            await client.list_tools()
+        finally:
+            await client.close()
+    as1 = first.record.issuer
+    assert [e.data.get("source") for e in first_events if e.kind == "auth" and e.data["step"] == "registration"] == [
+        "pre-registered"]
+    assert second.record.issuer != as1 and second.record.client.source == "dcr"
+    assert second.record.client.client_id == "as2-client-id"
+    notes = [e.text for e in events if e.kind == "auth" and e.data["step"] == "registration"]
+    assert f"the pre-registered client pre-registered-at-as1 belongs to {as1}, not {second.record.issuer}" in notes[0]
+    sent = json.dumps([e.to_dict() for e in events if e.kind == "http" and e.data.get("auth_step")])
+    assert "pre-registered-at-as1" not in sent          # neither at AS2's authorize nor its token endpoint
+
+
+async def _whoami(client) -> str:
+    return (await client.call_tool("whoami", {}))["content"][0]["text"]
+
+
+@pytest.mark.timeout(60)
+async def test_pre_registered_client_refresh_and_revocation_at_the_official_sdk_authorization_server() -> None:
+    tap, events = _tap()
+    client_id, secret = PRE_REGISTERED
+    with sdk_auth_server() as url:
+        settings = AuthSettings(client_id=client_id, client_secret=secret, auth_method="client_secret_post")
+        oauth = OAuth(tap, url, settings=settings)
+        client = await open_client(ServerConfig(transport="http", url=url, timeout=20), tap=tap, auth=oauth)
+        try:
+            assert await _whoami(client) == "authorized"
+            first = oauth.record.tokens
+            claims = decode_unverified(first.access_token)["claims"]
+            assert (claims["aud"], claims["scope"], claims["client_id"]) == (url, "mcp:read", client_id)
+
+            assert await oauth.refresh()
+            second = oauth.record.tokens
+            assert second.access_token != first.access_token and second.refresh_token != first.refresh_token
+            assert await _whoami(client) == "authorized"          # the resource server takes the new token
+
+            second.expires_at = time.time()                        # as if an hour had passed: refreshed first
+            assert await _whoami(client) == "authorized"
+            assert oauth.record.tokens.access_token != second.access_token
+            second = oauth.record.tokens
+
+            await oauth.revoke()
+            assert oauth.record.tokens is None
+            async with httpx.AsyncClient() as http:               # the authorization server forgot it
+                refused = await http.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                                          headers={"Authorization": f"Bearer {second.access_token}",
+                                                   "Accept": "application/json, text/event-stream"})
+            assert refused.status_code == 401, refused.text
+            assert await _whoami(client) == "authorized"          # no token: a new authorization, on its own
+        finally:
+            await client.close()
+
+        # Registered by DCR, the client authenticates with client_secret_basic; the SDK's revocation
+        # endpoint (2.3.0) also wants a client_secret form field and answers 400: said, not hidden.
+        dcr_tap, dcr_events = _tap()
+        dcr = OAuth(dcr_tap, url)
+        client = await open_client(ServerConfig(transport="http", url=url, timeout=20), tap=dcr_tap, auth=dcr)
+        try:
+            assert await _whoami(client) == "authorized"
+            assert dcr.record.client.auth_method == "client_secret_basic"
+            await dcr.revoke()
+        finally:
+            await client.close()
+    steps = _steps(events)
+    assert ("registration", "ok") in steps and _auth_http(events, "registration") == []
+    assert steps.count(("refresh", "ok")) == 2 and ("revoke", "ok") in steps and steps.count(("token", "ok")) == 2
+    assert [e.http["status"] for e in _auth_http(events, "revoke")] == [200, 200]   # refresh and access token
+    posted = _auth_http(events, "token") + _auth_http(events, "refresh") + _auth_http(events, "revoke")
+    assert all(f"client_secret={MASK}" in e.data["request_body"].splitlines() for e in posted)
+    dumped = json.dumps([e.to_dict() for e in events])
+    assert not [s for s in oauth.secret_values() + [first.access_token, second.refresh_token, secret] if s in dumped]
+
+    assert all(e.http["request_headers"]["Authorization"] == f"Basic {MASK}" for e in _auth_http(dcr_events, "token"))
+    revoked = [e for e in dcr_events if e.kind == "auth" and e.data["step"] == "revoke"]
+    assert revoked[-1].data["status"] == "failed" and "may still be valid" in revoked[-1].text
+    assert "error=invalid_request" in revoked[-1].text and "RFC 7009" in revoked[-1].data["expected"]
 
 
 def test_www_authenticate_parsing() -> None:

@@ -3,6 +3,7 @@ authorization server), the callback's routing, the settings form's secret handli
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -55,6 +56,15 @@ def test_authorization_view_shows_each_step_and_what_the_spec_expected_where_it_
     assert "The spec expects:</strong> iss identical to the issuer" in page
     assert 'data-step="token"' not in page           # the code never went to the token endpoint
     assert "WWW-Authenticate: Bearer" in page
+    # On top, where the flow stopped and why, linked to its step.
+    outcome = page[page.index('aria-label="Authorization outcome"'):page.index("<h2>Token</h2>")]
+    refused = re.search(r'<li class="auth-step status-refused" id="(step-\d+)"', page)
+    assert f'Authorization refused at <a href="#{refused.group(1)}">authorization-response</a>' in outcome
+    assert "is not the recorded issuer" in outcome and "The spec expects:</strong> iss identical" in outcome
+    # The authorization request's parameters, as a table.
+    params = dict(re.findall(r'<tr><th class="mono">([^<]+)</th><td class="mono">([^<]*)</td></tr>', page))
+    assert params["code_challenge_method"] == "S256" and params["response_type"] == "code"
+    assert params["resource"].startswith("http://localhost:") and len(params["code_challenge"]) == 43
 
 
 def test_callback_only_reaches_the_callers_own_live_session(client, user) -> None:

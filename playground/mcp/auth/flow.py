@@ -76,11 +76,13 @@ def pkce_pair() -> tuple[str, str]:
 
 def client_authentication(client: ClientInfo, form: dict[str, str]) -> dict[str, str]:
     """Authenticate at the token (or revocation) endpoint: client_secret_basic (the id and
-    secret form-urlencoded, RFC 6749 §2.3.1) as a header, client_secret_post or none in `form`."""
+    secret form-urlencoded, RFC 6749 §2.3.1) as a header, client_secret_post or none in `form`.
+    `client_id` is in the form every time (RFC 6749 §3.2.1 allows it): the official SDK's
+    authorization server answers `invalid_client` ("Missing client_id") to Basic without it."""
+    form["client_id"] = client.client_id
     if client.auth_method == "client_secret_basic" and client.client_secret:
         pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
         return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
-    form["client_id"] = client.client_id
     if client.auth_method == "client_secret_post" and client.client_secret:
         form["client_secret"] = client.client_secret
     return {}
@@ -236,8 +238,10 @@ class OAuth:
         if (scopes and self.settings.offline_access and isinstance(as_scopes, list) and "offline_access" in as_scopes
                 and "offline_access" not in scopes):
             scopes.append("offline_access")
-        self.step("scope", "info", f"scopes to request: {' '.join(scopes) or '(none: scope parameter omitted)'} "
-                  f"(from {source})", scopes=scopes, source=source)
+        text = (f"scopes to request: {' '.join(scopes)} (from {source})" if scopes else
+                "no scope to request: neither the WWW-Authenticate challenge nor scopes_supported names one (the "
+                "scope parameter is omitted)")
+        self.step("scope", "info", text, scopes=scopes, source=source)
         return scopes
 
     # discovery ---------------------------------------------------------------------------------
@@ -345,7 +349,7 @@ class OAuth:
         meta = record.metadata
         s = self.settings
         if s.client_id:
-            bound = self._prereg_issuer or record.issuer
+            bound = self._prereg_issuer or await self._stored_binding() or record.issuer
             if bound == record.issuer:
                 self._prereg_issuer = bound
                 method = s.auth_method if s.auth_method in TOKEN_AUTH_METHODS else self._method_for(meta, bool(s.client_secret))
@@ -353,8 +357,9 @@ class OAuth:
                 self.step("registration", "ok", f"pre-registered client {s.client_id} ({method})",
                           source="pre-registered", client_id=s.client_id, auth_method=method)
                 return record.client
-            self.step("registration", "info", f"the pre-registered client belongs to {bound}, not {record.issuer}: "
-                      "not used here (credentials are bound to their authorization server)")
+            self.step("registration", "info", f"the pre-registered client {s.client_id} belongs to {bound}, not "
+                      f"{record.issuer}: not used here (credentials are bound to their authorization server; set "
+                      "the issuer in the server's settings, or forget the stored clients, if it changed)")
         if s.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
             record.client = ClientInfo(s.client_metadata_url, "", "none", "cimd")
             self.step("registration", "ok", f"Client ID Metadata Document: client_id {s.client_metadata_url}",
@@ -367,6 +372,15 @@ class OAuth:
         raise AuthStop("registration", "no way to obtain a client id: no pre-registered client for this "
                        "authorization server, and it supports neither Client ID Metadata Documents nor Dynamic "
                        "Client Registration", expected="enter a pre-registered client id in the server's settings")
+
+    async def _stored_binding(self) -> str | None:
+        """The issuer an earlier session used the pre-registered client with (the settings named
+        none): credentials stay bound to it across sessions, not only within one."""
+        for stored in await self.store.records(self.server_key):
+            client = stored.client
+            if client is not None and client.source == "pre-registered" and client.client_id == self.settings.client_id:
+                return stored.issuer
+        return None
 
     @staticmethod
     def _method_for(meta: dict[str, Any], has_secret: bool) -> str:
@@ -475,10 +489,7 @@ class OAuth:
     def _tokens_from(self, ex: Exchange, step: str) -> TokenSet:
         doc = ex.json()
         if not ex.ok or not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str):
-            detail = ""
-            if isinstance(doc, dict) and doc.get("error"):
-                detail = f": error={doc['error']}" + (f" ({doc['error_description']})" if doc.get("error_description") else "")
-            raise AuthStop(step, f"the token endpoint answered {ex.describe()}{detail}",
+            raise AuthStop(step, f"the token endpoint answered {ex.describe()}{_oauth_error(doc)}",
                            expected="HTTP 200 with a JSON access_token and token_type (OAuth 2.1 §3.2.3)")
         expires_in = doc.get("expires_in")
         tokens = TokenSet(access_token=doc["access_token"], token_type=str(doc.get("token_type") or "Bearer"),
@@ -527,27 +538,45 @@ class OAuth:
             return await self._refresh(self.record)
 
     async def revoke(self) -> None:
-        """Revoke at the AS (RFC 7009) when it offers an endpoint, and forget the tokens."""
+        """Revoke at the AS (RFC 7009) when it offers an endpoint, and forget the tokens either
+        way; a revocation the AS did not confirm is said to be one."""
         async with self._lock:
             record = self.record
             if record is None or record.tokens is None:
+                self.step("revoke", "info", "no token to revoke")
                 return
             endpoint = record.metadata.get("revocation_endpoint")
+            refused: list[str] = []
             if isinstance(endpoint, str) and endpoint and record.client is not None:
                 for token, hint in ((record.tokens.refresh_token, "refresh_token"),
                                     (record.tokens.access_token, "access_token")):
                     if token:
-                        await self._revoke_one(record, endpoint, token, hint)
+                        ex = await self._revoke_one(record, endpoint, token, hint)
+                        if ex.status != 200:
+                            refused.append(f"{hint}: {ex.describe()}{_oauth_error(ex.json())}")
             else:
                 self.step("revoke", "info", "the authorization server has no revocation_endpoint: tokens forgotten "
                           "here only")
             record.tokens = None
             await self.store.put(self.server_key, record)
-            self.step("revoke", "ok", "tokens revoked and forgotten")
+            if refused:
+                self.step("revoke", "failed", f"the revocation endpoint did not confirm ({'; '.join(refused)}): the "
+                          "tokens are forgotten here but may still be valid at the authorization server",
+                          expected="HTTP 200 from the revocation endpoint, the client authenticated as at the token "
+                          "endpoint (RFC 7009 §2.1, §2.2)")
+            else:
+                self.step("revoke", "ok", "tokens revoked and forgotten")
 
-    async def _revoke_one(self, record: AuthRecord, endpoint: str, token: str, hint: str) -> None:
+    async def _revoke_one(self, record: AuthRecord, endpoint: str, token: str, hint: str) -> Exchange:
         client = record.client
         assert client is not None
         form = {"token": token, "token_type_hint": hint}
         headers = client_authentication(client, form)
-        await self.recorder.send("revoke", "POST", endpoint, headers=headers, form=form)
+        return await self.recorder.send("revoke", "POST", endpoint, headers=headers, form=form)
+
+
+def _oauth_error(doc: Any) -> str:
+    """`: error=… (description)` from an OAuth error response (RFC 6749 §5.2), or ""."""
+    if not isinstance(doc, dict) or not doc.get("error"):
+        return ""
+    return f": error={doc['error']}" + (f" ({doc['error_description']})" if doc.get("error_description") else "")

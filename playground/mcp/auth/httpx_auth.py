@@ -8,11 +8,22 @@ from collections.abc import AsyncGenerator, Generator
 
 import httpx
 
-from .flow import OAuth
+from .flow import OAuth, Outcome
 from .recorder import Exchange
 
 # Authorizations for one request (initial + step-ups/re-authorizations) before giving up.
 MAX_AUTHORIZATIONS_PER_REQUEST = 3
+# A 401/403 the flow could not get past carries the flow's outcome here (see auth_failure).
+OUTCOME = "playground.auth_outcome"
+
+
+def auth_failure(response: httpx.Response) -> str | None:
+    """The error message for a 401/403 that authorization could not get past: the step that
+    failed and why, not only the server's "invalid_token" (None when no flow ran for it)."""
+    outcome = response.extensions.get(OUTCOME)
+    if not isinstance(outcome, Outcome):
+        return None
+    return f"HTTP {response.status_code}: authorization {outcome.status} at {outcome.step}: {outcome.reason}"
 
 
 def is_legacy_request(request: httpx.Request) -> bool:
@@ -42,21 +53,26 @@ class OAuthHttpxAuth(httpx.Auth):
             await response.aread()
             self._record_challenge(request, response)
             if attempts >= MAX_AUTHORIZATIONS_PER_REQUEST:
-                self.oauth.step("retry", "refused", f"gave up after {attempts} authorizations for this request "
-                                f"(HTTP {response.status_code} again)", expected="clients SHOULD limit retries "
+                reason = f"gave up after {attempts} authorizations for this request (HTTP {response.status_code} again)"
+                self.oauth.outcome = Outcome("refused", "retry", reason)
+                self.oauth.step("retry", "refused", reason, expected="clients SHOULD limit retries "
                                 "(Step-Up Authorization Flow)")
+                response.extensions[OUTCOME] = self.oauth.outcome
                 return
             sent = request.headers.get("authorization")
             retry = await self.oauth.handle(response.status_code, challenges, sent, legacy=is_legacy_request(request))
             if not retry:
+                response.extensions[OUTCOME] = self.oauth.outcome
                 return
             attempts += 1
             header = await self.oauth.authorization_header()
             if header:
                 request.headers["Authorization"] = header
-            self.oauth.step("retry", "info", f"retrying {request.method} {request.url} with the new token",
-                            url=str(request.url), method=request.method)
             response = yield request
+            status = response.status_code
+            self.oauth.step("retry", "info" if status in (401, 403) else "ok",
+                            f"retried {request.method} {request.url} with the new token → HTTP {status}",
+                            url=str(request.url), method=request.method, status_code=status)
 
     def _record_challenge(self, request: httpx.Request, response: httpx.Response) -> None:
         ex = Exchange(request.method, str(request.url), response.status_code, response.headers, response.content)

@@ -110,6 +110,9 @@ class AuthStore(Protocol):
     async def latest(self, server: str) -> AuthRecord | None:
         """The most recently updated record of this server (its tokens are tried first)."""
 
+    async def records(self, server: str) -> list[AuthRecord]:
+        """Every record of this server (to find which issuer a pre-registered client is bound to)."""
+
     async def put(self, server: str, record: AuthRecord) -> None: ...
 
     async def delete(self, server: str, issuer: str) -> None: ...
@@ -128,6 +131,9 @@ class MemoryStore:
     async def latest(self, server: str) -> AuthRecord | None:
         mine = [r for (s, _), r in self._records.items() if s == server]
         return max(mine, key=lambda r: r.updated_at, default=None)
+
+    async def records(self, server: str) -> list[AuthRecord]:
+        return [r for (s, _), r in self._records.items() if s == server]
 
     async def put(self, server: str, record: AuthRecord) -> None:
         async with self._lock:

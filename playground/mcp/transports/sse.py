@@ -18,6 +18,7 @@ import httpx
 
 from .. import jsonrpc
 from ..auth import OAuth
+from ..auth.httpx_auth import auth_failure
 from ..events import Tap
 from ..netguard import NetGuard
 from .base import HttpStatusError, TransportError
@@ -84,7 +85,8 @@ class SseTransport(HttpTransportBase):
                     parsed = self.tap.recv(raw, http=facts)[1] if raw.strip() else None
                     if not raw.strip():
                         self.tap.note("http", f"GET → HTTP {status}", http=facts)
-                    error: Exception = (HttpStatusError(status, raw.decode("utf-8", "replace"), parsed)
+                    error: Exception = (HttpStatusError(status, raw.decode("utf-8", "replace"), parsed,
+                                                        auth_failure(response))
                                         if not 200 <= status < 300 else
                                         TransportError(f"GET answered {facts['content_type'] or 'no content type'}, "
                                                        "not text/event-stream"))
@@ -176,7 +178,7 @@ class SseTransport(HttpTransportBase):
             parsed_body = self.tap.recv(raw, http=facts)[1] if raw.strip() else None
             if not raw.strip():
                 self.tap.note("http", f"POST → HTTP {status}", http=facts)
-            self._fail(request_id, HttpStatusError(status, body, parsed_body), http=facts)
+            self._fail(request_id, HttpStatusError(status, body, parsed_body, auth_failure(response)), http=facts)
             return
         # The answer travels on the SSE stream; the POST body is only an acknowledgement ("Accepted").
         self.tap.note("http", f"POST → HTTP {status}" + (f": {body[:200]}" if body.strip() else ""), http=facts)

@@ -32,6 +32,7 @@ import httpx
 
 from .. import jsonrpc
 from ..auth import OAuth, OAuthHttpxAuth
+from ..auth.httpx_auth import auth_failure
 from ..events import Tap
 from ..netguard import NetGuard
 from .base import HttpStatusError, SessionExpired, Transport, TransportError
@@ -362,7 +363,7 @@ class StreamableHttpTransport(HttpTransportBase):
             self._stop_listening()
             self._fail(request_id, exc, kind="session-expired", session_id=sent_session)
             return
-        self._fail(request_id, HttpStatusError(status, body, message), http=facts)
+        self._fail(request_id, HttpStatusError(status, body, message, auth_failure(response)), http=facts)
 
     # resumption and the standalone stream (legacy) ---------------------------------------------
 
@@ -429,7 +430,7 @@ class StreamableHttpTransport(HttpTransportBase):
                     if 200 <= status < 300:
                         return TransportError(f"GET answered {facts['content_type'] or 'no content type'}, "
                                               "not text/event-stream")
-                    return HttpStatusError(status, body, parsed)
+                    return HttpStatusError(status, body, parsed, auth_failure(response))
                 self.tap.note("http", f"GET ({purpose}) → HTTP {status}: SSE stream open", http=facts)
                 out = await self._read_sse(response, facts, request_id)
                 return out
