@@ -160,10 +160,13 @@ async def test_everything_completion_roots_subscription_logging_and_tasks():
         got = await receive_until(comm, 'id="sugg-parg-2"')
         assert all(f'data-suggest="{n}"' in got for n in ("Alice", "Bob", "Charlie"))
 
-        # URL-mode elicitation: the URL is shown (never opened) with consent buttons.
+        # URL-mode elicitation: the whole URL is shown, its host stressed, never opened before the
+        # person accepts; Accept opens it (http(s) only), here it is declined.
         await send(comm, action="call_tool", name="trigger-url-elicitation", **{"args.url": "https://example.org/ok"})
         card = await receive_until(comm, 'aria-label="Server request"')
-        assert '<code class="mono url">https://example.org/ok</code>' in card and "not opened automatically" in card
+        assert ('<span class="url-rest">https://</span><strong class="url-host">example.org</strong>'
+                '<span class="url-rest">/ok</span>') in card
+        assert "not opened automatically" in card and 'data-url="https://example.org/ok"' in card
         assert all(f">{b}</button>" in card for b in ("Accept", "Decline", "Cancel"))
         await send(comm, action="answer", key=card_key(card), result='{"action": "decline"}')
         await receive_until(comm, "User declined to open the URL")
