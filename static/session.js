@@ -75,6 +75,19 @@
     }
   }
 
+  // --- a resource's Subscribe button in the catalogue says whether it is subscribed ---------
+  function syncSubscriptions() {
+    const subscribed = new Set(Array.from(document.querySelectorAll("#subs-state [data-subscribed]"))
+      .map((li) => li.dataset.subscribed));
+    document.querySelectorAll("#catalogue form[data-subscribe]").forEach((form) => {
+      const on = subscribed.has(form.dataset.subscribe);
+      form.querySelector("[name=action]").value = on ? "unsubscribe" : "subscribe";
+      const button = form.querySelector("button");
+      button.textContent = on ? "Unsubscribe" : "Subscribe";
+      button.title = (on ? "resources/unsubscribe " : "resources/subscribe ") + form.dataset.subscribe;
+    });
+  }
+
   // --- a new result scrolls into view (a long form would otherwise hide it) ----------
   function watchResult() {
     const col = document.querySelector(".work-col");
@@ -230,7 +243,7 @@
     });
   }
 
-  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); const f = document.getElementById("tool-form"); if (f) preview(f); });
+  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncSubscriptions(); const f = document.getElementById("tool-form"); if (f) preview(f); });
   document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); watchRequests(); refilter(); });
   if (document.readyState !== "loading") { watchTranscript(); watchResult(); watchRequests(); }
 })();

@@ -153,6 +153,7 @@ class ProtocolTests(LiveBrowserTestCase):
         item = page.locator("#catalogue li").filter(has_text="demo://resource/static/document/architecture.md")
         item.get_by_role("button", name="Subscribe").click()
         expect(page.get_by_role("list", name="Subscribed resources")).to_contain_text("architecture.md")
+        expect(item.get_by_role("button", name="Unsubscribe")).to_be_visible()      # the catalogue says so too
         expect(page.get_by_role("log", name="Log messages")).to_contain_text("Received Subscribe Resource request")
         self.open_tool("toggle-subscriber-updates").get_by_role("button", name="Call tool").click()
         notes = page.get_by_role("log", name="Notifications")
@@ -161,6 +162,9 @@ class ProtocolTests(LiveBrowserTestCase):
         self.shot("4-subscription")
         self.open_tool("toggle-subscriber-updates").get_by_role("button", name="Call tool").click()
         expect(result).to_contain_text("Stopped simulated resource updates")
+        item.get_by_role("button", name="Unsubscribe").click()
+        expect(page.get_by_role("list", name="Subscribed resources")).to_have_count(0)
+        expect(item.get_by_role("button", name="Subscribe", exact=True)).to_be_visible()
 
         # Ping (legacy), and the raw request composer, which stays one click away from any form.
         page.get_by_role("button", name="Ping").click()
