@@ -63,7 +63,16 @@
       for (const r of records) r.addedNodes.forEach((n) => {
         if (n.nodeType === 1 && n.matches(".server-request")) n.scrollIntoView({ block: "nearest" });
       });
+      markAsking();
     }).observe(box, { childList: true });
+  }
+  // A call in flight whose input round waits for the person says so (not "waiting for the response").
+  function markAsking() {
+    const asking = new Set(Array.from(document.querySelectorAll("#server-requests .server-request[data-call]"))
+      .map((card) => card.dataset.call));
+    document.querySelectorAll("#inflight .inflight").forEach((call) => {
+      call.classList.toggle("asking", asking.has(call.id.replace(/^call-/, "")));
+    });
   }
 
   // --- the session's request timeout: the field follows the worker's value ----------------
@@ -243,7 +252,7 @@
     });
   }
 
-  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncSubscriptions(); const f = document.getElementById("tool-form"); if (f) preview(f); });
+  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncSubscriptions(); markAsking(); const f = document.getElementById("tool-form"); if (f) preview(f); });
   document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); watchRequests(); refilter(); });
   if (document.readyState !== "loading") { watchTranscript(); watchResult(); watchRequests(); }
 })();

@@ -207,6 +207,7 @@ class ProtocolTests(LiveBrowserTestCase):
         card = self.server_request()
         expect(card).to_contain_text("input_required round 1")
         expect(card.get_by_label("requestState")).to_have_attribute("readonly", "")
+        expect(page.locator("#inflight").get_by_text("waiting for your answer")).to_be_visible()
         card.get_by_label("name", exact=True).fill("Grace")
         self.shot("1-input-required")
         card.get_by_role("button", name="Accept").click()
