@@ -54,6 +54,49 @@
     scrollDown();
   }
 
+  // --- a new server request scrolls into view: the person must see that they are asked ----
+  function watchRequests() {
+    const box = document.getElementById("server-requests");
+    if (!box || box._watched) return;
+    box._watched = true;
+    new MutationObserver((records) => {
+      for (const r of records) r.addedNodes.forEach((n) => {
+        if (n.nodeType === 1 && n.matches(".server-request")) n.scrollIntoView({ block: "nearest" });
+      });
+      markAsking();
+    }).observe(box, { childList: true });
+  }
+  // A call in flight whose input round waits for the person says so (not "waiting for the response").
+  function markAsking() {
+    const asking = new Set(Array.from(document.querySelectorAll("#server-requests .server-request[data-call]"))
+      .map((card) => card.dataset.call));
+    document.querySelectorAll("#inflight .inflight").forEach((call) => {
+      call.classList.toggle("asking", asking.has(call.id.replace(/^call-/, "")));
+    });
+  }
+
+  // --- the session's request timeout: the field follows the worker's value ----------------
+  function syncTimeout() {
+    const state = document.getElementById("timeout-state");
+    const input = document.querySelector("[data-session-timeout]");
+    if (state && input && state.dataset.timeout && document.activeElement !== input) {
+      input.value = String(Number(state.dataset.timeout));
+    }
+  }
+
+  // --- a resource's Subscribe button in the catalogue says whether it is subscribed ---------
+  function syncSubscriptions() {
+    const subscribed = new Set(Array.from(document.querySelectorAll("#subs-state [data-subscribed]"))
+      .map((li) => li.dataset.subscribed));
+    document.querySelectorAll("#catalogue form[data-subscribe]").forEach((form) => {
+      const on = subscribed.has(form.dataset.subscribe);
+      form.querySelector("[name=action]").value = on ? "unsubscribe" : "subscribe";
+      const button = form.querySelector("button");
+      button.textContent = on ? "Unsubscribe" : "Subscribe";
+      button.title = (on ? "resources/unsubscribe " : "resources/subscribe ") + form.dataset.subscribe;
+    });
+  }
+
   // --- a new result scrolls into view (a long form would otherwise hide it) ----------
   function watchResult() {
     const col = document.querySelector(".work-col");
@@ -86,6 +129,7 @@
     const el = e.target;
     if (el.matches("[data-dir-filter]")) refilter();
     if (el.matches("[data-auto-refresh]")) el.closest("form").requestSubmit();
+    if (el.matches("[data-session-timeout]") && el.checkValidity()) el.closest("form").requestSubmit();
     if (el.matches("[data-mode]")) switchMode(el.closest("form"), el.value);
     const form = el.closest && el.closest("#tool-form");
     if (form) preview(form);
@@ -139,7 +183,12 @@
   function answerElicitation(button) {
     const form = button.closest("form");
     const action = button.dataset.elicitAction;
-    if (action === "accept") {
+    if (action === "accept" && form.hasAttribute("data-url")) {
+      // URL mode: the person consented; open the URL (http(s) only) where the page cannot see it.
+      const url = form.dataset.url;
+      if (url) window.open(url, "_blank", "noopener,noreferrer");
+      sendAnswer(form.dataset.key, { action: "accept" });
+    } else if (action === "accept") {
       if (!form.reportValidity()) return;
       const content = window.schemaForms ? window.schemaForms.collect(form) : {};
       sendAnswer(form.dataset.key, { action: "accept", content });
@@ -203,7 +252,7 @@
     });
   }
 
-  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); const f = document.getElementById("tool-form"); if (f) preview(f); });
-  document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); refilter(); });
-  if (document.readyState !== "loading") { watchTranscript(); watchResult(); }
+  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncSubscriptions(); markAsking(); const f = document.getElementById("tool-form"); if (f) preview(f); });
+  document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); watchRequests(); refilter(); });
+  if (document.readyState !== "loading") { watchTranscript(); watchResult(); watchRequests(); }
 })();

@@ -147,8 +147,12 @@ class McpClient:
         return self.facts.instructions
 
     def capabilities(self) -> dict[str, Any]:
-        """Exactly what our responder can answer."""
-        return self.responder.capabilities()
+        """Exactly what our responder can answer, in this era's terms: the modern era has no
+        `notifications/roots/list_changed`, so no `roots.listChanged` either."""
+        caps = self.responder.capabilities()
+        if self.era == "modern" and isinstance(caps.get("roots"), dict) and "listChanged" in caps["roots"]:
+            caps = {**caps, "roots": {k: v for k, v in caps["roots"].items() if k != "listChanged"}}
+        return caps
 
     # Lifecycle -----------------------------------------------------------------
 
@@ -287,6 +291,33 @@ class McpClient:
         A raw request's response arrives as an unmatched response (noted in the transcript)."""
         self._check_open()
         await self.transport.send(frame)
+
+    async def request_raw(self, frame: str, request_id: Any, *, timeout: float | None = None) -> Any:
+        """Send a request frame exactly as typed (a debugger's hand-made request) and wait for the
+        response to its id. Raises JsonRpcError, RequestTimeout, TransportError; ValueError if a
+        request of ours is already waiting on that id."""
+        self._check_open()
+        key = jsonrpc.id_key(request_id)
+        if key in self._pending:
+            raise ValueError(f"id {request_id!r} is already in use by a request in flight")
+        loop = asyncio.get_running_loop()
+        limit = self.timeout if timeout is None else timeout
+        pending = _Pending(method="(raw)", future=loop.create_future(), timeout=limit, deadline=loop.time() + limit)
+        self._pending[key] = pending
+        try:
+            await self.transport.send(frame)
+            try:
+                async with asyncio.timeout(limit):
+                    message = await pending.future
+            except TimeoutError:
+                self.tap.note("timeout", f"raw request (id {request_id}) got no response within {limit:g} s",
+                              request_id=request_id)
+                raise RequestTimeout("raw request", request_id, limit) from None
+        finally:
+            self._pending.pop(key, None)
+        if "error" in message:
+            raise JsonRpcError.from_error(message["error"])
+        return message.get("result")
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Any:

@@ -132,7 +132,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         elif action == "cancel" and content.get("call_id"):
             command = {"command": "cancel", "call_id": str(content["call_id"])}
         elif action == "raw":
-            command = self._raw_command(content)
+            command = await self._raw_command(content)
         elif action == "answer":
             command = self._answer_command(content)
         elif action == "read_template":
@@ -151,6 +151,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             command = {"command": "stop_listen"}
         elif action == "auto_refresh":
             command = {"command": "auto_refresh", "on": bool(content.get("on"))}
+        elif action == "set_timeout":
+            command = {"command": "set_timeout", "seconds": str(content.get("seconds") or "")}
         elif action in ("task_get", "task_result", "task_cancel") and content.get("task_id"):
             command = {"command": action, "task_id": str(content["task_id"]), "name": str(content["task_id"])}
         if command is not None:
@@ -211,19 +213,27 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=render.form_errors(errors))
         self._errors_shown = bool(errors)
 
-    @staticmethod
-    def _raw_command(content: dict[str, Any]) -> dict[str, Any] | None:
+    async def _raw_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
+        """A hand-made message: an exact frame (sent as typed, malformed allowed), or a method with
+        params (any JSON value, invalid for the method on purpose if wanted; not JSON at all is
+        refused, and says so: the exact frame is the place for broken text)."""
         text = str(content.get("frame") or "")
-        if text:
+        if text.strip():
             return {"command": "raw", "frame": text, "notification": bool(content.get("notification"))}
-        method = str(content.get("method") or "")
+        method = str(content.get("method") or "").strip()
         if not method:
+            await self.send(text_data=render.raw_errors(["Give a method, or an exact frame."]))
             return None
+        params_text = str(content.get("params") or "").strip()
         try:
-            params = json.loads(content.get("params") or "null")
-        except ValueError:
-            params = None
-        return {"command": "raw", "method": method, "params": params, "notification": bool(content.get("notification"))}
+            params = json.loads(params_text) if params_text else None
+        except ValueError as exc:
+            await self.send(text_data=render.raw_errors([
+                f"params is not valid JSON ({exc}); to send broken JSON on purpose, use the exact frame"]))
+            return None
+        await self.send(text_data=render.raw_errors([]))
+        return {"command": "raw", "method": method, "params": params,
+                "notification": bool(content.get("notification"))}
 
     @staticmethod
     def _answer_command(content: dict[str, Any]) -> dict[str, Any] | None:

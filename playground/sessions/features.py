@@ -34,7 +34,8 @@ BURST_SHOWN = 20            # the latest of a burst sent to the page (the transc
 STATE_SHOWN = 2000          # characters of an opaque requestState shown on the page
 
 COMMANDS = frozenset({"complete", "set_level", "subscribe", "unsubscribe", "listen", "stop_listen",
-                      "auto_refresh", "set_roots"})
+                      "auto_refresh", "set_roots", "set_timeout"})
+MAX_TIMEOUT = 24 * 3600     # seconds: the longest per-request timeout the page accepts
 
 
 class Features:
@@ -66,6 +67,10 @@ class Features:
             return
         if command == "set_roots":
             await self.set_roots(list(message.get("roots") or []))
+            return
+        if command == "set_timeout":
+            self.set_timeout(message.get("seconds"))
+            await self.publish_panels()
             return
         if client is None or client.closed:
             return
@@ -115,6 +120,20 @@ class Features:
             reply["error"] = str(exc)
         if self._completion_seq.get(target) == seq and message.get("reply_channel"):
             await self.worker.layer.send(message["reply_channel"], reply)
+
+    def set_timeout(self, seconds: Any) -> None:
+        """The session's request timeout (each call may still set its own)."""
+        self.error = ""
+        try:
+            value = float(seconds)
+        except (TypeError, ValueError):
+            value = 0.0
+        if not 0 < value <= MAX_TIMEOUT:
+            self.error = f"timeout: give a number of seconds between 0 and {MAX_TIMEOUT}"
+            return
+        self.worker.config.timeout = value
+        if self.worker.client is not None:
+            self.worker.client.timeout = value
 
     async def set_roots(self, roots: list[dict[str, Any]]) -> None:
         """New roots from the server's settings: answer from them, and tell a legacy server."""
@@ -178,7 +197,8 @@ class Features:
             self._panels_dirty = True
         # Summarized only if shown or replayed (see `_summarized`): a flood keeps a few of each burst.
         entry = {"method": method, "kind": "log" if method == "notifications/message" else "notification",
-                 "subscription": tag, "params": params}
+                 "subscription": tag, "params": params,
+                 "t": round((self.worker.tap.clock() - self.worker.tap.start) * 1000, 1)}
         if method == "notifications/message":
             entry.update(level=str(params.get("level") or ""), logger=str(params.get("logger") or ""))
         self.feed.append(entry)
@@ -228,6 +248,8 @@ class Features:
         return {"era": client.era if client else "", "auto_refresh": self.auto_refresh,
                 "log_level": self.log_level, "subscribed": list(self.subscribed), "listen": listen,
                 "roots": list(self.worker.responder.roots), "error": self.error,
+                "timeout": client.timeout if client else self.worker.config.timeout,
+                "client_capabilities": client.capabilities() if client else {},
                 "can_subscribe": bool(((client.server_capabilities if client else {}) or {})
                                       .get("resources", {}).get("subscribe")) if client else False}
 

@@ -224,6 +224,10 @@ def form_errors(errors: list[dict[str, Any]]) -> str:
     return render_to_string("sessions/_form_errors.html", {"errors": errors})
 
 
+def raw_errors(errors: list[str]) -> str:
+    return render_to_string("sessions/_raw_errors.html", {"errors": errors})
+
+
 def feed(entries: list[dict[str, Any]], *, replace: bool = False, skipped: int = 0) -> str:
     """Server notifications: log messages to the Log panel, the rest to Notifications; `skipped`
     (a burst's older ones, left out) is said where the burst's latest went."""
@@ -236,7 +240,8 @@ def feed(entries: list[dict[str, Any]], *, replace: bool = False, skipped: int =
 
 def panels(panels: dict[str, Any]) -> str:
     from .features import LISTEN_FLAGS
-    return render_to_string("sessions/_panels.html", {"p": panels, "flags": LISTEN_FLAGS})
+    caps = json.dumps(panels.get("client_capabilities") or {}, ensure_ascii=False)
+    return render_to_string("sessions/_panels.html", {"p": panels, "flags": LISTEN_FLAGS, "caps_json": caps})
 
 
 def completion(message: dict[str, Any]) -> str:

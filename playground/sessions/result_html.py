@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
 from .lines import _e
+from .lines import _latency as _latency_ms
 
 
 def _more(more: dict[str, Any] | None) -> str:
@@ -66,19 +68,55 @@ def content_block(item: dict[str, Any]) -> SafeString:
 
 
 def _badges(error: dict[str, Any] | None, is_error: bool) -> str:
+    """Whose error it was: the server's (JSON-RPC, with its code), the transport's, or ours."""
     out = ""
     if error:
         if error.get("cancelled"):
             what = "cancelled"
         elif error.get("timeout"):
             what = "timed out"
+        elif error.get("kind") == "transport":
+            what = "transport error"
+        elif error.get("kind") == "client":
+            what = "client error"
         else:
             code = error.get("code")
             what = "JSON-RPC error" + (f" {_e(code)}" if code is not None else "")
-        out += f'<span class="badge bad">{what}</span> '
+        out += f'<span class="badge bad">{what}</span>'
+        if error.get("http"):
+            out += f' <span class="badge">HTTP {_e(error["http"])}</span>'
+        out += " "
     if is_error:
         out += '<span class="badge bad">isError: true</span> '
     return out
+
+
+def _latency(outcome: dict[str, Any], rounds: bool) -> str:
+    if outcome.get("latency_ms") is None:
+        return ""
+    title = "from sending the request to its answer" + (", input rounds included" if rounds else "")
+    return f'<span class="dim latency" title="{title}">{_latency_ms(outcome["latency_ms"])} ms</span> '
+
+
+def _url_elicitations(elicitations: list[dict[str, Any]]) -> str:
+    """A -32042 error's URLs: shown whole, host stressed (the `_url.html` the server-request card
+    uses too); linked only when http(s), opened only if the person clicks."""
+    if not elicitations:
+        return ""
+    these = "these URLs" if len(elicitations) > 1 else "this URL"
+    rows = []
+    for e in elicitations:
+        row = '<div class="url-elicitation">' + (f"<p>{_e(e['message'])}</p>" if e.get("message") else "")
+        row += render_to_string("sessions/_url.html", {"parts": e["parts"], "url": e["url"]})
+        if e["parts"].get("openable"):
+            row += (f' <a href="{_e(e["url"])}" target="_blank" rel="noopener noreferrer" class="button small">'
+                    "Open in a new tab</a>")
+        if e.get("id"):
+            row += f' <span class="dim">elicitationId {_e(e["id"])}</span>'
+        rows.append(row + "</div>")
+    return (f'  <div class="url-elicitations" role="group" aria-label="URL elicitations required">\n'
+            f"    <p>The server needs you to open {these} first (nothing is opened unless you click), then call again:</p>\n"
+            f'    {"".join(rows)}\n  </div>\n')
 
 
 def _rounds(rounds: list[dict[str, Any]]) -> str:
@@ -135,17 +173,23 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
     out.append(f'<section id="result" role="region" aria-label="Result" hx-swap-oob="true" '
                f'class="result{" result-error" if error or is_error else ""}">\n'
                f'  <header><strong>{_e(outcome.get("command"))}</strong> {_e(outcome.get("name"))} '
-               f'{_badges(error, bool(is_error))}</header>\n')
+               f'{_badges(error, bool(is_error))}{_latency(outcome, bool(d.get("rounds")))}</header>\n')
     if error:
         out.append(f'  <p class="error-message">{_e(error.get("message"))}</p>\n')
+    out.append(_url_elicitations(d.get("url_elicitations") or []))
+    if d.get("description"):
+        out.append(f'  <p class="desc">{_e(d["description"])}</p>\n')
     out.append(f"  {_rounds(d.get('rounds') or [])}{_task(d.get('task'), d.get('task_actions') or [])}\n  ")
     out.extend(content_html(item) for item in d.get("items") or [])
     out.extend(content_html(item) for item in d.get("contents") or [])
     out.extend(f'<div class="prompt-message"><span class="role">{_e(m["role"])}</span>{content_html(m["item"])}</div>'
                for m in d.get("messages") or [])
     out.append(_structured(d))
-    out.append(f'\n  <details class="raw"><summary>raw JSON</summary><pre class="json">{_e(d.get("raw") or "")}</pre>'
-               f'{_more(d.get("raw_more"))}</details>\n</section>')
+    # Open when it is all there is to see (a ping, a raw request, an error with data).
+    alone = not (d.get("items") or d.get("contents") or d.get("messages") or d.get("has_structured")
+                 or d.get("task") or d.get("url_elicitations")) and (not error or error.get("data"))
+    out.append(f'\n  <details class="raw"{" open" if alone else ""}><summary>raw JSON</summary>'
+               f'<pre class="json">{_e(d.get("raw") or "")}</pre>{_more(d.get("raw_more"))}</details>\n</section>')
     return "".join(out)
 
 

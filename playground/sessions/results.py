@@ -9,6 +9,7 @@ import base64
 import binascii
 import json
 from typing import Any
+from urllib.parse import urlsplit
 
 from playground.schemaforms import render_form, validate_arguments
 
@@ -22,6 +23,8 @@ TEXT_PREVIEW_CHARS = 100_000
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "application/yaml",
               "application/x-yaml", "application/toml")
 TERMINAL_TASK_STATES = frozenset({"completed", "failed", "cancelled"})
+URL_ELICITATION_REQUIRED = -32042
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 MAX_TEXT = 500_000        # characters of one text block shown on the page; the transcript has the frame
 
 
@@ -115,6 +118,7 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
         "raw": json.dumps(result if "error" not in outcome else outcome["error"], indent=2, ensure_ascii=False)[:500_000],
         "items": [], "is_error": False, "structured": None, "structured_errors": [], "has_output_schema": False,
         "messages": [], "contents": [], "task": None, "rounds": outcome.get("rounds") or [],
+        "url_elicitations": url_elicitations(outcome.get("error")), "description": "",
     }
     if not isinstance(result, dict):
         return described
@@ -139,6 +143,7 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
             if isinstance(entry, dict):
                 described["contents"].append(content_item({"type": "resource", "resource": entry}))
     elif command == "get_prompt":
+        described["description"] = str(result.get("description") or "")
         for message in result.get("messages") or []:
             if isinstance(message, dict):
                 described["messages"].append({"role": str(message.get("role", "")),
@@ -147,17 +152,51 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
     return described
 
 
+def url_parts(url: str) -> dict[str, Any]:
+    """A URL a server wants the person to open, cut so the page can show all of it with its host
+    stressed (against look-alike subdomains). `openable`: http(s) with a host, the only URLs the
+    page will open, and only when the person says so."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except ValueError:
+        return {"before": "", "host": "", "after": url, "openable": False}
+    start = url.find(parts.netloc) if parts.netloc else -1
+    if not host or start < 0 or parts.scheme.lower() not in ("http", "https"):
+        return {"before": "", "host": "", "after": url, "openable": False}
+    return {"before": url[:start], "host": url[start:start + len(parts.netloc)], "after": url[start + len(parts.netloc):],
+            "openable": True}
+
+
+def url_elicitations(error: Any) -> list[dict[str, Any]]:
+    """The URL elicitations a -32042 error (URLElicitationRequiredError) asks for, to show on the page."""
+    if not isinstance(error, dict) or error.get("code") != URL_ELICITATION_REQUIRED:
+        return []
+    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    out = []
+    for item in data.get("elicitations") or []:
+        if isinstance(item, dict) and isinstance(item.get("url"), str):
+            out.append({"url": item["url"], "parts": url_parts(item["url"]), "message": str(item.get("message") or ""),
+                        "id": str(item.get("elicitationId") or "")})
+    return out[:20]
+
+
 def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     method = message.get("method")
     out: dict[str, Any] = {"key": message["key"], "method": method, "params": params,
                            "params_json": json.dumps(params, indent=2, ensure_ascii=False),
                            "context": message.get("context")}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    related = meta.get(RELATED_TASK)
+    out["related_task"] = str(related.get("taskId") or "") if isinstance(related, dict) else ""
     if method == "elicitation/create":
         out["mode"] = params.get("mode") or ("url" if "url" in params else "form")
         out["message"] = str(params.get("message", ""))
         if out["mode"] == "url":
             out["url"] = str(params.get("url", ""))
+            out["url_parts"] = url_parts(out["url"])
+            out["elicitation_id"] = str(params.get("elicitationId") or "")
         else:
             schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
             # A prefix per request: two questions on the page never share an element id.

@@ -10,6 +10,7 @@ urlpatterns = [
     path("sessions/<int:pk>/tool/", views.tool_form, name="tool_form"),
     path("sessions/<int:pk>/prompt/", views.prompt_form, name="prompt_form"),
     path("sessions/<int:pk>/template/", views.template_form, name="template_form"),
+    path("sessions/<int:pk>/raw/", views.raw_form, name="raw_form"),
     path("sessions/<int:pk>/share/", views.share, name="share"),
     path("sessions/<int:pk>/export.jsonl", views.export_jsonl, name="export_jsonl"),
     path("sessions/<int:pk>/export.json", views.export_json, name="export_json"),

@@ -8,6 +8,7 @@ from typing import Any
 
 import uritemplate
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -57,6 +58,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "ws_url": f"/ws/sessions/{session.pk}/",
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
         "log_levels": LOG_LEVELS,
+        "timeout": f"{settings.PLAYGROUND_REQUEST_TIMEOUT:g}",
     })
 
 
@@ -108,6 +110,20 @@ def template_form(request: HttpRequest, pk: int) -> HttpResponse:
         variables = []
     return render(request, "sessions/template_form.html", {"template": template, "variables": variables,
                                                            "can_complete": _can_complete(session)})
+
+
+RAW_METHODS = ("tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list",
+               "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete",
+               "logging/setLevel", "ping", "tasks/list", "tasks/get", "tasks/result", "tasks/cancel",
+               "server/discover", "subscriptions/listen", "notifications/cancelled",
+               "notifications/roots/list_changed", "notifications/initialized")
+
+
+@login_required
+def raw_form(request: HttpRequest, pk: int) -> HttpResponse:
+    """The raw request composer, shown in the workspace like a tool's form."""
+    session = _own_session(request, pk)
+    return render(request, "sessions/_raw_form.html", {"session": session, "methods": RAW_METHODS})
 
 
 def _can_complete(session: Session) -> bool:

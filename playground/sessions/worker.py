@@ -29,8 +29,8 @@ from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp import jsontext
-from playground.mcp.jsonrpc import INTERNAL_ERROR, JsonRpcError
-from playground.mcp.transports.base import TransportError
+from playground.mcp.jsonrpc import JsonRpcError
+from playground.mcp.transports.base import HttpStatusError, TransportError
 from playground.oauth import page as oauth_page
 from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
@@ -371,15 +371,20 @@ class SessionWorker:
             elif command == "ping":
                 outcome["result"] = await client.ping()
             elif command == "raw":
-                if message.get("notification"):
-                    await client.send_raw(message["frame"]) if message.get("frame") else \
-                        await client.notify(message["method"], message.get("params"))
+                frame = message.get("frame")
+                request_id = raw_request_id(frame) if frame and not message.get("notification") else None
+                if request_id is not None:
+                    # A hand-made request with an id: wait for the response to that id.
+                    outcome["result"] = await client.request_raw(frame, request_id, timeout=message.get("timeout"))
+                elif frame:
+                    await client.send_raw(frame)
                     outcome["result"] = {"sent": True}
-                elif message.get("frame"):
-                    await client.send_raw(message["frame"])
+                elif message.get("notification"):
+                    await client.notify(message["method"], message.get("params"))
                     outcome["result"] = {"sent": True}
                 else:
-                    outcome["result"] = await client.request(message["method"], message.get("params"))
+                    outcome["result"] = await client.request(message["method"], message.get("params"),
+                                                             timeout=message.get("timeout"))
         except JsonRpcError as exc:
             outcome["error"] = {"code": exc.code, "message": exc.message, "data": exc.data}
         except RequestTimeout as exc:
@@ -389,9 +394,15 @@ class SessionWorker:
             announce.cancel()
             await self._publish_result(outcome)
             raise
-        except (TransportError, Exception) as exc:
-            outcome["error"] = {"message": str(exc) or type(exc).__name__, "code": INTERNAL_ERROR}
+        except HttpStatusError as exc:
+            outcome["error"] = http_error(exc)
+        except TransportError as exc:
+            outcome["error"] = {"message": str(exc) or type(exc).__name__, "kind": "transport"}
+        except Exception as exc:
+            # The client gave up (ProtocolError: too many input rounds...) or a bug: not the server's words.
+            outcome["error"] = {"message": str(exc) or type(exc).__name__, "kind": "client"}
         announce.cancel()
+        outcome["latency_ms"] = round((time.time() - started["started"]) * 1000, 1)
         await self._publish_result(outcome)
 
     def _announce(self, call_id: str) -> None:
@@ -463,6 +474,29 @@ class SessionWorker:
                 "calls": sorted(self._calls), "server_requests": self.responder.pending(),
                 "inflight": list(self.inflight.values()), **self.features.snapshot(),
                 "oauth_pending": self.authorizer.pending() if self.authorizer is not None else []}
+
+
+def raw_request_id(frame: str) -> Any:
+    """The id of a hand-typed frame that is a JSON-RPC request (a string or an integer id), else None."""
+    try:
+        parsed = jsontext.loads(frame)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(parsed, dict) and isinstance(parsed.get("method"), str) and "id" in parsed:
+        rid = parsed["id"]
+        if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)):
+            return rid
+    return None
+
+
+def http_error(exc: HttpStatusError) -> dict[str, Any]:
+    """An HTTP error status: the JSON-RPC error in its body if there is one (the server's own code)."""
+    body = exc.json if isinstance(exc.json, dict) else None
+    error = body.get("error") if body else None
+    if isinstance(error, dict) and isinstance(error.get("code"), int):
+        return {"code": error["code"], "message": str(error.get("message", "")), "data": error.get("data"),
+                "http": exc.status}
+    return {"message": str(exc), "kind": "transport", "http": exc.status}
 
 
 def _method(row: dict[str, Any]) -> str:

@@ -208,9 +208,11 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         return self.page.locator("#catalogue").get_by_role("button", name=name, exact=True)
 
     def open_tool(self, name: str) -> Locator:
-        """Click a tool in the catalogue; return its form."""
+        """Click a tool in the catalogue; return its form (the new one, even if the same tool's form
+        was already open: the old one is marked first, and the step waits for its replacement)."""
+        self.page.evaluate("() => document.querySelector('#workspace form#tool-form')?.setAttribute('data-old', '')")
         self.tool_button(name).click()
-        form = self.page.locator("#workspace form#tool-form")
+        form = self.page.locator("#workspace form#tool-form:not([data-old])")
         expect(form).to_have_attribute("data-tool", name)
         return form
 

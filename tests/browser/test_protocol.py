@@ -5,11 +5,12 @@ subscriptions/listen stream against the SDK peer in the modern era; two sessions
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from playwright.sync_api import expect
 
-from .helpers import EVERYTHING, LiveBrowserTestCase, peer_args
+from .helpers import EVERYTHING, HttpPeer, LiveBrowserTestCase, peer_args
 
 os.environ.setdefault("PLAYGROUND_SHOTS_DIR", "/tmp/shots-issue4")
 
@@ -70,6 +71,31 @@ class ProtocolTests(LiveBrowserTestCase):
         expect(card).to_have_count(0)
         expect(result).to_contain_text("Hi from a human")
         expect(result).to_contain_text("person-1")
+
+        # URL mode: the whole URL with its host stressed, opened only when the person accepts.
+        elicited = self.url("/elicited/?step=1")
+        form = self.open_tool("trigger-url-elicitation")
+        form.get_by_label("url", exact=True).fill(elicited)
+        form.get_by_role("button", name="Call tool").click()
+        expect(card).to_contain_text("not opened automatically")
+        expect(card.locator("code.url .url-host")).to_have_text(elicited.split("/")[2])
+        expect(card.locator("code.url")).to_have_text(elicited)
+        assert len(self.context.pages) == 1
+        self.shot("3-url-elicitation")
+        with self.context.expect_page() as opened:
+            card.get_by_role("button", name="Accept").click()
+        assert opened.value.url == elicited
+        opened.value.close()
+        expect(card).to_have_count(0)
+        expect(result).to_contain_text("accept")
+        # The error path (-32042): the URLs to open are shown with the error, as links to click.
+        form = self.open_tool("trigger-url-elicitation")
+        form.get_by_label("url", exact=True).fill(self.url("/elicited/?step=2"))
+        form.get_by_label("errorPath", exact=True).check()
+        form.get_by_role("button", name="Call tool").click()
+        expect(result).to_contain_text("JSON-RPC error -32042")
+        needed = result.get_by_role("group", name="URL elicitations required")
+        expect(needed.get_by_role("link", name="Open in a new tab")).to_have_attribute("rel", "noopener noreferrer")
         self.assert_no_js_errors()
 
     def test_everything_progress_cancel_completion_template_subscription(self) -> None:
@@ -123,9 +149,11 @@ class ProtocolTests(LiveBrowserTestCase):
         page.get_by_label("Log level").select_option("debug")
         page.get_by_role("button", name="Set level").click()
         expect(page.locator("#log-state")).to_contain_text("debug")
+        expect(page.get_by_role("log", name="Log messages").locator(".t").first).to_have_text(re.compile(r"^\d+\.\d$"))
         item = page.locator("#catalogue li").filter(has_text="demo://resource/static/document/architecture.md")
         item.get_by_role("button", name="Subscribe").click()
         expect(page.get_by_role("list", name="Subscribed resources")).to_contain_text("architecture.md")
+        expect(item.get_by_role("button", name="Unsubscribe")).to_be_visible()      # the catalogue says so too
         expect(page.get_by_role("log", name="Log messages")).to_contain_text("Received Subscribe Resource request")
         self.open_tool("toggle-subscriber-updates").get_by_role("button", name="Call tool").click()
         notes = page.get_by_role("log", name="Notifications")
@@ -134,21 +162,52 @@ class ProtocolTests(LiveBrowserTestCase):
         self.shot("4-subscription")
         self.open_tool("toggle-subscriber-updates").get_by_role("button", name="Call tool").click()
         expect(result).to_contain_text("Stopped simulated resource updates")
+        item.get_by_role("button", name="Unsubscribe").click()
+        expect(page.get_by_role("list", name="Subscribed resources")).to_have_count(0)
+        expect(item.get_by_role("button", name="Subscribe", exact=True)).to_be_visible()
+
+        # Ping (legacy), and the raw request composer, which stays one click away from any form.
+        page.get_by_role("button", name="Ping").click()
+        expect(result.get_by_role("group")).to_contain_text("{}")      # the raw JSON, shown open
+        page.get_by_role("button", name="Raw request").click()
+        workspace.get_by_label("method", exact=True).fill("resources/read")
+        workspace.get_by_label("params (JSON)").fill('{"uri": ')
+        workspace.get_by_role("button", name="Send").click()
+        expect(workspace.get_by_role("alert")).to_contain_text("params is not valid JSON")
+        workspace.get_by_label("params (JSON)").fill('{"uri": "demo://resource/static/document/features.md"}')
+        workspace.get_by_role("button", name="Send").click()
+        expect(workspace.get_by_role("alert")).to_have_count(0)
+        expect(result).to_contain_text("demo://resource/static/document/features.md")
+        # An exact frame with an id of its own: its response is the result.
+        workspace.get_by_label("exact frame").fill('{"jsonrpc": "2.0", "id": "mine-1", "method": "tools/list", '
+                                                  '"params": {"cursor": 7}}')
+        workspace.get_by_role("button", name="Send").click()
+        expect(result).to_contain_text("JSON-RPC error -32603")
+        expect(result).to_contain_text("cursor")
+        self.shot("5-raw")
         self.assert_no_js_errors()
 
     def test_modern_input_required_and_listen(self) -> None:
+        """The SDK peer in the modern era over Streamable HTTP (the two-tab test has it over stdio)."""
         page = self.page
+        peer = HttpPeer()
+        self.addCleanup(peer.stop)
         self.log_in()
-        command, args = peer_args("stdio")
-        self.add_server("SDK peer modern", command=command, args=args, era="Modern")
+        self.add_server("SDK peer modern", transport="Streamable HTTP", url=peer.url, era="Modern")
         self.connect("greet")
         expect(page.locator("#session-state")).to_contain_text("modern era")
         result = self.result()
+        # What the page declares it can answer, in this era's terms (no roots.listChanged here).
+        page.locator("details.panel > summary", has_text="Client").click()
+        expect(page.locator("#client-state")).to_contain_text('"roots": {}')
+        expect(page.locator("#client-state")).to_contain_text('"elicitation": {"form": {}, "url": {}}')
+        expect(page.get_by_role("button", name="Ping")).to_be_hidden()      # removed in 2026-07-28
 
         self.open_tool("greet").get_by_role("button", name="Call tool").click()
         card = self.server_request()
         expect(card).to_contain_text("input_required round 1")
         expect(card.get_by_label("requestState")).to_have_attribute("readonly", "")
+        expect(page.locator("#inflight").get_by_text("waiting for your answer")).to_be_visible()
         card.get_by_label("name", exact=True).fill("Grace")
         self.shot("1-input-required")
         card.get_by_role("button", name="Accept").click()
@@ -171,8 +230,27 @@ class ProtocolTests(LiveBrowserTestCase):
         expect(notes.locator("li").filter(has_text="notifications/tools/list_changed")).to_have_count(1)
         expect(status).to_contain_text("2 notifications")
         self.shot("2-listen")
+        work = page.locator(".work-col")
+        assert work.evaluate("c => c.scrollWidth <= c.clientWidth"), "the panels overflow the column"
         page.get_by_role("button", name="Stop listening").click()
         expect(status).to_contain_text("closed by us")
+
+        # A blob: previewed by its MIME type, downloadable.
+        page.locator("#catalogue").get_by_role("button", name="pixel", exact=True).click()
+        expect(result.get_by_role("img", name="blob preview (image/png)")).to_be_visible()
+        expect(result.get_by_role("link", name="Download")).to_have_attribute("download", "pixel.png")
+
+        # Cancel closes the request's stream (modern HTTP); the session's timeout applies to every call.
+        self.open_tool("hang").get_by_role("button", name="Call tool").click()
+        page.locator("#inflight").get_by_role("button", name="Cancel request").click()
+        expect(result).to_contain_text("cancelled")
+        expect(self.transcript().locator('.ev-note[data-method="cancelled"]').last).to_contain_text(
+            "closed the response stream")
+        expect(self.transcript().locator('.ev-send[data-method="notifications/cancelled"]')).to_have_count(0)
+        page.get_by_label("Request timeout").fill("1")
+        page.get_by_label("Request timeout").press("Enter")
+        self.open_tool("hang").get_by_role("button", name="Call tool").click()
+        expect(result).to_contain_text("timed out after 1 s")
         self.assert_no_js_errors()
 
     def test_two_sessions_side_by_side(self) -> None:

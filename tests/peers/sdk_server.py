@@ -117,6 +117,12 @@ def greeting() -> str:
     return "hello from the peer"
 
 
+@mcp.resource("peer://pixel.png", mime_type="image/png")
+def pixel() -> bytes:
+    """A binary resource (a blob): previewed as an image, downloadable."""
+    return base64.b64decode(PNG)
+
+
 @mcp.resource("peer://items/{item_id}")
 def item(item_id: str) -> str:
     """A templated resource."""

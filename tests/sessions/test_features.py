@@ -84,12 +84,21 @@ async def test_legacy_elicitation_template_cancel_and_malformed_frame():
         # A malformed frame goes out exactly as typed; the server's complaint is shown.
         await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": 99, "method": ')
         await receive_until(comm, "&quot;method&quot;: </pre>")
+        # A hand-made request with an id of its own: its response is the call's result.
+        await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": "mine", "method": "tools/call", '
+                                             '"params": {"name": "echo", "arguments": {"text": "by hand"}}}')
+        await receive_until(comm, "<strong>raw</strong>")
+        # params that are not JSON are refused (the exact frame is the place for broken text).
+        await send(comm, action="raw", method="tools/list", params="{")
+        assert "params is not valid JSON" in await receive_until(comm, 'id="raw-errors"')
     finally:
         await comm.disconnect()
         await stop_all()
     rows = await events(session.pk)
     assert any(r["dir"] == "send" and r["raw"] == '{"jsonrpc": "2.0", "id": 99, "method": ' for r in rows)
-    hang = sent(rows, "tools/call")[-1]
+    assert any(r["dir"] == "recv" and (r.get("message") or {}).get("id") == "mine" for r in rows)
+    assert not any("unknown or already answered id 'mine'" in (r.get("text") or "") for r in rows)
+    hang = next(m for m in sent(rows, "tools/call") if m["params"]["name"] == "hang")
     assert sent(rows, "notifications/cancelled")[0]["params"]["requestId"] == next(
         r["message"]["id"] for r in rows if r["dir"] == "send" and r["message"] == hang)
 
@@ -121,6 +130,14 @@ async def test_modern_input_required_round_and_listen_stream():
         got = await receive_until(comm, "notifications/resources/updated</code> <span class=\"tag\"",
                                   "notifications/tools/list_changed</code>",
                                   'data-method="tools/list"')        # list_changed refreshed the list
+        # With the toggle off, list_changed is shown but refreshes nothing.
+        await send(comm, action="auto_refresh")
+        await receive_until(comm, '<span id="auto-refresh-state" hx-swap-oob="true"><label><input type="checkbox" '
+                                  'name="on" value="1" data-auto-refresh> ')
+        await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
+        await receive_until(comm, "<strong>call_tool</strong> touch")
+        await send(comm, action="call_tool", name="echo", **{"args.text": "after"})
+        await receive_until(comm, "<strong>call_tool</strong> echo")
         await send(comm, action="stop_listen")
         got = await receive_until(comm, "closed by us")
     finally:
@@ -137,6 +154,14 @@ async def test_modern_input_required_round_and_listen_stream():
     assert listen["params"]["notifications"] == {"toolsListChanged": True,
                                                  "resourceSubscriptions": ["peer://greeting", "peer://nothing"]}
     assert sent(rows, "notifications/cancelled")[-1]["params"]["requestId"] == listen["id"]
+    touched = [i for i, r in enumerate(rows) if r["dir"] == "recv"
+               and (r.get("message") or {}).get("method") == "notifications/tools/list_changed"]
+    assert len(touched) == 2
+    lists = [i for i, r in enumerate(rows) if r["dir"] == "send" and (r.get("message") or {}).get("method") == "tools/list"]
+    assert any(touched[0] < i < touched[1] for i in lists) and not any(i > touched[1] for i in lists)
+    # The modern era declares what the page answers in its own terms: roots without listChanged.
+    caps = sent(rows, "tools/call")[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+    assert caps == {"roots": {}, "sampling": {}, "elicitation": {"form": {}, "url": {}}}
 
 
 async def test_everything_completion_roots_subscription_logging_and_tasks():
@@ -160,10 +185,13 @@ async def test_everything_completion_roots_subscription_logging_and_tasks():
         got = await receive_until(comm, 'id="sugg-parg-2"')
         assert all(f'data-suggest="{n}"' in got for n in ("Alice", "Bob", "Charlie"))
 
-        # URL-mode elicitation: the URL is shown (never opened) with consent buttons.
+        # URL-mode elicitation: the whole URL is shown, its host stressed, never opened before the
+        # person accepts; Accept opens it (http(s) only), here it is declined.
         await send(comm, action="call_tool", name="trigger-url-elicitation", **{"args.url": "https://example.org/ok"})
         card = await receive_until(comm, 'aria-label="Server request"')
-        assert '<code class="mono url">https://example.org/ok</code>' in card and "not opened automatically" in card
+        assert ('<span class="url-rest">https://</span><strong class="url-host">example.org</strong>'
+                '<span class="url-rest">/ok</span>') in card
+        assert "not opened automatically" in card and 'data-url="https://example.org/ok"' in card
         assert all(f">{b}</button>" in card for b in ("Accept", "Decline", "Cancel"))
         await send(comm, action="answer", key=card_key(card), result='{"action": "decline"}')
         await receive_until(comm, "User declined to open the URL")

@@ -128,3 +128,36 @@ def test_the_result_region_escapes_every_server_value():
         html_ = "".join(render.result_frames(outcome, catalogue))
         assert "onerror=alert(1)>" not in html_ and ESCAPED in html_
         assert html_.count("<img") == html_.count('<img src="data:image/png;base64,')    # only checked images
+
+
+def test_listen_panel_shows_what_the_server_did_not_honour():
+    """The acknowledged-vs-requested difference of subscriptions/listen (the SDK peer honours all)."""
+    from playground.sessions.features import refused
+
+    requested = {"toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["a://1", "b://2"]}
+    acknowledged = {"toolsListChanged": True, "resourceSubscriptions": ["a://1"]}
+    listen = {"id": 7, "requested": requested, "acknowledged": acknowledged, "status": "open", "count": 0,
+              "refused": refused(requested, acknowledged)}
+    got = render.panels({"listen": listen, "era": "modern", "roots": [], "client_capabilities": {}})
+    honoured = got.split("<dt>not honoured</dt>")[1].split("</dd>")[0]
+    assert re.findall(r'<span class="cap">([^<]+)</span>', honoured) == ["promptsListChanged", "b://2"]
+
+
+def test_url_elicitation_shows_the_whole_url_and_links_only_http():
+    """The server's URL is shown whole with its host stressed; only http(s) URLs get a link or are opened."""
+    from playground.sessions.results import describe_result
+
+    def outcome(url: str) -> dict:
+        return {"command": "call_tool", "call_id": "c1", "name": "x", "error": {
+            "code": -32042, "message": "needs a URL", "data": {"elicitations": [
+                {"mode": "url", "url": url, "message": "Open it", "elicitationId": "e1"}]}}}
+    good = render.result(outcome("https://login.example.org:8443/a?b=1"), {})
+    assert ('<span class="url-rest">https://</span><strong class="url-host">login.example.org:8443</strong>'
+            '<span class="url-rest">/a?b=1</span>') in good
+    assert 'href="https://login.example.org:8443/a?b=1" target="_blank" rel="noopener noreferrer"' in good
+    bad = render.result(outcome("javascript:alert(1)//https://x.org"), {})
+    assert "javascript:alert(1)//https://x.org</code>" in bad and "href=\"javascript" not in bad
+    assert describe_result(outcome("https://x.org"), {})["url_elicitations"][0]["id"] == "e1"
+    card = render.server_request({"key": "q1", "method": "elicitation/create", "context": None, "params": {
+        "mode": "url", "url": "file:///etc/passwd", "message": "m", "elicitationId": "e2"}})
+    assert 'data-url=""' in card and "will not open it" in card
