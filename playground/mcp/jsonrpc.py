@@ -120,5 +120,14 @@ def encode(msg: Any) -> str:
 
 
 def id_key(id: Any) -> str:
-    """A hashable, type-preserving key for a JSON-RPC id (1 and "1" are different ids)."""
+    """A hashable, type-preserving key for a JSON-RPC id (1 and "1" are different ids).
+
+    Integers and strings (the ids MCP allows; several lookups a call) get a tagged form; anything
+    else — true, 1.0, null, objects a broken peer sends — its canonical JSON, which never starts
+    with a tag."""
+    kind = type(id)
+    if kind is int:
+        return f"i:{id}"
+    if kind is str:
+        return f"s:{id}"
     return json.dumps(id, sort_keys=True)

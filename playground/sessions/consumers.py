@@ -105,8 +105,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         try:
-            content = json.loads(text_data or "{}")
-        except ValueError:
+            content = jsontext.loads(text_data or "{}")
+        except (ValueError, RecursionError):
             return
         if not isinstance(content, dict):
             return

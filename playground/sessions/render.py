@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import orjson
 from django.template.loader import render_to_string
+
+from playground.mcp import jsontext
 
 from .lines import lines_html
 from .result_html import piece_html, result_html
@@ -23,19 +24,6 @@ PREVIEW_CHARS = 160
 PRETTY_LIMIT = 64 * 1024
 RAW_LIMIT = 64 * 1024
 FRAME_BUDGET = 256 * 1024   # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
-
-
-def pretty_json(value: Any, raw: str = "") -> str:
-    """`json.dumps(value, indent=2, ensure_ascii=False)`, 30x faster with orjson (same layout;
-    exponents may read 1e-7 for 1e-07). Python's encoder is kept where orjson would differ or
-    fail: NaN/Infinity (which orjson would write as null; `raw` is the frame they came from),
-    integers beyond 64 bits and lone surrogates (orjson raises)."""
-    if "NaN" not in raw and "Infinity" not in raw:
-        try:
-            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-        except (orjson.JSONEncodeError, TypeError):
-            pass
-    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def line(row: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +43,7 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
             if isinstance(body, dict) and body.get("isError") is True:
                 is_error = True
         preview = json.dumps(body, ensure_ascii=False)[:PREVIEW_CHARS] if body is not None else ""
-        pretty = pretty_json(message, row.get("raw") or "")[:PRETTY_LIMIT]
+        pretty = jsontext.pretty(message, row.get("raw") or "")[:PRETTY_LIMIT]
     elif row["dir"] == "note":
         label, preview = row.get("kind") or "note", row.get("text") or ""
         is_error = row.get("kind") in ("error", "timeout") or (

@@ -11,6 +11,7 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+from playground.mcp import jsontext
 from playground.schemaforms import render_form, validate_arguments
 
 from .result_html import content_block
@@ -47,7 +48,7 @@ def _is_base64(data: Any) -> bool:
 def content_item(item: Any) -> dict[str, Any]:
     """One content block, classified for the template; unknown shapes are shown as JSON."""
     if not isinstance(item, dict):
-        return {"kind": "json", "json": json.dumps(item, indent=2, ensure_ascii=False)}
+        return {"kind": "json", "json": jsontext.pretty(item)}
     kind = item.get("type")
     mime = str(item.get("mimeType") or "").lower()
     if kind == "text":
@@ -70,7 +71,7 @@ def content_item(item: Any) -> dict[str, Any]:
             return {"kind": "resource_text", "uri": str(res.get("uri", "")), "mime": res_mime,
                     "text": _capped(str(res.get("text", "")))}
         return blob_item(str(res.get("uri", "")), res_mime, res.get("blob"))
-    return {"kind": "json", "json": json.dumps(item, indent=2, ensure_ascii=False)}
+    return {"kind": "json", "json": jsontext.pretty(item)}
 
 
 def blob_item(uri: str, mime: str, blob: Any) -> dict[str, Any]:
@@ -115,7 +116,7 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
     result = outcome.get("result")
     described: dict[str, Any] = {
         "error": outcome.get("error"),
-        "raw": json.dumps(result if "error" not in outcome else outcome["error"], indent=2, ensure_ascii=False)[:500_000],
+        "raw": jsontext.pretty(result if "error" not in outcome else outcome["error"])[:500_000],
         "items": [], "is_error": False, "structured": None, "structured_errors": [], "has_output_schema": False,
         "messages": [], "contents": [], "task": None, "rounds": outcome.get("rounds") or [],
         "url_elicitations": url_elicitations(outcome.get("error")), "description": "",
@@ -131,7 +132,7 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
         described["is_error"] = result.get("isError") is True
         described["items"] = [content_item(c) for c in result.get("content") or [] if True]
         if "structuredContent" in result:
-            described["structured"] = json.dumps(result["structuredContent"], indent=2, ensure_ascii=False)
+            described["structured"] = jsontext.pretty(result["structuredContent"])
             tool = next((t for t in catalogue.get("tools", []) if t.get("name") == outcome.get("name")), None) \
                 if command == "call_tool" else None
             schema = (tool or {}).get("outputSchema")
@@ -185,7 +186,7 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     method = message.get("method")
     out: dict[str, Any] = {"key": message["key"], "method": method, "params": params,
-                           "params_json": json.dumps(params, indent=2, ensure_ascii=False),
+                           "params_json": jsontext.pretty(params),
                            "context": message.get("context")}
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     related = meta.get(RELATED_TASK)

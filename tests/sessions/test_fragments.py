@@ -8,6 +8,7 @@ import html
 import json
 import re
 
+from playground.mcp import jsontext
 from playground.sessions import render
 from playground.sessions.lines import line_html
 
@@ -50,10 +51,10 @@ def test_append_fragment_is_an_oob_swap_of_every_line():
 
 def test_pretty_json_matches_the_stdlib_layout_and_falls_back_where_orjson_differs():
     message = {"jsonrpc": "2.0", "id": 1, "result": {"text": "é <b>", "n": [1, 2.5, None, True], "o": {}}}
-    assert render.pretty_json(message, json.dumps(message)) == json.dumps(message, indent=2, ensure_ascii=False)
+    assert jsontext.pretty(message, json.dumps(message)) == json.dumps(message, indent=2, ensure_ascii=False)
     for raw in ('{"x": NaN}', '{"x": -Infinity}', '{"x": 1180591620717411303424}', '{"x": "\\ud800"}'):
         parsed = json.loads(raw)
-        assert render.pretty_json(parsed, raw) == json.dumps(parsed, indent=2, ensure_ascii=False)
+        assert jsontext.pretty(parsed, raw) == json.dumps(parsed, indent=2, ensure_ascii=False)
 
 
 LIMIT = 1024 * 1024
