@@ -1,4 +1,5 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (Host- and Origin-checked, authenticated)."""
+import gc
 import os
 
 from django.core.asgi import get_asgi_application
@@ -18,3 +19,11 @@ application = ProtocolTypeRouter({
     "websocket": AllowedHostsValidator(
         AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))),
 })
+
+
+# The collector: what the server loaded (Django, the app, their modules) is frozen out of its
+# scans, and the youngest generation is collected every 20,000 allocations rather than 2,000.
+# A flood keeps thousands of parsed messages alive between saves; with the defaults the
+# collector took ~9% of the process's time (bench/: flood +10-15% with this, relay unchanged).
+gc.freeze()
+gc.set_threshold(20_000, 20, 20)
