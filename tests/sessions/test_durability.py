@@ -88,3 +88,29 @@ def test_the_session_page_and_the_first_request_sweep(settings, django_user_mode
     browser.force_login(user)
     page = browser.get(f"/sessions/{session.pk}/").content.decode()
     assert "status-ended" in page and "worker process ended" in page
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_one_heartbeat_task_keeps_every_live_worker_of_the_process_fresh(settings):
+    """Two live sessions are kept fresh by one task of the process; it stops with the last worker."""
+    import asyncio
+
+    from playground.sessions import worker as worker_module
+
+    settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.05
+    user, server = await make_user_and_server()
+    sessions = [await start_session(server, user) for _ in range(2)]
+    beat = worker_module._heartbeat
+    assert beat is not None and not beat.done()
+    started = {s.pk: s.heartbeat_at for s in sessions}
+    get = database_sync_to_async(lambda: dict(Session.objects.filter(pk__in=list(started))
+                                              .values_list("pk", "heartbeat_at")))
+    try:
+        async with asyncio.timeout(20):
+            while not all(at > started[pk] for pk, at in (await get()).items()):
+                await asyncio.sleep(0.05)                    # polling the database for the condition
+        assert worker_module._heartbeat is beat              # the same one task for both
+    finally:
+        await stop_all()
+    await asyncio.wait({beat}, timeout=5)
+    assert beat.cancelled()                                  # no worker left: stopped, not left to run out
