@@ -50,12 +50,12 @@ FLUSH_WINDOW = 0.02           # seconds to gather more events once one arrived
 # bounded memory instead of queuing every event (20,000 of them grew the process by ~30 MB).
 # Reading resumes as soon as one batch is saved, so reading and saving overlap (resuming only
 # once the backlog had drained left the reader idle for three saves in a row).
+BACKLOG_HIGH = 4 * FLUSH_MAX_EVENTS
+BACKLOG_LOW = BACKLOG_HIGH - FLUSH_MAX_EVENTS
 # A call is shown in flight (spinner, progress bar, "Cancel request") once it has lasted this
 # long, or as soon as it reports progress: a card that flashes for a millisecond tells nobody
 # anything, and costs a render and a websocket message on the path a person waits on.
 INFLIGHT_AFTER = 0.1
-BACKLOG_HIGH = 4 * FLUSH_MAX_EVENTS
-BACKLOG_LOW = BACKLOG_HIGH - FLUSH_MAX_EVENTS
 
 
 _heartbeat: asyncio.Task[None] | None = None
