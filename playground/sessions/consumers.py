@@ -81,6 +81,24 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
 
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+        """Every fragment goes through here. daphne closes this tab's socket (and then the same
+        one again on every reconnect) rather than send text it cannot encode (a server's JSON
+        may hold unpaired surrogates: "\\ud800") or a message over its limit: the first is
+        sent with U+FFFD in their place, the second becomes a notice."""
+        if text_data is not None and not text_data.isascii():
+            try:
+                size = len(text_data.encode("utf-8"))
+            except UnicodeEncodeError:
+                text_data = text_data.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+                size = len(text_data.encode("utf-8"))
+        else:
+            size = len(text_data or "")
+        if size > render.WS_MESSAGE_LIMIT:
+            log.warning("session %s: a %d-byte fragment was replaced by a notice", self.session_id, size)
+            text_data = render.too_large(text_data or "", size)
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
+
     @database_sync_to_async
     def _session(self) -> Session | None:
         return Session.objects.filter(pk=self.session_id).first()
@@ -95,7 +113,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def _replay(self, session: Session) -> None:
         rows, total = await self._recent_events()
-        await self.send(text_data=render.transcript_replace(rows, total, session.pk))
+        for frame in render.transcript_replace_frames(rows, total, session.pk):
+            await self.send(text_data=frame)
         await self.send(text_data=render.state(session_state(session)))
         if session.catalogue:
             await self.send(text_data=render.catalogue(session.pk, session.catalogue))

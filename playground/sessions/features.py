@@ -31,6 +31,7 @@ LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged"
 FEED_KEPT = 200             # notifications replayed to a reloading page
 BURST_WINDOW = 0.05         # seconds: notifications arriving within it reach the page as one message
 STATE_SHOWN = 2000          # characters of an opaque requestState shown on the page
+SUMMARY_CHARS = 500         # characters of one notification shown in the feed (the transcript has all)
 
 COMMANDS = frozenset({"complete", "set_level", "subscribe", "unsubscribe", "listen", "stop_listen",
                       "auto_refresh", "set_roots"})
@@ -178,7 +179,7 @@ class Features:
         entry = {"method": method, "kind": "log" if method == "notifications/message" else "notification",
                  "subscription": tag, "summary": summarize(method, params)}
         if method == "notifications/message":
-            entry.update(level=str(params.get("level") or ""), logger=str(params.get("logger") or ""))
+            entry.update(level=str(params.get("level") or "")[:40], logger=str(params.get("logger") or "")[:200])
         self.feed.append(entry)
         if len(self._feed_pending) == FEED_KEPT:
             self._feed_skipped += 1
@@ -260,7 +261,14 @@ def refused(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str
 
 
 def summarize(method: str, params: dict[str, Any]) -> str:
-    """One line for the notifications panel: the interesting field, else the params as JSON."""
+    """One line for the notifications panel, cut to SUMMARY_CHARS: the feed is replayed whole to
+    a reloading page, and a 50 MB log message made that one websocket message too large."""
+    text = _summary(method, params)
+    return text if len(text) <= SUMMARY_CHARS else f"{text[:SUMMARY_CHARS]}… ({len(text)} characters)"
+
+
+def _summary(method: str, params: dict[str, Any]) -> str:
+    """The interesting field, else the params as JSON."""
     if method == "notifications/message":
         data = params.get("data")
         return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)[:500]

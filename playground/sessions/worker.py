@@ -34,6 +34,7 @@ from playground.mcp.transports.base import TransportError
 from playground.oauth import page as oauth_page
 from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
+from playground.transcripts.storable import storable, storable_row
 
 from .features import COMMANDS as FEATURE_COMMANDS
 from .features import CURRENT_CALL, Features
@@ -127,6 +128,7 @@ class SessionWorker:
         self.era_evidence = ""
         self._refresh_lock = asyncio.Lock()
         self._refresh_waiting = False
+        self._end_reason: str | None = None     # set once the session is ending
 
     # Lifecycle --------------------------------------------------------------
 
@@ -176,6 +178,8 @@ class SessionWorker:
             status, reason = Session.Status.FAILED, f"worker error: {exc!r}"
             self.tap.note("error", f"worker error: {exc!r}")
         finally:
+            # Calls still waiting get no answer now: say why (not "cancelled by the user").
+            self._end_reason = reason
             for task in list(self._calls.values()):
                 task.cancel()
             self.tap.resume()       # the transport's readers must drain while it closes
@@ -218,7 +222,7 @@ class SessionWorker:
     async def _end(self, status: str, reason: str) -> None:
         def save() -> None:
             Session.objects.filter(pk=self.session_id).update(
-                status=status, end_reason=reason, ended_at=timezone.now(), worker_channel="")
+                status=status, end_reason=storable(reason), ended_at=timezone.now(), worker_channel="")
         await database_sync_to_async(save)()
         await self.broadcast({"type": "session.state", "state": await self.state()})
 
@@ -228,10 +232,11 @@ class SessionWorker:
 
         def save() -> None:
             Session.objects.filter(pk=self.session_id).update(
-                status=Session.Status.CONNECTED, era=client.era, protocol_version=client.protocol_version or "",
-                server_info=client.server_info, capabilities=client.server_capabilities,
-                instructions=client.instructions or "", transport=client.transport.name,
-                era_evidence=self.era_evidence)
+                status=Session.Status.CONNECTED, era=client.era,
+                protocol_version=storable(str(client.protocol_version or ""))[:40],
+                server_info=storable(client.server_info), capabilities=storable(client.server_capabilities),
+                instructions=storable(client.instructions or ""), transport=client.transport.name,
+                era_evidence=storable(self.era_evidence))
         await database_sync_to_async(save)()
         await self.broadcast({"type": "session.state", "state": await self.state()})
 
@@ -370,10 +375,15 @@ class SessionWorker:
         except RequestTimeout as exc:
             outcome["error"] = {"message": str(exc), "timeout": True}
         except asyncio.CancelledError:
-            outcome["error"] = {"message": "cancelled by the user", "cancelled": True}
+            if self._end_reason is not None:
+                outcome["error"] = {"message": f"no answer: the session ended ({self._end_reason})", "ended": True}
+            else:
+                outcome["error"] = {"message": "cancelled by the user", "cancelled": True}
             await self._publish_result(outcome)
             raise
-        except (TransportError, Exception) as exc:
+        except TransportError as exc:
+            outcome["error"] = {"message": str(exc) or type(exc).__name__, "transport": True}
+        except Exception as exc:
             outcome["error"] = {"message": str(exc) or type(exc).__name__, "code": INTERNAL_ERROR}
         await self._publish_result(outcome)
 
@@ -422,7 +432,8 @@ class SessionWorker:
         # Legacy per-resource subscriptions (modern ones go through subscriptions/listen).
         catalogue["subscribe"] = client.era == "legacy" and bool((caps.get("resources") or {}).get("subscribe"))
         self.catalogue = catalogue
-        await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(catalogue=catalogue)
+        await database_sync_to_async(lambda: Session.objects.filter(pk=self.session_id).update(
+            catalogue=storable(catalogue)))()
         await self.broadcast({"type": "session.catalogue", "catalogue": catalogue})
 
     def snapshot(self) -> dict[str, Any]:
@@ -454,6 +465,8 @@ def save_events(session_id: int, rows: list[dict[str, Any]]) -> str:
     texts = [json.dumps(row) for row in rows]
     if connection.vendor == "postgresql":
         from psycopg.types.json import Jsonb
+        cleaned = [storable_row(row, text) for row, text in zip(rows, texts)]
+        rows, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
         params = [Jsonb(text, dumps=_same) for text in texts]
     else:
         params = texts
