@@ -422,6 +422,34 @@ async def test_a_body_over_the_frame_limit_is_recorded_cut_and_fails_the_request
         await t.close()
 
 
+async def test_a_paused_tap_stops_reading_the_stream_until_resumed() -> None:
+    """Back-pressure, as over stdio: while the tap is paused no event is read; resumed, all arrive."""
+    sent = asyncio.Event()
+
+    async def stream(req: Request, w: asyncio.StreamWriter) -> None:
+        w.write(head("200 OK", "text/event-stream") + b"".join(
+            b'data: {"jsonrpc":"2.0","method":"notifications/n%d"}\n\n' % i for i in range(3)) +
+            b'data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n')
+        await w.drain()
+        sent.set()
+    async with FaultServer(stream) as server:
+        rec = Recorder()
+        t = rec.bind(StreamableHttpTransport(rec.tap, server.url, timeout=5))
+        await t.start()
+        await t.send(initialize(1))          # recorded before the pause: it is ours
+        rec.tap.pause()
+        await asyncio.wait_for(sent.wait(), 5)
+        async with asyncio.timeout(5):              # the reader got bytes and now waits on the tap
+            while not rec.tap._gate._waiters:       # (asyncio.Event keeps its waiters there)
+                await asyncio.sleep(0.01)
+        assert [e for e in rec.events if e.dir == "recv"] == [] and rec.messages == []
+        rec.tap.resume()
+        await rec.answer(1)
+        assert [m.get("method") for m in rec.messages[:3]] == ["notifications/n0", "notifications/n1",
+                                                               "notifications/n2"]
+        await t.close()
+
+
 async def test_sse_stream_cut_mid_event_is_noted_and_fails_the_request() -> None:
     async def cut(req: Request, w: asyncio.StreamWriter) -> None:
         w.write(head("200 OK", "text/event-stream") +

@@ -112,6 +112,7 @@ class SseTransport(HttpTransportBase):
         """Read events until the stream ends; returns why it ended."""
         parser = SseParser()
         async for chunk in response.aiter_bytes():
+            await self.tap.ready()      # paused while the tap's listener catches up (a flood)
             if parser.pending_bytes > MAX_FRAME:
                 self.tap.note("error", f"an SSE event grew past {MAX_FRAME} bytes; stopped reading the stream",
                               http=facts, partial_size=parser.pending_bytes)

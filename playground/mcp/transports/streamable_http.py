@@ -189,6 +189,7 @@ class HttpTransportBase(Transport):
         started: float | None = None
         try:
             async for chunk in response.aiter_bytes():
+                await self.tap.ready()      # paused while the tap's listener catches up (a flood)
                 for event in parser.feed(chunk):
                     if event.retry is not None:
                         out.retry = event.retry
