@@ -93,12 +93,15 @@ else:
 
 # Channel layer: in-memory by default; REDIS_URL switches to channels_redis.
 # Capacity is raised: a full channel drops group messages silently (the database is the truth).
+# The socket timeout must outlast channels_redis' blocking pop (5 s): redis-py 8 reads with a
+# 5 s timeout by default, and the two raced, so an idle tab's consumer died (websocket 1011).
+REDIS_SOCKET_TIMEOUT = 30
 if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "capacity": 5000, "expiry": 60,
-                       "prefix": os.environ.get("PLAYGROUND_REDIS_PREFIX", "asgi")},
+            "CONFIG": {"hosts": [{"address": os.environ["REDIS_URL"], "socket_timeout": REDIS_SOCKET_TIMEOUT}],
+                       "capacity": 5000, "expiry": 60, "prefix": os.environ.get("PLAYGROUND_REDIS_PREFIX", "asgi")},
         }
     }
 else:

@@ -7,6 +7,8 @@ wherever that worker lives.
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -64,6 +66,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self._replay(session)
         if session.worker_channel:
             await self.channel_layer.send(session.worker_channel, {"command": "sync", "reply_channel": self.channel_name})
+            self._watchdog = asyncio.create_task(self._watch_worker())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' own dispatch first closes stale database connections, a hop to its single
@@ -75,7 +78,34 @@ class SessionConsumer(AsyncWebsocketConsumer):
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
 
+    async def _watch_worker(self) -> None:
+        """While the session is live, check every beat that its worker still beats. When its
+        process died (the heartbeat went stale), end the session and tell every tab: the note
+        saying so and the state. Without this a tab on another process showed it live forever."""
+        while self.worker_channel:
+            await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
+            try:
+                if await database_sync_to_async(reap_dead_sessions)(session_id=self.session_id):
+                    await self._announce_end()
+            except Exception:     # housekeeping never closes a tab
+                log.exception("checking the worker of session %s failed", self.session_id)
+
+    async def _announce_end(self) -> None:
+        session = await self._session()
+        assert session is not None
+        last = await database_sync_to_async(
+            lambda: list(Event.objects.filter(session_id=self.session_id).order_by("-seq")
+                         .values_list("data", flat=True)[:1]))()
+        group = group_name(self.session_id)
+        await self.channel_layer.group_send(group, {"type": "session.events", "events_json": json.dumps(last)})
+        await self.channel_layer.group_send(group, {"type": "session.state", "state": session_state(session)})
+
     async def disconnect(self, code: int) -> None:
+        watchdog = getattr(self, "_watchdog", None)
+        if watchdog is not None:
+            watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watchdog
         if hasattr(self, "window"):
             await self.window.close()
         if hasattr(self, "session_id"):

@@ -114,7 +114,7 @@ class Features:
         except (JsonRpcError, RequestTimeout, TransportError) as exc:
             reply["error"] = str(exc)
         if self._completion_seq.get(target) == seq and message.get("reply_channel"):
-            await self.worker.layer.send(message["reply_channel"], reply)
+            await self.worker.to_layer(self.worker.layer.send, message["reply_channel"], reply)
 
     async def set_roots(self, roots: list[dict[str, Any]]) -> None:
         """New roots from the server's settings: answer from them, and tell a legacy server."""

@@ -34,7 +34,7 @@ from playground.mcp.transports.base import TransportError
 from playground.oauth import page as oauth_page
 from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
-from playground.transcripts.storable import storable, storable_row
+from playground.transcripts.storable import storable, storable_row, without_surrogates
 
 from .features import COMMANDS as FEATURE_COMMANDS
 from .features import CURRENT_CALL, Features
@@ -133,7 +133,10 @@ class SessionWorker:
     # Lifecycle --------------------------------------------------------------
 
     async def start(self) -> str:
-        self.channel = await self.layer.new_channel(f"worker.{self.session_id}.")
+        # The default prefix on purpose: channels_redis receives every process-specific channel
+        # under one lock, and a channel of another prefix ("worker.N.") waited behind a tab's
+        # blocking receive on "specific.…!" — commands reached the worker late or never.
+        self.channel = await self.layer.new_channel()
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel, heartbeat_at=timezone.now())
         WORKERS[self.session_id] = self
@@ -283,7 +286,15 @@ class SessionWorker:
         self._buffered.clear()
 
     async def broadcast(self, message: dict[str, Any]) -> None:
-        await self.layer.group_send(group_name(self.session_id), message)
+        await self.to_layer(self.layer.group_send, group_name(self.session_id), message)
+
+    async def to_layer(self, send: Callable[[str, dict[str, Any]], Any], to: str, message: dict[str, Any]) -> None:
+        """Send on the channel layer; a server's unpaired surrogates ("\\ud800" in its JSON) make
+        Redis's msgpack refuse the message, which then goes with U+FFFD in their place."""
+        try:
+            await send(to, message)
+        except UnicodeEncodeError:
+            await send(to, without_surrogates(message))
 
     # Commands -------------------------------------------------------------------
 
@@ -301,7 +312,7 @@ class SessionWorker:
         if command == "disconnect":
             self._stop.set()
         elif command == "sync":
-            await self.layer.send(message["reply_channel"], {"type": "session.snapshot", **self.snapshot()})
+            await self.to_layer(self.layer.send, message["reply_channel"], {"type": "session.snapshot", **self.snapshot()})
         elif command == "answer":
             self.responder.resolve(message["key"], message.get("result"), message.get("error"))
         elif command == "cancel":

@@ -1,4 +1,4 @@
-"""Values a server sent, made storable in PostgreSQL.
+"""Values a server sent, made storable in PostgreSQL (and sendable through Redis).
 
 PostgreSQL stores neither U+0000 (in text or jsonb) nor unpaired surrogates (in jsonb), and a
 server may send both: JSON escapes such as "\\u0000" and "\\ud800" parse into them, and a raw
@@ -15,27 +15,34 @@ from typing import Any
 from django.db import connection
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_SURROGATES = re.compile("[\ud800-\udfff]")
 # In json.dumps text (ASCII escapes): \u0000 or any surrogate escape (valid pairs too: checked after).
 _ESCAPED = re.compile(r"\\u(?:0000|d[89a-f])", re.IGNORECASE)
 PROBLEM = "U+0000 or unpaired surrogate characters replaced by U+FFFD: PostgreSQL cannot store them"
 
 
-def _clean(value: Any) -> tuple[Any, bool]:
-    """`value` with every unstorable character replaced; whether anything was."""
+def _clean(value: Any, chars: re.Pattern[str] = _UNSTORABLE) -> tuple[Any, bool]:
+    """`value` with every one of `chars` replaced by U+FFFD; whether anything was."""
     if isinstance(value, str):
-        cleaned = _UNSTORABLE.sub("\ufffd", value)
+        cleaned = chars.sub("\ufffd", value)
         return cleaned, cleaned != value
-    if isinstance(value, list):
-        pairs = [_clean(v) for v in value]
+    if isinstance(value, (list, tuple)):
+        pairs = [_clean(v, chars) for v in value]
         return [v for v, _ in pairs], any(c for _, c in pairs)
     if isinstance(value, dict):
         out, changed = {}, False
         for key, item in value.items():
-            new_key, key_changed = _clean(key)
-            out[new_key], item_changed = _clean(item)
+            new_key, key_changed = _clean(key, chars)
+            out[new_key], item_changed = _clean(item, chars)
             changed = changed or key_changed or item_changed
         return out, changed
     return value, False
+
+
+def without_surrogates(value: Any) -> Any:
+    """A channel-layer message as Redis's msgpack can encode it (it refuses unpaired surrogates,
+    which the in-memory layer passes along)."""
+    return _clean(value, _SURROGATES)[0]
 
 
 def needs_cleaning() -> bool:

@@ -51,6 +51,23 @@ def live_session(**kw) -> Session:
     return session
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_an_open_tab_sees_the_session_end_when_its_worker_stops_beating(settings):
+    """The worker lives in a process that died (here: none at all); the tab was opened while
+    the heartbeat was fresh, and learns of the end without reloading."""
+    settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.2
+    user, _ = await make_user_and_server()
+    session = await database_sync_to_async(live_session)(heartbeat_at=timezone.now(), owner=user)
+    comm = communicator(session.pk, user)
+    try:
+        assert (await comm.connect())[0]
+        seen = await receive_until(comm, "status-ended", "worker process ended", 'id="ev-3"')
+    finally:
+        await comm.disconnect()
+    assert "status-connected" in seen.split("status-ended")[0]      # it was shown live first
+    assert await database_sync_to_async(lambda: Session.objects.get(pk=session.pk).status)() == "ended"
+
+
 @pytest.mark.django_db
 def test_a_stale_heartbeat_ends_the_session_with_its_transcript_and_a_note(settings):
     settings.PLAYGROUND_HEARTBEAT_SECONDS = 10
