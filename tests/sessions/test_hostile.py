@@ -186,7 +186,7 @@ async def test_a_long_history_of_big_frames_replays_in_sendable_fragments():
 
 async def test_a_flood_of_notifications_keeps_the_page_windowed(settings):
     settings.PLAYGROUND_PAGE_MAX_LINES = 100
-    session, rows, seen = await hostile("flood", until=("flood done",), alive=True,
+    session, rows, seen = await hostile("flood", until=("flood done", "data-skipped="), alive=True,
                                         clear=lambda r: r["dir"] == "recv")
     notes = [r for r in rows if (r.get("message") or {}).get("method") == "notifications/message"]
     assert len(notes) == 100_000                              # the database has every one
@@ -426,7 +426,7 @@ async def test_http_a_flood_of_notifications_on_the_stream_keeps_the_page_window
             w.write(sse(*({**LOG, "params": {"level": "info", "data": i}} for i in range(start, start + 1000))))
             await w.drain()
         w.write(sse(answer(req, {"result": {"content": [{"type": "text", "text": "flood done"}]}})))
-    rows, seen = await http_case(flood, until=("flood done",), clear=lambda r: r["dir"] == "recv")
+    rows, seen = await http_case(flood, until=("flood done", "data-skipped="), clear=lambda r: r["dir"] == "recv")
     assert sum((r.get("message") or {}).get("method") == "notifications/message" for r in rows) == count
     skipped = sum(int(n) for n in re.findall(r'data-skipped="(\d+)"', seen))
     assert skipped > 0 and len(set(re.findall(r'id="ev-(\d+)"', seen))) < count
