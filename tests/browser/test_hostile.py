@@ -60,6 +60,31 @@ class HostileServerTests(LiveBrowserTestCase):
         expect(self.result()).to_contain_text("tool error <script>")            # an isError result
         page.locator("#catalogue").get_by_role("button", name=re.compile(r"^res ")).click()
         expect(self.result()).to_contain_text("read_resource")
+        expect(page.get_by_role("log", name="Log messages")).to_contain_text("log <script>")   # echo's log
+        # A tool named with the payload; a form generated from a hostile schema.
+        page.locator("#catalogue").get_by_role("button", name=re.compile(r"^named <script>")).click()
+        page.locator("#workspace form#tool-form").get_by_role("button", name="Call tool").click()
+        expect(self.result()).to_contain_text("named ok")
+        form = self.open_tool("form")
+        expect(form).to_contain_text("<script>window.__pwned=1</script>")          # titles, descriptions: text
+        form.locator("select").select_option("plain")
+        form.get_by_role("button", name="Call tool").click()
+        expect(self.result()).to_contain_text("form plain <script>")
+        # Server requests: an elicitation and a sampling request carrying payloads, answered no.
+        for tool, words, button, outcome in (("ask", "Question <script>", "Decline", "answered decline"),
+                                             ("sample", "System <script>", "Reject", "sample")):
+            self.open_tool(tool).get_by_role("button", name="Call tool").click()
+            card = page.get_by_role("region", name="Server request")
+            expect(card).to_contain_text(words)
+            self.assert_inert(page)
+            card.get_by_role("button", name=button).click()
+            expect(card).to_have_count(0)
+            expect(self.result()).to_contain_text(outcome)
+        # A resource template and a prompt argument described with the payload.
+        page.locator("#catalogue").get_by_role("button", name=re.compile(r"^tpl <script>")).click()
+        expect(page.locator("#workspace")).to_contain_text("tpl://{name}")
+        page.locator("#catalogue").get_by_role("button", name="hostile_prompt", exact=True).click()
+        expect(page.locator("#workspace")).to_contain_text("Argument <script>")
         _request, response = self.exchange("tools/call")
         response.locator("summary").first.click()
         self.shot("1-session")
