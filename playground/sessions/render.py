@@ -71,7 +71,8 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
     elif row["dir"] == "stderr":
         label, preview = "stderr", row.get("text") or ""
     else:
-        label = "unparsed"
+        # A frame cut at the recording cap was parsed (and delivered) whole: say "truncated".
+        label = "truncated" if row.get("truncated") and not row.get("parse_error") else "unparsed"
         preview = (row.get("raw") or "")[:PREVIEW_CHARS]
         is_error = True
     problems = list(row.get("problems") or [])

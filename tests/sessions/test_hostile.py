@@ -131,6 +131,7 @@ async def test_fifty_megabyte_message_is_recorded_truncated_with_its_size(settin
     big = next(r for r in rows if r.get("truncated"))
     assert len(big["raw"]) == 100_000 and big["message"] is None
     assert f"truncated: {big['size']} bytes" in seen             # the line says so
+    assert render.line(big)["label"] == "truncated"              # not "unparsed": it was parsed and delivered
     log = seen[seen.index('id="feed-log"'):]                     # the log panel shows the message, cut
     shown = int(re.search(r"… \((\d+) characters\)", log).group(1))
     assert 50_000_000 <= shown < big["size"]
@@ -456,3 +457,50 @@ async def test_http_wrong_jsonrpc_field():
     async def old(req, w):
         w.write(head("200 OK", "application/json") + json.dumps(answer(req, {**DONE, "jsonrpc": "1.0"})).encode())
     await http_case(old, until=("<strong>call_tool</strong>",), clear=problem("jsonrpc"))
+
+
+async def test_legacy_sse_stream_cut_mid_event_ends_the_session_cleanly():
+    """HTTP+SSE (2024-11-05): the GET stream is the connection. Cut in the middle of the call's
+    answer, the session ends with a note saying so, and the call says it got no answer."""
+    to_stream: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def handler(req: Request, w: asyncio.StreamWriter) -> None:
+        if req.method == "GET":
+            w.write(head("200 OK", "text/event-stream") + b"event: endpoint\ndata: /messages\n\n")
+            await w.drain()
+            while (chunk := await to_stream.get()) is not None:
+                w.write(chunk)
+                await w.drain()
+            w.close()                      # the stream ends here, in the middle of an event
+            return
+        body = json.loads(req.body)
+        w.write(head("202 Accepted", None, "Content-Length: 0\r\n"))
+        await w.drain()
+        method, rid = body.get("method"), body.get("id")
+        if method == "tools/call":
+            await to_stream.put(b'data: {"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":{"con')
+            await to_stream.put(None)
+        elif rid is not None:
+            result: Any = {"tools": [{"name": "go", "inputSchema": {"type": "object"}}]} if method == "tools/list" else {}
+            if method == "initialize":
+                result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "old-sse", "version": "0"}}
+            await to_stream.put(sse({"jsonrpc": "2.0", "id": rid, "result": result}))
+
+    async with FaultServer(handler) as server:
+        user, srv = await make_user_and_server(transport="sse", command="", args=[], url=server.url)
+        session = await start_session(srv, user)
+        worker = WORKERS[session.pk]
+        comm = communicator(session.pk, user)
+        try:
+            await comm.connect()
+            await call_go(comm)
+            seen = await receive_until(comm, "status-ended", 'aria-label="Result"', timeout=30)
+            await page_answers_ping(comm, alive=False)
+        finally:
+            await comm.disconnect()
+            await stop_all()
+    saved, rows = await assert_saved(session.pk, worker.tap.seq)
+    assert any(note("error", "cut in the middle of an event")(r) for r in rows)
+    assert "cut in the middle of an event" in saved.end_reason
+    assert "no answer: the session ended" in result_of(seen)
