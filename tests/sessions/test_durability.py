@@ -41,6 +41,27 @@ async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result()
         await stop_all()
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_a_reload_during_a_long_call_shows_it_in_flight_and_then_its_result():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    first = communicator(session.pk, user)
+    try:
+        await first.connect()
+        await receive_until(first, 'id="catalogue"')
+        await first.send_to(text_data=json.dumps({"action": "call_tool", "name": "slow", "args.steps": "50",
+                                                  "args.delay": "0.1"}))
+        await receive_until(first, "step 1")                       # under way
+        await first.disconnect()                                  # the reload
+        second = communicator(session.pk, user)
+        await second.connect()
+        seen = await receive_until(second, 'aria-label="Result"', "done after 50 steps")
+        assert 'class="inflight"' in seen.split('aria-label="Result"')[0]     # shown in flight first
+        await second.disconnect()
+    finally:
+        await stop_all()
+
+
 def live_session(**kw) -> Session:
     session = Session.objects.create(server_name="gone", status=Session.Status.CONNECTED,
                                      worker_channel="specific.worker!abc", **kw)
