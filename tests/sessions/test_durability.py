@@ -12,7 +12,7 @@ from django.test import Client
 from django.utils import timezone
 
 from playground.sessions import durability
-from playground.sessions.worker import start_session
+from playground.sessions.worker import WORKERS, SessionWorker, start_session
 from playground.transcripts.models import Event, Session
 
 from .test_live import communicator, make_user_and_server, receive_until, stop_all
@@ -60,6 +60,26 @@ async def test_a_reload_during_a_long_call_shows_it_in_flight_and_then_its_resul
         await second.disconnect()
     finally:
         await stop_all()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_worker_that_fails_ends_its_session_with_every_event_saved(monkeypatch):
+    """An exception inside the worker (here: listing the catalogue) fails the session cleanly:
+    the server is stopped, the reason is noted, and everything recorded is saved."""
+    async def broken(self) -> None:
+        raise RuntimeError("boom")
+    monkeypatch.setattr(SessionWorker, "refresh_catalogue", broken)
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    worker = WORKERS[session.pk]
+    await worker._task
+    saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    rows = await database_sync_to_async(lambda: list(
+        Event.objects.filter(session=saved).order_by("seq").values_list("data", flat=True)))()
+    assert (saved.status, saved.end_reason, saved.worker_channel) == ("failed", "worker error: RuntimeError('boom')", "")
+    assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1)) == list(range(1, saved.event_count + 1))
+    assert any(r.get("kind") == "error" and "worker error" in r["text"] for r in rows)
+    assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS      # the server was stopped after
 
 
 def live_session(**kw) -> Session:
