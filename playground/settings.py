@@ -137,6 +137,7 @@ PLAYGROUND_MAX_FRAME_BYTES = int(os.environ.get("PLAYGROUND_MAX_FRAME_BYTES", "1
 # Under a flood, each transcript fragment sent to a page carries at most this many lines; the
 # rest are counted in a "N more events (see export)" marker (the database keeps them all).
 PLAYGROUND_PAGE_MAX_LINES = int(os.environ.get("PLAYGROUND_PAGE_MAX_LINES", "200"))
+PLAYGROUND_PAGE_KEEP_LINES = int(os.environ.get("PLAYGROUND_PAGE_KEEP_LINES", "5000"))
 
 # Hosted mode (see playground/security.py). stdio servers run commands on this machine.
 PLAYGROUND_ALLOW_STDIO = env_bool("PLAYGROUND_ALLOW_STDIO", True)

@@ -8,6 +8,7 @@ from typing import Any
 
 import uritemplate
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -56,7 +57,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "lines": [fragments.line(r) for r in rows],
         "ws_url": f"/ws/sessions/{session.pk}/",
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
-        "log_levels": LOG_LEVELS,
+        "log_levels": LOG_LEVELS, "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
     })
 
 

@@ -3,7 +3,9 @@ controls; no script runs on the session page, after a reload, on the share page,
 exports are opened; `javascript:` URIs are never links and SVG is never rendered."""
 from __future__ import annotations
 
+import os
 import re
+import sys
 from urllib.parse import urljoin
 
 from playwright.sync_api import Page, expect
@@ -11,6 +13,7 @@ from playwright.sync_api import Page, expect
 from .helpers import ROOT, LiveBrowserTestCase
 
 HOSTILE = ROOT / "tests" / "peers" / "hostile_server.py"
+MISBEHAVING = ROOT / "tests" / "peers" / "misbehaving.py"
 PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
 
 
@@ -115,4 +118,46 @@ class HostileServerTests(LiveBrowserTestCase):
             assert "window.__pwned=1" in text                                  # the payload is in there, as data
             assert viewer.evaluate("typeof window.__pwned") == "undefined"
             viewer.close()
+        self.assert_no_js_errors()
+
+
+class FloodedPageTests(LiveBrowserTestCase):
+    """The page's own window: every line of a flood reaches it here (the server-side budget is
+    lifted), and it keeps its last PLAYGROUND_PAGE_KEEP_LINES and goes on answering."""
+
+    KEEP = 300
+    ENV = {"PLAYGROUND_PAGE_MAX_LINES": "1000000", "PLAYGROUND_PAGE_KEEP_LINES": str(KEEP)}
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        before = {name: os.environ.get(name) for name in cls.ENV}
+        os.environ.update(cls.ENV)                  # read by the live server's settings when it starts
+        try:
+            super().setUpClass()
+        finally:
+            for name, value in before.items():
+                if value is None:
+                    os.environ.pop(name)
+                else:
+                    os.environ[name] = value
+
+    def test_a_flood_keeps_the_page_to_its_window_and_responsive(self) -> None:
+        page = self.page
+        self.log_in()
+        self.add_server("Flood", command=sys.executable, args=[str(MISBEHAVING), "flood", "1000"])
+        self.connect("go")
+        self.open_tool("go").get_by_role("button", name="Call tool").click()
+        expect(self.result()).to_contain_text("flood done")
+        lines = page.locator("#transcript-lines > details")
+        answer = lines.filter(has_text="flood done")            # the call's answer: the flood's tail arrived
+        expect(answer).to_have_count(1)
+        expect(lines.last).to_have_id(answer.get_attribute("id"))
+        assert lines.count() == self.KEEP                        # the window, not all 1,000 lines
+        expect(page.locator('#transcript-lines > details[data-method="tools/call"]')).to_have_count(0)  # left it
+        self.shot("flooded")
+        page.get_by_role("button", name="Ping").click()
+        expect(self.result()).to_contain_text("ping")
+        _ping, pong = self.exchange("ping")
+        expect(lines.last).to_have_id(pong.get_attribute("id"))
+        assert lines.count() == self.KEEP                        # still windowed
         self.assert_no_js_errors()

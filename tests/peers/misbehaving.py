@@ -5,7 +5,7 @@ Raw stdio on purpose: the faults (garbage, invalid UTF-8, half a frame, duplicat
 50 MB line, 100,000 notifications, NUL and unpaired surrogate escapes, megabytes of text in
 its name and instructions) are below what an SDK server lets one produce.
 
-    python misbehaving.py garbage|utf8|crash|silent|big|flood|stderr|ids|jsonrpc|endless|escapes|huge
+    python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import sys
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "garbage"
 OUT = sys.stdout.buffer
-FLOOD = 100_000
+FLOOD = int(sys.argv[2]) if MODE == "flood" and len(sys.argv) > 2 else 100_000     # flood [COUNT]
 STDERR_FLOOD = 20_000
 HUGE = "x" * 3_000_000          # megabytes of text where a page shows a line or two
 
