@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
 
@@ -18,19 +19,27 @@ from playground.transcripts.models import Event, Session
 from .test_live import communicator, make_user_and_server, receive_until, stop_all
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result():
+async def reload_mid_call(call: dict, under_way: str) -> tuple[WebsocketCommunicator, str]:
+    """A tab starts `call` and goes (a reload) once it sees `under_way`; the next tab, connected,
+    is returned with what the first one saw."""
     user, server = await make_user_and_server()
     session = await start_session(server, user)
     first = communicator(session.pk, user)
+    await first.connect()
+    await receive_until(first, 'id="catalogue"')
+    await first.send_to(text_data=json.dumps(call))
+    seen = await receive_until(first, under_way)
+    await first.disconnect()
+    second = communicator(session.pk, user)
+    await second.connect()
+    return second, seen
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result():
     try:
-        await first.connect()
-        await receive_until(first, 'id="catalogue"')
-        await first.send_to(text_data=json.dumps({"action": "call_tool", "name": "ask_name"}))
-        key = re.search(r'id="server-request-(q\d+)"', await receive_until(first, "server-request-q")).group(1)
-        await first.disconnect()                                  # the reload: this tab is gone
-        second = communicator(session.pk, user)
-        await second.connect()
+        second, seen = await reload_mid_call({"action": "call_tool", "name": "ask_name"}, "server-request-q")
+        key = re.search(r'id="server-request-(q\d+)"', seen).group(1)
         replay = await receive_until(second, f"server-request-{key}")   # the worker's sync snapshot
         assert "What is your name?" in replay
         await second.send_to(text_data=json.dumps({"action": "answer", "key": key, "result": json.dumps(
@@ -43,18 +52,9 @@ async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result()
 
 @pytest.mark.django_db(transaction=True)
 async def test_a_reload_during_a_long_call_shows_it_in_flight_and_then_its_result():
-    user, server = await make_user_and_server()
-    session = await start_session(server, user)
-    first = communicator(session.pk, user)
     try:
-        await first.connect()
-        await receive_until(first, 'id="catalogue"')
-        await first.send_to(text_data=json.dumps({"action": "call_tool", "name": "slow", "args.steps": "50",
-                                                  "args.delay": "0.1"}))
-        await receive_until(first, "step 1")                       # under way
-        await first.disconnect()                                  # the reload
-        second = communicator(session.pk, user)
-        await second.connect()
+        second, _ = await reload_mid_call({"action": "call_tool", "name": "slow", "args.steps": "50",
+                                           "args.delay": "0.1"}, "step 1")
         seen = await receive_until(second, 'aria-label="Result"', "done after 50 steps")
         assert 'class="inflight"' in seen.split('aria-label="Result"')[0]     # shown in flight first
         await second.disconnect()

@@ -60,10 +60,11 @@ async def call_go(comm, *, timeout: str = "10") -> str:
     return seen
 
 
-async def hostile(mode: str, *, until: tuple[str, ...], alive: bool, clear: Callable[[Row], bool],
-                  timeout: str = "10", **server: Any) -> tuple[Session, list[Row], str]:
-    """Connect to the misbehaving peer, call `go`, wait for `until`, then check the four things."""
-    user, srv = await make_user_and_server(command=sys.executable, args=[MISBEHAVING, mode], **server)
+async def drive(user: Any, srv: Any, *, until: tuple[str, ...], alive: bool, clear: Callable[[Row], bool],
+                timeout: str = "10") -> tuple[Session, list[Row], str]:
+    """Connect to the server, call `go`, wait for `until`, then check the four things: a clear
+    event saved, the page answering, the worker carrying on (`alive`) or ended, and every
+    recorded event saved. Returns the session, its rows and everything the page got."""
     session = await start_session(srv, user)
     worker = WORKERS[session.pk]
     comm = communicator(session.pk, user)
@@ -77,8 +78,15 @@ async def hostile(mode: str, *, until: tuple[str, ...], alive: bool, clear: Call
         await comm.disconnect()
         await stop_all()
     saved, rows = await assert_saved(session.pk, worker.tap.seq)
-    assert any(clear(r) for r in rows), f"no clear event for {mode}"
+    assert any(clear(r) for r in rows), f"no clear event for {srv.name}"
     return saved, rows, seen
+
+
+async def hostile(mode: str, *, until: tuple[str, ...], alive: bool, clear: Callable[[Row], bool],
+                  timeout: str = "10", **server: Any) -> tuple[Session, list[Row], str]:
+    """`drive` the misbehaving stdio peer in `mode`."""
+    user, srv = await make_user_and_server(name=mode, command=sys.executable, args=[MISBEHAVING, mode], **server)
+    return await drive(user, srv, until=until, alive=alive, clear=clear, timeout=timeout)
 
 
 def note(kind: str, words: str) -> Callable[[Row], bool]:
@@ -259,23 +267,10 @@ def fault_server(fault: Callable[[Request, asyncio.StreamWriter], Any]):
 
 async def http_case(fault, *, until: tuple[str, ...], clear: Callable[[Row], bool],
                     timeout: str = "10") -> tuple[list[Row], str]:
-    """As `hostile`, over Streamable HTTP: the worker carries on (HTTP has no connection to lose)."""
+    """`drive` over Streamable HTTP: the worker carries on (HTTP has no connection to lose)."""
     async with fault_server(fault) as server:
         user, srv = await make_user_and_server(transport="http", command="", args=[], url=server.url)
-        session = await start_session(srv, user)
-        worker = WORKERS[session.pk]
-        comm = communicator(session.pk, user)
-        try:
-            await comm.connect()
-            await call_go(comm, timeout=timeout)
-            seen = await receive_until(comm, *until, timeout=60)
-            await page_answers_ping(comm, alive=True)
-            assert session.pk in WORKERS
-        finally:
-            await comm.disconnect()
-            await stop_all()
-    _, rows = await assert_saved(session.pk, worker.tap.seq)
-    assert any(clear(r) for r in rows)
+        _, rows, seen = await drive(user, srv, until=until, alive=True, clear=clear, timeout=timeout)
     return rows, seen
 
 
@@ -489,18 +484,7 @@ async def test_legacy_sse_stream_cut_mid_event_ends_the_session_cleanly():
 
     async with FaultServer(handler) as server:
         user, srv = await make_user_and_server(transport="sse", command="", args=[], url=server.url)
-        session = await start_session(srv, user)
-        worker = WORKERS[session.pk]
-        comm = communicator(session.pk, user)
-        try:
-            await comm.connect()
-            await call_go(comm)
-            seen = await receive_until(comm, "status-ended", 'aria-label="Result"', timeout=30)
-            await page_answers_ping(comm, alive=False)
-        finally:
-            await comm.disconnect()
-            await stop_all()
-    saved, rows = await assert_saved(session.pk, worker.tap.seq)
-    assert any(note("error", "cut in the middle of an event")(r) for r in rows)
+        saved, _, seen = await drive(user, srv, until=("status-ended", 'aria-label="Result"'), alive=False,
+                                     clear=note("error", "cut in the middle of an event"))
     assert "cut in the middle of an event" in saved.end_reason
     assert "no answer: the session ended" in result_of(seen)
