@@ -22,6 +22,7 @@ from playground.mcp.netguard import IPAddress, NetGuard
 METADATA = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "192.0.0.192"))
 SHARED_NAT = ipaddress.ip_network("100.64.0.0/10")   # carrier-grade NAT: not global, not "private" to Python
+NAT64 = ipaddress.ip_network("64:ff9b::/96")         # well-known NAT64 prefix: the last 32 bits are an IPv4 address
 
 
 class PolicyError(Exception):
@@ -32,6 +33,8 @@ def address_refusal(ip: IPAddress) -> str | None:
     """Why the settings refuse `ip` as an HTTP target, or None if they allow it."""
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
+    elif isinstance(ip, ipaddress.IPv6Address) and ip in NAT64:       # reaches that IPv4 address through a gateway
+        ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     if ip.is_loopback or ip.is_unspecified:
         if settings.PLAYGROUND_HTTP_ALLOW_LOOPBACK:
             return None

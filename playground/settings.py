@@ -93,12 +93,15 @@ else:
 
 # Channel layer: in-memory by default; REDIS_URL switches to channels_redis.
 # Capacity is raised: a full channel drops group messages silently (the database is the truth).
+# The socket timeout must outlast channels_redis' blocking pop (5 s): redis-py 8 reads with a
+# 5 s timeout by default, and the two raced, so an idle tab's consumer died (websocket 1011).
+REDIS_SOCKET_TIMEOUT = 30
 if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [os.environ["REDIS_URL"]], "capacity": 5000, "expiry": 60,
-                       "prefix": os.environ.get("PLAYGROUND_REDIS_PREFIX", "asgi")},
+            "CONFIG": {"hosts": [{"address": os.environ["REDIS_URL"], "socket_timeout": REDIS_SOCKET_TIMEOUT}],
+                       "capacity": 5000, "expiry": 60, "prefix": os.environ.get("PLAYGROUND_REDIS_PREFIX", "asgi")},
         }
     }
 else:
@@ -135,6 +138,7 @@ PLAYGROUND_MAX_FRAME_BYTES = int(os.environ.get("PLAYGROUND_MAX_FRAME_BYTES", "1
 # Under a flood, each transcript fragment sent to a page carries at most this many lines; the
 # rest are counted in a "N more events (see export)" marker (the database keeps them all).
 PLAYGROUND_PAGE_MAX_LINES = int(os.environ.get("PLAYGROUND_PAGE_MAX_LINES", "200"))
+PLAYGROUND_PAGE_KEEP_LINES = int(os.environ.get("PLAYGROUND_PAGE_KEEP_LINES", "5000"))
 
 # Hosted mode (see playground/security.py). stdio servers run commands on this machine.
 PLAYGROUND_ALLOW_STDIO = env_bool("PLAYGROUND_ALLOW_STDIO", True)

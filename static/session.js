@@ -3,7 +3,8 @@
 // server requests (built as JSON and sent through the page's websocket form).
 (function () {
   "use strict";
-  const MAX_LINES = 5000; // lines kept in the DOM; the database keeps everything
+  // Lines kept in the DOM (PLAYGROUND_PAGE_KEEP_LINES, on the element); the database keeps everything.
+  function maxLines(container) { return parseInt(container.dataset.keep, 10) || 5000; }
 
   function transcript() { return document.getElementById("transcript"); }
   function lines() { return document.getElementById("transcript-lines"); }
@@ -42,7 +43,7 @@
     new MutationObserver((records) => {
       const f = filters();
       for (const r of records) r.addedNodes.forEach((n) => { if (n.nodeType === 1 && n.classList.contains("ev")) applyFilter(n, f); });
-      const extra = container.children.length - MAX_LINES;
+      const extra = container.children.length - maxLines(container);
       for (let i = 0; i < extra; i++) container.firstElementChild.remove();
       if (following) scrollDown();
     }).observe(container, { childList: true });

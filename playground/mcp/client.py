@@ -403,6 +403,8 @@ class McpClient:
             self._pending.pop(key, None)
             if token is not None:
                 self._by_token.pop(jsonrpc.id_key(token), None)
+            if pending.future.done() and not pending.future.cancelled():
+                pending.future.exception()   # a failure that raced a cancellation is not "never retrieved"
         message = pending.future.result()
         if "error" in message:
             raise JsonRpcError.from_error(message["error"])

@@ -23,9 +23,17 @@ class ServerConfig:
     timeout: float = DEFAULT_TIMEOUT                         # per request, reset by progress
 
     def secret_values(self) -> list[str]:
-        """Values that must never appear in a share or export: every header and env value."""
+        """Values that must never appear in a share or export: every header value, secret-looking
+        or long env values, and what the transcript masks in the URL (its password, query values
+        with secret-looking names), which a server may repeat all the same."""
+        from urllib.parse import parse_qsl, urlsplit
+
         from .secrets import is_secret_name
         values: list[str] = []
+        if self.url:
+            parts = urlsplit(self.url)
+            values += [parts.password or ""]
+            values += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if is_secret_name(k)]
         for v in self.headers.values():
             values.append(v)
             # "Bearer abc…": a server may echo the credential without its scheme.

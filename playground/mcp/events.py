@@ -18,6 +18,7 @@ Direction = Literal["send", "recv", "stderr", "note"]
 
 # Frames larger than this are recorded truncated (with their real size); delivery is unaffected.
 DEFAULT_MAX_RAW = 1_000_000
+INVALID_UTF8 = "invalid UTF-8 (shown with replacement characters)"
 
 
 @dataclass(slots=True)
@@ -147,7 +148,7 @@ class Tap:
             size = len(raw)
             text = raw.decode("utf-8", errors="replace")
             if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
-                facts.setdefault("problems", []).append("invalid UTF-8 (shown with replacement characters)")
+                facts.setdefault("problems", []).append(INVALID_UTF8)
         else:
             text = raw
             size = len(raw.encode("utf-8", errors="replace"))

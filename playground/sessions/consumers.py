@@ -7,6 +7,8 @@ wherever that worker lives.
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -65,6 +67,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self._replay(session)
         if session.worker_channel:
             await self.channel_layer.send(session.worker_channel, {"command": "sync", "reply_channel": self.channel_name})
+            self._watchdog = asyncio.create_task(self._watch_worker())
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' own dispatch first closes stale database connections, a hop to its single
@@ -76,11 +79,56 @@ class SessionConsumer(AsyncWebsocketConsumer):
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
 
+    async def _watch_worker(self) -> None:
+        """While the session is live, check every beat that its worker still beats. When its
+        process died (the heartbeat went stale), end the session and tell every tab: the note
+        saying so and the state. Without this a tab on another process showed it live forever."""
+        while self.worker_channel:
+            await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
+            try:
+                if await database_sync_to_async(reap_dead_sessions)(session_id=self.session_id):
+                    await self._announce_end()
+            except Exception:     # housekeeping never closes a tab
+                log.exception("checking the worker of session %s failed", self.session_id)
+
+    async def _announce_end(self) -> None:
+        session = await self._session()
+        assert session is not None
+        last = await database_sync_to_async(
+            lambda: list(Event.objects.filter(session_id=self.session_id).order_by("-seq")
+                         .values_list("data", flat=True)[:1]))()
+        group = group_name(self.session_id)
+        await self.channel_layer.group_send(group, {"type": "session.events", "rows": [jsontext.dumps(row) for row in last]})
+        await self.channel_layer.group_send(group, {"type": "session.state", "state": session_state(session)})
+
     async def disconnect(self, code: int) -> None:
+        watchdog = getattr(self, "_watchdog", None)
+        if watchdog is not None:
+            watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watchdog
         if hasattr(self, "window"):
             await self.window.close()
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
+
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+        """Every fragment goes through here. daphne closes this tab's socket (and then the same
+        one again on every reconnect) rather than send text it cannot encode (a server's JSON
+        may hold unpaired surrogates: "\\ud800") or a message over its limit: the first is
+        sent with U+FFFD in their place, the second becomes a notice."""
+        if text_data is not None and not text_data.isascii():
+            try:
+                size = len(text_data.encode("utf-8"))
+            except UnicodeEncodeError:
+                text_data = text_data.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+                size = len(text_data.encode("utf-8"))
+        else:
+            size = len(text_data or "")
+        if size > render.WS_MESSAGE_LIMIT:
+            log.warning("session %s: a %d-byte fragment was replaced by a notice", self.session_id, size)
+            text_data = render.too_large(text_data or "", size)
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     @database_sync_to_async
     def _session(self) -> Session | None:
@@ -96,7 +144,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def _replay(self, session: Session) -> None:
         rows, total = await self._recent_events()
-        await self.send(text_data=render.transcript_replace(rows, total, session.pk))
+        for frame in render.transcript_replace_frames(rows, total, session.pk):
+            await self.send(text_data=frame)
         await self.send(text_data=render.state(session_state(session)))
         if session.catalogue:
             await self.send(text_data=render.catalogue(session.pk, session.catalogue))

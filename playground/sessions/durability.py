@@ -7,7 +7,8 @@ sessions would stay "connected" forever. Two rules find them:
 - process start, in-memory layer only: no worker can survive its process, so every live
   session started before this process began is dead.
 The sweep runs once per process at its first request, on every session page and socket
-connect, and in `playground_setup`. It appends a note to the transcript saying so.
+connect, and in `playground_setup`; a tab showing a live session checks its own every beat,
+so a viewer on another process sees the session end. It appends a note to the transcript.
 """
 from __future__ import annotations
 
@@ -35,16 +36,19 @@ def in_memory_layer() -> bool:
     return settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InMemoryChannelLayer")
 
 
-def reap_dead_sessions(*, at_start: bool = False) -> list[int]:
-    """Mark dead sessions ended; return their ids. Workers of this process are never touched."""
+def reap_dead_sessions(*, at_start: bool = False, session_id: int | None = None) -> list[int]:
+    """Mark dead sessions (or only `session_id`) ended; return their ids. Workers of this
+    process are never touched."""
     from .worker import WORKERS
 
     stale = timezone.now() - timedelta(seconds=3 * settings.PLAYGROUND_HEARTBEAT_SECONDS)
     dead = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, started_at__lt=stale)
     if at_start and in_memory_layer():
         dead |= Q(started_at__lt=PROCESS_STARTED)
-    ids = list(Session.objects.filter(dead, status__in=_LIVE).exclude(pk__in=list(WORKERS))
-               .values_list("pk", flat=True))
+    live = Session.objects.filter(dead, status__in=_LIVE).exclude(pk__in=list(WORKERS))
+    if session_id is not None:
+        live = live.filter(pk=session_id)
+    ids = list(live.values_list("pk", flat=True))
     reaped = [pk for pk in ids if _end(pk, dead)]
     if reaped:
         log.warning("marked %d session(s) ended: %s", len(reaped), WORKER_ENDED)

@@ -32,6 +32,7 @@ FEED_KEPT = 200             # notifications replayed to a reloading page
 BURST_WINDOW = 0.05         # seconds: notifications arriving within it reach the page as one message
 BURST_SHOWN = 20            # the latest of a burst sent to the page (the transcript has them all)
 STATE_SHOWN = 2000          # characters of an opaque requestState shown on the page
+SUMMARY_CHARS = 500         # characters of one notification shown in the feed (the transcript has all)
 
 COMMANDS = frozenset({"complete", "set_level", "subscribe", "unsubscribe", "listen", "stop_listen",
                       "auto_refresh", "set_roots", "set_timeout"})
@@ -119,7 +120,7 @@ class Features:
         except (JsonRpcError, RequestTimeout, TransportError) as exc:
             reply["error"] = str(exc)
         if self._completion_seq.get(target) == seq and message.get("reply_channel"):
-            await self.worker.layer.send(message["reply_channel"], reply)
+            await self.worker.to_layer(self.worker.layer.send, message["reply_channel"], reply)
 
     def set_timeout(self, seconds: Any) -> None:
         """The session's request timeout (each call may still set its own)."""
@@ -200,7 +201,7 @@ class Features:
                  "subscription": tag, "params": params,
                  "t": round((self.worker.tap.clock() - self.worker.tap.start) * 1000, 1)}
         if method == "notifications/message":
-            entry.update(level=str(params.get("level") or ""), logger=str(params.get("logger") or ""))
+            entry.update(level=str(params.get("level") or "")[:40], logger=str(params.get("logger") or "")[:200])
         self.feed.append(entry)
         if len(self._feed_pending) == BURST_SHOWN:
             self._feed_skipped += 1
@@ -291,7 +292,14 @@ def _summarized(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def summarize(method: str, params: dict[str, Any]) -> str:
-    """One line for the notifications panel: the interesting field, else the params as JSON."""
+    """One line for the notifications panel, cut to SUMMARY_CHARS: the feed is replayed whole to
+    a reloading page, and a 50 MB log message made that one websocket message too large."""
+    text = _summary(method, params)
+    return text if len(text) <= SUMMARY_CHARS else f"{text[:SUMMARY_CHARS]}… ({len(text)} characters)"
+
+
+def _summary(method: str, params: dict[str, Any]) -> str:
+    """The interesting field, else the params as JSON."""
     if method == "notifications/message":
         data = params.get("data")
         return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)[:500]

@@ -7,9 +7,11 @@ on server data anywhere).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
 
 from playground.mcp import jsontext
 
@@ -24,6 +26,11 @@ PREVIEW_CHARS = 160
 PRETTY_LIMIT = 64 * 1024
 RAW_LIMIT = 64 * 1024
 FRAME_BUDGET = 256 * 1024   # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
+# daphne closes the page's socket rather than send a websocket message over 1 MiB
+# (`websocket_max_message_size`): no fragment may be larger, whatever a server sent.
+WS_MESSAGE_LIMIT = 1024 * 1024
+# Characters of a server-controlled text in the state strip (instructions, server name).
+STATE_TEXT_LIMIT = 16 * 1024
 
 
 def line(row: dict[str, Any]) -> dict[str, Any]:
@@ -49,14 +56,19 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
         is_error = row.get("kind") in ("error", "timeout") or (
             row.get("kind") == "auth" and (row.get("data") or {}).get("status") in ("failed", "refused"))
         if row.get("data") or row.get("http"):
-            pretty = json.dumps({k: row[k] for k in ("data", "http") if row.get(k)}, indent=2, ensure_ascii=False)
+            pretty = json.dumps({k: row[k] for k in ("data", "http") if row.get(k)}, indent=2,
+                                ensure_ascii=False)[:PRETTY_LIMIT]
     elif row["dir"] == "stderr":
         label, preview = "stderr", row.get("text") or ""
     else:
-        label = "unparsed"
+        # A frame cut at the recording cap was parsed (and delivered) whole: say "truncated".
+        label = "truncated" if row.get("truncated") and not row.get("parse_error") else "unparsed"
         preview = (row.get("raw") or "")[:PREVIEW_CHARS]
         is_error = True
     problems = list(row.get("problems") or [])
+    if len(preview) > RAW_LIMIT:      # a note or stderr line quoting megabytes a server sent
+        preview = preview[:RAW_LIMIT]
+        problems.append(f"text shown up to {RAW_LIMIT} characters (the export has all of it)")
     raw = row.get("raw")
     if isinstance(raw, str) and len(raw) > RAW_LIMIT:
         raw = raw[:RAW_LIMIT]
@@ -78,30 +90,45 @@ def transcript_lines(rows: list[dict[str, Any]]) -> str:
     return lines_html([line(r) for r in rows])
 
 
-def transcript_replace(rows: list[dict[str, Any]], total: int, session_id: int) -> str:
-    return render_to_string("sessions/_transcript_replace.html", {
-        "lines": [line(r) for r in rows], "total": total, "shown": len(rows), "session_id": session_id})
+def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id: int) -> list[str]:
+    """The replay on (re)connect: the first fragment replaces the lines, the others append the
+    rest, each under FRAME_BUDGET (1,000 lines of a few KB each were one 3 MB message, which
+    closed the socket on every connect, and htmx reconnected in a loop)."""
+    chunks = _line_chunks(rows) or [""]
+    first = render_to_string("sessions/_transcript_replace.html", {
+        "first": SafeString(chunks[0]), "total": total, "shown": len(rows), "session_id": session_id})
+    return [first] + [_append(chunk) for chunk in chunks[1:]]
 
 
 def transcript_append(rows: list[dict[str, Any]]) -> str:
     """The fragment sent for every batch of events: no template (see lines.py)."""
-    return f'<div id="transcript-lines" hx-swap-oob="beforeend">{transcript_lines(rows)}</div>'
+    return _append(transcript_lines(rows))
 
 
-def transcript_append_frames(rows: list[dict[str, Any]]) -> list[str]:
-    """The batch as appends of at most FRAME_BUDGET characters of lines each (a line more if one is
-    larger): a websocket message over 1 MiB would close the page's socket."""
-    frames, current, size = [], [], 0
+def _append(html: str) -> str:
+    return f'<div id="transcript-lines" hx-swap-oob="beforeend">{html}</div>'
+
+
+def _line_chunks(rows: list[dict[str, Any]]) -> list[str]:
+    """The rows' lines, joined in chunks of at most FRAME_BUDGET characters (a line more if one
+    is larger; a line is capped well under the limit)."""
+    chunks, current, size = [], [], 0
     for row in rows:
         html = lines_html([line(row)])
         if current and size + len(html) > FRAME_BUDGET:
-            frames.append(current)
+            chunks.append("".join(current))
             current, size = [], 0
         current.append(html)
         size += len(html)
     if current:
-        frames.append(current)
-    return [f'<div id="transcript-lines" hx-swap-oob="beforeend">{"".join(f)}</div>' for f in frames]
+        chunks.append("".join(current))
+    return chunks
+
+
+def transcript_append_frames(rows: list[dict[str, Any]]) -> list[str]:
+    """The batch as appends of at most FRAME_BUDGET characters of lines each: a websocket
+    message over 1 MiB would close the page's socket."""
+    return [_append(chunk) for chunk in _line_chunks(rows)]
 
 
 def skipped(session_id: int, count: int) -> str:
@@ -110,7 +137,27 @@ def skipped(session_id: int, count: int) -> str:
 
 
 def state(state: dict[str, Any]) -> str:
-    return render_to_string("sessions/_state.html", {"state": state, "oob": True})
+    """The state strip. Texts a server chose (instructions, name, version) are cut to
+    STATE_TEXT_LIMIT: the strip carries the session's status and must always reach the page."""
+    return render_to_string("sessions/_state.html", {"state": capped_state(state), "oob": True})
+
+
+def capped_state(state: dict[str, Any]) -> dict[str, Any]:
+    def cut(text: Any) -> Any:
+        if isinstance(text, str) and len(text) > STATE_TEXT_LIMIT:
+            return f"{text[:STATE_TEXT_LIMIT]}… ({len(text)} characters; the transcript has all of it)"
+        return text
+    info = state.get("server_info")
+    return {**state, "instructions": cut(state.get("instructions")), "end_reason": cut(state.get("end_reason")),
+            "server_info": {k: cut(v) for k, v in info.items()} if isinstance(info, dict) else info}
+
+
+def too_large(fragment: str, size: int) -> str:
+    """What the page gets instead of a fragment over WS_MESSAGE_LIMIT: a notice naming the region."""
+    target = re.search(r'\bid="([^"]{1,80})"', fragment[:300])
+    where = f"#{target.group(1)}" if target else "the page"
+    return notice(f"An update for {where} ({size} bytes) was too large to show here and was left out; "
+                  "the transcript export has everything the server sent.")
 
 
 def catalogue(session_id: int, catalogue: dict[str, Any]) -> str:
@@ -187,7 +234,14 @@ def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[st
             holder[f"{key}_more"] = {"id": dom_id, "chars": len(tail)}
             rest += [(dom_id, tail[i:i + RESULT_PIECE]) for i in range(0, len(tail), RESULT_PIECE)]
         room -= len(holder[key] or "")
-    return [result_html(outcome, described)] + [piece_html(dom_id, piece) for dom_id, piece in rest]
+    first = result_html(outcome, described)
+    size = len(first.encode("utf-8", "surrogatepass"))
+    if size > WS_MESSAGE_LIMIT:
+        # Many big fields at once (a server's descriptions, names, URIs): show that there was a
+        # result, and end the call's in-flight card, rather than lose the whole fragment.
+        first = result_html(outcome, {"error": described["error"], "too_large": size})
+        rest = []
+    return [first] + [piece_html(dom_id, piece) for dom_id, piece in rest]
 
 
 def result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> str:

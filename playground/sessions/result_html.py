@@ -75,6 +75,8 @@ def _badges(error: dict[str, Any] | None, is_error: bool) -> str:
             what = "cancelled"
         elif error.get("timeout"):
             what = "timed out"
+        elif error.get("kind") == "ended":
+            what = "session ended"
         elif error.get("kind") == "transport":
             what = "transport error"
         elif error.get("kind") == "client":
@@ -176,6 +178,9 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
                f'{_badges(error, bool(is_error))}{_latency(outcome, bool(d.get("rounds")))}</header>\n')
     if error:
         out.append(f'  <p class="error-message">{_e(error.get("message"))}</p>\n')
+    if d.get("too_large"):
+        out.append(f'  <p class="error-message">This result is too large to show here ({_e(d["too_large"])} bytes of '
+                   "HTML); the transcript and the export have the whole frame.</p>\n")
     out.append(_url_elicitations(d.get("url_elicitations") or []))
     if d.get("description"):
         out.append(f'  <p class="desc">{_e(d["description"])}</p>\n')

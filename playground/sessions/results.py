@@ -27,6 +27,7 @@ TERMINAL_TASK_STATES = frozenset({"completed", "failed", "cancelled"})
 URL_ELICITATION_REQUIRED = -32042
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 MAX_TEXT = 500_000        # characters of one text block shown on the page; the transcript has the frame
+ERROR_CHARS = 4000        # characters of an error message shown above the raw JSON
 
 
 def _capped(text: str) -> str:
@@ -112,10 +113,18 @@ def task_actions(task: dict[str, Any] | None) -> list[tuple[str, str]]:
     return actions if task["terminal"] else actions + [("task_cancel", "Cancel task")]
 
 
+def _error(error: Any) -> Any:
+    """The error as shown: a server's message is cut at ERROR_CHARS (the raw JSON has more)."""
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(message, str) and len(message) > ERROR_CHARS:
+        return {**error, "message": f"{message[:ERROR_CHARS]}… ({len(message)} characters in all)"}
+    return error
+
+
 def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any]:
     result = outcome.get("result")
     described: dict[str, Any] = {
-        "error": outcome.get("error"),
+        "error": _error(outcome.get("error")),
         "raw": jsontext.pretty(result if "error" not in outcome else outcome["error"])[:500_000],
         "items": [], "is_error": False, "structured": None, "structured_errors": [], "has_output_schema": False,
         "messages": [], "contents": [], "task": None, "rounds": outcome.get("rounds") or [],

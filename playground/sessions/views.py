@@ -57,7 +57,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "lines": [fragments.line(r) for r in rows],
         "ws_url": f"/ws/sessions/{session.pk}/",
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
-        "log_levels": LOG_LEVELS,
+        "log_levels": LOG_LEVELS, "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
         "timeout": f"{settings.PLAYGROUND_REQUEST_TIMEOUT:g}",
     })
 

@@ -34,6 +34,7 @@ from playground.mcp.transports.base import HttpStatusError, TransportError
 from playground.oauth import page as oauth_page
 from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
+from playground.transcripts.storable import storable, storable_row, without_surrogates
 
 from .features import COMMANDS as FEATURE_COMMANDS
 from .features import CURRENT_CALL, Features
@@ -163,11 +164,15 @@ class SessionWorker:
         self.era_evidence = ""
         self._refresh_lock = asyncio.Lock()
         self._refresh_waiting = False
+        self._end_reason: str | None = None     # set once the session is ending
 
     # Lifecycle --------------------------------------------------------------
 
     async def start(self) -> str:
-        self.channel = await self.layer.new_channel(f"worker.{self.session_id}.")
+        # The default prefix on purpose: channels_redis receives every process-specific channel
+        # under one lock, and a channel of another prefix ("worker.N.") waited behind a tab's
+        # blocking receive on "specific.…!" — commands reached the worker late or never.
+        self.channel = await self.layer.new_channel()
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel, heartbeat_at=timezone.now())
         WORKERS[self.session_id] = self
@@ -212,6 +217,8 @@ class SessionWorker:
             status, reason = Session.Status.FAILED, f"worker error: {exc!r}"
             self.tap.note("error", f"worker error: {exc!r}")
         finally:
+            # Calls still waiting get no answer now: say why (not "cancelled by the user").
+            self._end_reason = reason
             for task in list(self._calls.values()):
                 task.cancel()
             self.tap.resume()       # the transport's readers must drain while it closes
@@ -243,7 +250,7 @@ class SessionWorker:
     async def _end(self, status: str, reason: str) -> None:
         def save() -> None:
             Session.objects.filter(pk=self.session_id).update(
-                status=status, end_reason=reason, ended_at=timezone.now(), worker_channel="")
+                status=status, end_reason=storable(reason), ended_at=timezone.now(), worker_channel="")
         await database_sync_to_async(save)()
         await self.broadcast({"type": "session.state", "state": await self.state()})
 
@@ -253,10 +260,11 @@ class SessionWorker:
 
         def save() -> None:
             Session.objects.filter(pk=self.session_id).update(
-                status=Session.Status.CONNECTED, era=client.era, protocol_version=client.protocol_version or "",
-                server_info=client.server_info, capabilities=client.server_capabilities,
-                instructions=client.instructions or "", transport=client.transport.name,
-                era_evidence=self.era_evidence)
+                status=Session.Status.CONNECTED, era=client.era,
+                protocol_version=storable(str(client.protocol_version or ""))[:40],
+                server_info=storable(client.server_info), capabilities=storable(client.server_capabilities),
+                instructions=storable(client.instructions or ""), transport=client.transport.name,
+                era_evidence=storable(self.era_evidence))
         await database_sync_to_async(save)()
         await self.broadcast({"type": "session.state", "state": await self.state()})
 
@@ -311,7 +319,15 @@ class SessionWorker:
             self._buffered.clear()
 
     async def broadcast(self, message: dict[str, Any]) -> None:
-        await self.layer.group_send(group_name(self.session_id), message)
+        await self.to_layer(self.layer.group_send, group_name(self.session_id), message)
+
+    async def to_layer(self, send: Callable[[str, dict[str, Any]], Any], to: str, message: dict[str, Any]) -> None:
+        """Send on the channel layer; a server's unpaired surrogates ("\\ud800" in its JSON) make
+        Redis's msgpack refuse the message, which then goes with U+FFFD in their place."""
+        try:
+            await send(to, message)
+        except UnicodeEncodeError:
+            await send(to, without_surrogates(message))
 
     # Commands -------------------------------------------------------------------
 
@@ -329,7 +345,7 @@ class SessionWorker:
         if command == "disconnect":
             self._stop.set()
         elif command == "sync":
-            await self.layer.send(message["reply_channel"], {"type": "session.snapshot", **self.snapshot()})
+            await self.to_layer(self.layer.send, message["reply_channel"], {"type": "session.snapshot", **self.snapshot()})
         elif command == "answer":
             self.responder.resolve(message["key"], message.get("result"), message.get("error"))
         elif command == "cancel":
@@ -408,7 +424,10 @@ class SessionWorker:
         except RequestTimeout as exc:
             outcome["error"] = {"message": str(exc), "timeout": True}
         except asyncio.CancelledError:
-            outcome["error"] = {"message": "cancelled by the user", "cancelled": True}
+            if self._end_reason is not None:
+                outcome["error"] = {"message": f"no answer: the session ended ({self._end_reason})", "kind": "ended"}
+            else:
+                outcome["error"] = {"message": "cancelled by the user", "cancelled": True}
             announce.cancel()
             await self._publish_result(outcome)
             raise
@@ -481,7 +500,8 @@ class SessionWorker:
         # Legacy per-resource subscriptions (modern ones go through subscriptions/listen).
         catalogue["subscribe"] = client.era == "legacy" and bool((caps.get("resources") or {}).get("subscribe"))
         self.catalogue = catalogue
-        await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(catalogue=catalogue)
+        await database_sync_to_async(lambda: Session.objects.filter(pk=self.session_id).update(
+            catalogue=storable(catalogue)))()
         await self.broadcast({"type": "session.catalogue", "catalogue": catalogue})
 
     def snapshot(self) -> dict[str, Any]:
@@ -538,6 +558,8 @@ def save_events(session_id: int, rows: list[dict[str, Any]]) -> list[str]:
     texts = [jsontext.dumps(row) for row in rows]
     if connection.vendor == "postgresql":
         from psycopg.types.json import Jsonb
+        cleaned = [storable_row(row, text) for row, text in zip(rows, texts)]
+        rows, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
         params = [Jsonb(text, dumps=_same) for text in texts]
     else:
         params = texts

@@ -3,7 +3,9 @@ controls; no script runs on the session page, after a reload, on the share page,
 exports are opened; `javascript:` URIs are never links and SVG is never rendered."""
 from __future__ import annotations
 
+import os
 import re
+import sys
 from urllib.parse import urljoin
 
 from playwright.sync_api import Page, expect
@@ -11,6 +13,7 @@ from playwright.sync_api import Page, expect
 from .helpers import ROOT, LiveBrowserTestCase
 
 HOSTILE = ROOT / "tests" / "peers" / "hostile_server.py"
+MISBEHAVING = ROOT / "tests" / "peers" / "misbehaving.py"
 PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
 
 
@@ -60,6 +63,31 @@ class HostileServerTests(LiveBrowserTestCase):
         expect(self.result()).to_contain_text("tool error <script>")            # an isError result
         page.locator("#catalogue").get_by_role("button", name=re.compile(r"^res ")).click()
         expect(self.result()).to_contain_text("read_resource")
+        expect(page.get_by_role("log", name="Log messages")).to_contain_text("log <script>")   # echo's log
+        # A tool named with the payload; a form generated from a hostile schema.
+        page.locator("#catalogue").get_by_role("button", name=re.compile(r"^named <script>")).click()
+        page.locator("#workspace form#tool-form").get_by_role("button", name="Call tool").click()
+        expect(self.result()).to_contain_text("named ok")
+        form = self.open_tool("form")
+        expect(form).to_contain_text("<script>window.__pwned=1</script>")          # titles, descriptions: text
+        form.locator("select").select_option("plain")
+        form.get_by_role("button", name="Call tool").click()
+        expect(self.result()).to_contain_text("form plain <script>")
+        # Server requests: an elicitation and a sampling request carrying payloads, answered no.
+        for tool, words, button, outcome in (("ask", "Question <script>", "Decline", "answered decline"),
+                                             ("sample", "System <script>", "Reject", "sample")):
+            self.open_tool(tool).get_by_role("button", name="Call tool").click()
+            card = page.get_by_role("region", name="Server request")
+            expect(card).to_contain_text(words)
+            self.assert_inert(page)
+            card.get_by_role("button", name=button).click()
+            expect(card).to_have_count(0)
+            expect(self.result()).to_contain_text(outcome)
+        # A resource template and a prompt argument described with the payload.
+        page.locator("#catalogue").get_by_role("button", name=re.compile(r"^tpl <script>")).click()
+        expect(page.locator("#workspace")).to_contain_text("tpl://{name}")
+        page.locator("#catalogue").get_by_role("button", name="hostile_prompt", exact=True).click()
+        expect(page.locator("#workspace")).to_contain_text("Argument <script>")
         _request, response = self.exchange("tools/call")
         response.locator("summary").first.click()
         self.shot("1-session")
@@ -90,4 +118,46 @@ class HostileServerTests(LiveBrowserTestCase):
             assert "window.__pwned=1" in text                                  # the payload is in there, as data
             assert viewer.evaluate("typeof window.__pwned") == "undefined"
             viewer.close()
+        self.assert_no_js_errors()
+
+
+class FloodedPageTests(LiveBrowserTestCase):
+    """The page's own window: every line of a flood reaches it here (the server-side budget is
+    lifted), and it keeps its last PLAYGROUND_PAGE_KEEP_LINES and goes on answering."""
+
+    KEEP = 300
+    ENV = {"PLAYGROUND_PAGE_MAX_LINES": "1000000", "PLAYGROUND_PAGE_KEEP_LINES": str(KEEP)}
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        before = {name: os.environ.get(name) for name in cls.ENV}
+        os.environ.update(cls.ENV)                  # read by the live server's settings when it starts
+        try:
+            super().setUpClass()
+        finally:
+            for name, value in before.items():
+                if value is None:
+                    os.environ.pop(name)
+                else:
+                    os.environ[name] = value
+
+    def test_a_flood_keeps_the_page_to_its_window_and_responsive(self) -> None:
+        page = self.page
+        self.log_in()
+        self.add_server("Flood", command=sys.executable, args=[str(MISBEHAVING), "flood", "1000"])
+        self.connect("go")
+        self.open_tool("go").get_by_role("button", name="Call tool").click()
+        expect(self.result()).to_contain_text("flood done")
+        lines = page.locator("#transcript-lines > details")
+        answer = lines.filter(has_text="flood done")            # the call's answer: the flood's tail arrived
+        expect(answer).to_have_count(1)
+        expect(lines.last).to_have_id(answer.get_attribute("id"))
+        assert lines.count() == self.KEEP                        # the window, not all 1,000 lines
+        expect(page.locator('#transcript-lines > details[data-method="tools/call"]')).to_have_count(0)  # left it
+        self.shot("flooded")
+        page.get_by_role("button", name="Ping").click()
+        expect(self.result()).to_contain_text("ping")
+        _ping, pong = self.exchange("ping")
+        expect(lines.last).to_have_id(pong.get_attribute("id"))
+        assert lines.count() == self.KEEP                        # still windowed
         self.assert_no_js_errors()

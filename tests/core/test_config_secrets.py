@@ -17,6 +17,11 @@ def test_header_credentials_are_secret_with_and_without_their_scheme() -> None:
     assert redact.text("echo: s3cr3t-value-123 / Bearer s3cr3t-value-123") == "echo: •••• / ••••"
 
 
+def test_url_credentials_are_secret() -> None:
+    config = ServerConfig(transport="http", url="http://me:pw-4567@127.0.0.1:1/mcp?api_key=key-0001&page=2")
+    assert sorted(config.secret_values()) == ["key-0001", "pw-4567"]
+
+
 def test_env_secrets() -> None:
     config = ServerConfig(command="x", env={"API_TOKEN": "abc1", "MODE": "dev", "LONG_VALUE": "12345678"})
     assert sorted(config.secret_values()) == ["12345678", "abc1"]

@@ -15,6 +15,7 @@ from playground.mcp.transports.base import HttpStatusError, SessionExpired, Tran
 from playground.mcp.transports.http_common import (SseParser, encode_header_value, modern_headers, param_headers,
                                                    shown_url, validate_x_mcp_header)
 from playground.mcp.transports.sse import SseTransport
+from playground.mcp.transports import streamable_http
 from playground.mcp.transports.streamable_http import StreamableHttpTransport
 
 from .http_peers import (INITIALIZED, ROOT, FaultServer, Recorder, Request, free_port, head, initialize,
@@ -161,6 +162,16 @@ def test_sse_parser_lines_ids_retry_comments_and_partial_events() -> None:
     assert p.feed(b":1}\ndata: \xc3") == []  # half of a UTF-8 character
     assert p.feed(b"\xa9\n\n")[0].data == '{"a":1}\n\u00e9'
     assert not p.in_event and p.last_id == "7" and p.retry == 250
+
+
+def test_sse_parser_flags_invalid_utf8_and_reads_a_long_line_in_many_chunks() -> None:
+    p = SseParser()
+    bad, good = p.feed(b"data: \xff\xfe bad\n\n" + "data: café\n\n".encode())
+    assert bad.invalid_utf8 and bad.data == "\ufffd\ufffd bad"
+    assert not good.invalid_utf8 and good.data == "café"
+    body = b"data: " + b"a" * 5_000_000 + b"\r\n\r\n"
+    events = [e for i in range(0, len(body), 4096) for e in p.feed(body[i:i + 4096])]
+    assert len(events) == 1 and events[0].data == "a" * 5_000_000 and not p.in_event
 
 
 def test_shown_url_masks_credentials() -> None:
@@ -389,6 +400,53 @@ async def test_wrong_content_type_is_recorded_and_fails_the_request() -> None:
         body = next(e for e in rec.events if e.dir == "recv")
         assert body.raw == "<html>hello</html>" and body.parse_error and body.http["content_type"] == "text/html"
         assert rec.messages == []
+        await t.close()
+
+
+async def test_a_body_over_the_frame_limit_is_recorded_cut_and_fails_the_request(monkeypatch) -> None:
+    monkeypatch.setattr(streamable_http, "MAX_FRAME", 1000)
+
+    async def huge(req: Request, w: asyncio.StreamWriter) -> None:
+        w.write(head("200 OK", "application/json") + b'{"jsonrpc":"2.0","id":1,"result":"' + b"a" * 5000 + b'"}')
+        await w.drain()
+    async with FaultServer(huge) as server:
+        rec = Recorder()
+        t = rec.bind(StreamableHttpTransport(rec.tap, server.url, timeout=5))
+        await t.start()
+        await t.send(initialize(1))
+        request_id, exc = await rec.until(lambda: rec.failed and rec.failed[0])
+        assert request_id == 1 and "body longer than 1000 bytes" in str(exc)
+        body = next(e for e in rec.events if e.dir == "recv")
+        assert body.size == 1000 and body.raw.startswith('{"jsonrpc":"2.0","id":1,"result":"aaa') and body.parse_error
+        assert any("recorded cut at that size" in p for p in body.problems) and rec.messages == []
+        await t.close()
+
+
+async def test_a_paused_tap_stops_reading_the_stream_until_resumed() -> None:
+    """Back-pressure, as over stdio: while the tap is paused no event is read; resumed, all arrive."""
+    sent = asyncio.Event()
+
+    async def stream(req: Request, w: asyncio.StreamWriter) -> None:
+        w.write(head("200 OK", "text/event-stream") + b"".join(
+            b'data: {"jsonrpc":"2.0","method":"notifications/n%d"}\n\n' % i for i in range(3)) +
+            b'data: {"jsonrpc":"2.0","id":1,"result":{}}\n\n')
+        await w.drain()
+        sent.set()
+    async with FaultServer(stream) as server:
+        rec = Recorder()
+        t = rec.bind(StreamableHttpTransport(rec.tap, server.url, timeout=5))
+        await t.start()
+        await t.send(initialize(1))          # recorded before the pause: it is ours
+        rec.tap.pause()
+        await asyncio.wait_for(sent.wait(), 5)
+        async with asyncio.timeout(5):              # the reader got bytes and now waits on the tap
+            while not rec.tap._gate._waiters:       # (asyncio.Event keeps its waiters there)
+                await asyncio.sleep(0.01)
+        assert [e for e in rec.events if e.dir == "recv"] == [] and rec.messages == []
+        rec.tap.resume()
+        await rec.answer(1)
+        assert [m.get("method") for m in rec.messages[:3]] == ["notifications/n0", "notifications/n1",
+                                                               "notifications/n2"]
         await t.close()
 
 

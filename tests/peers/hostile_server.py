@@ -2,8 +2,11 @@
 and it repeats every secret it was given.
 
 Payloads go into the server's name, title and instructions, tool names, titles and
-descriptions, text content, error messages, stderr, MIME types, URIs (`javascript:`), image
-data (SVG with script, broken base64), resource and prompt descriptions. Secrets: the value of
+descriptions, a tool's input schema (titles, descriptions, enum values, defaults), text content,
+log messages, progress messages, error messages, stderr, MIME types, URIs (`javascript:`),
+image data (SVG with script, broken base64), resource, template and prompt (argument)
+descriptions, an elicitation's message and schema, a sampling request's messages and system
+prompt. Secrets: the value of
 every environment variable named in HOSTILE_ECHO_ENV (comma-separated) appears in a tool name,
 a description, stderr, results and errors; over HTTP, the request's Authorization header is
 repeated in results and errors too.
@@ -15,11 +18,13 @@ from __future__ import annotations
 import base64
 import os
 import sys
+from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import ImageContent, ResourceLink, TextContent
+from mcp.types import ImageContent, ResourceLink, SamplingMessage, TextContent
+from pydantic import BaseModel, Field
 
 XSS = ('<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
        '<svg onload="window.__pwned=1"></svg><a href="javascript:window.__pwned=1">click</a>')
@@ -45,10 +50,12 @@ def _auth(ctx: Context | None) -> str:
 
 
 @mcp.tool(title=f"Echo {XSS}", description=f"Echoes {XSS} and the secrets {SAID}")
-def echo(text: str, ctx: Context | None = None) -> list:
-    """Text, a hostile link, hostile images, and whatever secrets it knows."""
+async def echo(text: str, ctx: Context) -> list:
+    """Text, a hostile link, hostile images, a log and a progress message, and whatever secrets it knows."""
     sys.stderr.write(f"echo {text} {XSS} {SAID} {_auth(ctx)}\n")
     sys.stderr.flush()
+    await ctx.info(f"log {XSS} {SAID}")
+    await ctx.report_progress(1, 2, f"progress {XSS}")
     return [
         TextContent(type="text", text=f"{text} {XSS} secrets: {SAID} header: {_auth(ctx)}"),
         ResourceLink(type="resource_link", uri=JS_URI, name=f"link {XSS}", mimeType=f"text/html{XSS}",
@@ -71,6 +78,40 @@ def tool_error(ctx: Context | None = None) -> str:
     raise ToolError(f"tool error {XSS} {SAID} {_auth(ctx)}")
 
 
+@mcp.tool(name=f"named {XSS}", description="a tool whose name is the payload")
+def named() -> str:
+    return "named ok"
+
+
+@mcp.tool(description="a form built from a hostile schema")
+def form(choice: Annotated[Literal["plain", '"><img src=x onerror="window.__pwned=1">'], Field(title=XSS, description=XSS)],
+         text: Annotated[str, Field(title=XSS, description=XSS, examples=[XSS])] = XSS) -> str:
+    return f"form {choice} {text}"
+
+
+class Answer(BaseModel):
+    name: str = Field(title=XSS, description=XSS, default=XSS)
+
+
+@mcp.tool(description="elicitation with payloads in its message and schema")
+async def ask(ctx: Context) -> str:
+    result = await ctx.elicit(f"Question {XSS}", Answer)
+    return f"answered {result.action}"
+
+
+@mcp.tool(description="a sampling request with payloads")
+async def sample(ctx: Context) -> str:
+    reply = await ctx.session.create_message(
+        [SamplingMessage(role="user", content=TextContent(type="text", text=f"Sample {XSS}"))],
+        max_tokens=5, system_prompt=f"System {XSS}", stop_sequences=[XSS])
+    return f"sampled {reply.content}"
+
+
+@mcp.resource("tpl://{name}", name=f"tpl {XSS}", description=XSS, mime_type=f"text/{XSS}")
+def template(name: str) -> str:
+    return f"{XSS} {name}"
+
+
 for index, secret in enumerate(SECRETS):
     mcp.tool(name=f"leak_{secret}", description=f"named after {secret}")(lambda: SAID)
 
@@ -82,7 +123,7 @@ def page() -> str:
 
 
 @mcp.prompt(title=f"Prompt {XSS}", description=f"A prompt {XSS} {SAID}")
-def hostile_prompt(arg: str = "x") -> str:
+def hostile_prompt(arg: Annotated[str, Field(description=f"Argument {XSS}")] = "x") -> str:
     return f"{XSS} {arg} {SAID}"
 
 

@@ -2,9 +2,10 @@
 `ping`, and misbehaves on the wire when `go` is called, as `argv[1]` says.
 
 Raw stdio on purpose: the faults (garbage, invalid UTF-8, half a frame, duplicate ids, a
-50 MB line, 100,000 notifications) are below what an SDK server lets one produce.
+50 MB line, 100,000 notifications, NUL and unpaired surrogate escapes, megabytes of text in
+its name and instructions) are below what an SDK server lets one produce.
 
-    python misbehaving.py garbage|utf8|crash|silent|big|flood|stderr|ids|jsonrpc|endless
+    python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge
 """
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import sys
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "garbage"
 OUT = sys.stdout.buffer
-FLOOD = 100_000
+FLOOD = int(sys.argv[2]) if MODE == "flood" and len(sys.argv) > 2 else 100_000     # flood [COUNT]
 STDERR_FLOOD = 20_000
+HUGE = "x" * 3_000_000          # megabytes of text where a page shows a line or two
 
 
 def write(obj_or_bytes: object) -> None:
@@ -63,6 +65,16 @@ def misbehave(rid: object) -> None:
         write(result(rid, "duplicate"))                                     # the same id again
     elif MODE == "jsonrpc":
         write({"jsonrpc": "1.0", "id": rid, "result": {"content": [{"type": "text", "text": "old"}]}})
+    elif MODE == "escapes":
+        # Valid JSON, hostile text: unpaired surrogates, NUL as an escape and as a raw byte.
+        write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info",'
+              b'"data":"lone \\ud800 nul \\u0000 end"}}')
+        write(b'raw NUL \x00 here')
+        write(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done \\udc00 \\u0000"}]}}'
+              % json.dumps(rid).encode())
+    elif MODE == "huge":
+        write({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": HUGE}})
+        write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "failed: " + HUGE}})
     elif MODE == "endless":
         i = 0
         while True:                            # until killed
@@ -78,13 +90,14 @@ def main() -> None:
         except ValueError:
             continue
         method, rid = msg.get("method"), msg.get("id")
+        huge = HUGE if MODE == "huge" else ""
         if method == "initialize":
             write({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                "serverInfo": {"name": f"misbehaving-{MODE}", "version": "0"}}})
+                "serverInfo": {"name": f"misbehaving-{MODE}{huge}", "version": "0"}, "instructions": huge}})
         elif method == "tools/list":
-            write({"jsonrpc": "2.0", "id": rid, "result": {"tools": [
-                {"name": "go", "description": f"misbehaves: {MODE}", "inputSchema": {"type": "object"}}]}})
+            tool = {"name": "go", "description": f"misbehaves: {MODE}{huge}", "inputSchema": {"type": "object"}}
+            write({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{**tool, "title": huge} if huge else tool]}})
         elif method == "ping":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "tools/call":

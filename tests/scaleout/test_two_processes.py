@@ -2,8 +2,9 @@
 
 A tab (a `websockets` client) connected to process B watches and drives a session whose worker
 — and stdio child — live in process A. Then A is killed: B marks the session ended by its
-stale heartbeat, with the transcript intact in PostgreSQL. Skips (with the reason) where
-PostgreSQL or Redis is not listening; uses its own database and Redis prefix, removed after.
+stale heartbeat, with the transcript intact in PostgreSQL. A hostile server's NUL and unpaired
+surrogates are stored too. Skips (with the reason) where PostgreSQL or Redis is not listening;
+uses its own database and Redis prefix (two runs at once do not meet), removed after.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ PG = ("127.0.0.1", 5432)
 REDIS = ("127.0.0.1", 6379)
 REDIS_DB = 11
 SDK_PEER = ROOT / "tests" / "peers" / "sdk_server.py"
+MISBEHAVING = ROOT / "tests" / "peers" / "misbehaving.py"
 HEARTBEAT = 1.0
 
 
@@ -63,9 +65,12 @@ def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[dict]:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """Its own database and Redis prefix; each daphne's output in pytest's temporary folder."""
     import psycopg
     import redis
+
+    logs = tmp_path_factory.mktemp("scaleout")
 
     name = f"playground_scaleout_{secrets.token_hex(4)}"
     prefix = f"scaleout-{secrets.token_hex(4)}"
@@ -87,10 +92,11 @@ def stack() -> Iterator[dict]:
         for key, port in ports.items():
             proc = subprocess.Popen([str(Path(sys.executable).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port),
                                      "playground.asgi:application"], env=env, cwd=ROOT, start_new_session=True,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                    stdout=subprocess.DEVNULL, stderr=(logs / f"daphne-{key}.log").open("w"))
             procs.append(proc)
             wait_port(port, proc)
-        yield {"ports": ports, "link": link, "procs": dict(zip(ports, procs)), "db": name}
+        yield {"ports": ports, "link": link, "procs": dict(zip(ports, procs)), "db": name,
+               "dsn": f"postgresql://postgres@{PG[0]}:{PG[1]}/{name}"}
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -108,19 +114,37 @@ def stack() -> Iterator[dict]:
         r.close()
 
 
-def log_in_and_connect(stack: dict) -> tuple[httpx.Client, int]:
-    """On process A: log in with the one-time link, register the SDK peer, press Connect."""
-    a = f"http://127.0.0.1:{stack['ports']['a']}"
-    browser = httpx.Client(base_url=a, follow_redirects=False, timeout=20)
-    assert browser.get(stack["link"]).status_code == 302
-    browser.get("/servers/add/")
+@pytest.fixture(scope="module")
+def browser(stack: dict) -> Iterator[httpx.Client]:
+    """Logged in with the one-time link (the cookie holds for both processes: same host)."""
+    client = httpx.Client(follow_redirects=False, timeout=20)
+    assert client.get(stack["link"]).status_code == 302
+    yield client
+    client.close()
+
+
+def connect(stack: dict, browser: httpx.Client, on: str, name: str, args: list[str]) -> int:
+    """On process `on`: register a stdio server, press Connect; the session's id."""
+    base = f"http://127.0.0.1:{stack['ports'][on]}"
+    browser.get(f"{base}/servers/add/")
     token = browser.cookies["csrftoken"]
-    added = browser.post("/servers/add/", data={
-        "csrfmiddlewaretoken": token, "name": "peer", "transport": "stdio", "command": sys.executable,
-        "args": f"{SDK_PEER}\nstdio", "env": "", "cwd": "", "url": "", "headers": "", "era": "legacy"})
+    added = browser.post(f"{base}/servers/add/", data={
+        "csrfmiddlewaretoken": token, "name": name, "transport": "stdio", "command": sys.executable,
+        "args": "\n".join(args), "env": "", "cwd": "", "url": "", "headers": "", "era": "legacy"})
     server_pk = int(re.search(r"/servers/(\d+)/", added.headers["location"]).group(1))
-    connected = browser.post(f"/servers/{server_pk}/connect/", data={"csrfmiddlewaretoken": token})
-    return browser, int(re.search(r"/sessions/(\d+)/", connected.headers["location"]).group(1))
+    connected = browser.post(f"{base}/servers/{server_pk}/connect/", data={"csrfmiddlewaretoken": token})
+    return int(re.search(r"/sessions/(\d+)/", connected.headers["location"]).group(1))
+
+
+def saved_rows(stack: dict, session_id: int) -> tuple[list[dict], int]:
+    """The session's transcript and event count as PostgreSQL has them."""
+    import psycopg
+
+    with psycopg.connect(stack["dsn"]) as db:
+        rows = [r[0] for r in db.execute("SELECT data FROM transcripts_event WHERE session_id = %s ORDER BY seq",
+                                         (session_id,))]
+        count = db.execute("SELECT event_count FROM transcripts_session WHERE id = %s", (session_id,)).fetchone()[0]
+    return rows, count
 
 
 async def tab(stack: dict, cookie: str, session_id: int):
@@ -139,44 +163,71 @@ async def until(ws, *needles: str, timeout: float = 30) -> str:
     return "\n".join(seen)
 
 
-def test_a_tab_on_process_b_drives_a_worker_in_process_a_then_a_dies(stack):
-    browser, session_id = log_in_and_connect(stack)
+def test_nul_and_unpaired_surrogates_from_a_server_are_stored_in_postgresql(stack, browser):
+    """jsonb refuses U+0000 and unpaired surrogates: one such frame used to fail every later write."""
+    from playground.transcripts.storable import PROBLEM
+
+    session_id = connect(stack, browser, "b", "escapes", [str(MISBEHAVING), "escapes"])
     cookie = f"sessionid={browser.cookies['sessionid']}"
 
     async def drive() -> None:
+        ws = await tab(stack, cookie, session_id)
+        try:
+            await until(ws, 'id="catalogue"', ">go<")
+            await ws.send(json.dumps({"action": "call_tool", "name": "go"}))
+            await until(ws, 'aria-label="Result"', "done \ufffd")
+            await ws.send(json.dumps({"action": "disconnect"}))
+            await until(ws, "status-ended")          # the last events are flushed before the state says so
+        finally:
+            await ws.close()
+
+    asyncio.run(drive())
+    rows, count = saved_rows(stack, session_id)
+    assert [r["seq"] for r in rows] == list(range(1, count + 1)) and rows[-1]["kind"] == "closed"
+    note = next(r for r in rows if (r.get("message") or {}).get("method") == "notifications/message")
+    assert note["message"]["params"]["data"] == "lone \ufffd nul \ufffd end" and PROBLEM in note["problems"]
+    raw_nul = next(r for r in rows if (r.get("raw") or "").startswith("raw NUL"))
+    assert raw_nul["raw"] == "raw NUL \ufffd here" and raw_nul["parse_error"] and PROBLEM in raw_nul["problems"]
+
+
+def test_a_tab_on_process_b_drives_a_worker_in_process_a_then_a_dies(stack, browser):
+    session_id = connect(stack, browser, "a", "peer", [str(SDK_PEER), "stdio"])
+    cookie = f"sessionid={browser.cookies['sessionid']}"
+    a, b = stack["procs"]["a"], stack["procs"]["b"]
+
+    async def drive_then_watch_a_die() -> str:
         ws = await tab(stack, cookie, session_id)
         try:
             await until(ws, 'id="catalogue"', ">echo<")
             await ws.send(json.dumps({"action": "call_tool", "name": "echo", "args.text": "over redis"}))
             result = await until(ws, 'aria-label="Result"', "tools/call")
             assert "over redis" in result.split('aria-label="Result"', 1)[1]
+            # The worker and its stdio child live in A (B never spawned anything).
+            assert "sdk_server.py" in " ".join(_children_cmdlines(a.pid))
+            assert _children_cmdlines(b.pid) == []
+            os.killpg(a.pid, signal.SIGKILL)
+            await asyncio.to_thread(a.wait, 10)
+            # The same tab sees the session end once A's heartbeat is three beats old.
+            return await until(ws, "status-ended", "worker process ended", timeout=20 * HEARTBEAT)
         finally:
             await ws.close()
 
-    asyncio.run(drive())
-    # The worker and its stdio child live in A (B never spawned anything).
-    a, b = stack["procs"]["a"], stack["procs"]["b"]
-    assert "sdk_server.py" in " ".join(_children_cmdlines(a.pid))
-    assert _children_cmdlines(b.pid) == []
+    seen = asyncio.run(drive_then_watch_a_die())
+    assert "the transcript is saved up to that point" in seen
+    rows, count = saved_rows(stack, session_id)  # in PostgreSQL (DATABASE_URL took effect), intact
+    assert [r["seq"] for r in rows] == list(range(1, count + 1))
+    assert any((r.get("message") or {}).get("method") == "tools/call" for r in rows)
+    assert "worker process ended" in rows[-1]["text"]
+    ws_page = asyncio.run(_replay(stack, cookie, session_id))     # a new tab replays it from PostgreSQL
+    assert "status-ended" in ws_page and "tools/call" in ws_page
 
-    os.killpg(a.pid, signal.SIGKILL)
-    a.wait(10)
 
-    async def watch_end() -> str:
-        deadline = time.monotonic() + 20 * HEARTBEAT
-        while True:                              # the heartbeat must go stale: a time-based condition
-            ws = await tab(stack, cookie, session_id)
-            try:
-                page = await until(ws, 'id="session-state"')
-            finally:
-                await ws.close()
-            if "status-ended" in page or time.monotonic() > deadline:
-                return page
-            await asyncio.sleep(HEARTBEAT)
-
-    page = asyncio.run(watch_end())
-    assert "status-ended" in page and "worker process ended" in page
-    assert "tools/call" in page                  # the transcript replayed from PostgreSQL is intact
+async def _replay(stack: dict, cookie: str, session_id: int) -> str:
+    ws = await tab(stack, cookie, session_id)
+    try:
+        return await until(ws, 'id="session-state"')
+    finally:
+        await ws.close()
 
 
 def _children_cmdlines(pid: int) -> list[str]:
@@ -191,3 +242,4 @@ def _children_cmdlines(pid: int) -> list[str]:
         except (OSError, ValueError):
             continue
     return out
+

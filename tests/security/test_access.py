@@ -85,6 +85,31 @@ def test_htmx_post_without_the_csrf_token_is_refused(owner):
     assert form.status_code == 403 and Server.objects.exists()
 
 
+@pytest.mark.parametrize("name, pattern", PATTERNS)
+def test_every_post_without_the_csrf_token_is_refused(owner, name, pattern):
+    """No view is exempt: a logged-in browser's POST without the token is refused everywhere."""
+    user, session = owner
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    response = browser.post(example(pattern), {"name": "x"}, HTTP_HX_REQUEST="true")
+    assert response.status_code == 403, (name, response.status_code)
+
+
+def test_another_user_can_neither_see_nor_share_nor_revoke(owner):
+    user, session = owner
+    link = ShareLink.objects.create(session=session, created_by=user)
+    mallory = get_user_model().objects.create_user("mallory", password="pw")
+    browser = Client()
+    browser.force_login(mallory)
+    for path in (f"/sessions/{session.pk}/", f"/sessions/{session.pk}/export.json"):
+        assert browser.get(path).status_code == 404, path
+    assert browser.post(f"/sessions/{session.pk}/share/").status_code == 404
+    assert browser.post(f"/share/{link.token}/revoke/").status_code == 404
+    link.refresh_from_db()
+    assert link.revoked_at is None and ShareLink.objects.count() == 1
+    assert browser.get(f"/share/{link.token}/").status_code == 200          # a share link is for anyone
+
+
 def test_a_foreign_host_header_is_refused(owner):
     user, session = owner
     browser = Client()
@@ -114,13 +139,19 @@ async def test_websockets_check_host_and_origin_and_only_serve_owners():
     assert not await attempt(b"127.0.0.1:8000", b"http://evil.example:8000", cookie)     # foreign Origin alone
     assert not await attempt(b"127.0.0.1:8000", None, cookie)                            # no Origin
     assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")        # anonymous
+    other = await database_sync_to_async(_logged_in_cookie)("mallory")
+    assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", other)   # someone else
     # The only socket route is the owner's session socket: a share link opens none.
     assert [str(p.pattern) for p in websocket_urlpatterns] == ["ws/sessions/<int:session_id>/"]
 
 
-def _owner_and_session():
-    user = get_user_model().objects.create_user("pat", password="pw")
+def _logged_in_cookie(username: str) -> bytes:
     browser = Client()
-    browser.force_login(user)
-    cookie = f"sessionid={browser.cookies['sessionid'].value}".encode()
+    browser.force_login(get_user_model().objects.create_user(username, password="pw"))
+    return f"sessionid={browser.cookies['sessionid'].value}".encode()
+
+
+def _owner_and_session():
+    cookie = _logged_in_cookie("pat")
+    user = get_user_model().objects.get(username="pat")
     return user, Session.objects.create(server_name="s", owner=user, status="ended"), cookie

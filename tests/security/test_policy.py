@@ -25,15 +25,17 @@ from playground.transcripts.models import Event, Session
 from tests.core.http_peers import FaultServer, head
 
 REFUSED = ["10.0.0.1", "172.16.5.4", "192.168.1.1", "100.64.0.1", "169.254.169.254", "169.254.1.1",
-           "fe80::1", "fd00:ec2::254", "fc00::1", "100.100.100.200", "::ffff:10.0.0.1", "224.0.0.1", "240.0.0.1"]
-ALLOWED = ["127.0.0.1", "127.8.9.1", "::1", "0.0.0.0", "8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8"]
+           "fe80::1", "fd00:ec2::254", "fc00::1", "100.100.100.200", "::ffff:10.0.0.1", "224.0.0.1", "240.0.0.1",
+           "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"]   # NAT64, 6to4, Teredo
+ALLOWED = ["127.0.0.1", "127.8.9.1", "::1", "0.0.0.0", "8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8",
+           "64:ff9b::808:808"]
 
 
 @pytest.mark.parametrize("address", REFUSED)
 def test_private_link_local_and_metadata_are_refused_by_default(address):
     reason = security.address_refusal(ipaddress.ip_address(address))
     assert reason and "PLAYGROUND_HTTP_ALLOW_PRIVATE" in reason
-    if address in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200"):
+    if address in ("169.254.169.254", "fd00:ec2::254", "100.100.100.200", "64:ff9b::a9fe:a9fe"):
         assert "metadata" in reason
 
 

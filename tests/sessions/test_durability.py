@@ -8,29 +8,38 @@ from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
 
 from playground.sessions import durability
-from playground.sessions.worker import start_session
+from playground.sessions.worker import WORKERS, SessionWorker, start_session
 from playground.transcripts.models import Event, Session
 
 from .test_live import communicator, make_user_and_server, receive_until, stop_all
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result():
+async def reload_mid_call(call: dict, under_way: str) -> tuple[WebsocketCommunicator, str]:
+    """A tab starts `call` and goes (a reload) once it sees `under_way`; the next tab, connected,
+    is returned with what the first one saw."""
     user, server = await make_user_and_server()
     session = await start_session(server, user)
     first = communicator(session.pk, user)
+    await first.connect()
+    await receive_until(first, 'id="catalogue"')
+    await first.send_to(text_data=json.dumps(call))
+    seen = await receive_until(first, under_way)
+    await first.disconnect()
+    second = communicator(session.pk, user)
+    await second.connect()
+    return second, seen
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result():
     try:
-        await first.connect()
-        await receive_until(first, 'id="catalogue"')
-        await first.send_to(text_data=json.dumps({"action": "call_tool", "name": "ask_name"}))
-        key = re.search(r'id="server-request-(q\d+)"', await receive_until(first, "server-request-q")).group(1)
-        await first.disconnect()                                  # the reload: this tab is gone
-        second = communicator(session.pk, user)
-        await second.connect()
+        second, seen = await reload_mid_call({"action": "call_tool", "name": "ask_name"}, "server-request-q")
+        key = re.search(r'id="server-request-(q\d+)"', seen).group(1)
         replay = await receive_until(second, f"server-request-{key}")   # the worker's sync snapshot
         assert "What is your name?" in replay
         await second.send_to(text_data=json.dumps({"action": "answer", "key": key, "result": json.dumps(
@@ -41,6 +50,38 @@ async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result()
         await stop_all()
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_a_reload_during_a_long_call_shows_it_in_flight_and_then_its_result():
+    try:
+        second, _ = await reload_mid_call({"action": "call_tool", "name": "slow", "args.steps": "50",
+                                           "args.delay": "0.1"}, "step 1")
+        seen = await receive_until(second, 'aria-label="Result"', "done after 50 steps")
+        assert 'class="inflight"' in seen.split('aria-label="Result"')[0]     # shown in flight first
+        await second.disconnect()
+    finally:
+        await stop_all()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_worker_that_fails_ends_its_session_with_every_event_saved(monkeypatch):
+    """An exception inside the worker (here: listing the catalogue) fails the session cleanly:
+    the server is stopped, the reason is noted, and everything recorded is saved."""
+    async def broken(self) -> None:
+        raise RuntimeError("boom")
+    monkeypatch.setattr(SessionWorker, "refresh_catalogue", broken)
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    worker = WORKERS[session.pk]
+    await worker._task
+    saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    rows = await database_sync_to_async(lambda: list(
+        Event.objects.filter(session=saved).order_by("seq").values_list("data", flat=True)))()
+    assert (saved.status, saved.end_reason, saved.worker_channel) == ("failed", "worker error: RuntimeError('boom')", "")
+    assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1)) == list(range(1, saved.event_count + 1))
+    assert any(r.get("kind") == "error" and "worker error" in r["text"] for r in rows)
+    assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS      # the server was stopped after
+
+
 def live_session(**kw) -> Session:
     session = Session.objects.create(server_name="gone", status=Session.Status.CONNECTED,
                                      worker_channel="specific.worker!abc", **kw)
@@ -49,6 +90,23 @@ def live_session(**kw) -> Session:
                              data={"seq": seq, "t": seq / 10, "dir": "recv", "raw": "{}", "message": {}})
     Session.objects.filter(pk=session.pk).update(event_count=2)
     return session
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_open_tab_sees_the_session_end_when_its_worker_stops_beating(settings):
+    """The worker lives in a process that died (here: none at all); the tab was opened while
+    the heartbeat was fresh, and learns of the end without reloading."""
+    settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.2
+    user, _ = await make_user_and_server()
+    session = await database_sync_to_async(live_session)(heartbeat_at=timezone.now(), owner=user)
+    comm = communicator(session.pk, user)
+    try:
+        assert (await comm.connect())[0]
+        seen = await receive_until(comm, "status-ended", "worker process ended", 'id="ev-3"')
+    finally:
+        await comm.disconnect()
+    assert "status-connected" in seen.split("status-ended")[0]      # it was shown live first
+    assert await database_sync_to_async(lambda: Session.objects.get(pk=session.pk).status)() == "ended"
 
 
 @pytest.mark.django_db

@@ -38,13 +38,13 @@ async def rows_of(session_id: int) -> list[Row]:
         Event.objects.filter(session_id=session_id).order_by("seq").values_list("data", flat=True)))()
 
 
-async def assert_saved(session_id: int) -> tuple[Session, list[Row]]:
-    """Ended cleanly, with every event the tap numbered saved in order."""
+async def assert_saved(session_id: int, recorded: int) -> tuple[Session, list[Row]]:
+    """Ended cleanly, with every one of the `recorded` events the tap numbered saved, in order."""
     session = await database_sync_to_async(Session.objects.get)(pk=session_id)
     rows = await rows_of(session_id)
     assert session.status in ("ended", "failed") and session.worker_channel == ""
-    assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
-    assert session.event_count == len(rows)
+    assert [r["seq"] for r in rows] == list(range(1, recorded + 1))
+    assert session.event_count == recorded
     return session, rows
 
 
@@ -53,29 +53,40 @@ async def page_answers_ping(comm, alive: bool) -> None:
     await receive_until(comm, "<strong>ping</strong>" if alive else "This session has ended")
 
 
-async def call_go(comm, *, timeout: str = "10") -> None:
-    await receive_until(comm, 'id="catalogue"', ">go<")
+async def call_go(comm, *, timeout: str = "10") -> str:
+    """Wait for the catalogue, call `go`; return what the page got so far."""
+    seen = await receive_until(comm, 'id="catalogue"', ">go<")
     await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "go", "timeout": timeout}))
+    return seen
 
 
-async def hostile(mode: str, *, until: tuple[str, ...], alive: bool, clear: Callable[[Row], bool],
-                  timeout: str = "10", **server: Any) -> tuple[Session, list[Row], str]:
-    """Connect to the misbehaving peer, call `go`, wait for `until`, then check the four things."""
-    user, srv = await make_user_and_server(command=sys.executable, args=[MISBEHAVING, mode], **server)
+async def drive(user: Any, srv: Any, *, until: tuple[str, ...], alive: bool, clear: Callable[[Row], bool],
+                timeout: str = "10") -> tuple[Session, list[Row], str]:
+    """Connect to the server, call `go`, wait for `until`, then check the four things: a clear
+    event saved, the page answering, the worker carrying on (`alive`) or ended, and every
+    recorded event saved. Returns the session, its rows and everything the page got."""
     session = await start_session(srv, user)
+    worker = WORKERS[session.pk]
     comm = communicator(session.pk, user)
     try:
         assert (await comm.connect())[0]
-        await call_go(comm, timeout=timeout)
-        seen = await receive_until(comm, *until, timeout=60)
+        before = await call_go(comm, timeout=timeout)
+        seen = before + "\n" + await receive_until(comm, *until, timeout=60)
         await page_answers_ping(comm, alive)
         assert (session.pk in WORKERS) == alive
     finally:
         await comm.disconnect()
         await stop_all()
-    saved, rows = await assert_saved(session.pk)
-    assert any(clear(r) for r in rows), f"no clear event for {mode}"
+    saved, rows = await assert_saved(session.pk, worker.tap.seq)
+    assert any(clear(r) for r in rows), f"no clear event for {srv.name}"
     return saved, rows, seen
+
+
+async def hostile(mode: str, *, until: tuple[str, ...], alive: bool, clear: Callable[[Row], bool],
+                  timeout: str = "10", **server: Any) -> tuple[Session, list[Row], str]:
+    """`drive` the misbehaving stdio peer in `mode`."""
+    user, srv = await make_user_and_server(name=mode, command=sys.executable, args=[MISBEHAVING, mode], **server)
+    return await drive(user, srv, until=until, alive=alive, clear=clear, timeout=timeout)
 
 
 def note(kind: str, words: str) -> Callable[[Row], bool]:
@@ -103,10 +114,14 @@ async def test_invalid_utf8():
 
 
 async def test_crash_in_the_middle_of_a_call():
-    session, rows, seen = await hostile("crash", until=("status-ended",), alive=False,
+    session, rows, seen = await hostile("crash", until=("status-ended", 'aria-label="Result"'), alive=False,
                                         clear=lambda r: r["dir"] == "stderr" and "going down" in r["text"])
     assert "exited with code 3" in session.end_reason and "exited with code 3" in seen
     assert any(r["dir"] == "recv" and r.get("parse_error") and r["raw"].startswith('{"jsonrpc"') for r in rows)
+    # The call's own answer says why it got none (it was not the user who cancelled it).
+    result = seen.split('aria-label="Result"', 1)[1]
+    assert "no answer: the session ended (server process exited with code 3)" in result
+    assert "cancelled by the user" not in result
 
 
 async def test_a_server_that_never_answers():
@@ -119,15 +134,68 @@ async def test_a_server_that_never_answers():
 
 async def test_fifty_megabyte_message_is_recorded_truncated_with_its_size(settings):
     settings.PLAYGROUND_MAX_FRAME_BYTES = 100_000
-    _, rows, _ = await hostile("big", until=("<strong>call_tool</strong>", "done"), alive=True,
-                               clear=lambda r: r.get("truncated") and r["size"] > 50_000_000)
+    _, rows, seen = await hostile("big", until=("<strong>call_tool</strong>", "done", 'id="feed-log"'), alive=True,
+                                  clear=lambda r: r.get("truncated") and r["size"] > 50_000_000)
     big = next(r for r in rows if r.get("truncated"))
     assert len(big["raw"]) == 100_000 and big["message"] is None
+    assert f"truncated: {big['size']} bytes" in seen             # the line says so
+    assert render.line(big)["label"] == "truncated"              # not "unparsed": it was parsed and delivered
+    log = seen[seen.index('id="feed-log"'):]                     # the log panel shows the message, cut
+    shown = int(re.search(r"… \((\d+) characters\)", log).group(1))
+    assert 50_000_000 <= shown < big["size"]
+
+
+async def test_megabytes_of_text_in_names_instructions_and_errors_keep_every_fragment_sendable(settings):
+    """3 MB in the server's name, instructions, a tool's title and description, a log message and
+    an error: each place shows a cut, the page gets its state and catalogue, and goes on."""
+    settings.PLAYGROUND_MAX_FRAME_BYTES = 20_000_000
+    saved, rows, seen = await hostile("huge", until=("<strong>call_tool</strong>", "failed: xxx", 'id="feed-log"'),
+                                      alive=True, clear=lambda r: (r.get("message") or {}).get("error"))
+    name, instructions = saved.server_info["name"], saved.instructions
+    assert len(instructions) > 1_000_000 and len(name) > 1_000_000
+    for text in (name, instructions):
+        assert f"({len(text)} characters; the transcript has all of it)" in seen
+    assert 'id="catalogue"' in seen and ">go<" in seen
+    error = next(r["message"]["error"]["message"] for r in rows if (r.get("message") or {}).get("error"))
+    assert f"({len(error)} characters in all)" in seen            # the error message, cut
+
+
+async def test_nul_and_unpaired_surrogates_reach_the_page_and_the_database():
+    """JSON escapes the page cannot encode ("\\ud800") and NUL, escaped and raw: the page shows
+    them replaced, the frames are saved (on PostgreSQL too, see tests/scaleout)."""
+    _, rows, seen = await hostile("escapes", until=("<strong>call_tool</strong>", "done \ufffd"), alive=True,
+                                  clear=lambda r: r["dir"] == "recv" and r.get("parse_error") and "\x00" in r["raw"])
+    note = next(r for r in rows if (r.get("message") or {}).get("method") == "notifications/message")
+    assert note["message"]["params"]["data"] == "lone \ud800 nul \x00 end"     # SQLite keeps them exactly
+
+
+async def test_a_long_history_of_big_frames_replays_in_sendable_fragments():
+    """1,000 events of a few KB each, replayed on connect: several fragments, the first replacing
+    the lines and the others appending, all of them arriving (one 3 MB message closed the socket)."""
+    user, _ = await make_user_and_server()
+
+    def history() -> Session:
+        session = Session.objects.create(server_name="busy", owner=user, status=Session.Status.ENDED)
+        for seq in range(1, 1001):
+            message = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": f"{seq} " + "é" * 1000}}
+            Event.objects.create(session=session, seq=seq, t=seq / 100, dir="recv", data={
+                "seq": seq, "t": seq / 100, "dir": "recv", "raw": json.dumps(message), "message": message})
+        return session
+    session = await database_sync_to_async(history)()
+    comm = communicator(session.pk, user)
+    try:
+        assert (await comm.connect())[0]
+        seen = await receive_until(comm, 'id="ev-1000"', 'id="session-state"')
+    finally:
+        await comm.disconnect()
+    fragments = seen.split("\n<div id=\"transcript-lines\"")
+    assert len(fragments) > 2 and seen.startswith('<div id="transcript-lines" hx-swap-oob="innerHTML">')
+    assert [int(n) for n in re.findall(r'<details class="ev[^"]*" id="ev-(\d+)"', seen)] == list(range(1, 1001))
 
 
 async def test_a_flood_of_notifications_keeps_the_page_windowed(settings):
     settings.PLAYGROUND_PAGE_MAX_LINES = 100
-    session, rows, seen = await hostile("flood", until=("flood done",), alive=True,
+    session, rows, seen = await hostile("flood", until=("flood done", "data-skipped="), alive=True,
                                         clear=lambda r: r["dir"] == "recv")
     notes = [r for r in rows if (r.get("message") or {}).get("method") == "notifications/message"]
     assert len(notes) == 100_000                              # the database has every one
@@ -171,12 +239,11 @@ async def test_killing_the_server_mid_flood_saves_every_recorded_event():
         worker = WORKERS[session.pk]
         os.kill(worker.client.transport.pid, signal.SIGKILL)
         await receive_until(comm, "status-ended", timeout=60)
-        recorded = worker.tap.seq
     finally:
         await comm.disconnect()
         await stop_all()
-    saved, rows = await assert_saved(session.pk)
-    assert len(rows) == recorded and "SIGKILL" in saved.end_reason, saved.end_reason
+    saved, rows = await assert_saved(session.pk, worker.tap.seq)
+    assert "SIGKILL" in saved.end_reason, saved.end_reason
 
 
 # --- HTTP ----------------------------------------------------------------------------------
@@ -202,23 +269,32 @@ def fault_server(fault: Callable[[Request, asyncio.StreamWriter], Any]):
     return FaultServer(handler)
 
 
-async def http_case(fault, *, until: tuple[str, ...], clear: Callable[[Row], bool], timeout: str = "10") -> list[Row]:
+async def http_case(fault, *, until: tuple[str, ...], clear: Callable[[Row], bool],
+                    timeout: str = "10") -> tuple[list[Row], str]:
+    """`drive` over Streamable HTTP: the worker carries on (HTTP has no connection to lose)."""
     async with fault_server(fault) as server:
         user, srv = await make_user_and_server(transport="http", command="", args=[], url=server.url)
-        session = await start_session(srv, user)
-        comm = communicator(session.pk, user)
-        try:
-            await comm.connect()
-            await call_go(comm, timeout=timeout)
-            await receive_until(comm, *until, timeout=30)
-            await page_answers_ping(comm, alive=True)
-            assert session.pk in WORKERS
-        finally:
-            await comm.disconnect()
-            await stop_all()
-    _, rows = await assert_saved(session.pk)
-    assert any(clear(r) for r in rows)
-    return rows
+        _, rows, seen = await drive(user, srv, until=until, alive=True, clear=clear, timeout=timeout)
+    return rows, seen
+
+
+def result_of(seen: str) -> str:
+    """The last Result region the page got."""
+    return seen.rsplit('aria-label="Result"', 1)[1]
+
+
+def answer(req: Request, message: dict) -> dict:
+    """`message` as the answer to the request `req` carries (its id added)."""
+    return {"jsonrpc": "2.0", "id": json.loads(req.body)["id"], **message}
+
+
+def sse(*frames: bytes | dict) -> bytes:
+    """An SSE body: one `data:` event per frame."""
+    return b"".join(b"data: " + (f if isinstance(f, bytes) else json.dumps(f).encode()) + b"\n\n" for f in frames)
+
+
+DONE = {"result": {"content": [{"type": "text", "text": "done"}]}}
+LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "log"}}
 
 
 @pytest.mark.parametrize("status", ["400 Bad Request", "404 Not Found", "500 Internal Server Error",
@@ -227,22 +303,27 @@ async def test_http_error_statuses(status):
     async def fail(req, w):
         w.write(head(status, "text/plain") + b"<script>alert(1)</script> broken")
     code = status.split()[0]
-    await http_case(fail, until=("<strong>call_tool</strong>", f"HTTP {code}"),
-                    clear=lambda r: (r.get("http") or {}).get("status") == int(code))
+    rows, seen = await http_case(fail, until=("<strong>call_tool</strong>",),
+                                 clear=lambda r: (r.get("http") or {}).get("status") == int(code))
+    result = result_of(seen)
+    assert "transport error" in result and f"HTTP {code}: &lt;script&gt;alert(1)&lt;/script&gt; broken" in result
+    assert any(r["dir"] == "recv" and r["raw"] == "<script>alert(1)</script> broken" for r in rows)   # the body
 
 
 async def test_http_wrong_content_type():
     async def html(req, w):
         w.write(head("200 OK", "text/html") + b"<html><img src=x onerror=alert(1)></html>")
-    await http_case(html, until=("<strong>call_tool</strong>", "unexpected Content-Type"),
-                    clear=lambda r: r["dir"] == "recv" and r.get("parse_error") and "onerror" in r["raw"])
+    _, seen = await http_case(html, until=("<strong>call_tool</strong>",),
+                              clear=lambda r: r["dir"] == "recv" and r.get("parse_error") and "onerror" in r["raw"])
+    assert "unexpected Content-Type &#x27;text/html&#x27;" in result_of(seen)
 
 
 async def test_http_sse_stream_cut_mid_event():
     async def cut(req, w):
         w.write(head("200 OK", "text/event-stream") + b'data: {"jsonrpc":"2.0","id":' + str(json.loads(req.body)["id"]).encode())
-    await http_case(cut, until=("<strong>call_tool</strong>", "ended before the response"),
-                    clear=note("error", "cut in the middle of an event"))
+    _, seen = await http_case(cut, until=("<strong>call_tool</strong>",),
+                              clear=note("error", "cut in the middle of an event"))
+    assert "SSE stream ended before the response" in result_of(seen)
 
 
 async def test_http_slow_trickle_of_bytes_times_out():
@@ -252,6 +333,162 @@ async def test_http_slow_trickle_of_bytes_times_out():
         for _ in range(200):
             w.write(b" ")
             await w.drain()
-            await asyncio.sleep(0.05)
-    await http_case(trickle, timeout="1", until=("<strong>call_tool</strong>",),
-                    clear=lambda r: r["dir"] == "note" and r.get("kind") in ("error", "timeout"))
+            await asyncio.sleep(0.05)      # the peer's pace, not a wait for our side
+    _, seen = await http_case(trickle, timeout="1", until=("<strong>call_tool</strong>",),
+                              clear=lambda r: r["dir"] == "note" and r.get("kind") == "timeout")
+    assert "timed out" in result_of(seen)
+
+
+async def test_http_slow_trickle_that_completes_is_answered():
+    """A whole response, a few bytes at a time: the client reassembles it."""
+    async def trickle(req, w):
+        body = sse(LOG, answer(req, DONE))
+        w.write(head("200 OK", "text/event-stream"))
+        for i in range(0, len(body), 7):
+            w.write(body[i:i + 7])
+            await w.drain()
+            await asyncio.sleep(0.005)
+    rows, seen = await http_case(trickle, until=("<strong>call_tool</strong>", "done"),
+                                 clear=lambda r: (r.get("message") or {}).get("method") == "notifications/message")
+    assert "badge bad" not in result_of(seen)
+
+
+async def test_http_garbage_and_partial_events_on_the_stream():
+    async def garbage(req, w):
+        w.write(head("200 OK", "text/event-stream") + sse(b"this is not json", b'{"jsonrpc": "2.0", "id": ', b"[1, 2")
+                + b": a comment\n\nevent: odd\ndata: {}\n\n" + sse(answer(req, DONE)))
+    rows, seen = await http_case(garbage, until=("<strong>call_tool</strong>", "done"),
+                                 clear=lambda r: r["dir"] == "recv" and r.get("parse_error"))
+    assert [r["raw"] for r in rows if r["dir"] == "recv" and r.get("parse_error")] == [
+        "this is not json", '{"jsonrpc": "2.0", "id": ', "[1, 2"]
+    assert any("SSE event type 'odd'" in p for r in rows for p in r.get("problems") or [])
+
+
+async def test_http_garbage_json_body():
+    async def garbage(req, w):
+        w.write(head("200 OK", "application/json") + b"this is not json {")
+    _, seen = await http_case(garbage, until=("<strong>call_tool</strong>",),
+                              clear=lambda r: r["dir"] == "recv" and r.get("parse_error") and r["raw"] == "this is not json {")
+    assert "response body is not valid JSON" in result_of(seen)
+
+
+async def test_http_invalid_utf8():
+    async def bad(req, w):
+        w.write(head("200 OK", "text/event-stream") + b'data: {"jsonrpc":"2.0","method":"notifications/message",'
+                b'"params":{"level":"info","data":"\xff\xfe bad \xc3"}}\n\n' + sse(answer(req, DONE)))
+    await http_case(bad, until=("<strong>call_tool</strong>", "done"), clear=problem("invalid UTF-8"))
+
+
+async def test_http_connection_dropped_in_the_middle_of_a_response():
+    """The HTTP form of a crash: headers promise a body, half of it comes, the connection closes."""
+    async def crash(req, w):
+        body = json.dumps(answer(req, DONE)).encode()
+        w.write(head("200 OK", "application/json", f"Content-Length: {len(body)}\r\n") + body[:len(body) // 2])
+        await w.drain()
+        w.close()
+    _, seen = await http_case(crash, until=("<strong>call_tool</strong>",),
+                              clear=note("error", "the server broke the HTTP exchange"))
+    assert "the server broke the HTTP exchange" in result_of(seen)
+
+
+async def test_http_server_that_never_answers():
+    async def silent(req, w):
+        await asyncio.Event().wait()          # holds the request open until the server is closed
+    rows, seen = await http_case(silent, timeout="1", until=("<strong>call_tool</strong>",),
+                                 clear=note("timeout", "tools/call"))
+    assert "timed out" in result_of(seen)
+    call = next(r for r in rows if (r["message"] or {}).get("method") == "tools/call")
+    cancelled = [r for r in rows if (r["message"] or {}).get("method") == "notifications/cancelled"]
+    assert cancelled[0]["message"]["params"]["requestId"] == call["message"]["id"]
+
+
+async def test_http_fifty_megabyte_response_is_recorded_truncated_with_its_size(settings):
+    settings.PLAYGROUND_MAX_FRAME_BYTES = 100_000
+
+    async def big(req, w):
+        w.write(head("200 OK", "application/json") + json.dumps(answer(req, {"result": {"content": [
+            {"type": "text", "text": "a" * 50_000_000}]}})).encode())
+        await w.drain()
+    rows, seen = await http_case(big, until=("<strong>call_tool</strong>", "50000000 characters in all"),
+                                 clear=lambda r: r.get("truncated") and r["size"] > 50_000_000)
+    frame = next(r for r in rows if r.get("truncated"))
+    assert len(frame["raw"]) == 100_000 and frame["message"] is None
+    assert "cut here: 50000000 characters in all" in result_of(seen)     # the page shows the text, cut
+
+
+async def test_http_a_flood_of_notifications_on_the_stream_keeps_the_page_windowed(settings):
+    settings.PLAYGROUND_PAGE_MAX_LINES = 100
+    count = 20_000
+
+    async def flood(req, w):
+        w.write(head("200 OK", "text/event-stream"))
+        for start in range(0, count, 1000):
+            w.write(sse(*({**LOG, "params": {"level": "info", "data": i}} for i in range(start, start + 1000))))
+            await w.drain()
+        w.write(sse(answer(req, {"result": {"content": [{"type": "text", "text": "flood done"}]}})))
+    rows, seen = await http_case(flood, until=("flood done", "data-skipped="), clear=lambda r: r["dir"] == "recv")
+    assert sum((r.get("message") or {}).get("method") == "notifications/message" for r in rows) == count
+    skipped = sum(int(n) for n in re.findall(r'data-skipped="(\d+)"', seen))
+    assert skipped > 0 and len(set(re.findall(r'id="ev-(\d+)"', seen))) < count
+
+
+async def test_http_unknown_duplicate_and_missing_ids():
+    async def ids(req, w):
+        w.write(head("200 OK", "text/event-stream") + sse(
+            {"jsonrpc": "2.0", "id": 999, **DONE}, {"jsonrpc": "2.0", "result": {"content": []}},
+            answer(req, {"result": {"content": [{"type": "text", "text": "first"}]}}),
+            answer(req, {"result": {"content": [{"type": "text", "text": "duplicate"}]}})))
+    rows, seen = await http_case(ids, until=("<strong>call_tool</strong>", "first"),
+                                 clear=note("error", "unknown or already answered id 999"))
+    texts = [r.get("text") or "" for r in rows if r["dir"] == "note"]
+    assert any("not a JSON-RPC request, notification or response" in t or "without an id" in t for t in texts)
+
+
+async def test_http_json_body_answering_another_id():
+    async def other(req, w):
+        w.write(head("200 OK", "application/json") + json.dumps({"jsonrpc": "2.0", "id": 999, **DONE}).encode())
+    _, seen = await http_case(other, until=("<strong>call_tool</strong>",),
+                              clear=note("error", "unknown or already answered id 999"))
+    assert "does not answer this request" in result_of(seen)
+
+
+async def test_http_wrong_jsonrpc_field():
+    async def old(req, w):
+        w.write(head("200 OK", "application/json") + json.dumps(answer(req, {**DONE, "jsonrpc": "1.0"})).encode())
+    await http_case(old, until=("<strong>call_tool</strong>",), clear=problem("jsonrpc"))
+
+
+async def test_legacy_sse_stream_cut_mid_event_ends_the_session_cleanly():
+    """HTTP+SSE (2024-11-05): the GET stream is the connection. Cut in the middle of the call's
+    answer, the session ends with a note saying so, and the call says it got no answer."""
+    to_stream: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def handler(req: Request, w: asyncio.StreamWriter) -> None:
+        if req.method == "GET":
+            w.write(head("200 OK", "text/event-stream") + b"event: endpoint\ndata: /messages\n\n")
+            await w.drain()
+            while (chunk := await to_stream.get()) is not None:
+                w.write(chunk)
+                await w.drain()
+            w.close()                      # the stream ends here, in the middle of an event
+            return
+        body = json.loads(req.body)
+        w.write(head("202 Accepted", None, "Content-Length: 0\r\n"))
+        await w.drain()
+        method, rid = body.get("method"), body.get("id")
+        if method == "tools/call":
+            await to_stream.put(b'data: {"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":{"con')
+            await to_stream.put(None)
+        elif rid is not None:
+            result: Any = {"tools": [{"name": "go", "inputSchema": {"type": "object"}}]} if method == "tools/list" else {}
+            if method == "initialize":
+                result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "old-sse", "version": "0"}}
+            await to_stream.put(sse({"jsonrpc": "2.0", "id": rid, "result": result}))
+
+    async with FaultServer(handler) as server:
+        user, srv = await make_user_and_server(transport="sse", command="", args=[], url=server.url)
+        saved, _, seen = await drive(user, srv, until=("status-ended", 'aria-label="Result"'), alive=False,
+                                     clear=note("error", "cut in the middle of an event"))
+    assert "cut in the middle of an event" in saved.end_reason
+    assert "no answer: the session ended" in result_of(seen)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 import sys
 
+import daphne.server
 import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
@@ -37,12 +39,24 @@ def communicator(session_id: int, user) -> WebsocketCommunicator:
     return comm
 
 
+# What daphne refuses to send (it closes the socket instead): a message over its default limit,
+# or text it cannot encode as UTF-8. The test communicator would pass both along.
+DAPHNE_LIMIT = inspect.signature(daphne.server.Server).parameters["websocket_max_message_size"].default
+
+
+def sendable(text: str) -> str:
+    size = len(text.encode("utf-8"))        # raises on unpaired surrogates, as daphne does
+    assert size <= DAPHNE_LIMIT, f"a {size}-byte message would close the page's socket (daphne: {DAPHNE_LIMIT})"
+    return text
+
+
 async def receive_until(comm: WebsocketCommunicator, *needles: str, timeout: float = 20) -> str:
-    """Collect fragments until every needle was seen; return everything received."""
+    """Collect fragments until every needle was seen; return everything received. Each must be
+    one daphne would send."""
     seen: list[str] = []
     async with asyncio.timeout(timeout):
         while not all(any(n in text for text in seen) for n in needles):
-            seen.append(await comm.receive_from(timeout))
+            seen.append(sendable(await comm.receive_from(timeout)))
     return "\n".join(seen)
 
 

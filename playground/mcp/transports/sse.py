@@ -19,10 +19,10 @@ import httpx
 from .. import jsonrpc
 from ..auth import OAuth
 from ..auth.httpx_auth import auth_failure
-from ..events import Tap
+from ..events import INVALID_UTF8, Tap
 from ..netguard import NetGuard
 from .base import HttpStatusError, TransportError
-from .http_common import ACCEPT_SSE, SseParser, same_origin, shown_url
+from .http_common import ACCEPT_SSE, MAX_FRAME, SseParser, same_origin, shown_url
 from .streamable_http import HttpTransportBase, _Trickle, describe_http_error, set_header
 
 
@@ -114,6 +114,11 @@ class SseTransport(HttpTransportBase):
         """Read events until the stream ends; returns why it ended."""
         parser = SseParser()
         async for chunk in response.aiter_bytes():
+            await self.tap.ready()      # paused while the tap's listener catches up (a flood)
+            if parser.pending_bytes > MAX_FRAME:
+                self.tap.note("error", f"an SSE event grew past {MAX_FRAME} bytes; stopped reading the stream",
+                              http=facts, partial_size=parser.pending_bytes)
+                return f"an SSE event larger than {MAX_FRAME} bytes"
             for event in parser.feed(chunk):
                 if event.event == "endpoint":
                     self._on_endpoint(event.data, facts)
@@ -121,6 +126,8 @@ class SseTransport(HttpTransportBase):
                 if not event.has_data or not event.data.strip():
                     continue
                 problems = [] if event.event == "message" else [f"SSE event type {event.event!r} (expected 'message')"]
+                if event.invalid_utf8:
+                    problems.append(INVALID_UTF8)
                 _, parsed = self.tap.recv(event.data, http=facts, sse_id=event.id, problems=problems)
                 if parsed is not None:
                     self._deliver(parsed)

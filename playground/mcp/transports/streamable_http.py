@@ -33,7 +33,7 @@ import httpx
 from .. import jsonrpc
 from ..auth import OAuth, OAuthHttpxAuth
 from ..auth.httpx_auth import auth_failure
-from ..events import Tap
+from ..events import INVALID_UTF8, Tap
 from ..netguard import NetGuard
 from .base import HttpStatusError, SessionExpired, Transport, TransportError
 from .http_common import (ACCEPT_POST, ACCEPT_SSE, DEFAULT_RETRY_MS, MAX_FRAME, MAX_RECONNECTS, SseParser,
@@ -60,6 +60,14 @@ def describe_http_error(exc: BaseException) -> str:
 
 class _Trickle(Exception):
     """An SSE event or JSON body did not complete in time, or grew past the size limit."""
+
+
+class _TooLarge(_Trickle):
+    """A JSON body over MAX_FRAME; `head` is what was read of it."""
+
+    def __init__(self, message: str, head: bytes) -> None:
+        super().__init__(message)
+        self.head = head
 
 
 @dataclass
@@ -163,9 +171,10 @@ class HttpTransportBase(Transport):
             async with asyncio.timeout(self.timeout):
                 async for chunk in response.aiter_bytes():
                     size += len(chunk)
-                    if size > MAX_FRAME:
-                        raise _Trickle(f"body larger than {MAX_FRAME} bytes; stopped reading")
                     chunks.append(chunk)
+                    if size > MAX_FRAME:
+                        raise _TooLarge(f"body longer than {MAX_FRAME} bytes: recorded cut at that size, "
+                                        "the rest was not read", b"".join(chunks)[:MAX_FRAME])
         except TimeoutError:
             raise _Trickle(f"body not complete after {self.timeout:g} s (slow trickle); "
                            f"{size} bytes received") from None
@@ -181,6 +190,7 @@ class HttpTransportBase(Transport):
         started: float | None = None
         try:
             async for chunk in response.aiter_bytes():
+                await self.tap.ready()      # paused while the tap's listener catches up (a flood)
                 for event in parser.feed(chunk):
                     if event.retry is not None:
                         out.retry = event.retry
@@ -188,6 +198,8 @@ class HttpTransportBase(Transport):
                         continue  # priming event (id/retry only) or empty: not a frame
                     problems = [] if event.event == "message" else [
                         f"SSE event type {event.event!r} (expected 'message')"]
+                    if event.invalid_utf8:
+                        problems.append(INVALID_UTF8)
                     _, parsed = self.tap.recv(event.data, http=facts, sse_id=event.id, problems=problems)
                     out.frames += 1
                     if parsed is not None:
@@ -317,7 +329,12 @@ class StreamableHttpTransport(HttpTransportBase):
             if request_id is not None and not out.answered:
                 await self._after_cut(request_id, out, facts)
             return
-        raw = await self._read_body(response)
+        try:
+            raw = await self._read_body(response)
+        except _TooLarge as exc:
+            self.tap.recv(exc.head, http=facts, problems=[str(exc)])
+            self._fail(request_id, TransportError(str(exc)))
+            return
         if not raw.strip():
             self.tap.note("http", f"POST → HTTP {status}" + (" Accepted" if status == 202 else ""), http=facts)
             if request_id is not None:

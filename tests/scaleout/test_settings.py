@@ -1,0 +1,40 @@
+"""DATABASE_URL and REDIS_URL switch the project from its embedded defaults (SQLite, the
+in-memory channel layer); the settings module is read afresh under each environment."""
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+from channels_redis.core import RedisChannelLayer
+
+SETTINGS = Path(__file__).resolve().parents[2] / "playground" / "settings.py"
+
+
+def settings_with(monkeypatch, **env: str) -> dict:
+    for name in ("DATABASE_URL", "REDIS_URL", "PLAYGROUND_REDIS_PREFIX"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return runpy.run_path(str(SETTINGS))
+
+
+def test_embedded_defaults(monkeypatch):
+    s = settings_with(monkeypatch)
+    assert s["DATABASES"]["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert s["CHANNEL_LAYERS"]["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+
+
+def test_postgresql_and_redis_from_the_environment(monkeypatch):
+    s = settings_with(monkeypatch, DATABASE_URL="postgres://postgres@127.0.0.1:5432/team",
+                      REDIS_URL="redis://127.0.0.1:6379/3", PLAYGROUND_REDIS_PREFIX="team")
+    db = s["DATABASES"]["default"]
+    assert (db["ENGINE"], db["NAME"], db["HOST"], db["PORT"]) == ("django.db.backends.postgresql", "team",
+                                                                  "127.0.0.1", 5432)
+    layer_config = s["CHANNEL_LAYERS"]["default"]
+    assert layer_config["BACKEND"] == "channels_redis.core.RedisChannelLayer"
+    layer = RedisChannelLayer(**layer_config["CONFIG"])
+    pool = layer.create_pool(0)
+    assert layer.prefix == "team" and pool.connection_kwargs["db"] == 3
+    # A blocking pop lasts brpop_timeout seconds: a socket timeout no longer than that killed
+    # idle consumers (redis-py 8 reads with a 5 s timeout unless told otherwise).
+    assert pool.connection_kwargs["socket_timeout"] > layer.brpop_timeout
