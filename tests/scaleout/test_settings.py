@@ -5,7 +5,9 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
+from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
+from django.utils.module_loading import import_string
 
 SETTINGS = Path(__file__).resolve().parents[2] / "playground" / "settings.py"
 
@@ -21,7 +23,8 @@ def settings_with(monkeypatch, **env: str) -> dict:
 def test_embedded_defaults(monkeypatch):
     s = settings_with(monkeypatch)
     assert s["DATABASES"]["default"]["ENGINE"] == "django.db.backends.sqlite3"
-    assert s["CHANNEL_LAYERS"]["default"]["BACKEND"] == "channels.layers.InMemoryChannelLayer"
+    backend = import_string(s["CHANNEL_LAYERS"]["default"]["BACKEND"])
+    assert issubclass(backend, InMemoryChannelLayer)          # Channels' in-memory layer (sessions/layers.py)
 
 
 def test_postgresql_and_redis_from_the_environment(monkeypatch):
