@@ -53,6 +53,11 @@ FLUSH_WINDOW = 0.02           # seconds to gather more events once one arrived
 # once the backlog had drained left the reader idle for three saves in a row).
 BACKLOG_HIGH = 4 * FLUSH_MAX_EVENTS
 BACKLOG_LOW = BACKLOG_HIGH - FLUSH_MAX_EVENTS
+# The same in characters of recorded text (a frame is recorded up to PLAYGROUND_MAX_FRAME_BYTES):
+# 2,000 unsaved events of a megabyte each would be gigabytes. A batch stops at BATCH_CHARS too,
+# so one insert never carries hundreds of megabytes.
+BATCH_CHARS = 8 * 1024 * 1024
+BACKLOG_CHARS = 4 * BATCH_CHARS
 # A call is shown in flight (spinner, progress bar, "Cancel request") once it has lasted this
 # long, or as soon as it reports progress: a card that flashes for a millisecond tells nobody
 # anything, and costs a render and a websocket message on the path a person waits on.
@@ -150,6 +155,7 @@ class SessionWorker:
         self.authorizer: Any = None        # set by the OAuth factory: the page's authorizer
         self.client_auth: OAuth | None = oauth_factory(self) if oauth_factory else None
         self._buffer: list[TranscriptEvent] = []
+        self._buffer_chars = 0                       # recorded text held in _buffer
         self._buffered = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -278,15 +284,29 @@ class SessionWorker:
         if event.kind == "era":
             self.era_evidence = event.text or ""
         self._buffer.append(event)
+        self._buffer_chars += _chars(event)
         self._buffered.set()
-        if len(self._buffer) >= BACKLOG_HIGH:
+        if len(self._buffer) >= BACKLOG_HIGH or self._buffer_chars >= BACKLOG_CHARS:
             self.tap.pause()
+
+    def _full_batch_waits(self) -> bool:
+        return len(self._buffer) >= FLUSH_MAX_EVENTS or self._buffer_chars >= BATCH_CHARS
+
+    def _next_batch(self) -> list[TranscriptEvent]:
+        """The oldest buffered events, up to FLUSH_MAX_EVENTS and BATCH_CHARS (one at least)."""
+        size, chars = 0, 0
+        for event in self._buffer[:FLUSH_MAX_EVENTS]:
+            chars += _chars(event)
+            size += 1
+            if chars >= BATCH_CHARS:
+                break
+        return self._buffer[:size]
 
     async def _flush_loop(self) -> None:
         while True:
             await self._buffered.wait()
             # Gather a burst into one batch: one insert and one group message instead of hundreds.
-            if len(self._buffer) < FLUSH_MAX_EVENTS:
+            if not self._full_batch_waits():
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), FLUSH_WINDOW)
             try:
@@ -303,17 +323,18 @@ class SessionWorker:
         waits for the next window with the events after it (saving it at once made a batch of a
         row or two per save, back to back: the database thread never idled during a stream of calls)."""
         while self._buffer:
-            batch = self._buffer[:FLUSH_MAX_EVENTS]
+            batch = self._next_batch()
             rows = [event.to_dict() for event in batch]
             texts = await database_sync_to_async(save_events)(self.session_id, rows)
             del self._buffer[:len(batch)]
-            if len(self._buffer) <= BACKLOG_LOW:
+            self._buffer_chars -= sum(_chars(event) for event in batch)
+            if len(self._buffer) <= BACKLOG_LOW and self._buffer_chars <= BACKLOG_CHARS - BATCH_CHARS:
                 self.tap.resume()
             # Each row as the JSON text just saved: strings cross the channel layer as they are
             # (the in-memory layer deep-copied 500 nested rows per viewer; Redis would pack them),
             # and a viewer parses only the rows it shows (under a flood, a few of each batch).
             await self.broadcast({"type": "session.events", "rows": texts})
-            if not drain and len(self._buffer) < FLUSH_MAX_EVENTS:
+            if not drain and not self._full_batch_waits():
                 break
         if not self._buffer:
             self._buffered.clear()
@@ -535,6 +556,11 @@ def http_error(exc: HttpStatusError) -> dict[str, Any]:
         return {"code": error["code"], "message": str(error.get("message", "")), "data": error.get("data"),
                 "http": exc.status}
     return {"message": str(exc), "kind": "transport", "http": exc.status}
+
+
+def _chars(event: TranscriptEvent) -> int:
+    """What an unsaved event weighs: its recorded text (the parsed message is of the same order)."""
+    return len(event.raw or event.text or "")
 
 
 def _method(row: dict[str, Any]) -> str:

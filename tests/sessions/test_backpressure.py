@@ -25,3 +25,28 @@ async def test_worker_pauses_its_tap_while_the_backlog_is_high_and_saves_everyth
     saved = await database_sync_to_async(
         lambda: list(Event.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)))()
     assert saved == list(range(1, BACKLOG_HIGH + 1))
+
+
+async def test_worker_pauses_its_tap_on_unsaved_megabytes_and_batches_stay_bounded(monkeypatch):
+    """Big frames pause reading long before 2,000 of them are held; each insert carries at most
+    BATCH_CHARS of them (here scaled down), and everything is saved in order."""
+    from playground.sessions import worker as worker_module
+
+    monkeypatch.setattr(worker_module, "BATCH_CHARS", 100_000)
+    monkeypatch.setattr(worker_module, "BACKLOG_CHARS", 400_000)
+    session = await database_sync_to_async(Session.objects.create)(server_name="big frames")
+    worker = SessionWorker(session.pk, ServerConfig(transport="stdio", command="unused"))
+    batches: list[int] = []
+    save = worker_module.save_events
+    monkeypatch.setattr(worker_module, "save_events", lambda sid, rows: batches.append(len(rows)) or save(sid, rows))
+    sent = 0
+    while not worker.tap.paused:
+        worker.tap.note("info", "x" * 30_000)            # 30,000 characters each
+        sent += 1
+    assert sent == 14 and len(worker._buffer) < BACKLOG_HIGH   # 400,000 characters, not 2,000 events
+    await worker._flush()
+    assert not worker.tap.paused and worker._buffer_chars == 0
+    assert batches == [4, 4, 4, 2]                             # 100,000 characters reached by the 4th
+    saved = await database_sync_to_async(
+        lambda: list(Event.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)))()
+    assert saved == list(range(1, sent + 1))
