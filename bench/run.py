@@ -345,6 +345,13 @@ def payload_in_browser(app: App, session_id: int, megabytes: float) -> dict[str,
 
 # Report -----------------------------------------------------------------------------------
 
+def speed_index() -> float:
+    """Microseconds for a fixed pure-Python loop (best of 5): how fast this shared machine ran at
+    the time. The same code read ~3x slower at some hours; compare runs by ratios, or by this."""
+    import timeit
+    return round(min(timeit.repeat("sum(range(10000))", number=200, repeat=5)) / 200 * 1e6, 1)
+
+
 def machine() -> dict[str, Any]:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), platform.processor())
@@ -355,7 +362,8 @@ def machine() -> dict[str, Any]:
     import daphne
     import django
     from importlib.metadata import version
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem, 1), "python": platform.python_version(),
+    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem, 1), "speed_index_us": speed_index(),
+            "python": platform.python_version(),
             "django": django.get_version(), "channels": channels.__version__, "daphne": daphne.__version__,
             "mcp": version("mcp"), "commit": commit, "load_before": os.getloadavg()}
 
@@ -484,6 +492,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         app.stop()
     shutil.rmtree(harness.TMP, ignore_errors=True)
     facts["load_after"] = os.getloadavg()
+    facts["speed_index_us_after"] = speed_index()
     print(table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
