@@ -63,10 +63,14 @@ async def tab(session_id: int, user) -> WebsocketCommunicator:
 
 
 async def until(comm: WebsocketCommunicator, *needles: str, timeout: float = 300) -> None:
-    seen: list[str] = []
+    """Read frames until each needle was in one. Each frame is looked at once and dropped: keeping
+    them all and rescanning them per frame made the harness, not the app, the cost (quadratic
+    per tab; 30 tabs of a flood grew this process past 1 GB)."""
+    missing = set(needles)
     async with asyncio.timeout(timeout):
-        while not all(any(n in s for s in seen) for n in needles):
-            seen.append(await comm.receive_from(timeout))
+        while missing:
+            frame = await comm.receive_from(timeout)
+            missing = {n for n in missing if n not in frame}
 
 
 async def drain(comm: WebsocketCommunicator) -> None:

@@ -28,7 +28,6 @@ from playground.transcripts.models import Event, Session
 
 from . import render
 from .durability import reap_dead_sessions
-from .flood import PageWindow
 from .worker import group_name, session_state
 
 log = logging.getLogger(__name__)
@@ -52,7 +51,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
-        self.window = PageWindow(self._send_lines, rate=settings.PLAYGROUND_PAGE_MAX_LINES)
         # Cards appended to the page (calls in flight, server requests, authorization): the
         # worker's snapshot and a live broadcast can both announce one; a tab shows it once.
         self._cards: set[str] = set()
@@ -98,7 +96,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             lambda: list(Event.objects.filter(session_id=self.session_id).order_by("-seq")
                          .values_list("data", flat=True)[:1]))()
         group = group_name(self.session_id)
-        await self.channel_layer.group_send(group, {"type": "session.events", "rows": [jsontext.dumps(row) for row in last]})
+        await self.channel_layer.group_send(group, {"type": "session.lines", "frames": render.transcript_append_frames(last)})
         await self.channel_layer.group_send(group, {"type": "session.state", "state": session_state(session)})
 
     async def disconnect(self, code: int) -> None:
@@ -107,8 +105,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
             watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watchdog
-        if hasattr(self, "window"):
-            await self.window.close()
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
 
@@ -299,15 +295,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     # From the session group ---------------------------------------------------
 
-    async def session_events(self, message: dict[str, Any]) -> None:
-        await self.window.push(message["rows"])
-
-    async def _send_lines(self, texts: list[str], skipped: int) -> None:
-        """One windowed fragment (see flood.py): a marker for lines left out, then the lines
-        (in appends that stay under daphne's 1 MiB websocket message). Only these rows are parsed."""
-        if skipped:
-            await self.send(text_data=render.skipped(self.session_id, skipped))
-        for frame in render.transcript_append_frames([jsontext.loads(text) for text in texts]):
+    async def session_lines(self, message: dict[str, Any]) -> None:
+        """Transcript lines, windowed and rendered by the worker once for every tab."""
+        for frame in message["frames"]:
             await self.send(text_data=frame)
 
     async def session_state(self, message: dict[str, Any]) -> None:
@@ -343,7 +333,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render.server_request_done(message["key"]))
 
     async def session_feed(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.feed(message["entries"], skipped=message.get("skipped", 0)))
+        await self.send(text_data=message["html"])
 
     async def session_panels(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.panels(message["panels"]))

@@ -19,6 +19,8 @@ from playground.mcp.client import META_SUBSCRIPTION, RequestTimeout
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
 
+from . import render
+
 if TYPE_CHECKING:
     from .worker import SessionWorker
 
@@ -267,7 +269,9 @@ class Features:
         self._feed_pending.clear()
         self._feed_skipped = 0
         if entries:
-            await self.worker.broadcast({"type": "session.feed", "entries": entries, "skipped": skipped})
+            # Rendered here once, not by each tab: the same fragment for all (50 tabs of a flood
+            # rendered it 50 times, 20 times a second).
+            await self.worker.broadcast({"type": "session.feed", "html": render.feed(entries, skipped=skipped)})
         if self._panels_dirty:
             self._panels_dirty = False
             await self.publish_panels()

@@ -1,7 +1,8 @@
-"""Keep a page usable when a server floods: at most `rate` transcript lines a second per tab.
+"""Keep a page usable when a server floods: at most `rate` transcript lines a second.
 
 The worker already batches (≤500 events per 20 ms); a server sending 100,000 notifications
-would still make the page build 100,000 DOM nodes. A token bucket per tab: bursts up to
+would still make the page build 100,000 DOM nodes. A token bucket per session (the worker
+renders the lines once for all its tabs): bursts up to
 `rate` lines go out at once (a server's start-up chatter is shown whole); beyond that only the
 latest lines are held, `tail` seconds' worth, and sent after a marker "N more events (see
 export)" counting the lines left out, as soon as the bucket has room for them — at most
@@ -9,8 +10,7 @@ export)" counting the lines left out, as soon as the bucket has room for them �
 the call's result) therefore always arrives, promptly, and the database keeps every event for
 the export and for replay.
 
-Items are opaque to the window (the consumer passes each event's JSON text and parses only
-what is sent).
+Items are opaque to the window (the worker passes each saved row).
 """
 from __future__ import annotations
 
@@ -73,6 +73,19 @@ class PageWindow:
         self._tokens -= len(items)
         self._timer = None
         await self.send(items, skipped)
+
+    async def flush(self) -> None:
+        """Send what is held now (the session is ending: nothing comes after it)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timer
+            self._timer = None
+        if self._held or self._skipped:
+            items, skipped = list(self._held), self._skipped
+            self._held.clear()
+            self._skipped = 0
+            await self.send(items, skipped)
 
     async def close(self) -> None:
         if self._timer is not None:

@@ -36,8 +36,10 @@ from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
 from playground.transcripts.storable import storable, storable_row, without_surrogates
 
+from . import render
 from .features import COMMANDS as FEATURE_COMMANDS
 from .features import CURRENT_CALL, Features
+from .flood import PageWindow
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +158,8 @@ class SessionWorker:
         self.client_auth: OAuth | None = oauth_factory(self) if oauth_factory else None
         self._buffer: list[TranscriptEvent] = []
         self._buffer_chars = 0                       # recorded text held in _buffer
+        # Transcript lines for the pages, windowed and rendered here once for every tab.
+        self.window = PageWindow(self._send_lines, rate=settings.PLAYGROUND_PAGE_MAX_LINES)
         self._buffered = asyncio.Event()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -239,6 +243,8 @@ class SessionWorker:
             with contextlib.suppress(BaseException):
                 await flusher
             await self._final_flush()
+            with contextlib.suppress(Exception):
+                await self.window.flush()        # the last lines (the note saying why it ended)
             await self._end(status, reason)
             WORKERS.pop(self.session_id, None)
             if not WORKERS and _heartbeat is not None:
@@ -330,14 +336,20 @@ class SessionWorker:
             self._buffer_chars -= sum(_chars(event) for event in batch)
             if len(self._buffer) <= BACKLOG_LOW and self._buffer_chars <= BACKLOG_CHARS - BATCH_CHARS:
                 self.tap.resume()
-            # Each row as the JSON text just saved: strings cross the channel layer as they are
-            # (the in-memory layer deep-copied 500 nested rows per viewer; Redis would pack them),
-            # and a viewer parses only the rows it shows (under a flood, a few of each batch).
-            await self.broadcast({"type": "session.events", "rows": texts})
+            # Saved first, shown after (the database is the truth a reloading tab replays).
+            await self.window.push(rows)
             if not drain and not self._full_batch_waits():
                 break
         if not self._buffer:
             self._buffered.clear()
+
+    async def _send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
+        """One windowed piece of transcript for every tab, rendered once: a marker for the lines
+        left out, then the lines (in appends under daphne's 1 MiB message). Rendering per tab
+        made 30 tabs of a flood cost 30 times the rendering."""
+        frames = [render.skipped(self.session_id, skipped)] if skipped else []
+        frames += render.transcript_append_frames(rows)
+        await self.broadcast({"type": "session.lines", "frames": frames})
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         await self.to_layer(self.layer.group_send, group_name(self.session_id), message)

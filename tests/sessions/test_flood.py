@@ -102,3 +102,19 @@ async def test_close_cancels_a_pending_release():
 def test_huge_text_results_are_cut_on_the_page():
     item = content_item({"type": "text", "text": "x" * (MAX_TEXT + 10)})
     assert len(item["text"]) < MAX_TEXT + 200 and f"{MAX_TEXT + 10} characters in all" in item["text"]
+
+
+async def test_flush_sends_what_is_held_at_once():
+    """At the end of a session the held tail goes out now, with its marker (nothing comes after)."""
+    sent: list[tuple[list[int], int]] = []
+
+    async def send(batch, skipped):
+        sent.append(([r["seq"] for r in batch], skipped))
+
+    window = PageWindow(send, rate=10, tail=0.2, clock=Clock())     # 2 held at most
+    await window.push(rows(0, 15))
+    assert sent == [(list(range(10)), 0)] and window._timer is not None
+    await window.flush()
+    assert sent[-1] == ([13, 14], 3) and window._timer is None
+    await window.flush()                                           # nothing held: nothing sent
+    assert len(sent) == 2
