@@ -1,8 +1,6 @@
 """Shared fixtures: paths to the peers the suite tests against."""
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from pathlib import Path
 

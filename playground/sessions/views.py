@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from playground.mcp.secrets import Redactor
 from playground.registry.models import Server
 from playground.schemaforms import render_form
-from playground.transcripts.models import Event, Session, ShareLink
+from playground.transcripts.models import Session, ShareLink
 
 from . import render as fragments
 from .consumers import REPLAY_WINDOW, can_view

@@ -331,7 +331,7 @@ class SessionWorker:
         while self._buffer:
             batch = self._next_batch()
             rows = [event.to_dict() for event in batch]
-            texts = await database_sync_to_async(save_events)(self.session_id, rows)
+            await database_sync_to_async(save_events)(self.session_id, rows)
             del self._buffer[:len(batch)]
             self._buffer_chars -= sum(_chars(event) for event in batch)
             if len(self._buffer) <= BACKLOG_LOW and self._buffer_chars <= BACKLOG_CHARS - BATCH_CHARS:
@@ -585,9 +585,8 @@ def _same(text: str) -> str:
     return text
 
 
-def save_events(session_id: int, rows: list[dict[str, Any]]) -> list[str]:
-    """One transaction: the rows, then the session's event count. Returns each row's JSON text,
-    encoded once for both the database and the viewers.
+def save_events(session_id: int, rows: list[dict[str, Any]]) -> None:
+    """One transaction: the rows, then the session's event count.
 
     A plain INSERT ... ON CONFLICT DO NOTHING with executemany (SQLite and PostgreSQL): the ORM's
     bulk_create built a model instance and compiled every field of every row, twice the cost of
@@ -605,7 +604,6 @@ def save_events(session_id: int, rows: list[dict[str, Any]]) -> list[str]:
         cursor.executemany(_INSERT_EVENTS, [(session_id, row["seq"], row["t"], row["dir"], _method(row), data)
                                             for row, data in zip(rows, params)])
         cursor.execute(_COUNT_EVENTS, [rows[-1]["seq"], session_id])    # (the ORM compiled it every batch)
-    return texts
 
 
 _INSERT_EVENTS = (f"INSERT INTO {Event._meta.db_table} (session_id, seq, t, dir, method, data) "

@@ -27,7 +27,6 @@ class ProtocolTests(LiveBrowserTestCase):
 
     def test_everything_roots_elicitation_and_sampling(self) -> None:
         need_everything()
-        page = self.page
         self.log_in()
         self.add_server("Everything", command=str(EVERYTHING), args=["stdio"],
                         roots=["file:///tmp/playground-root Project root"])

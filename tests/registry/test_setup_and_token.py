@@ -7,7 +7,6 @@ import sys
 from datetime import timedelta
 
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.utils import timezone

@@ -7,7 +7,6 @@ from html import unescape
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.urls import reverse
 
 from playground.registry.models import Server
 
