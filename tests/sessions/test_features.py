@@ -34,6 +34,27 @@ async def receive_until(comm, *needles: str, timeout: float = 20) -> str:
     return "\n".join(seen)
 
 
+async def receive_fragment(comm, *needles: str, timeout: float = 20) -> str:
+    """The first single fragment that holds every needle (others are skipped): needles spread
+    over several fragments (a transcript line, a feed entry) do not count."""
+    seen: list[str] = []
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                seen.append(await comm.receive_from(timeout))
+                if all(n in seen[-1] for n in needles):
+                    return seen[-1]
+    except TimeoutError:
+        raise AssertionError(f"no fragment held all of {list(needles)}; got:\n"
+                             + "\n".join(t[:600] for t in seen[-15:])) from None
+
+
+def task_status(fragment: str) -> str:
+    """The status a Task group shows (result_html renders it as a badge)."""
+    task = fragment.split('aria-label="Task"', 1)[1]
+    return re.search(r'<span class="badge task-([a-z_]+)">\1</span>', task).group(1)
+
+
 async def events(session_id: int) -> list[dict]:
     return await database_sync_to_async(lambda: list(
         Event.objects.filter(session_id=session_id).order_by("seq").values_list("data", flat=True)))()
@@ -225,13 +246,22 @@ async def test_everything_completion_roots_subscription_logging_and_tasks():
         # A task-augmented call returns a task; polling and the final result follow.
         await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
                    **{"args.topic": "tides", "args.ambiguous": ""}, send_anyway="1")
-        got = await receive_until(comm, 'aria-label="Task"')
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong> simulate-research-query")
         task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
+        assert task_status(got) == "working"            # a CreateTaskResult starts working
         assert "Poll status" in got and "Cancel task" in got
         await send(comm, action="task_get", task_id=task_id)
-        await receive_until(comm, "tasks/get", 'aria-label="Task"')
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>task_get</strong>")
+        assert f"task <code>{html.escape(task_id)}</code>" in got
+        # The research takes four one-second stages: still working, unless this machine was slower.
+        assert task_status(got) in ("working", "completed")
         await send(comm, action="task_result", task_id=task_id)
-        await receive_until(comm, "tides", 'aria-label="Result"', timeout=30)
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>task_result</strong>", timeout=30)
+        assert "# Research Report: tides" in got
+        # tasks/result answers once the task is done: polling now says so, with nothing to cancel.
+        await send(comm, action="task_get", task_id=task_id)
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>task_get</strong>")
+        assert task_status(got) == "completed" and "Poll status" in got and "Cancel task" not in got
     finally:
         await comm.disconnect()
         await stop_all()
