@@ -275,3 +275,24 @@ async def test_everything_completion_roots_subscription_logging_and_tasks():
                if r["dir"] == "send" and isinstance((r.get("message") or {}).get("result"), dict)
                and "roots" in r["message"]["result"]]
     assert answers[0] == roots and answers[-1] == [{"uri": "file:///tmp/second"}]
+
+
+async def test_legacy_initialize_declares_exactly_what_the_page_answers():
+    """The capabilities of the initialize frame as it went out: roots (with list_changed, which
+    the server's edit view sends), sampling, and elicitation in both modes; nothing else."""
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', ">greet<")
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    rows = await events(session.pk)
+    sent_init = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "initialize"]
+    assert len(sent_init) == 1
+    frame = json.loads(sent_init[0]["raw"])         # the exact text written to the server
+    assert frame["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {},
+                                               "elicitation": {"form": {}, "url": {}}}
+    assert sent(rows, "notifications/initialized")
