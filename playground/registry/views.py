@@ -42,11 +42,13 @@ def add(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     server = get_object_or_404(Server, pk=pk)
+    # Compared as parsed lists: the form's changed_data said "changed" on every save (the initial
+    # value is the stored list, the posted one lines of text), so any edit told live sessions.
+    roots_before = list(server.roots or [])
     form = ServerForm(request.POST or None, instance=server)
     if request.method == "POST" and form.is_valid():
-        roots_changed = "roots" in form.changed_data
         form.save()
-        if roots_changed:
+        if list(server.roots or []) != roots_before:
             tell_live_sessions_roots(server)
         messages.success(request, f"Saved {server.name}.")
         return redirect(server)

@@ -217,17 +217,10 @@ async def test_everything_completion_roots_subscription_logging_and_tasks():
         await send(comm, action="answer", key=card_key(card), result='{"action": "decline"}')
         await receive_until(comm, "User declined to open the URL")
 
-        # Roots come from the server's settings, without asking; edited ones reach a live session.
+        # Roots come from the server's settings, without asking (edited ones: see the roots test below).
         await send(comm, action="call_tool", name="get-roots-list")
-        assert "file:///tmp/first" in await receive_until(comm, "Current MCP Roots")
-        await comm.receive_nothing(0.01)
-        worker_channel = (await database_sync_to_async(lambda: type(session).objects.get(pk=session.pk))()).worker_channel
-        from channels.layers import get_channel_layer
-        await get_channel_layer().send(worker_channel, {"command": "set_roots",
-                                                        "roots": [{"uri": "file:///tmp/second"}]})
-        await receive_until(comm, 'data-method="notifications/roots/list_changed"', 'data-method="roots/list"')
-        await send(comm, action="call_tool", name="get-roots-list")
-        assert "file:///tmp/second" in await receive_until(comm, "file:///tmp/second")
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong> get-roots-list")
+        assert "file:///tmp/first" in got
 
         # Logging level, then a subscription: the server logs it and sends updates.
         await send(comm, action="set_level", level="debug")
@@ -274,7 +267,7 @@ async def test_everything_completion_roots_subscription_logging_and_tasks():
     answers = [r["message"]["result"]["roots"] for r in rows
                if r["dir"] == "send" and isinstance((r.get("message") or {}).get("result"), dict)
                and "roots" in r["message"]["result"]]
-    assert answers[0] == roots and answers[-1] == [{"uri": "file:///tmp/second"}]
+    assert answers and all(a == roots for a in answers)
 
 
 async def test_legacy_initialize_declares_exactly_what_the_page_answers():
@@ -296,3 +289,59 @@ async def test_legacy_initialize_declares_exactly_what_the_page_answers():
     assert frame["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {},
                                                "elicitation": {"form": {}, "url": {}}}
     assert sent(rows, "notifications/initialized")
+
+
+@database_sync_to_async
+def edit_server(user, pk: int, data: dict[str, str]) -> None:
+    """The server's edit page, as a browser uses it: GET the form, POST it with the CSRF token."""
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    assert browser.get(f"/servers/{pk}/edit/").status_code == 200
+    response = browser.post(f"/servers/{pk}/edit/", {**data, "csrfmiddlewaretoken": browser.cookies["csrftoken"].value})
+    assert response.status_code == 302, response.content.decode()[:2000]
+
+
+async def test_roots_edited_on_the_server_page_reach_a_live_session():
+    """Saving new roots in the server's edit view tells its live session: the worker sends
+    notifications/roots/list_changed and answers the server's roots/list from the new list.
+    A save that leaves the roots as they were tells nobody."""
+    if not EVERYTHING.exists():
+        pytest.fail("server-everything is not installed: run `make peers`")
+    first = [{"uri": "file:///tmp/first", "name": "First"}]
+    user, server = await make_user_and_server(name="everything", command=str(EVERYTHING), args=["stdio"], roots=first)
+    form = {"name": "everything", "transport": "stdio", "command": str(EVERYTHING), "args": "stdio", "env": "",
+            "cwd": "", "url": "", "headers": "", "era": "legacy"}
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    result = ('aria-label="Result"', "<strong>call_tool</strong> get-roots-list")
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', ">get-roots-list<")
+        await send(comm, action="call_tool", name="get-roots-list")
+        got = await receive_fragment(comm, *result)
+        assert "file:///tmp/first" in got and "file:///tmp/second" not in got
+
+        # Renamed, roots typed as they were (the browser's CRLF): nothing to tell the session.
+        await edit_server(user, server.pk, {**form, "name": "everything renamed", "roots": "file:///tmp/first First\r\n"})
+        # New roots: the server is told, asks again, and says how many it got.
+        await edit_server(user, server.pk, {**form, "name": "everything renamed",
+                                            "roots": "file:///tmp/second Second\r\nfile:///tmp/third"})
+        await receive_until(comm, "Roots updated: 2 root(s) received from client")
+        await send(comm, action="call_tool", name="get-roots-list")
+        got = await receive_fragment(comm, *result)
+        assert "file:///tmp/second" in got and "file:///tmp/third" in got and "file:///tmp/first" not in got
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    rows = await events(session.pk)
+    changed = [i for i, r in enumerate(rows) if r["dir"] == "send"
+               and (r.get("message") or {}).get("method") == "notifications/roots/list_changed"]
+    assert len(changed) == 1, f"{len(changed)} notifications/roots/list_changed sent; one save changed the roots"
+    answers = [(i, r["message"]["result"]["roots"]) for i, r in enumerate(rows)
+               if r["dir"] == "send" and isinstance((r.get("message") or {}).get("result"), dict)
+               and "roots" in r["message"]["result"]]
+    assert [a for i, a in answers if i < changed[0]] and all(a == first for i, a in answers if i < changed[0])
+    assert [a for i, a in answers if i > changed[0]] == [[{"uri": "file:///tmp/second", "name": "Second"},
+                                                         {"uri": "file:///tmp/third"}]]
