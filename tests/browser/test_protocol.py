@@ -4,6 +4,7 @@ subscriptions and logs against server-everything; an input_required round and a
 subscriptions/listen stream against the SDK peer in the modern era; two sessions side by side."""
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -54,6 +55,16 @@ class ProtocolTests(LiveBrowserTestCase):
         expect(result).to_contain_text("Ada Lovelace")
         answer = self.transcript().locator('.ev-send[data-method="result"]').filter(has_text="Ada Lovelace")
         expect(answer).to_have_count(1)
+        # Cancel: nothing is checked (the required name stays empty); the server is told "cancel".
+        self.open_tool("trigger-elicitation-request").get_by_role("button", name="Call tool").click()
+        expect(card).to_contain_text("Please provide inputs for the following fields:")
+        card.get_by_role("button", name="Cancel", exact=True).click()
+        expect(card).to_have_count(0)
+        expect(result).to_contain_text("User cancelled the elicitation dialog.")
+        expect(result).to_contain_text('"action": "cancel"')          # the server's echo of what it got
+        answer = self.transcript().locator('.ev-send[data-method="result"]').filter(has_text="cancel")
+        expect(answer).to_have_count(1)
+        assert json.loads(answer.locator("details.raw pre").text_content())["result"] == {"action": "cancel"}
 
         # Sampling: the request is shown; a person writes the reply.
         form = self.open_tool("trigger-sampling-request")
