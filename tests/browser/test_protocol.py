@@ -200,6 +200,55 @@ class ProtocolTests(LiveBrowserTestCase):
         self.shot("5-raw")
         self.assert_no_js_errors()
 
+    def completion_exchange(self, value: str) -> tuple[dict, dict]:
+        """The completion/complete request sent for `value` and the server's answer, as parsed
+        from their raw frames in the transcript."""
+        log = self.transcript()
+        request = log.locator('.ev-send[data-method="completion/complete"]').filter(
+            has_text=re.compile(r'"value":\s*' + re.escape(json.dumps(value))))
+        expect(request).to_have_count(1)
+        seq = request.get_attribute("id").removeprefix("ev-")
+        response = log.locator(f'.ev-recv[data-reply-to="{seq}"]')
+        expect(response).to_have_count(1)
+        return (json.loads(request.locator("details.raw pre").text_content()),
+                json.loads(response.locator("details.raw pre").text_content()))
+
+    def test_everything_template_variable_completion(self) -> None:
+        """A template's variable completes as the user types, from the server's own completer:
+        server-everything offers a positive integer id back and nothing for anything else."""
+        need_everything()
+        page = self.page
+        self.log_in()
+        self.add_server("Everything", command=str(EVERYTHING), args=["stdio"])
+        self.connect("echo")
+        page.locator("#catalogue").get_by_role("button", name="Dynamic Text Resource", exact=True).click()
+        workspace = page.locator("#workspace")
+        field = workspace.get_by_label("resourceId", exact=True)
+        suggestions = workspace.locator("[data-suggestions]").get_by_role("button")
+
+        field.fill("42")
+        expect(suggestions).to_have_text(["42"])
+        self.shot("1-template-completion")
+        sent, answer = self.completion_exchange("42")
+        assert sent["params"]["ref"] == {"type": "ref/resource", "uri": "demo://resource/dynamic/text/{resourceId}"}
+        assert sent["params"]["argument"] == {"name": "resourceId", "value": "42"}
+        assert answer["result"]["completion"]["values"] == ["42"]
+
+        # Not an id: the server offers nothing, and the page's list follows it.
+        field.fill("forty-two")
+        expect(suggestions).to_have_count(0)
+        assert self.completion_exchange("forty-two")[1]["result"]["completion"]["values"] == []
+
+        # Pick the server's suggestion, then read the expanded URI.
+        field.fill("7")
+        workspace.get_by_role("group", name="Suggestions").get_by_role("button", name="7", exact=True).click()
+        expect(field).to_have_value("7")
+        expect(suggestions).to_have_count(0)            # the pick closes the list
+        workspace.get_by_role("button", name="Read resource").click()
+        expect(self.result()).to_contain_text("demo://resource/dynamic/text/7")
+        expect(self.result()).to_contain_text("Resource 7: This is a plaintext resource")
+        self.assert_no_js_errors()
+
     def test_modern_input_required_and_listen(self) -> None:
         """The SDK peer in the modern era over Streamable HTTP (the two-tab test has it over stdio)."""
         page = self.page
