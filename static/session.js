@@ -235,6 +235,7 @@
     input.value = button.dataset.suggest;
     box.replaceChildren();
     input.focus();
+    clearTimeout(timers.get(input));   // focusing asked again: the pick is the answer, not a new question
   }
 
   // --- elapsed time of calls in flight ------------------------------------------------
