@@ -180,5 +180,16 @@ def count_events(session_id: int, method: str = "") -> int:
     return qs.filter(method=method).count() if method else qs.count()
 
 
+def call_latencies(session_id: int, method: str = "tools/call") -> list[float]:
+    """What the tap measured for each `method` request of a session, in order: from the request
+    frame written to its response read (the server and the pipe, none of the relay)."""
+    sent = set(Event.objects.filter(session_id=session_id, dir="send", method=method).values_list("seq", flat=True))
+    out = []
+    for data in Event.objects.filter(session_id=session_id, dir="recv").order_by("seq").values_list("data", flat=True):
+        if data.get("reply_to") in sent and data.get("latency_ms") is not None:
+            out.append(float(data["latency_ms"]))
+    return out
+
+
 def session_status(session_id: int) -> str:
     return Session.objects.values_list("status", flat=True).get(pk=session_id)

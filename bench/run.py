@@ -105,7 +105,20 @@ async def relay(app: App, calls: int) -> dict[str, Any]:
         await stack.aclose()
     med_pg, med_sdk = statistics.median(pg), statistics.median(base)
     p95_pg, p95_sdk = pct(pg, 0.95), pct(base, 0.95)
-    return {"relay_ratio": round(med_pg / med_sdk, 3), "relay_p95_ratio": round(p95_pg / p95_sdk, 3),
+    # Where a call's time goes: the tap's latency of each tools/call (request written -> response
+    # read: the server and its pipe) against the websocket client's time for the same call. The
+    # rest is the relay: the client's websocket, daphne, Channels, the consumer, the worker and
+    # our core on both ways. The SDK client's own share is its time minus the same server time.
+    async with asyncio.timeout(30):
+        while await asyncio.to_thread(harness.session_status, session_id) not in ("ended", "failed"):
+            await asyncio.sleep(0.05)
+    server = (await asyncio.to_thread(harness.call_latencies, session_id))[-len(pg):]
+    assert len(server) == len(pg), (len(server), len(pg))
+    med_server = statistics.median(server)
+    relay_own = statistics.median(total - inner for total, inner in zip(pg, server))
+    return {"relay_server_ms_median": round(med_server, 3), "relay_own_ms_median": round(relay_own, 3),
+            "sdk_own_ms_median": round(med_sdk - med_server, 3),
+            "relay_ratio": round(med_pg / med_sdk, 3), "relay_p95_ratio": round(p95_pg / p95_sdk, 3),
             "relay_added_ms_median": round(med_pg - med_sdk, 3), "relay_median_ms": round(med_pg, 3),
             "relay_p95_ms": round(p95_pg, 3), "sdk_median_ms": round(med_sdk, 3), "sdk_p95_ms": round(p95_sdk, 3),
             "relay_calls": calls, "relay_daphne_cpu_ms_per_call": round(spent / calls * 1000, 3)}
@@ -377,6 +390,9 @@ ROWS = [  # key, label, target (text), unit
     ("relay_p95_ratio", "relay: ratio at p95", "<= 1.1", "x"),
     ("relay_added_ms_median", "relay: added at the median", "", "ms"),
     ("relay_daphne_cpu_ms_per_call", "relay: daphne CPU per call", "", "ms"),
+    ("relay_server_ms_median", "relay: the server (request written -> response read)", "", "ms"),
+    ("relay_own_ms_median", "relay: the playground's own share of a call", "", "ms"),
+    ("sdk_own_ms_median", "relay: the SDK client's own share (median minus the server's)", "", "ms"),
     ("flood_msgs_per_s", "flood: persisted + delivered", ">= 35000", "msg/s"),
     ("flood_persist_msgs_per_s", "flood: persisted (viewer stalled)", "", "msg/s"),
     ("sdk_flood_msgs_per_s", "flood: SDK client", "", "msg/s"),

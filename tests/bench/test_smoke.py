@@ -9,7 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = ("relay_ratio", "relay_added_ms_median", "relay_p95_ms", "flood_msgs_per_s", "flood_lost", "flood_peak_mb",
-        "session_mb", "idle_cpu_percent", "transcript_ttfb_ms", "export_ttfb_ms", "large_payload_s")
+        "session_mb", "idle_cpu_percent", "transcript_ttfb_ms", "export_ttfb_ms", "large_payload_s",
+        "relay_server_ms_median", "relay_own_ms_median")
 
 
 def test_quick_bench_runs_every_part(tmp_path):
@@ -19,4 +20,6 @@ def test_quick_bench_runs_every_part(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads(out.read_text())
     assert all(isinstance(results[key], (int, float)) for key in KEYS), results
+    # The relay's time splits into the server's (the tap's latency of each call) and ours.
+    assert 0 < results["relay_server_ms_median"] < results["relay_median_ms"]
     assert results["flood_lost"] == 0 and results["flood_persisted"] == results["flood_count"]
