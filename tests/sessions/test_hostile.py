@@ -216,16 +216,37 @@ async def test_a_flood_on_stderr():
     assert "<script>alert(1)</script>" not in seen and "&lt;script&gt;" in seen
 
 
-async def test_unknown_duplicate_and_missing_ids():
-    _, rows, _ = await hostile("ids", until=("<strong>call_tool</strong>", "first"), alive=True,
-                               clear=note("error", "unknown or already answered id 999"))
+def result_section(seen: str) -> str:
+    """The last Result region the page got, alone (not the fragments after it)."""
+    return re.findall(r'<section id="result".*?</section>', seen, re.S)[-1]
+
+
+def assert_ids_flagged(rows: list[Row], seen: str) -> None:
+    """An answer to id 999, one without an id, the call's answer, the same answer again: the
+    first, second and fourth are flagged, and the call took the first answer."""
+    call = next(r["message"] for r in rows if (r["message"] or {}).get("method") == "tools/call")
     texts = [r.get("text") or "" for r in rows if r["dir"] == "note"]
-    assert sum("unknown or already answered id" in t for t in texts) == 2        # 999, then the duplicate
-    assert any("not a JSON-RPC request, notification or response" in t or "without an id" in t for t in texts)
+    assert [t for t in texts if "unknown or already answered id" in t] == [
+        "response with unknown or already answered id 999", f"response with unknown or already answered id {call['id']}"]
+    assert "frame is not a JSON-RPC request, notification or response" in texts
+    assert '<pre class="text">first</pre>' in result_section(seen)
+
+
+async def test_unknown_duplicate_and_missing_ids():
+    _, rows, seen = await hostile("ids", until=("<strong>call_tool</strong>", "first"), alive=True,
+                                  clear=note("error", "unknown or already answered id 999"))
+    assert_ids_flagged(rows, seen)
+
+
+WRONG_JSONRPC = "jsonrpc field is &#x27;1.0&#x27;, expected &#x27;2.0&#x27;"     # as a transcript line shows it
 
 
 async def test_wrong_jsonrpc_field():
-    await hostile("jsonrpc", until=("<strong>call_tool</strong>",), alive=True, clear=problem("jsonrpc"))
+    """Taken leniently: the call gets its result, and the line of the answer says what is wrong."""
+    _, _, seen = await hostile("jsonrpc", until=("<strong>call_tool</strong>", WRONG_JSONRPC), alive=True,
+                               clear=problem("jsonrpc field is '1.0'"))
+    assert '<pre class="text">old</pre>' in result_section(seen)
+    assert f'<ul class="problems"><li>{WRONG_JSONRPC}</li></ul>' in seen
 
 
 async def test_killing_the_server_mid_flood_saves_every_recorded_event():
@@ -440,8 +461,7 @@ async def test_http_unknown_duplicate_and_missing_ids():
             answer(req, {"result": {"content": [{"type": "text", "text": "duplicate"}]}})))
     rows, seen = await http_case(ids, until=("<strong>call_tool</strong>", "first"),
                                  clear=note("error", "unknown or already answered id 999"))
-    texts = [r.get("text") or "" for r in rows if r["dir"] == "note"]
-    assert any("not a JSON-RPC request, notification or response" in t or "without an id" in t for t in texts)
+    assert_ids_flagged(rows, seen)
 
 
 async def test_http_json_body_answering_another_id():
@@ -455,7 +475,10 @@ async def test_http_json_body_answering_another_id():
 async def test_http_wrong_jsonrpc_field():
     async def old(req, w):
         w.write(head("200 OK", "application/json") + json.dumps(answer(req, {**DONE, "jsonrpc": "1.0"})).encode())
-    await http_case(old, until=("<strong>call_tool</strong>",), clear=problem("jsonrpc"))
+    _, seen = await http_case(old, until=("<strong>call_tool</strong>", WRONG_JSONRPC),
+                              clear=problem("jsonrpc field is '1.0'"))
+    assert '<pre class="text">done</pre>' in result_section(seen)
+    assert f'<ul class="problems"><li>{WRONG_JSONRPC}</li></ul>' in seen
 
 
 async def test_legacy_sse_stream_cut_mid_event_ends_the_session_cleanly():
