@@ -230,7 +230,10 @@ def test_a_process_stopped_by_a_signal_ends_its_sessions_saved_whole_and_stops_t
     link = set_up(env, port)
     proc = start_daphne(env, port, tmp_path / "daphne.log")
     db = sqlite3.connect(db_path, isolation_level=None, timeout=20)
-    saved = lambda sid: db.execute("SELECT count(*) FROM transcripts_event WHERE session_id = ?", (sid,)).fetchone()[0]
+    browser = None
+
+    def saved(session_id: int) -> int:
+        return db.execute("SELECT count(*) FROM transcripts_event WHERE session_id = ?", (session_id,)).fetchone()[0]
     try:
         browser = log_in(link)
         session_id = connect(browser, port, "peer", [str(PEERS / "sdk_server.py"), "stdio"])
@@ -262,7 +265,9 @@ def test_a_process_stopped_by_a_signal_ends_its_sessions_saved_whole_and_stops_t
         rows = [json.loads(data) for (data,) in db.execute(
             "SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,))]
     finally:
-        db.close()
+        db.close()                                           # (rolls back, if the test failed holding the lock)
+        if browser is not None:
+            browser.close()
         stop_daphne(proc)
     assert (status, reason, channel) == ("ended", PROCESS_STOPPED, "")
     assert [r["seq"] for r in rows] == list(range(1, count + 1))
