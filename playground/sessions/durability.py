@@ -9,6 +9,7 @@ sessions would stay "connected" forever. Two rules find them:
 The sweep runs once per process at its first request, on every session page and socket
 connect, and in `playground_setup`; a tab showing a live session checks its own every beat,
 so a viewer on another process sees the session end. It appends a note to the transcript.
+A process stopped cleanly (SIGTERM, SIGINT) ends its own sessions first: see shutdown.py.
 """
 from __future__ import annotations
 

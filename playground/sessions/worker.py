@@ -36,7 +36,7 @@ from playground.oauth.models import ServerAuth
 from playground.transcripts.models import Event, Session
 from playground.transcripts.storable import storable, storable_row, without_surrogates
 
-from . import render
+from . import render, shutdown
 from .features import COMMANDS as FEATURE_COMMANDS
 from .features import CURRENT_CALL, Features
 from .flood import PageWindow
@@ -175,6 +175,8 @@ class SessionWorker:
         self._refresh_lock = asyncio.Lock()
         self._refresh_waiting = False
         self._end_reason: str | None = None     # set once the session is ending
+        self._stop_reason: str | None = None    # why this side ended it, if it says (stop(reason))
+        self._serving = False                   # connected and listed: waiting for the end
 
     # Lifecycle --------------------------------------------------------------
 
@@ -188,13 +190,25 @@ class SessionWorker:
         WORKERS[self.session_id] = self
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
         _ensure_heartbeat()
+        shutdown.install()
         return self.channel
 
-    async def stop(self) -> None:
+    async def stop(self, reason: str | None = None) -> None:
+        """End the session from this side and wait until it has ended (server stopped,
+        transcript saved, session marked ended). `reason`, if given, is the session's end
+        reason, noted in its transcript. A worker still connecting or listing the catalogue is
+        cancelled rather than waited for (a server that never answers would hold it for the
+        request timeout): the connection is closed as it unwinds."""
+        if reason is not None and self._stop_reason is None and self._end_reason is None:
+            self._stop_reason = reason
+            self.tap.note("info", f"ending the session: {reason}")
         self._stop.set()
-        if self._task:
-            with contextlib.suppress(Exception):
-                await self._task
+        task = self._task
+        if task is None:
+            return
+        if not self._serving and self._end_reason is None and not task.cancelling():
+            task.cancel()
+        await asyncio.wait({task})
 
     async def _run(self) -> None:
         receiver = asyncio.create_task(self._receive_loop())
@@ -219,9 +233,15 @@ class SessionWorker:
             await self._save_facts()
             await self.refresh_catalogue()
             await self.features.publish_panels()
+            self._serving = True
             await self._stop.wait()
             if self.client.closed and self.client.close_reason != "closed by the client":
                 reason = self.client.close_reason or "connection closed"
+            elif self._stop_reason is not None:
+                reason = self._stop_reason
+        except asyncio.CancelledError:      # stop() before the session was up
+            reason = self._stop_reason or "stopped while connecting"
+            raise
         except Exception as exc:  # never let a worker die silently
             log.exception("session worker %s failed", self.session_id)
             status, reason = Session.Status.FAILED, f"worker error: {exc!r}"

@@ -11,18 +11,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import secrets
 import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.daphne_process import (app_env, children, connect, free_port, listening, log_in, set_up,
+                                  start_daphne, stop_daphne, tab as page_tab, until)
 
 ROOT = Path(__file__).resolve().parents[2]
 PG = ("127.0.0.1", 5432)
@@ -33,35 +31,10 @@ MISBEHAVING = ROOT / "tests" / "peers" / "misbehaving.py"
 HEARTBEAT = 1.0
 
 
-def listening(address: tuple[str, int]) -> bool:
-    try:
-        socket.create_connection(address, timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
 pytestmark = [
     pytest.mark.skipif(not listening(PG), reason="PostgreSQL is not listening on 127.0.0.1:5432"),
     pytest.mark.skipif(not listening(REDIS), reason="Redis is not listening on 127.0.0.1:6379"),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"daphne exited with {proc.returncode}")
-        if listening(("127.0.0.1", port)):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"daphne did not listen on {port}")
 
 
 @pytest.fixture(scope="module")
@@ -76,36 +49,20 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     prefix = f"scaleout-{secrets.token_hex(4)}"
     admin = psycopg.connect(f"postgresql://postgres@{PG[0]}:{PG[1]}/postgres", autocommit=True)
     admin.execute(f'CREATE DATABASE "{name}"')
-    env = {**os.environ, "DATABASE_URL": f"postgres://postgres@{PG[0]}:{PG[1]}/{name}",
-           "REDIS_URL": f"redis://{REDIS[0]}:{REDIS[1]}/{REDIS_DB}", "PLAYGROUND_REDIS_PREFIX": prefix,
-           "PLAYGROUND_HEARTBEAT_SECONDS": str(HEARTBEAT), "PLAYGROUND_USER": "scale", "DJANGO_SETTINGS_MODULE":
-           "playground.settings"}
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    procs: list[subprocess.Popen] = []
+    env = app_env(DATABASE_URL=f"postgres://postgres@{PG[0]}:{PG[1]}/{name}",
+                  REDIS_URL=f"redis://{REDIS[0]}:{REDIS[1]}/{REDIS_DB}", PLAYGROUND_REDIS_PREFIX=prefix,
+                  PLAYGROUND_HEARTBEAT_SECONDS=str(HEARTBEAT), PLAYGROUND_USER="scale")
+    procs: list = []
     try:
-        manage = [sys.executable, str(ROOT / "manage.py")]
-        subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], env=env, check=True, cwd=ROOT)
         ports = {"a": free_port(), "b": free_port()}
-        setup = subprocess.run([*manage, "playground_setup"], env={**env, "PLAYGROUND_PORT": str(ports["a"])},
-                               check=True, cwd=ROOT, capture_output=True, text=True)
-        link = re.search(r"(http://\S+/login/token/\S+/)", setup.stdout).group(1)
+        link = set_up(env, ports["a"])
         for key, port in ports.items():
-            proc = subprocess.Popen([str(Path(sys.executable).parent / "daphne"), "-b", "127.0.0.1", "-p", str(port),
-                                     "playground.asgi:application"], env=env, cwd=ROOT, start_new_session=True,
-                                    stdout=subprocess.DEVNULL, stderr=(logs / f"daphne-{key}.log").open("w"))
-            procs.append(proc)
-            wait_port(port, proc)
+            procs.append(start_daphne(env, port, logs / f"daphne-{key}.log"))
         yield {"ports": ports, "link": link, "procs": dict(zip(ports, procs)), "db": name,
                "dsn": f"postgresql://postgres@{PG[0]}:{PG[1]}/{name}"}
     finally:
         for proc in procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(5)
+            stop_daphne(proc)
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.close()
         r = redis.Redis(host=REDIS[0], port=REDIS[1], db=REDIS_DB)
@@ -117,23 +74,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
 @pytest.fixture(scope="module")
 def browser(stack: dict) -> Iterator[httpx.Client]:
     """Logged in with the one-time link (the cookie holds for both processes: same host)."""
-    client = httpx.Client(follow_redirects=False, timeout=20)
-    assert client.get(stack["link"]).status_code == 302
+    client = log_in(stack["link"])
     yield client
     client.close()
-
-
-def connect(stack: dict, browser: httpx.Client, on: str, name: str, args: list[str]) -> int:
-    """On process `on`: register a stdio server, press Connect; the session's id."""
-    base = f"http://127.0.0.1:{stack['ports'][on]}"
-    browser.get(f"{base}/servers/add/")
-    token = browser.cookies["csrftoken"]
-    added = browser.post(f"{base}/servers/add/", data={
-        "csrfmiddlewaretoken": token, "name": name, "transport": "stdio", "command": sys.executable,
-        "args": "\n".join(args), "env": "", "cwd": "", "url": "", "headers": "", "era": "legacy"})
-    server_pk = int(re.search(r"/servers/(\d+)/", added.headers["location"]).group(1))
-    connected = browser.post(f"{base}/servers/{server_pk}/connect/", data={"csrfmiddlewaretoken": token})
-    return int(re.search(r"/sessions/(\d+)/", connected.headers["location"]).group(1))
 
 
 def saved_rows(stack: dict, session_id: int) -> tuple[list[dict], int]:
@@ -147,31 +90,19 @@ def saved_rows(stack: dict, session_id: int) -> tuple[list[dict], int]:
     return rows, count
 
 
-async def tab(stack: dict, cookie: str, session_id: int):
-    import websockets
-
-    port = stack["ports"]["b"]
-    return await websockets.connect(f"ws://127.0.0.1:{port}/ws/sessions/{session_id}/", max_size=None,
-                                    additional_headers={"Cookie": cookie, "Origin": f"http://127.0.0.1:{port}"})
-
-
-async def until(ws, *needles: str, timeout: float = 30) -> str:
-    seen: list[str] = []
-    async with asyncio.timeout(timeout):
-        while not all(any(n in s for s in seen) for n in needles):
-            seen.append(await ws.recv())
-    return "\n".join(seen)
+async def tab(stack: dict, browser: httpx.Client, session_id: int):
+    """A tab on process B."""
+    return await page_tab(browser, stack["ports"]["b"], session_id)
 
 
 def test_nul_and_unpaired_surrogates_from_a_server_are_stored_in_postgresql(stack, browser):
     """jsonb refuses U+0000 and unpaired surrogates: one such frame used to fail every later write."""
     from playground.transcripts.storable import PROBLEM
 
-    session_id = connect(stack, browser, "b", "escapes", [str(MISBEHAVING), "escapes"])
-    cookie = f"sessionid={browser.cookies['sessionid']}"
+    session_id = connect(browser, stack["ports"]["b"], "escapes", [str(MISBEHAVING), "escapes"])
 
     async def drive() -> None:
-        ws = await tab(stack, cookie, session_id)
+        ws = await tab(stack, browser, session_id)
         try:
             await until(ws, 'id="catalogue"', ">go<")
             await ws.send(json.dumps({"action": "call_tool", "name": "go"}))
@@ -191,20 +122,19 @@ def test_nul_and_unpaired_surrogates_from_a_server_are_stored_in_postgresql(stac
 
 
 def test_a_tab_on_process_b_drives_a_worker_in_process_a_then_a_dies(stack, browser):
-    session_id = connect(stack, browser, "a", "peer", [str(SDK_PEER), "stdio"])
-    cookie = f"sessionid={browser.cookies['sessionid']}"
+    session_id = connect(browser, stack["ports"]["a"], "peer", [str(SDK_PEER), "stdio"])
     a, b = stack["procs"]["a"], stack["procs"]["b"]
 
     async def drive_then_watch_a_die() -> str:
-        ws = await tab(stack, cookie, session_id)
+        ws = await tab(stack, browser, session_id)
         try:
             await until(ws, 'id="catalogue"', ">echo<")
             await ws.send(json.dumps({"action": "call_tool", "name": "echo", "args.text": "over redis"}))
             result = await until(ws, 'aria-label="Result"', "tools/call")
             assert "over redis" in result.split('aria-label="Result"', 1)[1]
             # The worker and its stdio child live in A (B never spawned anything).
-            assert "sdk_server.py" in " ".join(_children_cmdlines(a.pid))
-            assert _children_cmdlines(b.pid) == []
+            assert "sdk_server.py" in " ".join(children(a.pid).values())
+            assert children(b.pid) == {}
             os.killpg(a.pid, signal.SIGKILL)
             await asyncio.to_thread(a.wait, 10)
             # The same tab sees the session end once A's heartbeat is three beats old.
@@ -218,28 +148,14 @@ def test_a_tab_on_process_b_drives_a_worker_in_process_a_then_a_dies(stack, brow
     assert [r["seq"] for r in rows] == list(range(1, count + 1))
     assert any((r.get("message") or {}).get("method") == "tools/call" for r in rows)
     assert "worker process ended" in rows[-1]["text"]
-    ws_page = asyncio.run(_replay(stack, cookie, session_id))     # a new tab replays it from PostgreSQL
+    ws_page = asyncio.run(_replay(stack, browser, session_id))     # a new tab replays it from PostgreSQL
     assert "status-ended" in ws_page and "tools/call" in ws_page
 
 
-async def _replay(stack: dict, cookie: str, session_id: int) -> str:
-    ws = await tab(stack, cookie, session_id)
+async def _replay(stack: dict, browser: httpx.Client, session_id: int) -> str:
+    ws = await tab(stack, browser, session_id)
     try:
         return await until(ws, 'id="session-state"')
     finally:
         await ws.close()
-
-
-def _children_cmdlines(pid: int) -> list[str]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode())
-        except (OSError, ValueError):
-            continue
-    return out
 

@@ -1,9 +1,15 @@
 """Durability: a reload in the middle of a call still shows its result; a worker whose process
-died leaves its session ended (not 'connected' forever) with the transcript intact."""
+died leaves its session ended (not 'connected' forever) with the transcript intact; a process
+stopped by a signal ends its sessions itself, transcript saved and servers stopped."""
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
+import signal
+import sqlite3
+import time
 from datetime import timedelta
 
 import pytest
@@ -12,9 +18,14 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
 
+from playground.mcp.transports.stdio import group_alive
 from playground.sessions import durability
+from playground.sessions.shutdown import PROCESS_STOPPED
 from playground.sessions.worker import WORKERS, SessionWorker, start_session
 from playground.transcripts.models import Event, Session
+from tests.conftest import PEERS
+from tests.daphne_process import (app_env, children, connect, free_port, log_in, set_up, start_daphne, stop_daphne,
+                                  tab, until)
 
 from .test_live import communicator, make_user_and_server, receive_until, stop_all
 
@@ -80,6 +91,27 @@ async def test_a_worker_that_fails_ends_its_session_with_every_event_saved(monke
     assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1)) == list(range(1, saved.event_count + 1))
     assert any(r.get("kind") == "error" and "worker error" in r["text"] for r in rows)
     assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS      # the server was stopped after
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_stopping_a_worker_that_is_still_connecting_ends_its_session_with_the_reason():
+    """stop(reason) in the middle of the handshake (a server that reads and never answers) does not
+    wait out the request timeout: the connection is closed and the session ends with the reason."""
+    user, server = await make_user_and_server(args=["-c", "import sys; sys.stdin.read()"])
+    session = await start_session(server, user)
+    worker = WORKERS[session.pk]
+    async with asyncio.timeout(20):
+        while not worker.tap._open:                      # `initialize` is sent, awaiting its answer
+            await asyncio.sleep(0.01)
+        await worker.stop(PROCESS_STOPPED)
+    saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    rows = await database_sync_to_async(lambda: list(
+        Event.objects.filter(session=saved).order_by("seq").values_list("data", flat=True)))()
+    assert (saved.status, saved.end_reason, saved.worker_channel) == ("ended", PROCESS_STOPPED, "")
+    assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1))
+    assert [(r.get("message") or {}).get("method") for r in rows if r["dir"] == "send"][0] == "initialize"
+    assert any(r["dir"] == "note" and r["text"] == f"ending the session: {PROCESS_STOPPED}" for r in rows)
+    assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS
 
 
 def live_session(**kw) -> Session:
@@ -172,3 +204,80 @@ async def test_one_heartbeat_task_keeps_every_live_worker_of_the_process_fresh(s
         await stop_all()
     await asyncio.wait({beat}, timeout=5)
     assert beat.cancelled()                                  # no worker left: stopped, not left to run out
+
+
+def poll(condition, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"gave up waiting: {what}"
+        time.sleep(0.02)
+
+
+STEPS = 1000      # progress notifications: fewer than the backlog (2,000) at which the worker stops reading
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_process_stopped_by_a_signal_ends_its_sessions_saved_whole_and_stops_their_servers(tmp_path, signum):
+    """SIGTERM (a deploy) or SIGINT (Ctrl-C on `make run`) to daphne. Every event of a call — the
+    request, 1,000 progress notifications, the result — is still unsaved when the signal comes
+    (the test holds SQLite's write lock from before the call until the stdio server is gone), so
+    only the worker's final flush can save them. The process waits for it, then exits."""
+    db_path = tmp_path / "db.sqlite3"
+    env = app_env(PLAYGROUND_SQLITE_PATH=str(db_path))
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    port = free_port()
+    link = set_up(env, port)
+    proc = start_daphne(env, port, tmp_path / "daphne.log")
+    db = sqlite3.connect(db_path, isolation_level=None, timeout=20)
+    browser = None
+
+    def saved(session_id: int) -> int:
+        return db.execute("SELECT count(*) FROM transcripts_event WHERE session_id = ?", (session_id,)).fetchone()[0]
+    try:
+        browser = log_in(link)
+        session_id = connect(browser, port, "peer", [str(PEERS / "sdk_server.py"), "stdio"])
+
+        async def call_then_signal() -> int:
+            ws = await tab(browser, port, session_id)
+            try:
+                await until(ws, 'id="catalogue"', ">slow<")
+                peer = next(pid for pid, cmd in children(proc.pid).items() if "sdk_server.py" in cmd)
+                db.execute("BEGIN IMMEDIATE")                # the worker's writes wait from here on
+                before = saved(session_id)
+                await ws.send(json.dumps({"action": "call_tool", "name": "slow", "args.steps": str(STEPS),
+                                          "args.delay": "0"}))
+                await until(ws, 'aria-label="Result"', f"done after {STEPS} steps")
+                assert saved(session_id) == before           # the worker has the whole call, unsaved
+                os.kill(proc.pid, signum)
+                return peer
+            finally:
+                await ws.close()
+
+        peer = asyncio.run(call_then_signal())
+        poll(lambda: not group_alive(peer), "the stdio server to stop")
+        assert proc.poll() is None                           # still there: its last flush waits on our lock
+        db.execute("ROLLBACK")
+        assert proc.wait(30) == 0
+        status, reason, channel, count = db.execute(
+            "SELECT status, end_reason, worker_channel, event_count FROM transcripts_session WHERE id = ?",
+            (session_id,)).fetchone()
+        rows = [json.loads(data) for (data,) in db.execute(
+            "SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,))]
+    finally:
+        db.close()                                           # (rolls back, if the test failed holding the lock)
+        if browser is not None:
+            browser.close()
+        stop_daphne(proc)
+    assert (status, reason, channel) == ("ended", PROCESS_STOPPED, "")
+    assert [r["seq"] for r in rows] == list(range(1, count + 1))
+    messages = [r.get("message") or {} for r in rows]
+    call = next(m for m in messages if m.get("method") == "tools/call")
+    progress = [m["params"]["progress"] for m in messages if m.get("method") == "notifications/progress"]
+    assert progress == list(range(1, STEPS + 1))
+    answer = next(m for m in messages if m.get("id") == call["id"] and "result" in m)
+    assert answer["result"]["content"][0]["text"] == f"done after {STEPS} steps"
+    notes = [(r["kind"], r["text"]) for r in rows if r["dir"] == "note"]
+    assert ("info", f"ending the session: {PROCESS_STOPPED}") in notes
+    assert notes[-1][0] == "closed" and "stopped server" in notes[-1][1]       # the stdio server, last
+    assert not group_alive(peer)

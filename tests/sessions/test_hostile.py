@@ -13,7 +13,7 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -216,16 +216,37 @@ async def test_a_flood_on_stderr():
     assert "<script>alert(1)</script>" not in seen and "&lt;script&gt;" in seen
 
 
-async def test_unknown_duplicate_and_missing_ids():
-    _, rows, _ = await hostile("ids", until=("<strong>call_tool</strong>", "first"), alive=True,
-                               clear=note("error", "unknown or already answered id 999"))
+def result_section(seen: str) -> str:
+    """The last Result region the page got, alone (not the fragments after it)."""
+    return re.findall(r'<section id="result".*?</section>', seen, re.S)[-1]
+
+
+def assert_ids_flagged(rows: list[Row], seen: str) -> None:
+    """An answer to id 999, one without an id, the call's answer, the same answer again: the
+    first, second and fourth are flagged, and the call took the first answer."""
+    call = next(r["message"] for r in rows if (r["message"] or {}).get("method") == "tools/call")
     texts = [r.get("text") or "" for r in rows if r["dir"] == "note"]
-    assert sum("unknown or already answered id" in t for t in texts) == 2        # 999, then the duplicate
-    assert any("not a JSON-RPC request, notification or response" in t or "without an id" in t for t in texts)
+    assert [t for t in texts if "unknown or already answered id" in t] == [
+        "response with unknown or already answered id 999", f"response with unknown or already answered id {call['id']}"]
+    assert "frame is not a JSON-RPC request, notification or response" in texts
+    assert '<pre class="text">first</pre>' in result_section(seen)
+
+
+async def test_unknown_duplicate_and_missing_ids():
+    _, rows, seen = await hostile("ids", until=("<strong>call_tool</strong>", "first"), alive=True,
+                                  clear=note("error", "unknown or already answered id 999"))
+    assert_ids_flagged(rows, seen)
+
+
+WRONG_JSONRPC = "jsonrpc field is &#x27;1.0&#x27;, expected &#x27;2.0&#x27;"     # as a transcript line shows it
 
 
 async def test_wrong_jsonrpc_field():
-    await hostile("jsonrpc", until=("<strong>call_tool</strong>",), alive=True, clear=problem("jsonrpc"))
+    """Taken leniently: the call gets its result, and the line of the answer says what is wrong."""
+    _, _, seen = await hostile("jsonrpc", until=("<strong>call_tool</strong>", WRONG_JSONRPC), alive=True,
+                               clear=problem("jsonrpc field is '1.0'"))
+    assert '<pre class="text">old</pre>' in result_section(seen)
+    assert f'<ul class="problems"><li>{WRONG_JSONRPC}</li></ul>' in seen
 
 
 async def test_killing_the_server_mid_flood_saves_every_recorded_event():
@@ -283,9 +304,14 @@ def result_of(seen: str) -> str:
     return seen.rsplit('aria-label="Result"', 1)[1]
 
 
+def reply(rid: Any, message: dict) -> dict:
+    """`message` as the answer to the request of id `rid`."""
+    return {"jsonrpc": "2.0", "id": rid, **message}
+
+
 def answer(req: Request, message: dict) -> dict:
     """`message` as the answer to the request `req` carries (its id added)."""
-    return {"jsonrpc": "2.0", "id": json.loads(req.body)["id"], **message}
+    return reply(json.loads(req.body)["id"], message)
 
 
 def sse(*frames: bytes | dict) -> bytes:
@@ -295,6 +321,61 @@ def sse(*frames: bytes | dict) -> bytes:
 
 DONE = {"result": {"content": [{"type": "text", "text": "done"}]}}
 LOG = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "log"}}
+
+# Both HTTP transports carry answers as SSE events: Streamable HTTP on the POST's response, the
+# old HTTP+SSE (2024-11-05) on its one GET stream. The cases written as events run over both.
+TRANSPORTS = [pytest.param("http", id="streamable-http"), pytest.param("sse", id="http+sse")]
+Events = Callable[[Any], Iterable[bytes | None]]       # the call's id -> chunks of SSE (None: cut)
+
+
+def legacy_sse_server(on_call: Events) -> FaultServer:
+    """An HTTP+SSE server: POSTs get 202 and every answer goes on the GET stream. It handshakes and
+    lists `go` properly; `tools/call` puts `on_call(id)` on the stream, chunk by chunk (None ends
+    the stream there)."""
+    to_stream: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    async def handler(req: Request, w: asyncio.StreamWriter) -> None:
+        if req.method == "GET":
+            w.write(head("200 OK", "text/event-stream") + b"event: endpoint\ndata: /messages\n\n")
+            await w.drain()
+            while (chunk := await to_stream.get()) is not None:
+                w.write(chunk)
+                await w.drain()
+            w.close()
+            return
+        body = json.loads(req.body)
+        w.write(head("202 Accepted", None, "Content-Length: 0\r\n"))
+        await w.drain()
+        method, rid = body.get("method"), body.get("id")
+        if method == "tools/call":
+            for chunk in on_call(rid):
+                await to_stream.put(chunk)
+        elif rid is not None:
+            result: Any = {"tools": [{"name": "go", "inputSchema": {"type": "object"}}]} if method == "tools/list" else {}
+            if method == "initialize":
+                result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "old-sse", "version": "0"}}
+            await to_stream.put(sse(reply(rid, {"result": result})))
+    return FaultServer(handler)
+
+
+async def stream_case(transport: str, events: Events, *, until: tuple[str, ...], clear: Callable[[Row], bool],
+                      timeout: str = "10") -> tuple[list[Row], str]:
+    """`drive` with the call answered by the SSE `events(id)` over `transport`; the session carries on."""
+    if transport == "http":
+        async def fault(req: Request, w: asyncio.StreamWriter) -> None:
+            w.write(head("200 OK", "text/event-stream"))
+            for chunk in events(json.loads(req.body)["id"]):
+                if chunk is None:
+                    break
+                w.write(chunk)
+                await w.drain()
+        return await http_case(fault, until=until, clear=clear, timeout=timeout)
+    async with legacy_sse_server(events) as server:
+        user, srv = await make_user_and_server(transport="sse", command="", args=[], url=server.url)
+        saved, rows, seen = await drive(user, srv, until=until, alive=True, clear=clear, timeout=timeout)
+    assert saved.transport == "sse" and saved.protocol_version == "2024-11-05"
+    return rows, seen
 
 
 @pytest.mark.parametrize("status", ["400 Bad Request", "404 Not Found", "500 Internal Server Error",
@@ -353,12 +434,13 @@ async def test_http_slow_trickle_that_completes_is_answered():
     assert "badge bad" not in result_of(seen)
 
 
-async def test_http_garbage_and_partial_events_on_the_stream():
-    async def garbage(req, w):
-        w.write(head("200 OK", "text/event-stream") + sse(b"this is not json", b'{"jsonrpc": "2.0", "id": ', b"[1, 2")
-                + b": a comment\n\nevent: odd\ndata: {}\n\n" + sse(answer(req, DONE)))
-    rows, seen = await http_case(garbage, until=("<strong>call_tool</strong>", "done"),
-                                 clear=lambda r: r["dir"] == "recv" and r.get("parse_error"))
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_http_garbage_and_partial_events_on_the_stream(transport):
+    def garbage(rid):
+        yield (sse(b"this is not json", b'{"jsonrpc": "2.0", "id": ', b"[1, 2")
+               + b": a comment\n\nevent: odd\ndata: {}\n\n" + sse(reply(rid, DONE)))
+    rows, seen = await stream_case(transport, garbage, until=("<strong>call_tool</strong>", "done"),
+                                   clear=lambda r: r["dir"] == "recv" and r.get("parse_error"))
     assert [r["raw"] for r in rows if r["dir"] == "recv" and r.get("parse_error")] == [
         "this is not json", '{"jsonrpc": "2.0", "id": ', "[1, 2"]
     assert any("SSE event type 'odd'" in p for r in rows for p in r.get("problems") or [])
@@ -372,11 +454,15 @@ async def test_http_garbage_json_body():
     assert "response body is not valid JSON" in result_of(seen)
 
 
-async def test_http_invalid_utf8():
-    async def bad(req, w):
-        w.write(head("200 OK", "text/event-stream") + b'data: {"jsonrpc":"2.0","method":"notifications/message",'
-                b'"params":{"level":"info","data":"\xff\xfe bad \xc3"}}\n\n' + sse(answer(req, DONE)))
-    await http_case(bad, until=("<strong>call_tool</strong>", "done"), clear=problem("invalid UTF-8"))
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_http_invalid_utf8(transport):
+    def bad(rid):
+        yield (b'data: {"jsonrpc":"2.0","method":"notifications/message",'
+               b'"params":{"level":"info","data":"\xff\xfe bad \xc3"}}\n\n' + sse(reply(rid, DONE)))
+    rows, _ = await stream_case(transport, bad, until=("<strong>call_tool</strong>", "done"),
+                                clear=problem("invalid UTF-8"))
+    bad_note = next(r for r in rows if "invalid UTF-8" in " ".join(r.get("problems") or []))
+    assert bad_note["message"]["params"]["data"] == "\ufffd\ufffd bad \ufffd"      # delivered, bytes replaced
 
 
 async def test_http_connection_dropped_in_the_middle_of_a_response():
@@ -416,32 +502,33 @@ async def test_http_fifty_megabyte_response_is_recorded_truncated_with_its_size(
     assert "cut here: 50000000 characters in all" in result_of(seen)     # the page shows the text, cut
 
 
-async def test_http_a_flood_of_notifications_on_the_stream_keeps_the_page_windowed(settings):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_http_a_flood_of_notifications_on_the_stream_keeps_the_page_windowed(settings, transport):
     settings.PLAYGROUND_PAGE_MAX_LINES = 100
     count = 20_000
 
-    async def flood(req, w):
-        w.write(head("200 OK", "text/event-stream"))
+    def flood(rid):
         for start in range(0, count, 1000):
-            w.write(sse(*({**LOG, "params": {"level": "info", "data": i}} for i in range(start, start + 1000))))
-            await w.drain()
-        w.write(sse(answer(req, {"result": {"content": [{"type": "text", "text": "flood done"}]}})))
-    rows, seen = await http_case(flood, until=("flood done", "data-skipped="), clear=lambda r: r["dir"] == "recv")
-    assert sum((r.get("message") or {}).get("method") == "notifications/message" for r in rows) == count
+            yield sse(*({**LOG, "params": {"level": "info", "data": i}} for i in range(start, start + 1000)))
+        yield sse(reply(rid, {"result": {"content": [{"type": "text", "text": "flood done"}]}}))
+    rows, seen = await stream_case(transport, flood, until=("flood done", "data-skipped="),
+                                   clear=lambda r: r["dir"] == "recv")
+    logged = [r["message"]["params"]["data"] for r in rows
+              if (r.get("message") or {}).get("method") == "notifications/message"]
+    assert logged == list(range(count))                        # every one saved, in order
     skipped = sum(int(n) for n in re.findall(r'data-skipped="(\d+)"', seen))
     assert skipped > 0 and len(set(re.findall(r'id="ev-(\d+)"', seen))) < count
 
 
-async def test_http_unknown_duplicate_and_missing_ids():
-    async def ids(req, w):
-        w.write(head("200 OK", "text/event-stream") + sse(
-            {"jsonrpc": "2.0", "id": 999, **DONE}, {"jsonrpc": "2.0", "result": {"content": []}},
-            answer(req, {"result": {"content": [{"type": "text", "text": "first"}]}}),
-            answer(req, {"result": {"content": [{"type": "text", "text": "duplicate"}]}})))
-    rows, seen = await http_case(ids, until=("<strong>call_tool</strong>", "first"),
-                                 clear=note("error", "unknown or already answered id 999"))
-    texts = [r.get("text") or "" for r in rows if r["dir"] == "note"]
-    assert any("not a JSON-RPC request, notification or response" in t or "without an id" in t for t in texts)
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_http_unknown_duplicate_and_missing_ids(transport):
+    def ids(rid):
+        yield sse(reply(999, DONE), {"jsonrpc": "2.0", "result": {"content": []}},
+                  reply(rid, {"result": {"content": [{"type": "text", "text": "first"}]}}),
+                  reply(rid, {"result": {"content": [{"type": "text", "text": "duplicate"}]}}))
+    rows, seen = await stream_case(transport, ids, until=("<strong>call_tool</strong>", "first"),
+                                   clear=note("error", "unknown or already answered id 999"))
+    assert_ids_flagged(rows, seen)
 
 
 async def test_http_json_body_answering_another_id():
@@ -452,41 +539,31 @@ async def test_http_json_body_answering_another_id():
     assert "does not answer this request" in result_of(seen)
 
 
-async def test_http_wrong_jsonrpc_field():
-    async def old(req, w):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_http_wrong_jsonrpc_field(transport):
+    """Streamable HTTP answers with a JSON body here, HTTP+SSE with an event on its stream."""
+    async def old_body(req, w):
         w.write(head("200 OK", "application/json") + json.dumps(answer(req, {**DONE, "jsonrpc": "1.0"})).encode())
-    await http_case(old, until=("<strong>call_tool</strong>",), clear=problem("jsonrpc"))
+
+    def old_event(rid):
+        yield sse(reply(rid, {**DONE, "jsonrpc": "1.0"}))
+    until, clear = ("<strong>call_tool</strong>", WRONG_JSONRPC), problem("jsonrpc field is '1.0'")
+    if transport == "http":
+        _, seen = await http_case(old_body, until=until, clear=clear)
+    else:
+        _, seen = await stream_case(transport, old_event, until=until, clear=clear)
+    assert '<pre class="text">done</pre>' in result_section(seen)
+    assert f'<ul class="problems"><li>{WRONG_JSONRPC}</li></ul>' in seen
 
 
 async def test_legacy_sse_stream_cut_mid_event_ends_the_session_cleanly():
     """HTTP+SSE (2024-11-05): the GET stream is the connection. Cut in the middle of the call's
     answer, the session ends with a note saying so, and the call says it got no answer."""
-    to_stream: asyncio.Queue[bytes | None] = asyncio.Queue()
+    def cut(rid):
+        yield b'data: {"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":{"con'
+        yield None
 
-    async def handler(req: Request, w: asyncio.StreamWriter) -> None:
-        if req.method == "GET":
-            w.write(head("200 OK", "text/event-stream") + b"event: endpoint\ndata: /messages\n\n")
-            await w.drain()
-            while (chunk := await to_stream.get()) is not None:
-                w.write(chunk)
-                await w.drain()
-            w.close()                      # the stream ends here, in the middle of an event
-            return
-        body = json.loads(req.body)
-        w.write(head("202 Accepted", None, "Content-Length: 0\r\n"))
-        await w.drain()
-        method, rid = body.get("method"), body.get("id")
-        if method == "tools/call":
-            await to_stream.put(b'data: {"jsonrpc":"2.0","id":' + json.dumps(rid).encode() + b',"result":{"con')
-            await to_stream.put(None)
-        elif rid is not None:
-            result: Any = {"tools": [{"name": "go", "inputSchema": {"type": "object"}}]} if method == "tools/list" else {}
-            if method == "initialize":
-                result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
-                          "serverInfo": {"name": "old-sse", "version": "0"}}
-            await to_stream.put(sse({"jsonrpc": "2.0", "id": rid, "result": result}))
-
-    async with FaultServer(handler) as server:
+    async with legacy_sse_server(cut) as server:
         user, srv = await make_user_and_server(transport="sse", command="", args=[], url=server.url)
         saved, _, seen = await drive(user, srv, until=("status-ended", 'aria-label="Result"'), alive=False,
                                      clear=note("error", "cut in the middle of an event"))

@@ -1,0 +1,142 @@
+"""The app as it is deployed, for tests that need a real process: daphne serving
+playground.asgi in a subprocess (its own session, so its whole group can be signalled), a
+user logged in with `playground_setup`'s one-time link, and a tab — a `websockets` client
+sending what the page sends. Used by tests/scaleout/ (two processes on PostgreSQL and Redis)
+and tests/sessions/test_durability.py (a process stopped by a signal).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+MANAGE = [sys.executable, str(ROOT / "manage.py")]
+DAPHNE = str(Path(sys.executable).parent / "daphne")
+
+
+def listening(address: tuple[str, int]) -> bool:
+    try:
+        socket.create_connection(address, timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"daphne exited with {proc.returncode}")
+        if listening(("127.0.0.1", port)):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"daphne did not listen on {port}")
+
+
+def app_env(**settings: str) -> dict[str, str]:
+    """This environment with `settings`, without what only the test run should have."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "playground.settings", **settings}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    return env
+
+
+def set_up(env: dict[str, str], port: int) -> str:
+    """Migrate, then `playground_setup`: the one-time login link (pointing at `port`)."""
+    subprocess.run([*MANAGE, "migrate", "--noinput", "-v", "0"], env=env, check=True, cwd=ROOT)
+    setup = subprocess.run([*MANAGE, "playground_setup"], env={**env, "PLAYGROUND_PORT": str(port)},
+                           check=True, cwd=ROOT, capture_output=True, text=True)
+    return re.search(r"(http://\S+/login/token/\S+/)", setup.stdout).group(1)
+
+
+def start_daphne(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+    """daphne on 127.0.0.1:`port`, listening when this returns; its stderr in `log`."""
+    proc = subprocess.Popen([DAPHNE, "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
+                            env=env, cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=log.open("w"))
+    try:
+        wait_port(port, proc)
+    except Exception:
+        stop_daphne(proc)
+        raise
+    return proc
+
+
+def stop_daphne(proc: subprocess.Popen) -> None:
+    """SIGTERM its group, then SIGKILL (what a test leaves behind, if anything)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(5)
+
+
+def log_in(link: str) -> httpx.Client:
+    """A browser logged in with the one-time link (the cookie holds for every port: same host)."""
+    client = httpx.Client(follow_redirects=False, timeout=20)
+    assert client.get(link).status_code == 302
+    return client
+
+
+def connect(browser: httpx.Client, port: int, name: str, args: list[str]) -> int:
+    """Register a stdio server (this Python running `args`) and press Connect, on the process
+    at `port`: its worker starts there. The session's id."""
+    base = f"http://127.0.0.1:{port}"
+    browser.get(f"{base}/servers/add/")
+    token = browser.cookies["csrftoken"]
+    added = browser.post(f"{base}/servers/add/", data={
+        "csrfmiddlewaretoken": token, "name": name, "transport": "stdio", "command": sys.executable,
+        "args": "\n".join(args), "env": "", "cwd": "", "url": "", "headers": "", "era": "legacy"})
+    server_pk = int(re.search(r"/servers/(\d+)/", added.headers["location"]).group(1))
+    connected = browser.post(f"{base}/servers/{server_pk}/connect/", data={"csrfmiddlewaretoken": token})
+    return int(re.search(r"/sessions/(\d+)/", connected.headers["location"]).group(1))
+
+
+async def tab(browser: httpx.Client, port: int, session_id: int):
+    """The session page's websocket on the process at `port`."""
+    import websockets
+
+    return await websockets.connect(
+        f"ws://127.0.0.1:{port}/ws/sessions/{session_id}/", max_size=None,
+        additional_headers={"Cookie": f"sessionid={browser.cookies['sessionid']}",
+                            "Origin": f"http://127.0.0.1:{port}"})
+
+
+async def until(ws, *needles: str, timeout: float = 30) -> str:
+    """Read fragments until every needle was seen; everything read."""
+    seen: list[str] = []
+    async with asyncio.timeout(timeout):
+        while not all(any(n in s for s in seen) for n in needles):
+            seen.append(await ws.recv())
+    return "\n".join(seen)
+
+
+def children(pid: int) -> dict[int, str]:
+    """The processes whose parent is `pid`, with their command lines."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out[int(entry)] = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError):
+            continue
+    return out
