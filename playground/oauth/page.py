@@ -90,12 +90,13 @@ def make_oauth(worker: "SessionWorker", server_pk: int, url: str, auth: ServerAu
 
 
 def _remember_secrets(session_id: int, values: list[str]) -> None:
-    """Tokens and codes join the session's secret values: shares and exports mask them."""
+    """Tokens and codes join the session's OAuth secret values: its pages, exports and shares
+    mask them (the worker masks what it sends to the pages meanwhile: worker.py `masker`)."""
     def save() -> None:
         with transaction.atomic():
             session = Session.objects.select_for_update().get(pk=session_id)
-            session.secret_values = sorted(set(session.secret_values or []) | set(values))
-            session.save(update_fields=["secret_values"])
+            session.oauth_secret_values = sorted(set(session.oauth_secret_values or []) | set(values))
+            session.save(update_fields=["oauth_secret_values"])
     task = asyncio.get_running_loop().create_task(database_sync_to_async(save)())
     _SAVING.add(task)                    # the loop keeps only a weak reference to a task
     task.add_done_callback(_SAVING.discard)

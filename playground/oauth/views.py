@@ -64,7 +64,8 @@ def callback(request: HttpRequest) -> HttpResponse:
 
 def _steps(session: Session) -> list[dict]:
     data = session.events.filter(dir="note").order_by("seq").values_list("data", flat=True)
-    return rows.step_rows([d for d in data if d.get("kind") == "auth" or (d.get("data") or {}).get("auth_step")])
+    redact = session.owner_redactor()
+    return rows.step_rows([redact.obj(d) for d in data if d.get("kind") == "auth" or (d.get("data") or {}).get("auth_step")])
 
 
 def _records(session: Session) -> list[dict]:

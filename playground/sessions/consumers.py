@@ -96,7 +96,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
             lambda: list(Event.objects.filter(session_id=self.session_id).order_by("-seq")
                          .values_list("data", flat=True)[:1]))()
         group = group_name(self.session_id)
-        await self.channel_layer.group_send(group, {"type": "session.lines", "frames": render.transcript_append_frames(last)})
+        frames = render.transcript_append_frames(session.owner_redactor().obj(last))
+        await self.channel_layer.group_send(group, {"type": "session.lines", "frames": frames})
         await self.channel_layer.group_send(group, {"type": "session.state", "state": session_state(session)})
 
     async def disconnect(self, code: int) -> None:
@@ -140,7 +141,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def _replay(self, session: Session) -> None:
         rows, total = await self._recent_events()
-        for frame in render.transcript_replace_frames(rows, total, session.pk):
+        for frame in render.transcript_replace_frames(session.owner_redactor().obj(rows), total, session.pk):
             await self.send(text_data=frame)
         await self.send(text_data=render.state(session_state(session)))
         if session.catalogue:

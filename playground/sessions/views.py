@@ -52,9 +52,10 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     reap_dead_sessions()
     session = _own_session(request, pk)
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
+    redact = session.owner_redactor()
     return render(request, "sessions/session.html", {
         "session": session, "state": session_state(session),
-        "lines": [fragments.line(r) for r in rows],
+        "lines": [fragments.line(redact.obj(r)) for r in rows],
         "ws_url": f"/ws/sessions/{session.pk}/",
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
         "log_levels": LOG_LEVELS, "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
@@ -162,7 +163,7 @@ def _shared(token: str) -> tuple[Session, Redactor]:
     link = ShareLink.objects.select_related("session").filter(token=token, revoked_at__isnull=True).first()
     if link is None:
         raise Http404("this share link does not exist or was revoked")
-    return link.session, Redactor(link.session.secret_values)
+    return link.session, link.session.share_redactor()
 
 
 def share_page(request: HttpRequest, token: str) -> HttpResponse:
@@ -176,14 +177,14 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
     })
 
 
-def _jsonl(session: Session, redact: Redactor | None) -> Iterator[str]:
+def _jsonl(session: Session, redact: Redactor) -> Iterator[str]:
     for data in session.events.order_by("seq").values_list("data", flat=True).iterator(chunk_size=2000):
-        yield json.dumps(redact.obj(data) if redact else data, ensure_ascii=False) + "\n"
+        yield json.dumps(redact.obj(data), ensure_ascii=False) + "\n"
 
 
-def _json_document(session: Session, redact: Redactor | None) -> Iterator[str]:
+def _json_document(session: Session, redact: Redactor) -> Iterator[str]:
     state = session_state(session)
-    header = {"session": {**(redact.obj(state) if redact else state), "server_name": session.server_name,
+    header = {"session": {**redact.obj(state), "server_name": session.server_name,
                           "started_at": session.started_at.isoformat(),
                           "ended_at": session.ended_at.isoformat() if session.ended_at else None}}
     yield json.dumps(header, ensure_ascii=False)[:-1] + ', "events": ['
@@ -216,13 +217,15 @@ def _stream(request: HttpRequest, chunks: Iterator[str], content_type: str, file
 @login_required
 def export_jsonl(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = _own_session(request, pk)
-    return _stream(request, _jsonl(session, None), "application/x-ndjson", f"session-{session.pk}.jsonl")
+    return _stream(request, _jsonl(session, session.owner_redactor()), "application/x-ndjson",
+                   f"session-{session.pk}.jsonl")
 
 
 @login_required
 def export_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = _own_session(request, pk)
-    return _stream(request, _json_document(session, None), "application/json", f"session-{session.pk}.json")
+    return _stream(request, _json_document(session, session.owner_redactor()), "application/json",
+                   f"session-{session.pk}.json")
 
 
 def share_jsonl(request: HttpRequest, token: str) -> StreamingHttpResponse:

@@ -30,6 +30,7 @@ from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp import jsontext
 from playground.mcp.jsonrpc import JsonRpcError
+from playground.mcp.secrets import Redactor
 from playground.mcp.transports.base import HttpStatusError, TransportError
 from playground.oauth import page as oauth_page
 from playground.oauth.models import ServerAuth
@@ -177,6 +178,7 @@ class SessionWorker:
         self._end_reason: str | None = None     # set once the session is ending
         self._stop_reason: str | None = None    # why this side ended it, if it says (stop(reason))
         self._serving = False                   # connected and listed: waiting for the end
+        self._masker, self._masked = Redactor(), 0
 
     # Lifecycle --------------------------------------------------------------
 
@@ -368,15 +370,28 @@ class SessionWorker:
         left out, then the lines (in appends under daphne's 1 MiB message). Rendering per tab
         made 30 tabs of a flood cost 30 times the rendering."""
         frames = [render.skipped(self.session_id, skipped)] if skipped else []
-        frames += render.transcript_append_frames(rows)
+        frames += render.transcript_append_frames(self.masker().obj(rows))
         await self.broadcast({"type": "session.lines", "frames": frames})
+
+    def masker(self) -> Redactor:
+        """Masks what the OAuth flow obtained (tokens, codes, client secrets) in what the pages
+        get, as the session's `oauth_secret_values` do for what is read from the database; from
+        the flow's own list, which knows a token before the request that uses it is sent."""
+        values = self.client_auth.secret_values() if self.client_auth is not None else []
+        if len(values) != self._masked:        # the list only grows
+            self._masker, self._masked = Redactor(values), len(values)
+        return self._masker
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         await self.to_layer(self.layer.group_send, group_name(self.session_id), message)
 
     async def to_layer(self, send: Callable[[str, dict[str, Any]], Any], to: str, message: dict[str, Any]) -> None:
-        """Send on the channel layer; a server's unpaired surrogates ("\\ud800" in its JSON) make
-        Redis's msgpack refuse the message, which then goes with U+FFFD in their place."""
+        """Send on the channel layer, OAuth values masked (a server may echo a token in a
+        result, a log entry, a request; transcript lines are masked before they are rendered,
+        where a preview could cut a token in two). A server's unpaired surrogates ("\\ud800"
+        in its JSON) make Redis's msgpack refuse the message, which then goes with U+FFFD in their place."""
+        if message.get("type") != "session.lines":
+            message = self.masker().obj(message)
         try:
             await send(to, message)
         except UnicodeEncodeError:
@@ -646,9 +661,11 @@ async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | No
 
     def create() -> tuple[Session, Any]:
         auth = ServerAuth.objects.filter(server=server).first()
-        secrets = config.secret_values() + ([auth.auth_settings().client_secret] if auth else [])
+        client_secret = auth.auth_settings().client_secret if auth else ""
         return Session.objects.create(server=server, server_name=server.name, owner=owner, transport=config.transport,
-                                      secret_values=[s for s in secrets if s], heartbeat_at=timezone.now()), auth
+                                      secret_values=[s for s in config.secret_values() if s],
+                                      oauth_secret_values=[client_secret] if client_secret else [],
+                                      heartbeat_at=timezone.now()), auth
     session, auth = await database_sync_to_async(create)()
     factory = None
     if config.transport != "stdio":

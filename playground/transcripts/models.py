@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from playground.mcp.secrets import Redactor
+
 
 class Session(models.Model):
     class Status(models.TextChoices):
@@ -39,14 +41,27 @@ class Session(models.Model):
     # Touched by the worker every PLAYGROUND_HEARTBEAT_SECONDS: a live session whose heartbeat is
     # older than three beats lost its worker (its process died); see sessions/durability.py.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    # Values that must never reach a share page or an export (header and env values).
+    # Values that must never reach a share page or a share's export (header and env values,
+    # and everything in oauth_secret_values).
     secret_values = models.JSONField(default=list, blank=True)
+    # What the OAuth flow obtained or holds (access, refresh and ID tokens, codes, verifiers,
+    # client secrets): masked wherever the session is read, the owner's page and exports
+    # included. The events keep every frame as it came; this is applied when they are shown.
+    oauth_secret_values = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-started_at"]
 
     def __str__(self) -> str:
         return f"{self.server_name} @ {self.started_at:%Y-%m-%d %H:%M}"
+
+    def owner_redactor(self) -> Redactor:
+        """What the owner reads (page, exports) is masked of the OAuth values."""
+        return Redactor(self.oauth_secret_values or [])
+
+    def share_redactor(self) -> Redactor:
+        """What a share link shows is masked of every secret value (the OAuth ones among them)."""
+        return Redactor([*(self.secret_values or []), *(self.oauth_secret_values or [])])
 
     @property
     def is_live(self) -> bool:

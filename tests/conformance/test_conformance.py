@@ -6,6 +6,7 @@ adapter exited 0 in time (the suite itself prints PASSED for 0/0 checks).
 """
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -15,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from playground.core.management.commands.mcp_conformance_table import (
-    AUTH_SCENARIOS, CONFORMANCE, CORE_SCENARIOS, NODE22_BIN, SCENARIOS, adapter_command, client_pairs, format_table,
-    listed_scenarios, run_pair, run_table,
+    AUTH_SCENARIOS, CORE_SCENARIOS, NODE22_BIN, PRELOAD, SCENARIOS, SUITE, adapter_command, client_pairs,
+    format_table, listed_scenarios, run_pair, run_table,
 )
 
-if not CONFORMANCE.exists() or not (NODE22_BIN / "node").exists():
+if not SUITE.exists() or not (NODE22_BIN / "node").exists() or not PRELOAD.exists():
     pytest.fail("the conformance suite or Node 22 is not installed: run `make peers`", pytrace=False)
 
 PAIRS = client_pairs(CORE_SCENARIOS)
@@ -57,6 +58,55 @@ def test_a_client_that_does_nothing_is_not_a_pass() -> None:
     assert result.exit_code == 0 and result.passed == 0
     assert not result.strict_pass
     assert "FAIL" in format_table([result])
+
+
+# Run by the suite as the "client": finds the suite among its ancestors and writes down the
+# local address of every socket the suite listens on (/proc/net/tcp*, matched by inode).
+LISTEN_REPORTER = """
+import json, os, sys
+from pathlib import Path
+
+def ancestors():
+    pid = os.getppid()
+    while pid > 1:
+        yield pid
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+suite = next(p for p in ancestors() if b"/conformance/dist/index.js" in Path(f"/proc/{p}/cmdline").read_bytes())
+inodes = set()
+for fd in Path(f"/proc/{suite}/fd").iterdir():
+    try:
+        target = os.readlink(fd)
+    except OSError:
+        continue
+    if target.startswith("socket:["):
+        inodes.add(target[len("socket:["):-1])
+listening = [row.split()[1] for table in ("/proc/net/tcp", "/proc/net/tcp6")
+             for row in Path(table).read_text().splitlines()[1:]
+             if row.split()[3] == "0A" and row.split()[9] in inodes]
+Path(os.environ["LISTEN_REPORT"]).write_text(json.dumps({"url": sys.argv[-1], "listening": listening}))
+"""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("scenario", "version", "servers"), [
+    ("initialize", "2025-11-25", 1),                                # listen(0, callback)
+    ("auth/authorization-server-migration", "2026-07-28", 3),      # listen(0), address() read at once; 3 servers
+])
+def test_the_suites_servers_listen_on_loopback_only(scenario: str, version: str, servers: int, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers used in tests bind 127.0.0.1 only: every socket the suite listens on while the
+    client runs (the pair itself fails here: the "client" only looks)."""
+    script, report = tmp_path / "listening.py", tmp_path / "listening.json"
+    script.write_text(LISTEN_REPORTER)
+    monkeypatch.setenv("LISTEN_REPORT", str(report))
+    run_pair(scenario, version, timeout=60, command=f"{sys.executable} {script}")
+    seen = json.loads(report.read_text())
+    addresses = seen["listening"]
+    assert len(addresses) == servers, seen
+    assert all(a.startswith("0100007F:") for a in addresses), f"not on 127.0.0.1 only: {seen}"
+    port = int(seen["url"].rsplit(":", 1)[1].split("/")[0])
+    assert f"0100007F:{port:04X}" in addresses
 
 
 def _alive(pid: int) -> bool:

@@ -10,6 +10,8 @@ import pytest
 
 from playground.mcp.auth import AuthSettings, HeadlessAuthorizer, MemoryStore, OAuth
 from playground.mcp.auth.challenge import bearer_challenge, parse_challenges
+from playground.mcp.auth.flow import backcompat_applies
+from playground.mcp.auth.httpx_auth import protocol_version_of
 from playground.mcp.auth.jwt import decode_unverified
 from playground.mcp.auth.metadata import as_metadata_urls, canonical_resource, prm_urls, resource_matches
 from playground.mcp.auth.recorder import mask_body, mask_url
@@ -201,6 +203,54 @@ async def test_pre_registered_client_refresh_and_revocation_at_the_official_sdk_
     revoked = [e for e in dcr_events if e.kind == "auth" and e.data["step"] == "revoke"]
     assert revoked[-1].data["status"] == "failed" and "may still be valid" in revoked[-1].text
     assert "error=invalid_request" in revoked[-1].text and "RFC 7009" in revoked[-1].data["expected"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("scenario", ["auth/2025-03-26-oauth-metadata-backcompat",
+                                      "auth/2025-03-26-oauth-endpoint-fallback"])
+async def test_the_2025_03_26_fallback_is_for_a_session_speaking_2025_03_26_only(scenario: str) -> None:
+    """A server without Protected Resource Metadata: a client offering 2025-03-26 finds the
+    authorization server at the server's origin (and default endpoints); one offering
+    2025-11-25, which MUST use PRM, stops at resource-metadata and asks nothing of the origin."""
+    old_tap, old_events = _tap()
+    new_tap, new_events = _tap()
+    with auth_mock(scenario, "2025-03-26") as url:
+        config = ServerConfig(transport="http", url=url, timeout=20)
+        client = await open_client(config, tap=old_tap, auth=OAuth(old_tap, url), protocol_version="2025-03-26")
+        try:
+            assert client.protocol_version == "2025-03-26"
+            await client.list_tools()
+        finally:
+            await client.close()
+        strict = OAuth(new_tap, url)
+        with pytest.raises(ConnectError):
+            await open_client(config, tap=new_tap, auth=strict)
+    assert ("backcompat", "info") in _steps(old_events) and ("token", "ok") in _steps(old_events)
+    backcompat = next(e for e in old_events if e.kind == "auth" and e.data["step"] == "backcompat")
+    assert backcompat.data["protocol_version"] == "2025-03-26"
+
+    assert (strict.outcome.status, strict.outcome.step) == ("failed", "resource-metadata")
+    failed = [e for e in new_events if e.kind == "auth" and e.data["status"] == "failed"]
+    assert [e.data["step"] for e in failed] == ["resource-metadata"]
+    assert "made under 2025-11-25" in failed[0].text and "applies only to a session speaking" in failed[0].data["expected"]
+    assert ("backcompat", "info") not in _steps(new_events)
+    assert [_auth_http(new_events, step) for step in ("authorization-server-metadata", "registration", "token")] == \
+        [[], [], []]
+
+
+def test_the_protocol_version_a_request_is_made_under() -> None:
+    def post(body: object, headers: dict[str, str] | None = None) -> httpx.Request:
+        return httpx.Request("POST", "http://127.0.0.1/mcp", json=body, headers=headers)
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-03-26"}}
+    assert protocol_version_of(post(initialize)) == "2025-03-26"                     # offered in the handshake
+    assert protocol_version_of(post(initialize, {"MCP-Protocol-Version": "2025-11-25"})) == "2025-11-25"
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    assert protocol_version_of(post(listing), "2025-06-18") == "2025-06-18"         # HTTP+SSE: no header
+    assert protocol_version_of(post(listing)) is None
+    assert protocol_version_of(httpx.Request("GET", "http://127.0.0.1/sse")) is None
+    assert protocol_version_of(httpx.Request("POST", "http://127.0.0.1/mcp", content=b"not json")) is None
+    assert [backcompat_applies(v) for v in ("2025-03-26", "2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28",
+                                            None, "", "draft")] == [True, True, False, False, False, False, False, False]
 
 
 def test_www_authenticate_parsing() -> None:

@@ -157,3 +157,20 @@ def test_auto_transport_falls_back_to_sse(sdk_sse_base):
 def test_unreachable_url_exits_3():
     from tests.core.http_peers import free_port
     assert mcp("--url", f"http://127.0.0.1:{free_port()}/mcp", "--ping").returncode == 3
+
+
+def test_an_oauth_token_the_server_echoes_is_masked_in_the_output_and_the_transcript_file(tmp_path):
+    """The CLI authorizes at the official SDK's authorization server, and the server answers
+    with the Authorization header it got: neither the JSONL lines nor the --transcript file
+    (an export) nor the readable log carry the token (a JWT: "eyJ…")."""
+    from tests.auth_peer import sdk_auth_server
+    out = tmp_path / "t.jsonl"
+    with sdk_auth_server() as url:
+        jsonl = mcp("--jsonl", "--transcript", str(out), "--url", url, "--call", "echo_authorization={}")
+        readable = mcp("--url", url, "--call", "echo_authorization={}")
+    assert jsonl.returncode == 0 and readable.returncode == 0, jsonl.stderr + readable.stderr
+    for name, text in [("stdout", jsonl.stdout), ("transcript", out.read_text()), ("readable", readable.stdout)]:
+        assert "you sent: Bearer \u2022\u2022\u2022\u2022" in text, name
+        assert "Bearer eyJ" not in text and "eyJhbGciOi" not in text, name
+    assert any(e.get("kind") == "auth" and e["data"]["step"] == "token" and e["data"]["status"] == "ok"
+               for e in lines(jsonl))

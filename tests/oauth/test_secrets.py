@@ -1,7 +1,10 @@
 """OAuth tokens are secrets: a page session authorizes at the official SDK's authorization
 server (tokens, a refresh token, a DCR client secret, codes), refreshes from the page, and the
 values the store holds are then searched for in everything the session can be read through —
-the session page, the Authorization view, both exports, the share page and both share exports."""
+the session page (live and reloaded), the Authorization view, both exports, the share page and
+both share exports. The server echoes the Authorization header it received, before and after
+the refresh: the transcript keeps the frame as it came, and every way of reading it masks the
+token — the owner's included."""
 from __future__ import annotations
 
 import asyncio
@@ -50,25 +53,37 @@ async def test_oauth_tokens_never_reach_a_page_a_share_or_an_export():
         await database_sync_to_async(owner.force_login)(user)
         try:
             await comm.connect()
-            await receive_until(comm, 'id="catalogue"', ">whoami<", timeout=30)
+            live = [await receive_until(comm, 'id="catalogue"', ">whoami<", ">echo_authorization<", timeout=30)]
             await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "whoami"}))
-            assert "authorized" in await receive_until(comm, 'aria-label="Result"')
+            live.append(await receive_until(comm, 'aria-label="Result"'))
+            assert "authorized" in live[-1]
             first = await database_sync_to_async(stored_secrets)(server.pk)
             assert len(first) == 3          # access token (a JWT), refresh token, DCR client secret
+            live.append(await echo(comm))
 
             response = await database_sync_to_async(owner.post)(reverse("oauth:token_action",
                                                                         args=[session.pk, "refresh"]))
             assert response.status_code == 302
             await until(lambda: Event.objects.filter(session=session, data__kind="auth", data__data__step="refresh",
                                                      data__data__status="ok").exists())
+            live.append(await echo(comm))   # with the refreshed token
+            await until(lambda: len(echoed_frames(session.pk)) == 2)
+            live.append(await drain(comm))  # the transcript lines of the answers (saved first, shown after)
         finally:
             await comm.disconnect()
             await stop_all()
     secrets = sorted(set(first + await database_sync_to_async(stored_secrets)(server.pk)))
     assert len(secrets) == 5                # the refresh rotated both tokens
     texts = await database_sync_to_async(readable_texts)(owner, session.pk, user)
+    texts["the owner's live page"] = "\n".join(live)
+    texts["the owner's page, reconnected"] = await replayed(session.pk, user)
     for name, text in texts.items():
         assert not [s for s in secrets if s in text], name
+        if name != "authorization view":    # (it lists the flow's steps, not tool results)
+            assert ECHOED_MASKED in text, name
+    # The database keeps each frame as it came: the server did echo both access tokens.
+    raws = await database_sync_to_async(echoed_frames)(session.pk)
+    assert len(raws) == 2 and all(any(s in raw for s in secrets) for raw in raws)
     # The exchanges are there, masked (token and refresh responses); the challenge is shown whole.
     events = [json.loads(line) for line in texts["export.jsonl"].splitlines()]
     bodies = [json.loads(e["data"]["response_body"]) for e in events
@@ -77,6 +92,40 @@ async def test_oauth_tokens_never_reach_a_page_a_share_or_an_export():
     challenges = [e["http"]["headers"]["www-authenticate"] for e in events if e.get("kind") == "http"
                   and (e.get("data") or {}).get("auth_step") == "challenge"]
     assert challenges and challenges[0].startswith('Bearer error="invalid_token"')
+
+
+ECHOED = "you sent: Bearer "
+ECHOED_MASKED = "you sent: Bearer \u2022\u2022\u2022\u2022"
+
+
+def echoed_frames(session_pk: int) -> list[str]:
+    """The server's answers to echo_authorization, as the database holds them."""
+    rows = Event.objects.filter(session_id=session_pk, dir="recv").values_list("data", flat=True)
+    return [d["raw"] for d in rows if ECHOED in (d.get("raw") or "")]
+
+
+async def echo(comm) -> str:
+    """Call the tool that answers with the Authorization header it got; what the page received."""
+    await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "echo_authorization"}))
+    return await receive_until(comm, 'aria-label="Result"', "you sent:")
+
+
+async def drain(comm, quiet: float = 1.0) -> str:
+    """Whatever the page receives until it has been quiet for `quiet` seconds."""
+    seen = []
+    while not await comm.receive_nothing(quiet):
+        seen.append(await comm.receive_from())
+    return "\n".join(seen)
+
+
+async def replayed(session_pk: int, user) -> str:
+    """What a tab (re)connecting to the session gets: the transcript replayed from the database."""
+    comm = communicator(session_pk, user)
+    try:
+        await comm.connect()
+        return await drain(comm)
+    finally:
+        await comm.disconnect()
 
 
 def readable_texts(owner: Client, session_pk: int, user) -> dict[str, str]:

@@ -5,8 +5,9 @@ bearer middleware (401 with `WWW-Authenticate`) and Protected Resource Metadata.
 
 Written here is only what the SDK leaves to an application: the provider's storage and its
 approval policy — every authorization request is approved at once (no login page) — the
-access tokens, JWTs (HS256) so a client has claims to show, and one pre-registered client
-(PRE_REGISTERED, client_secret_post, for REDIRECT_URI). The conformance suite's mocks
+access tokens, JWTs (HS256) so a client has claims to show, one pre-registered client
+(PRE_REGISTERED, client_secret_post, for REDIRECT_URI), and two tools: `whoami` and
+`echo_authorization` (answers with the Authorization header it received, token and all). The conformance suite's mocks
 issue neither refresh tokens nor JWTs nor offer revocation; this peer does all three.
 
 Usage: python sdk_auth_server.py PORT [REDIRECT_URI]   (binds 127.0.0.1 only; serves /mcp)
@@ -23,7 +24,7 @@ from pydantic import AnyHttpUrl, AnyUrl
 from mcp.server.auth.provider import (AccessToken, AuthorizationCode, AuthorizationParams, RefreshToken,
                                       construct_redirect_uri)
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 SCOPE = "mcp:read"
@@ -120,6 +121,12 @@ def build(port: int, redirect_uri: str) -> MCPServer:
     def whoami() -> str:
         """Answers only with a valid token."""
         return "authorized"
+
+    @server.tool()
+    def echo_authorization(ctx: Context) -> str:
+        """Echoes the Authorization header this request came with (a careless server that
+        repeats a credential: the playground must mask it wherever it shows the answer)."""
+        return f"you sent: {(ctx.headers or {}).get('authorization', '(none)')}"
 
     return server
 

@@ -35,6 +35,18 @@ from .records import TOKEN_AUTH_METHODS, AuthRecord, AuthSettings, AuthStore, Cl
 from .recorder import Exchange, Recorder
 
 SPEC = "https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization"
+# The last protocol version whose authorization works without Protected Resource Metadata:
+# 2025-03-26 discovers the authorization server at the MCP server's origin (RFC 8414) and
+# falls back to /authorize, /token, /register. From 2025-06-18 on, clients MUST use PRM.
+BACKCOMPAT_VERSION = "2025-03-26"
+
+
+def backcompat_applies(protocol_version: str | None) -> bool:
+    """The 2025-03-26 discovery rules apply to a request made under 2025-03-26 (or 2024-11-05,
+    which defined no authorization: 2025-03-26's rules are the closest); never to a later or
+    an unknown version."""
+    return (isinstance(protocol_version, str) and len(protocol_version) == 10 and protocol_version[4] == "-"
+            and protocol_version <= BACKCOMPAT_VERSION)
 
 
 class AuthStop(Exception):
@@ -174,8 +186,10 @@ class OAuth:
 
     # challenges ------------------------------------------------------------------------------
 
-    async def handle(self, status: int, www_authenticate: Iterable[str], sent: str | None, *, legacy: bool) -> bool:
-        """React to a 401/403 of the MCP server; True when the request should be retried."""
+    async def handle(self, status: int, www_authenticate: Iterable[str], sent: str | None, *,
+                     protocol_version: str | None = None) -> bool:
+        """React to a 401/403 of the MCP server; True when the request should be retried.
+        `protocol_version`: what the request was made under (httpx_auth.protocol_version_of)."""
         challenge = bearer_challenge(www_authenticate)
         async with self._lock:
             current = await self.authorization_header_nolock()
@@ -185,7 +199,7 @@ class OAuth:
                 if status == 403:
                     await self._step_up(challenge)
                 else:
-                    await self._unauthorized(challenge, had_token=sent is not None, legacy=legacy)
+                    await self._unauthorized(challenge, had_token=sent is not None, protocol_version=protocol_version)
             except AuthStop as stop:
                 self._stop(stop)
                 return False
@@ -196,8 +210,8 @@ class OAuth:
         tokens = self.record.tokens if self.record else None
         return f"Bearer {tokens.access_token}" if tokens else None
 
-    async def _unauthorized(self, challenge: Challenge | None, *, had_token: bool, legacy: bool) -> None:
-        disc = await self.discover(challenge, legacy=legacy)
+    async def _unauthorized(self, challenge: Challenge | None, *, had_token: bool, protocol_version: str | None) -> None:
+        disc = await self.discover(challenge, protocol_version=protocol_version)
         record = await self._record_for(disc)
         same_as = self.record is not None and self.record.issuer == record.issuer
         if had_token and same_as and record.tokens and record.tokens.refresh_token:
@@ -246,16 +260,26 @@ class OAuth:
 
     # discovery ---------------------------------------------------------------------------------
 
-    async def discover(self, challenge: Challenge | None, *, legacy: bool) -> Discovery:
+    async def discover(self, challenge: Challenge | None, *, protocol_version: str | None = None) -> Discovery:
+        """PRM, then the authorization server's metadata. Without PRM, only a request made under
+        2025-03-26 takes that version's path (metadata at the server's origin, default endpoints);
+        from 2025-06-18 on the client MUST use PRM, and the flow stops here (the 2025-11-25
+        discovery diagram: "Abort or use pre-configured values")."""
         prm, prm_url = await self._fetch_prm(challenge)
         if prm is None:
-            if not legacy:
-                raise AuthStop("resource-metadata", "no Protected Resource Metadata was found",
-                               expected="the MCP server MUST publish Protected Resource Metadata (RFC 9728), "
-                               "named by resource_metadata in WWW-Authenticate or at a well-known URL")
+            speaks = protocol_version or "a protocol version not known yet"
+            if not backcompat_applies(protocol_version):
+                raise AuthStop("resource-metadata", f"no Protected Resource Metadata was found (the request was "
+                               f"made under {speaks})",
+                               expected="from 2025-06-18 on, the MCP server MUST publish Protected Resource Metadata "
+                               "(RFC 9728), named by resource_metadata in WWW-Authenticate or at a well-known URL, "
+                               "and the client MUST use it to find the authorization server; the fallback to the "
+                               "server's origin and default endpoints belongs to 2025-03-26 and applies only to a "
+                               "session speaking that version")
             issuer = origin(self.server_url)
-            self.step("backcompat", "info", f"no Protected Resource Metadata: 2025-03-26 behaviour, the server's "
-                      f"origin {issuer} is the authorization server", issuer=issuer)
+            self.step("backcompat", "info", f"no Protected Resource Metadata; the request was made under {speaks}: "
+                      f"2025-03-26 behaviour, the server's origin {issuer} is the authorization server",
+                      issuer=issuer, protocol_version=protocol_version)
             metadata = await self._fetch_as_metadata(issuer, allow_defaults=True)
             return Discovery(canonical_resource(self.server_url), issuer, metadata, backcompat=True)
         resource = prm.get("resource")

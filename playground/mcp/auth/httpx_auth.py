@@ -4,7 +4,8 @@ token, and a 401 — or a 403 `insufficient_scope` — runs the flow and retries
 """
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Generator
+import json
+from collections.abc import AsyncGenerator, Callable, Generator
 
 import httpx
 
@@ -26,15 +27,32 @@ def auth_failure(response: httpx.Response) -> str | None:
     return f"HTTP {response.status_code}: authorization {outcome.status} at {outcome.step}: {outcome.reason}"
 
 
-def is_legacy_request(request: httpx.Request) -> bool:
-    """Modern (2026-07-28) requests carry `Mcp-Method` and a 2026+ `MCP-Protocol-Version`."""
-    version = request.headers.get("mcp-protocol-version", "")
-    return "mcp-method" not in request.headers and not version >= "2026"
+def protocol_version_of(request: httpx.Request, negotiated: str | None = None) -> str | None:
+    """The protocol version a request is made under: its `MCP-Protocol-Version` header (sent
+    once a version is negotiated, and on every modern request), else the version an `initialize`
+    request offers (the handshake itself is what gets the first 401), else `negotiated` (the
+    HTTP+SSE transport sends no header); None before anything says (the HTTP+SSE GET)."""
+    header = request.headers.get("mcp-protocol-version")
+    if header:
+        return header
+    if request.method == "POST":
+        try:
+            body = json.loads(request.content)
+        except (ValueError, httpx.RequestNotRead):
+            body = None
+        params = body.get("params") if isinstance(body, dict) and body.get("method") == "initialize" else None
+        offered = params.get("protocolVersion") if isinstance(params, dict) else None
+        if isinstance(offered, str) and offered:
+            return offered
+    return negotiated
 
 
 class OAuthHttpxAuth(httpx.Auth):
-    def __init__(self, oauth: OAuth) -> None:
+    """`negotiated`: the transport's protocol version (negotiated or selected), when it has one."""
+
+    def __init__(self, oauth: OAuth, negotiated: Callable[[], str | None] | None = None) -> None:
         self.oauth = oauth
+        self.negotiated = negotiated or (lambda: None)
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         raise RuntimeError("OAuth is for the asyncio transports only")
@@ -60,7 +78,8 @@ class OAuthHttpxAuth(httpx.Auth):
                 response.extensions[OUTCOME] = self.oauth.outcome
                 return
             sent = request.headers.get("authorization")
-            retry = await self.oauth.handle(response.status_code, challenges, sent, legacy=is_legacy_request(request))
+            retry = await self.oauth.handle(response.status_code, challenges, sent,
+                                            protocol_version=protocol_version_of(request, self.negotiated()))
             if not retry:
                 response.extensions[OUTCOME] = self.oauth.outcome
                 return

@@ -104,7 +104,8 @@ class HttpTransportBase(Transport):
             raise TransportError(f"{self.name} transport is closed")
         if self._client is None:
             options: dict[str, Any] = {"timeout": httpx.Timeout(self.timeout), "follow_redirects": False,
-                                       "auth": OAuthHttpxAuth(self.auth) if self.auth is not None else None}
+                                       "auth": OAuthHttpxAuth(self.auth, lambda: self.protocol_version)
+                                       if self.auth is not None else None}
             self._client = self.guard.client(**options) if self.guard else httpx.AsyncClient(**options)
         return self._client
 

