@@ -386,7 +386,7 @@ class McpClient:
                     pending.deadline = loop.time() + limit   # a person is authorizing: wait for them
                     continue
                 if remaining <= 0:
-                    await self._cancel_request(request_id, f"timed out after {limit:g} s")
+                    await self._cancel_request(request_id, f"timed out after {limit:g} s", method)
                     self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; "
                                              "cancelled", request_id=request_id, method=method)
                     raise RequestTimeout(method, request_id, limit)
@@ -397,7 +397,7 @@ class McpClient:
             # The caller gave up (Cancel button, task cancelled): tell the server.
             if not self.closed:
                 with contextlib.suppress(Exception):
-                    await asyncio.shield(self._cancel_request(request_id, "cancelled by the user"))
+                    await asyncio.shield(self._cancel_request(request_id, "cancelled by the user", method))
             raise
         finally:
             self._pending.pop(key, None)
@@ -410,20 +410,26 @@ class McpClient:
             raise JsonRpcError.from_error(message["error"])
         return message.get("result")
 
-    async def _cancel_request(self, request_id: Any, reason: str) -> None:
+    async def _cancel_request(self, request_id: Any, reason: str, method: str | None = None) -> None:
         if self.closed:
             return
         try:
-            if not await self.transport.cancel(request_id):
-                await self.transport.send(jsonrpc.notification(
+            if await self.transport.cancel(request_id):
+                return
+            if method == "initialize":
+                # "The initialize request MUST NOT be cancelled by clients" (lifecycle, cancellation).
+                self.tap.note("info", f"initialize (id {request_id}) abandoned ({reason}); not cancelled: "
+                                      "the protocol forbids cancelling initialize", request_id=request_id)
+                return
+            await self.transport.send(jsonrpc.notification(
                     "notifications/cancelled", {"requestId": request_id, "reason": reason}))
         except TransportError:
             pass
 
     async def cancel(self, request_id: Any, reason: str = "cancelled by the user") -> None:
         """Cancel one of our requests by id (its waiter gets a JsonRpcError-free CancelledError upstream)."""
-        await self._cancel_request(request_id, reason)
         pending = self._pending.get(jsonrpc.id_key(request_id))
+        await self._cancel_request(request_id, reason, pending.method if pending else None)
         if pending and not pending.future.done():
             pending.future.set_exception(asyncio.CancelledError(reason))
 

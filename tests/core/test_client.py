@@ -183,3 +183,24 @@ async def test_connection_loss_fails_pending_requests():
         await client.ping()
     with pytest.raises(TransportError):
         await client.ping()
+
+
+async def test_an_initialize_without_answer_is_abandoned_never_cancelled():
+    """"A client MUST NOT attempt to cancel its initialize request": timed out or given up by
+    the caller, it is noted, and no notifications/cancelled goes to the server."""
+    client, events = make(lambda t, m: None, timeout=0.05)
+    await client.start()
+    with pytest.raises(RequestTimeout):
+        await client.initialize()
+    assert [m.get("method") for m in client.transport.sent] == ["initialize"]
+    assert any(e.kind == "info" and "not cancelled" in (e.text or "") for e in events)
+
+    client, _ = make(lambda t, m: None)
+    await client.start()
+    starting = asyncio.create_task(client.initialize())
+    await asyncio.wait_for(client.transport.wait_sent(1), 5)
+    starting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await starting
+    assert [m.get("method") for m in client.transport.sent] == ["initialize"]
+    # Any other request is still cancelled with the notification (test_timeout_... above).
