@@ -11,7 +11,10 @@ from playground.schemaforms import parse_form, render_form, validate_arguments
 
 from .formsim import read, submitted
 
-EXAMPLES = Path("/work/shared/mcp-schema/2026-07-28/examples")
+# shared/ lies beside the checkout (CI clones main next to it); /work/shared where it does not.
+_IN_SHARED = Path("mcp-schema/2026-07-28/examples")
+EXAMPLES = next((base / _IN_SHARED for base in (Path(__file__).resolve().parents[3] / "shared", Path("/work/shared"))
+                 if (base / _IN_SHARED).is_dir()), Path("/work/shared") / _IN_SHARED)
 SCHEMA_KEYS = ("inputSchema", "requestedSchema", "outputSchema")
 # Example folders whose files are themselves primitive schemas (elicitation field definitions).
 SCHEMA_FOLDERS = {"BooleanSchema", "NumberSchema", "StringSchema", "TitledMultiSelectEnumSchema",
@@ -43,6 +46,11 @@ def collect():
 
 
 CASES = collect()
+
+
+def test_the_examples_were_found():
+    """Without the examples every case below would silently be none."""
+    assert CASES, f"no schema found under {EXAMPLES}"
 
 
 def test_the_examples_are_there():
