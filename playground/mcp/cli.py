@@ -53,6 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="the server's URL (Streamable HTTP or HTTP+SSE)")
     parser.add_argument("--transport", choices=["auto", "http", "sse"], default="auto",
                         help="for --url: Streamable HTTP, HTTP+SSE, or try Streamable HTTP then SSE (default)")
+    parser.add_argument("--protocol-version", default="", metavar="VERSION",
+                        help="the protocol version to offer (default: the latest of the era), e.g. 2025-03-26")
     parser.add_argument("--era", choices=["legacy", "auto", "modern"], default="legacy",
                         help="protocol era: legacy handshake (default), auto-detect, or modern")
     parser.add_argument("--header", action="append", default=[], metavar="'Name: value'",
@@ -124,9 +126,9 @@ def config_from_args(ns: argparse.Namespace) -> ServerConfig:
         raise UsageError("--timeout must be positive")
     if ns.url:
         return ServerConfig(transport=ns.transport, url=ns.url, headers=_pairs(ns.header, ":", "--header"),
-                            era=ns.era, timeout=ns.timeout)
+                            era=ns.era, timeout=ns.timeout, protocol_version=ns.protocol_version)
     return ServerConfig(transport="stdio", command=command[0], args=command[1:], env=_pairs(ns.env, "=", "--env"),
-                        cwd=ns.cwd, era=ns.era, timeout=ns.timeout)
+                        cwd=ns.cwd, era=ns.era, timeout=ns.timeout, protocol_version=ns.protocol_version)
 
 
 def responder_from_args(ns: argparse.Namespace) -> StaticResponder:

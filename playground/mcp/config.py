@@ -20,6 +20,10 @@ class ServerConfig:
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     era: Era = "legacy"
+    # The protocol version offered (initialize) or asked for (server/discover); "" = the latest the
+    # era knows. An older one tests how a server treats older clients, and reaches servers of
+    # that version where a newer offer is refused (2025-03-26 authorization without PRM).
+    protocol_version: str = ""
     timeout: float = DEFAULT_TIMEOUT                         # per request, reset by progress
 
     def secret_values(self) -> list[str]:

@@ -87,6 +87,7 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
     `guard` (HTTP only) refuses target addresses its policy forbids: checked here first for a
     clear message, then again by every connection the transport opens (DNS may change).
     Raises ConnectError (with the transport closed) when no connection could be made."""
+    protocol_version = protocol_version or config.protocol_version or None
     tap = tap or Tap()
     if guard is not None and config.transport != "stdio" and config.url:
         try:

@@ -6,6 +6,8 @@ from django import forms
 from playground import security
 
 from . import interchange
+from playground.mcp.client import LEGACY_VERSIONS, MODERN_VERSIONS
+
 from .models import Server
 
 _MONO = {"class": "mono", "spellcheck": "false", "autocomplete": "off"}
@@ -37,10 +39,16 @@ class ServerForm(forms.ModelForm):
     era = forms.ChoiceField(label="Era", choices=Server.Era.choices, initial=Server.Era.LEGACY,
                             help_text="Legacy: initialize handshake (2025-11-25 and before). "
                                       "Modern: 2026-07-28, no handshake. Auto: probe with server/discover.")
+    protocol_version = forms.ChoiceField(
+        label="Protocol version", required=False,
+        choices=[("", "The latest of the era")] + [(v, v) for v in MODERN_VERSIONS + LEGACY_VERSIONS],
+        help_text="The version offered in initialize (legacy) or asked for in server/discover (modern). "
+                  "An older one shows how the server treats older clients.")
 
     class Meta:
         model = Server
-        fields = ["name", "transport", "command", "args", "env", "cwd", "url", "headers", "roots", "era"]
+        fields = ["name", "transport", "command", "args", "env", "cwd", "url", "headers", "roots", "era",
+                  "protocol_version"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -111,6 +119,13 @@ class ServerForm(forms.ModelForm):
                     security.check_url(url)
                 except security.PolicyError as exc:
                     self.add_error("url", str(exc))
+        version, era = data.get("protocol_version"), data.get("era")
+        if era == Server.Era.LEGACY and version in MODERN_VERSIONS:
+            self.add_error("protocol_version", f"{version} has no initialize handshake: choose the modern era "
+                                               "(or auto) for it.")
+        elif era == Server.Era.MODERN and version in LEGACY_VERSIONS:
+            self.add_error("protocol_version", f"{version} is a legacy version (initialize handshake): "
+                                               "choose the legacy era (or auto) for it.")
         return data
 
 

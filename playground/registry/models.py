@@ -36,6 +36,8 @@ class Server(models.Model):
     url = models.CharField(max_length=2000, blank=True)
     headers = models.JSONField(default=dict, blank=True)
     era = models.CharField(max_length=10, choices=Era.choices, default=Era.LEGACY)
+    # The version offered; "" = the latest of the era (ServerConfig.protocol_version).
+    protocol_version = models.CharField(max_length=10, blank=True, default="")
     # Roots offered to the server (list of {"uri", "name"}); edited by a later feature.
     roots = models.JSONField(default=list, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
@@ -67,6 +69,7 @@ class Server(models.Model):
             url=self.url,
             headers={str(k): str(v) for k, v in (self.headers or {}).items()},
             era=self.era,  # type: ignore[arg-type]
+            protocol_version=self.protocol_version,
         )
         if timeout is not None:
             config.timeout = timeout

@@ -216,7 +216,9 @@ async def test_the_2025_03_26_fallback_is_for_a_session_speaking_2025_03_26_only
     new_tap, new_events = _tap()
     with auth_mock(scenario, "2025-03-26") as url:
         config = ServerConfig(transport="http", url=url, timeout=20)
-        client = await open_client(config, tap=old_tap, auth=OAuth(old_tap, url), protocol_version="2025-03-26")
+        # The version set on the server (the page's Protocol version, the CLI's --protocol-version).
+        old = ServerConfig(transport="http", url=url, timeout=20, protocol_version="2025-03-26")
+        client = await open_client(old, tap=old_tap, auth=OAuth(old_tap, url))
         try:
             assert client.protocol_version == "2025-03-26"
             await client.list_tools()

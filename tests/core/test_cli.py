@@ -48,6 +48,15 @@ def test_steps_run_in_order_and_jsonl_lines_carry_the_contract(tmp_path):
             assert json.loads(e["raw"]) == e["message"]
 
 
+def test_protocol_version_offers_an_older_version():
+    proc = mcp("--jsonl", "--protocol-version", "2025-06-18", "--ping", "--", *PEER)
+    assert proc.returncode == 0, proc.stderr
+    events = lines(proc)
+    initialize = next(m for m in frames(events, "send") if m.get("method") == "initialize")
+    answer = next(m for m in frames(events, "recv") if m.get("id") == initialize["id"])
+    assert initialize["params"]["protocolVersion"] == "2025-06-18" == answer["result"]["protocolVersion"]
+
+
 def test_readable_log_without_jsonl():
     proc = mcp("--call", 'echo={"text":"bonjour"}', "--", *PEER)
     assert proc.returncode == 0, proc.stderr

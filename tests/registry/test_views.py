@@ -80,9 +80,11 @@ def test_base_layout_sends_csrf_header_to_htmx(browser):
 def test_add_form_has_exact_labels_and_options(browser):
     html = browser.get("/servers/add/").content.decode()
     assert labels(html) == ["Name", "Transport", "Command", "Arguments", "Environment", "Working directory",
-                            "URL", "Headers", "Roots", "Era"]
+                            "URL", "Headers", "Roots", "Era", "Protocol version"]
     assert options(html, "transport") == ["stdio", "Streamable HTTP", "SSE", "Auto"]
     assert options(html, "era") == ["Legacy", "Auto", "Modern"]
+    assert options(html, "protocol_version") == ["The latest of the era", "2026-07-28", "2025-11-25", "2025-06-18",
+                                                 "2025-03-26", "2024-11-05"]
     assert '<textarea name="args"' in html and '<textarea name="env"' in html and '<textarea name="headers"' in html
     assert ">Save</button>" in html
 
@@ -106,6 +108,7 @@ def test_create_http_server_and_to_config(browser):
     server = Server.objects.get(name="Remote")
     config = server.to_config()
     assert (config.transport, config.url, config.era) == ("http", "https://example.com/mcp", "auto")
+    assert config.protocol_version == ""                 # the latest of the era
     assert config.headers == {"Authorization": "Bearer tok-123", "X-Env": "dev"}
     home = browser.get("/").content.decode()
     assert "Streamable HTTP" in home and "Auto" in home
@@ -120,6 +123,8 @@ def test_create_http_server_and_to_config(browser):
     ({"env": "A=1\n2X=3"}, "env", "Line 2: &#x27;2X&#x27; is not a valid variable name."),
     ({"headers": "Authorization Bearer x"}, "headers", "Line 1: expected Name: value"),
     ({"name": "  "}, "name", "This field is required."),
+    ({"protocol_version": "2026-07-28"}, "protocol_version", "2026-07-28 has no initialize handshake"),
+    ({"era": "modern", "protocol_version": "2025-03-26"}, "protocol_version", "2025-03-26 is a legacy version"),
 ])
 def test_validation_errors(browser, changes, field, message):
     response = browser.post("/servers/add/", {**STDIO_FORM, **changes})
@@ -233,11 +238,11 @@ def test_import_bad_json_shows_error(browser):
     assert not Server.objects.exists()
 
 
-def test_replace_keeps_era(browser):
-    Server.objects.create(name="t", command="a", era="modern")
+def test_replace_keeps_era_and_protocol_version(browser):
+    Server.objects.create(name="t", command="a", era="modern", protocol_version="2026-07-28")
     browser.post("/servers/import/", {"text": json.dumps({"mcpServers": {"t": {"command": "b"}}}), "replace": "on"})
     server = Server.objects.get(name="t")
-    assert (server.command, server.era) == ("b", "modern")
+    assert (server.command, server.era, server.protocol_version) == ("b", "modern", "2026-07-28")
 
 
 def test_export_all_and_one(browser):

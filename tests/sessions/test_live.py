@@ -65,6 +65,22 @@ async def stop_all() -> None:
         await worker.stop()
 
 
+async def watch(session: Session, user, *needles: str) -> tuple[Session, list[dict], str]:
+    """Open a tab on the session until every needle was seen, end the session, and return it as
+    saved, its saved rows and what the tab saw."""
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        seen = await receive_until(comm, *needles)
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    session = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    rows = await database_sync_to_async(lambda: list(
+        Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)))()
+    return session, rows, seen
+
+
 async def test_call_tool_through_consumer_and_worker_persists_everything(monkeypatch):
     # A call is shown in flight only once it lasts (here: far longer than this one can take).
     monkeypatch.setattr("playground.sessions.worker.INFLIGHT_AFTER", 30)
@@ -152,17 +168,7 @@ async def test_invalid_arguments_are_shown_and_can_be_sent_anyway():
 async def test_crashing_server_ends_the_session_with_the_transcript_saved():
     script = "import sys; sys.stdin.readline(); print('not json'); sys.stderr.write('dying\\n'); sys.exit(3)"
     user, server = await make_user_and_server(command=sys.executable, args=["-c", script])
-    session = await start_session(server, user)
-    comm = communicator(session.pk, user)
-    try:
-        await comm.connect()
-        await receive_until(comm, "status-failed")
-    finally:
-        await comm.disconnect()
-        await stop_all()
-    session = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    rows = await database_sync_to_async(lambda: list(
-        Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)))()
+    session, rows, _ = await watch(await start_session(server, user), user, "status-failed")
     assert session.status == "failed" and "exited with code 3" in session.end_reason
     assert any(r["dir"] == "recv" and r["raw"] == "not json" and r["parse_error"] for r in rows), rows
     assert any(r["dir"] == "stderr" and r["text"] == "dying" for r in rows)
@@ -187,3 +193,16 @@ async def test_other_users_and_foreign_origins_are_refused():
         assert not connected
     finally:
         await stop_all()
+
+
+async def test_the_protocol_version_set_on_the_server_is_the_one_offered():
+    """A server set to offer 2025-03-26: the initialize frame offers it, the SDK server (which
+    knows it) agrees, and the page shows the version in use."""
+    user, server = await make_user_and_server(protocol_version="2025-03-26")
+    session, rows, seen = await watch(await start_session(server, user), user, "status-connected", 'id="catalogue"')
+    sent = [r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "initialize"]
+    offered = [json.loads(r["raw"]) for r in sent]
+    answered = [json.loads(r["raw"]) for r in rows if r["dir"] == "recv" and r.get("reply_to") == sent[0]["seq"]]
+    assert [m["params"]["protocolVersion"] for m in offered] == ["2025-03-26"]
+    assert answered[0]["result"]["protocolVersion"] == "2025-03-26" == session.protocol_version
+    assert "2025-03-26" in seen
