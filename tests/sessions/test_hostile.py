@@ -506,7 +506,7 @@ async def test_http_fifty_megabyte_response_is_recorded_truncated_with_its_size(
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_http_a_flood_of_notifications_on_the_stream_keeps_the_page_windowed(settings, transport):
     settings.PLAYGROUND_PAGE_MAX_LINES = 100
-    count = 20_000
+    count = 100_000                                             # as over stdio (the flood)
 
     def flood(rid):
         for start in range(0, count, 1000):
