@@ -13,10 +13,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
+
+from tests.core.http_peers import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MANAGE = [sys.executable, str(ROOT / "manage.py")]
@@ -29,23 +30,6 @@ def listening(address: tuple[str, int]) -> bool:
         return True
     except OSError:
         return False
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"daphne exited with {proc.returncode}")
-        if listening(("127.0.0.1", port)):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"daphne did not listen on {port}")
 
 
 def app_env(**settings: str) -> dict[str, str]:
@@ -69,7 +53,7 @@ def start_daphne(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
                             env=env, cwd=ROOT, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=log.open("w"))
     try:
-        wait_port(port, proc)
+        wait_port(port, proc, timeout=30)
     except Exception:
         stop_daphne(proc)
         raise

@@ -19,7 +19,6 @@ from .connect import ConnectError, open_client
 from .events import Tap, TranscriptEvent
 from .jsonrpc import JsonRpcError
 from .responder import StaticResponder
-from .secrets import Redactor
 from .transports.base import TransportError
 
 EXIT_OK = 0
@@ -150,23 +149,17 @@ def oauth_from_args(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> O
     return OAuth(tap, config.url, settings=settings, authorizer=HeadlessAuthorizer(), timeout=config.timeout)
 
 
-class _OAuthMask:
-    """What the OAuth flow obtained (tokens, codes, client secrets) masked in an event a
-    server may have echoed it in, before it is printed or written (the transcript file is an export)."""
+# The event fields a server's text can reach.
+_SERVER_FIELDS = ("raw", "message", "parse_error", "problems", "text", "http", "data")
 
-    FIELDS = ("raw", "message", "parse_error", "problems", "text", "http", "data")
 
-    def __init__(self, auth: OAuth | None) -> None:
-        self.auth = auth
-        self.redactor, self.count = Redactor(), 0
-
-    def __call__(self, event: TranscriptEvent) -> TranscriptEvent:
-        values = self.auth.secret_values() if self.auth is not None else []
-        if len(values) != self.count:       # the list only grows
-            self.redactor, self.count = Redactor(values), len(values)
-        if not self.redactor:
-            return event
-        return replace(event, **{name: self.redactor.obj(getattr(event, name)) for name in self.FIELDS})
+def _masked(event: TranscriptEvent, auth: OAuth | None) -> TranscriptEvent:
+    """What the OAuth flow obtained (tokens, codes, client secrets) masked in an event a server
+    may have echoed it in, before it is printed or written (the transcript file is an export)."""
+    redactor = auth.redactor() if auth is not None else None
+    if not redactor:
+        return event
+    return replace(event, **{name: redactor.obj(getattr(event, name)) for name in _SERVER_FIELDS})
 
 
 def describe_event(event: TranscriptEvent) -> str:
@@ -227,11 +220,10 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     responder = responder_from_args(ns)
     tap = Tap()
     auth = oauth_from_args(ns, config, tap)
-    masked = _OAuthMask(auth)
     file = open(ns.transcript, "w", encoding="utf-8") if ns.transcript else None
 
     def emit(event: TranscriptEvent) -> None:
-        event = masked(event)
+        event = _masked(event, auth)
         line = json.dumps(event.to_dict(), ensure_ascii=False)
         if file:
             file.write(line + "\n")

@@ -4,10 +4,9 @@ from __future__ import annotations
 from django import forms
 
 from playground import security
-
-from . import interchange
 from playground.mcp.client import LEGACY_VERSIONS, MODERN_VERSIONS
 
+from . import interchange
 from .models import Server
 
 _MONO = {"class": "mono", "spellcheck": "false", "autocomplete": "off"}

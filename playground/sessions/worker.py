@@ -96,6 +96,9 @@ async def _heartbeat_loop() -> None:
                 log.exception("heartbeat of %d session(s) failed", len(beats))
 
 
+_NO_SECRETS = Redactor()
+
+
 def group_name(session_id: int) -> str:
     return f"session.{session_id}"
 
@@ -178,7 +181,6 @@ class SessionWorker:
         self._end_reason: str | None = None     # set once the session is ending
         self._stop_reason: str | None = None    # why this side ended it, if it says (stop(reason))
         self._serving = False                   # connected and listed: waiting for the end
-        self._masker, self._masked = Redactor(), 0
 
     # Lifecycle --------------------------------------------------------------
 
@@ -374,13 +376,10 @@ class SessionWorker:
         await self.broadcast({"type": "session.lines", "frames": frames})
 
     def masker(self) -> Redactor:
-        """Masks what the OAuth flow obtained (tokens, codes, client secrets) in what the pages
-        get, as the session's `oauth_secret_values` do for what is read from the database; from
-        the flow's own list, which knows a token before the request that uses it is sent."""
-        values = self.client_auth.secret_values() if self.client_auth is not None else []
-        if len(values) != self._masked:        # the list only grows
-            self._masker, self._masked = Redactor(values), len(values)
-        return self._masker
+        """Masks what the OAuth flow obtained in what the pages get, as the session's
+        `oauth_secret_values` do for what is read from the database; from the flow's own list,
+        which knows a token before the request that uses it is sent."""
+        return self.client_auth.redactor() if self.client_auth is not None else _NO_SECRETS
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         await self.to_layer(self.layer.group_send, group_name(self.session_id), message)

@@ -68,7 +68,9 @@ async def test_oauth_tokens_never_reach_a_page_a_share_or_an_export():
                                                      data__data__status="ok").exists())
             live.append(await echo(comm))   # with the refreshed token
             await until(lambda: len(echoed_frames(session.pk)) == 2)
-            live.append(await drain(comm))  # the transcript lines of the answers (saved first, shown after)
+            # The transcript lines of the answers (saved first, shown after), up to the last one's.
+            last = await database_sync_to_async(lambda: echoed_seqs(session.pk)[-1])()
+            live.append(await receive_until(comm, f'id="ev-{last}"'))
         finally:
             await comm.disconnect()
             await stop_all()
@@ -76,7 +78,7 @@ async def test_oauth_tokens_never_reach_a_page_a_share_or_an_export():
     assert len(secrets) == 5                # the refresh rotated both tokens
     texts = await database_sync_to_async(readable_texts)(owner, session.pk, user)
     texts["the owner's live page"] = "\n".join(live)
-    texts["the owner's page, reconnected"] = await replayed(session.pk, user)
+    texts["the owner's page, reconnected"] = await replayed(session.pk, user, last)
     for name, text in texts.items():
         assert not [s for s in secrets if s in text], name
         if name != "authorization view":    # (it lists the flow's steps, not tool results)
@@ -100,8 +102,16 @@ ECHOED_MASKED = "you sent: Bearer \u2022\u2022\u2022\u2022"
 
 def echoed_frames(session_pk: int) -> list[str]:
     """The server's answers to echo_authorization, as the database holds them."""
-    rows = Event.objects.filter(session_id=session_pk, dir="recv").values_list("data", flat=True)
-    return [d["raw"] for d in rows if ECHOED in (d.get("raw") or "")]
+    return [d["raw"] for d in _echoed(session_pk)]
+
+
+def echoed_seqs(session_pk: int) -> list[int]:
+    return [d["seq"] for d in _echoed(session_pk)]
+
+
+def _echoed(session_pk: int) -> list[dict]:
+    rows = Event.objects.filter(session_id=session_pk, dir="recv").order_by("seq").values_list("data", flat=True)
+    return [d for d in rows if ECHOED in (d.get("raw") or "")]
 
 
 async def echo(comm) -> str:
@@ -110,20 +120,13 @@ async def echo(comm) -> str:
     return await receive_until(comm, 'aria-label="Result"', "you sent:")
 
 
-async def drain(comm, quiet: float = 1.0) -> str:
-    """Whatever the page receives until it has been quiet for `quiet` seconds."""
-    seen = []
-    while not await comm.receive_nothing(quiet):
-        seen.append(await comm.receive_from())
-    return "\n".join(seen)
-
-
-async def replayed(session_pk: int, user) -> str:
-    """What a tab (re)connecting to the session gets: the transcript replayed from the database."""
+async def replayed(session_pk: int, user, last: int) -> str:
+    """What a tab (re)connecting to the session gets: the transcript replayed from the database
+    (up to the line of event `last`), then the state and the catalogue, sent last."""
     comm = communicator(session_pk, user)
     try:
         await comm.connect()
-        return await drain(comm)
+        return await receive_until(comm, f'id="ev-{last}"', 'id="session-state"', 'id="catalogue"')
     finally:
         await comm.disconnect()
 

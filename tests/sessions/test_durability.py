@@ -27,7 +27,7 @@ from tests.conftest import PEERS
 from tests.daphne_process import (app_env, children, connect, free_port, log_in, set_up, start_daphne, stop_daphne,
                                   tab, until)
 
-from .test_live import communicator, make_user_and_server, receive_until, stop_all
+from .test_live import communicator, events, make_user_and_server, receive_until, stop_all
 
 
 async def reload_mid_call(call: dict, under_way: str) -> tuple[WebsocketCommunicator, str]:
@@ -85,8 +85,7 @@ async def test_a_worker_that_fails_ends_its_session_with_every_event_saved(monke
     worker = WORKERS[session.pk]
     await worker._task
     saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    rows = await database_sync_to_async(lambda: list(
-        Event.objects.filter(session=saved).order_by("seq").values_list("data", flat=True)))()
+    rows = await events(session.pk)
     assert (saved.status, saved.end_reason, saved.worker_channel) == ("failed", "worker error: RuntimeError('boom')", "")
     assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1)) == list(range(1, saved.event_count + 1))
     assert any(r.get("kind") == "error" and "worker error" in r["text"] for r in rows)
@@ -105,8 +104,7 @@ async def test_stopping_a_worker_that_is_still_connecting_ends_its_session_with_
             await asyncio.sleep(0.01)
         await worker.stop(PROCESS_STOPPED)
     saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    rows = await database_sync_to_async(lambda: list(
-        Event.objects.filter(session=saved).order_by("seq").values_list("data", flat=True)))()
+    rows = await events(session.pk)
     assert (saved.status, saved.end_reason, saved.worker_channel) == ("ended", PROCESS_STOPPED, "")
     assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1))
     assert [(r.get("message") or {}).get("method") for r in rows if r["dir"] == "send"][0] == "initialize"

@@ -12,10 +12,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from playground.sessions.worker import start_session
-from playground.transcripts.models import Event
 from tests.conftest import NPM_BIN
 
-from .test_live import communicator, make_user_and_server, stop_all
+from .test_live import communicator, events, make_user_and_server, stop_all, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
 EVERYTHING = NPM_BIN / "mcp-server-everything"
@@ -53,11 +52,6 @@ def task_status(fragment: str) -> str:
     """The status a Task group shows (result_html renders it as a badge)."""
     task = fragment.split('aria-label="Task"', 1)[1]
     return re.search(r'<span class="badge task-([a-z_]+)">\1</span>', task).group(1)
-
-
-async def events(session_id: int) -> list[dict]:
-    return await database_sync_to_async(lambda: list(
-        Event.objects.filter(session_id=session_id).order_by("seq").values_list("data", flat=True)))()
 
 
 def sent(rows: list[dict], method: str) -> list[dict]:
@@ -274,15 +268,7 @@ async def test_legacy_initialize_declares_exactly_what_the_page_answers():
     """The capabilities of the initialize frame as it went out: roots (with list_changed, which
     the server's edit view sends), sampling, and elicitation in both modes; nothing else."""
     user, server = await make_user_and_server()
-    session = await start_session(server, user)
-    comm = communicator(session.pk, user)
-    try:
-        await comm.connect()
-        await receive_until(comm, 'id="catalogue"', ">greet<")
-    finally:
-        await comm.disconnect()
-        await stop_all()
-    rows = await events(session.pk)
+    _, rows, _ = await watch(await start_session(server, user), user, 'id="catalogue"', ">greet<")
     sent_init = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "initialize"]
     assert len(sent_init) == 1
     frame = json.loads(sent_init[0]["raw"])         # the exact text written to the server

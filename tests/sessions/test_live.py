@@ -65,6 +65,12 @@ async def stop_all() -> None:
         await worker.stop()
 
 
+async def events(session_id: int) -> list[dict]:
+    """A session's saved rows, in order."""
+    return await database_sync_to_async(lambda: list(
+        Event.objects.filter(session_id=session_id).order_by("seq").values_list("data", flat=True)))()
+
+
 async def watch(session: Session, user, *needles: str) -> tuple[Session, list[dict], str]:
     """Open a tab on the session until every needle was seen, end the session, and return it as
     saved, its saved rows and what the tab saw."""
@@ -76,9 +82,7 @@ async def watch(session: Session, user, *needles: str) -> tuple[Session, list[di
         await comm.disconnect()
         await stop_all()
     session = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    rows = await database_sync_to_async(lambda: list(
-        Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)))()
-    return session, rows, seen
+    return session, await events(session.pk), seen
 
 
 async def test_call_tool_through_consumer_and_worker_persists_everything(monkeypatch):
@@ -101,8 +105,7 @@ async def test_call_tool_through_consumer_and_worker_persists_everything(monkeyp
             # A quick call: no in-flight card was sent, so the Result has none to remove.
             assert 'class="inflight"' not in got and 'hx-swap-oob="delete"' not in got
         # The database has the exchange, in order, with the response paired to its request.
-        rows = await database_sync_to_async(lambda: list(
-            Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True)))()
+        rows = await events(session.pk)
         assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
         call = next(r for r in rows if (r["message"] or {}).get("method") == "tools/call")
         params = call["message"]["params"]

@@ -27,6 +27,7 @@ from urllib.parse import quote, urlencode, urlsplit
 import httpx
 
 from ..events import Tap
+from ..secrets import Redactor
 from .authorizer import AuthorizationAborted, AuthorizationRequest, Authorizer, HeadlessAuthorizer
 from .challenge import Challenge, bearer_challenge
 from .metadata import (as_metadata_problems, as_metadata_urls, canonical_resource, default_endpoints, origin,
@@ -125,6 +126,7 @@ class OAuth:
         self.outcome = Outcome()
         self.waiting_on_user = False
         self._secrets: set[str] = {s for s in (self.settings.client_secret,) if s}
+        self._redactor = Redactor(self._secrets)
         self._lock = asyncio.Lock()
         self._loaded = False
         self._prereg_issuer = self.settings.issuer
@@ -136,10 +138,16 @@ class OAuth:
     def secret_values(self) -> list[str]:
         return sorted(self._secrets)
 
+    def redactor(self) -> Redactor:
+        """Masks what the flow obtained (tokens, codes, client secrets) where a server may echo
+        it: what a page is sent, what the CLI prints. Made anew only when a value is learnt."""
+        return self._redactor
+
     def _learn(self, *values: str | None) -> None:
         new = [v for v in values if v and v not in self._secrets]
         if new:
             self._secrets.update(new)
+            self._redactor = Redactor(self._secrets)
             if self.on_secret is not None:
                 self.on_secret(new)
 
