@@ -50,3 +50,23 @@ async def test_worker_pauses_its_tap_on_unsaved_megabytes_and_batches_stay_bound
     saved = await database_sync_to_async(
         lambda: list(Event.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)))()
     assert saved == list(range(1, sent + 1))
+
+
+def test_save_events_spans_several_statements_and_saving_again_changes_nothing():
+    """A batch is inserted INSERT_ROWS rows a statement: more rows than that are all saved, in
+    order, with their JSON text intact; a batch saved again (its save interrupted after the
+    commit) adds nothing and keeps the first text."""
+    from playground.sessions import worker as worker_module
+
+    count = worker_module.INSERT_ROWS * 2 + 7
+    session = Session.objects.create(server_name="many rows")
+    rows = [{"seq": i, "t": i / 1000, "dir": "recv", "raw": f'{{"n":{i},"é":"\\u00e9"}}',
+             "message": {"n": i, "é": "é"}} for i in range(1, count + 1)]
+    worker_module.save_events(session.pk, rows)
+    again = [dict(row, raw="changed") for row in rows[-10:]]
+    worker_module.save_events(session.pk, again)
+    saved = list(Event.objects.filter(session=session).order_by("seq").values_list("seq", "method", "data"))
+    assert [seq for seq, _, _ in saved] == list(range(1, count + 1))
+    assert [data for _, _, data in saved] == rows
+    session.refresh_from_db()
+    assert session.event_count == count
