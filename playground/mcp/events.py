@@ -158,16 +158,19 @@ class Tap:
             message = jsontext.loads(text)
         except (ValueError, RecursionError) as exc:
             parse_error = str(exc)
-        problems = facts.pop("problems", None) or []
-        if parse_error is None:
-            problems = problems + jsonrpc.problems(message)
+        problems = jsonrpc.problems(message) if parse_error is None else None
+        if facts:
+            given = facts.pop("problems", None)
+            if given:
+                problems = given + (problems or [])
         self.seq += 1
         # Positional (the frame's usual fields): a flood makes one of these per message, and the
         # keyword call into a 17-field dataclass was a sixth of the reader's time.
         event = TranscriptEvent(self.seq, self.clock() - self.start, dir, text, message, parse_error,
                                 problems or None, None, None, None, None, None, None, size)
-        for name, value in facts.items():
-            setattr(event, name, value)
+        if facts:
+            for name, value in facts.items():
+                setattr(event, name, value)
         if size > self.max_raw:
             event.raw = text[: self.max_raw]
             event.message = None
@@ -182,7 +185,8 @@ class Tap:
         return self.frame("recv", raw, **facts)
 
     def _pair(self, event: TranscriptEvent, message: Any) -> None:
-        if not isinstance(message, dict) or "id" in message and not isinstance(message.get("id"), (str, int)):
+        # (Notifications, most frames of a flood, have no id: nothing to pair.)
+        if type(message) is not dict or "id" not in message or not isinstance(message["id"], (str, int)):
             return
         kind = jsonrpc.classify(message)
         if kind == "request":

@@ -97,6 +97,9 @@ def classify(msg: Any) -> Kind:
 
 def problems(msg: Any) -> list[str]:
     """Ways a parsed frame departs from JSON-RPC 2.0, for the transcript to show."""
+    if type(msg) is dict and msg.get("jsonrpc") == JSONRPC and type(msg.get("method")) is str:
+        if "id" not in msg or isinstance(msg["id"], (str, int)):
+            return []                   # a well-formed notification or request: most frames
     if isinstance(msg, list):
         return ["batch arrays are not part of MCP since 2025-06-18"]
     if not isinstance(msg, dict):

@@ -184,26 +184,26 @@ class Features:
     # From the client -----------------------------------------------------------------------
 
     def on_notification(self, message: dict[str, Any]) -> None:
-        method = str(message.get("method") or "")
+        method = message["method"]          # (a str: the client only calls listeners with notifications)
         if method == "notifications/progress":
             return
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-        tag = meta.get(META_SUBSCRIPTION)
-        if method == "notifications/subscriptions/acknowledged" and self.listen and tag == self.listen["id"]:
-            acked = params.get("notifications") if isinstance(params.get("notifications"), dict) else {}
-            self.listen["acknowledged"] = acked
-            self.listen["status"] = "open"
+        params = message.get("params")
+        if type(params) is not dict:
+            params = {}
+        meta = params.get("_meta")
+        tag = meta.get(META_SUBSCRIPTION) if type(meta) is dict else None
+        if tag is not None and self.listen and tag == self.listen["id"]:
+            if method == "notifications/subscriptions/acknowledged":
+                acked = params.get("notifications")
+                self.listen["acknowledged"] = acked if isinstance(acked, dict) else {}
+                self.listen["status"] = "open"
+            else:
+                self.listen["count"] += 1
             self._panels_dirty = True
-        elif tag is not None and self.listen and tag == self.listen["id"]:
-            self.listen["count"] += 1
-            self._panels_dirty = True
-        # Summarized only if shown or replayed (see `_summarized`): a flood keeps a few of each burst.
-        entry = {"method": method, "kind": "log" if method == "notifications/message" else "notification",
-                 "subscription": tag, "params": params,
-                 "t": round((self.worker.tap.clock() - self.worker.tap.start) * 1000, 1)}
-        if method == "notifications/message":
-            entry.update(level=str(params.get("level") or "")[:40], logger=str(params.get("logger") or "")[:200])
+        # Kept as it came; completed (summary, level, kind) only if shown or replayed: a flood shows
+        # a few of each burst (building every entry was the reader's largest single cost).
+        entry = {"method": method, "params": params, "subscription": tag,
+                 "t": self.worker.tap.clock() - self.worker.tap.start}
         self.feed.append(entry)
         if len(self._feed_pending) == BURST_SHOWN:
             self._feed_skipped += 1
@@ -289,9 +289,17 @@ def refused(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str
 
 
 def _summarized(entry: dict[str, Any]) -> dict[str, Any]:
-    """The entry with its one-line summary instead of its params (done once, in place)."""
+    """The entry as the page shows it: its summary instead of its params (which may be large:
+    dropped once summarized), kind, time in ms, level and logger. Done once, in place."""
     if "params" in entry:
-        entry["summary"] = summarize(entry["method"], entry.pop("params"))
+        method, params = entry["method"], entry.pop("params")
+        entry["summary"] = summarize(method, params)
+        entry["t"] = round(entry["t"] * 1000, 1)
+        if method == "notifications/message":
+            entry.update(kind="log", level=str(params.get("level") or "")[:40],
+                         logger=str(params.get("logger") or "")[:200])
+        else:
+            entry["kind"] = "notification"
     return entry
 
 

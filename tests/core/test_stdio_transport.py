@@ -586,3 +586,45 @@ async def test_close_is_idempotent_and_send_after_close_fails(make):
     with pytest.raises(TransportError, match="closed"):
         await h.transport.start()
     assert h.closed_reasons == []
+
+
+class _Chunks:
+    """A pipe that hands out the given chunks, one per read, then EOF."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = list(chunks)
+
+    async def read(self, _n: int) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+@pytest.mark.parametrize("cut", [1, 3, 7, 64, 1000])
+async def test_lines_are_split_the_same_however_the_pipe_cuts_them(cut):
+    """The reader splits each chunk in C and carries the unfinished line over: every cut of the
+    same output gives the same lines; a line that outgrows max_line before its newline comes is
+    handed over cut once and the rest of it skipped, whatever follows it in the same chunk kept;
+    a failing handler loses only its own line (noted); a last line without a newline counts."""
+    output = (b'{"a":1}\n' + b"x" * 40 + b"\n\n" + b"y" * 300 + b'\n{"b":2}\r\n' + b"z" * 25
+              + b"\nboom\nlast")
+    chunks = [output[i:i + cut] for i in range(0, len(output), cut)]
+    tap = Tap()
+    notes: list[TranscriptEvent] = []
+    tap.subscribe(notes.append)
+    transport = StdioTransport(tap, "unused", max_line=50 if cut < 1000 else 10_000)
+    lines: list[bytes] = []
+    overflows: list[bytes] = []
+
+    def on_line(line: bytes) -> None:
+        if line == b"boom":
+            raise RuntimeError("handler failed")
+        lines.append(line)
+
+    await transport._read_lines(_Chunks(chunks), on_line, overflows.append)
+    if cut < 1000:       # 300 y's never fit in the 50 bytes held before their newline comes
+        assert overflows == [b"y" * 50]
+        assert lines == [b'{"a":1}', b"x" * 40, b"", b'{"b":2}\r', b"z" * 25, b"last"]
+    else:                # one chunk: every line is whole, none outgrows what is held
+        assert overflows == []
+        assert lines == [b'{"a":1}', b"x" * 40, b"", b"y" * 300, b'{"b":2}\r', b"z" * 25, b"last"]
+    assert [e.text for e in notes if e.kind == "error"] == [
+        "handling a line from the server failed: RuntimeError('handler failed')"]

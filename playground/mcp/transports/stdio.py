@@ -292,30 +292,35 @@ class StdioTransport(Transport):
         beyond `max_line`). A line longer than `max_line` is handed to `on_overflow` cut at
         `max_line` bytes and the rest of it is skipped. A partial last line counts as a line.
         Nothing is read while the tap is paused: the server then blocks on a full pipe."""
-        buf = bytearray()
+        buf = bytearray()          # the unfinished line so far
         skipping = False           # inside the tail of an over-long line
         while True:
             await self.tap.ready()         # paused while the tap's listener catches up
             chunk = await stream.read(CHUNK)
             if not chunk:
                 break
-            scan = len(buf)
-            buf += chunk
-            start = 0
-            while True:
-                nl = buf.find(b"\n", max(start, scan))
-                if nl < 0:
-                    break
-                if not skipping:
-                    self._guard(on_line, bytes(buf[start:nl]))
-                skipping = False
-                start = nl + 1
-            if start:
-                del buf[:start]
+            # Split in C, then one handler call a line (a flood brings hundreds a chunk).
+            lines = chunk.split(b"\n")
+            tail = lines.pop()             # after the chunk's last newline: unfinished
+            if lines:
+                if skipping:
+                    lines[0] = None        # the end of the over-long line: skipped
+                    skipping = False
+                elif buf:
+                    buf += lines[0]
+                    lines[0] = bytes(buf)
+                buf.clear()
+                for line in lines:
+                    if line is not None:
+                        try:
+                            on_line(line)
+                        except Exception as exc:
+                            self._handler_failed(exc)
+            if not skipping:
+                buf += tail
             if len(buf) > self.max_line:
-                if not skipping:
-                    self._guard(on_overflow, bytes(buf[: self.max_line]))
-                    skipping = True
+                self._guard(on_overflow, bytes(buf[: self.max_line]))
+                skipping = True
                 buf.clear()
         if buf and not skipping:
             self._guard(on_line, bytes(buf))
@@ -325,8 +330,11 @@ class StdioTransport(Transport):
         try:
             handle(line)
         except Exception as exc:
-            with contextlib.suppress(Exception):
-                self.tap.note("error", f"handling a line from the server failed: {exc!r}")
+            self._handler_failed(exc)
+
+    def _handler_failed(self, exc: Exception) -> None:
+        with contextlib.suppress(Exception):
+            self.tap.note("error", f"handling a line from the server failed: {exc!r}")
 
     def _on_stdout_line(self, line: bytes) -> None:
         _event, parsed = self.tap.recv(line)
