@@ -9,6 +9,8 @@ import itertools
 import json
 from typing import Any, Literal
 
+from . import jsontext
+
 JSONRPC = "2.0"
 
 PARSE_ERROR = -32700
@@ -118,8 +120,9 @@ def problems(msg: Any) -> list[str]:
 
 
 def encode(msg: Any) -> str:
-    """Compact JSON on one line: stdio frames are newline-delimited, so no raw newlines."""
-    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+    """Compact JSON on one line: stdio frames are newline-delimited, so no raw newlines.
+    (orjson on every request's path: the standard library's encoder was ~3% of a relayed call.)"""
+    return jsontext.dumps(msg)
 
 
 def id_key(id: Any) -> str:

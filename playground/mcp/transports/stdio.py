@@ -296,6 +296,10 @@ class StdioTransport(Transport):
         skipping = False           # inside the tail of an over-long line
         while True:
             await self.tap.ready()         # paused while the tap's listener catches up
+            # A read returns at once while the pipe's reader holds data (up to 4 chunks): without
+            # this the loop ran nothing else until that ran out or the tap paused, and the worker
+            # could not hand the next batch to the database thread, idle ~40% of a flood.
+            await asyncio.sleep(0)
             chunk = await stream.read(CHUNK)
             if not chunk:
                 break
