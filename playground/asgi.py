@@ -21,14 +21,14 @@ application = ProtocolTypeRouter({
 })
 
 
+# What a session's first call needs is loaded now, not on that call (jsonschema took ~0.3 s),
+# and frozen with the rest below.
+import playground.schemaforms.parse  # noqa: E402,F401
+import playground.schemaforms.validate  # noqa: E402,F401
+
 # The collector: what the server loaded (Django, the app, their modules) is frozen out of its
 # scans, and the youngest generation is collected every 20,000 allocations rather than 2,000.
 # A flood keeps thousands of parsed messages alive between saves; with the defaults the
 # collector took ~9% of the process's time (bench/: flood +10-15% with this, relay unchanged).
-# What a session's first call needs is loaded now, not on that call (jsonschema took ~0.3 s),
-# and frozen with the rest.
-import playground.schemaforms.parse  # noqa: E402,F401
-import playground.schemaforms.validate  # noqa: E402,F401
-
 gc.freeze()
 gc.set_threshold(20_000, 20, 20)

@@ -361,8 +361,8 @@ class SessionWorker:
         event loop (busy reading a flood) got round to handing it the next: ~40% of a flood.
         Batches are applied (removed from the buffer, shown) in order; a failed save leaves its
         batch and the ones after it buffered, to be saved again (saving is idempotent)."""
-        in_flight: collections.deque[tuple[list[TranscriptEvent], int, list[dict[str, Any]], asyncio.Future[None]]]
-        in_flight = collections.deque()
+        # (rows of the batch, their recorded text, the save): a batch's rows are its first len(rows) events
+        in_flight: collections.deque[tuple[list[dict[str, Any]], int, asyncio.Future[None]]] = collections.deque()
         queued = queued_chars = 0                 # buffered events (and their text) handed to a save
         try:
             while True:
@@ -372,15 +372,15 @@ class SessionWorker:
                     chars = sum(_chars(event) for event in batch)
                     rows = [event.to_dict() for event in batch]
                     saving = asyncio.ensure_future(database_sync_to_async(save_events)(self.session_id, rows))
-                    in_flight.append((batch, chars, rows, saving))
-                    queued, queued_chars = queued + len(batch), queued_chars + chars
+                    in_flight.append((rows, chars, saving))
+                    queued, queued_chars = queued + len(rows), queued_chars + chars
                 if not in_flight:
                     break
-                batch, chars, rows, saving = in_flight[0]
+                rows, chars, saving = in_flight[0]
                 await saving
                 in_flight.popleft()
-                queued, queued_chars = queued - len(batch), queued_chars - chars
-                del self._buffer[:len(batch)]
+                queued, queued_chars = queued - len(rows), queued_chars - chars
+                del self._buffer[:len(rows)]
                 self._buffer_chars -= chars
                 if len(self._buffer) <= BACKLOG_LOW and self._buffer_chars <= BACKLOG_CHARS - BATCH_CHARS:
                     self.tap.resume()
@@ -389,7 +389,7 @@ class SessionWorker:
                 if not in_flight and not drain and not self._full_batch_waits():
                     break
         finally:
-            for _batch, _chars_, _rows, saving in in_flight:     # left behind by a failure: finish unobserved
+            for _rows, _size, saving in in_flight:     # left behind by a failure: finish unobserved
                 saving.add_done_callback(_ignore_outcome)
         if not self._buffer:
             self._buffered.clear()

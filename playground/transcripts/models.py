@@ -70,9 +70,9 @@ class Session(models.Model):
 
 
 class WrittenJSONField(models.JSONField):
-    """A JSONField without SQLite's CHECK (JSON_VALID(...)) constraint: its only writer encodes
-    every row itself (`save_events`), and re-parsing each row in the check was ~40% of an
-    insert's time in a flood (~2 us a row). PostgreSQL's jsonb validates as before."""
+    """A JSONField without SQLite's CHECK (JSON_VALID(...)) constraint: what is written is
+    always encoded by us (`save_events`, or the ORM), and re-parsing each row in the check was
+    ~40% of an insert's time in a flood (~2 us a row). PostgreSQL's jsonb validates as before."""
 
     def db_check(self, connection: Any) -> str | None:
         return None

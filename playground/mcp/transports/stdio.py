@@ -308,18 +308,17 @@ class StdioTransport(Transport):
             tail = lines.pop()             # after the chunk's last newline: unfinished
             if lines:
                 if skipping:
-                    lines[0] = None        # the end of the over-long line: skipped
+                    del lines[0]           # the end of the over-long line: skipped
                     skipping = False
                 elif buf:
                     buf += lines[0]
                     lines[0] = bytes(buf)
                 buf.clear()
                 for line in lines:
-                    if line is not None:
-                        try:
-                            on_line(line)
-                        except Exception as exc:
-                            self._handler_failed(exc)
+                    try:
+                        on_line(line)
+                    except Exception as exc:
+                        self._handler_failed(exc)
             if not skipping:
                 buf += tail
             if len(buf) > self.max_line:
