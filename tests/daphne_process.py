@@ -47,10 +47,26 @@ def set_up(env: dict[str, str], port: int) -> str:
     return re.search(r"(http://\S+/login/token/\S+/)", setup.stdout).group(1)
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT as a terminal's foreground job has it. A job started in
+    the background by a non-interactive shell (how CI runners often start `make test`) ignores
+    SIGINT, and an ignored signal stays ignored across exec: daphne then keeps it ignored (Python
+    installs its handler only over the default, and Twisted only over Python's), so Ctrl-C would
+    not reach it at all. `make run` in a terminal is the case the tests stand for."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def ignored_signals(pid: int) -> set[int]:
+    """The signals process `pid` ignores (its SigIgn mask in /proc)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(re.search(r"^SigIgn:\s*([0-9a-f]+)$", status, re.M).group(1), 16)
+    return {number for number in range(1, 65) if mask >> (number - 1) & 1}
+
+
 def start_daphne(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
     """daphne on 127.0.0.1:`port`, listening when this returns; its stderr in `log`."""
     proc = subprocess.Popen([DAPHNE, "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
-                            env=env, cwd=ROOT, start_new_session=True,
+                            env=env, cwd=ROOT, start_new_session=True, preexec_fn=_interruptible,
                             stdout=subprocess.DEVNULL, stderr=log.open("w"))
     try:
         wait_port(port, proc, timeout=30)

@@ -24,8 +24,8 @@ from playground.sessions.shutdown import PROCESS_STOPPED
 from playground.sessions.worker import WORKERS, SessionWorker, start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
-from tests.daphne_process import (app_env, children, connect, free_port, log_in, set_up, start_daphne, stop_daphne,
-                                  tab, until)
+from tests.daphne_process import (app_env, children, connect, free_port, ignored_signals, log_in, set_up, start_daphne,
+                                  stop_daphne, tab, until)
 
 from .test_live import communicator, events, make_user_and_server, receive_until, stop_all
 
@@ -227,6 +227,7 @@ def test_a_process_stopped_by_a_signal_ends_its_sessions_saved_whole_and_stops_t
     port = free_port()
     link = set_up(env, port)
     proc = start_daphne(env, port, tmp_path / "daphne.log")
+    assert signum not in ignored_signals(proc.pid)           # (inherited from a background job, it would be)
     db = sqlite3.connect(db_path, isolation_level=None, timeout=20)
     browser = None
 
