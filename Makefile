@@ -57,7 +57,7 @@ run: migrate
 test: setup-dev
 	PATH="$(NODE22_BIN):$$PATH" $(PY) -m pytest -p no:cacheprovider -n 2 tests --ignore=tests/browser
 	@if ls tests/browser/test_*.py >/dev/null 2>&1; then \
-	  DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest -p no:cacheprovider tests/browser; fi
+	  DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest -p no:cacheprovider -n 2 tests/browser; fi
 
 conformance: setup-dev
 	PATH="$(NODE22_BIN):$$PATH" $(PY) manage.py mcp_conformance_table

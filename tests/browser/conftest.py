@@ -49,3 +49,10 @@ def browser() -> Iterator["Browser"]:  # noqa: F821 - playwright type, imported 
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings_xdist_suffix() -> None:
+    """No per-worker suffix on the test database's name: each worker's database file is
+    already its own (`_DB_DIR` is made per process), and daphne, started by spawn, reads the
+    name from PLAYGROUND_TEST_SQLITE_PATH, not from this process's suffixed settings."""
