@@ -1,5 +1,5 @@
 """The official conformance suite's client scenarios, run against our headless adapter
-(`manage.py mcp_conformance`), one test per (scenario, spec version) pair.
+(`python -m playground.mcp.conformance`, also `manage.py mcp_conformance`), one test per (scenario, spec version) pair.
 
 A pair passes only strictly: at least one check ran, none failed, none warned, and the
 adapter exited 0 in time (the suite itself prints PASSED for 0/0 checks).
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from playground.core.management.commands.mcp_conformance_table import (
-    AUTH_SCENARIOS, CORE_SCENARIOS, NODE22_BIN, PRELOAD, SCENARIOS, SUITE, adapter_command, client_pairs,
+    AUTH_SCENARIOS, CORE_SCENARIOS, NODE22_BIN, PRELOAD, PROJECT, SCENARIOS, SUITE, adapter_command, client_pairs,
     format_table, listed_scenarios, run_pair, run_table,
 )
 
@@ -141,7 +141,7 @@ def test_adapter_fails_clearly_when_it_cannot_connect() -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]   # bound but not listening: connections are refused
         proc = subprocess.run(adapter_command().split(" ") + [f"http://127.0.0.1:{port}/mcp"],
-                              capture_output=True, text=True, timeout=50,
+                              capture_output=True, text=True, timeout=50, cwd=PROJECT,
                               env={**os.environ, "MCP_CONFORMANCE_SCENARIO": "tools_call",
                                    "MCP_CONFORMANCE_PROTOCOL_VERSION": "2025-11-25"})
     assert proc.returncode == 1
