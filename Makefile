@@ -55,6 +55,7 @@ run: migrate
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) playground.asgi:application
 
 test: setup-dev
+	$(PY) -m mypy
 	PATH="$(NODE22_BIN):$$PATH" $(PY) -m pytest -p no:cacheprovider -n 2 tests --ignore=tests/browser
 	@if ls tests/browser/test_*.py >/dev/null 2>&1; then \
 	  DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest -p no:cacheprovider -n 2 tests/browser; fi

@@ -42,7 +42,8 @@ class UsageError(Exception):
 class _Step(argparse.Action):
     """Collects steps in the order they appear on the command line."""
 
-    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
         steps = getattr(namespace, "steps", None) or []
         steps.append((self.dest, values))
         namespace.steps = steps

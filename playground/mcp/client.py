@@ -171,8 +171,8 @@ class McpClient:
         chosen = result.get("protocolVersion")
         self.facts = ServerFacts(
             protocol_version=chosen if isinstance(chosen, str) else None,
-            server_info=result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {},
-            capabilities=result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {},
+            server_info=jsonrpc.member(result, "serverInfo"),
+            capabilities=jsonrpc.member(result, "capabilities"),
             instructions=result.get("instructions") if isinstance(result.get("instructions"), str) else None,
             raw_result=result,
         )
@@ -196,11 +196,11 @@ class McpClient:
         if not isinstance(result, dict):
             raise ProtocolError(f"server/discover returned {type(result).__name__}, not an object")
         supported = [v for v in result.get("supportedVersions") or [] if isinstance(v, str)]
-        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        meta = jsonrpc.member(result, "_meta")
         self.facts = ServerFacts(
             protocol_version=version,
-            server_info=meta.get(META_SERVER_INFO) if isinstance(meta.get(META_SERVER_INFO), dict) else {},
-            capabilities=result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {},
+            server_info=jsonrpc.member(meta, META_SERVER_INFO),
+            capabilities=jsonrpc.member(result, "capabilities"),
             instructions=result.get("instructions") if isinstance(result.get("instructions"), str) else None,
             supported_versions=supported,
             raw_result=result,
@@ -352,7 +352,7 @@ class McpClient:
         responses: dict[str, Any] = {}
         for key, req in requests.items():
             method = req.get("method") if isinstance(req, dict) else None
-            params = req.get("params") if isinstance(req, dict) and isinstance(req.get("params"), dict) else {}
+            params = jsonrpc.member(req, "params") if isinstance(req, dict) else {}
             if not isinstance(method, str):
                 self.tap.note("error", f"input request {key!r} has no method; skipped")
                 continue
@@ -463,7 +463,7 @@ class McpClient:
             self.tap.note("error", "frame is not a JSON-RPC request, notification or response")
 
     def _on_notification(self, message: dict[str, Any]) -> None:
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params = jsonrpc.member(message, "params")
         if message["method"] == "notifications/progress":
             pending = self._by_token.get(jsonrpc.id_key(params.get("progressToken")))
             if pending is not None:
@@ -481,7 +481,7 @@ class McpClient:
 
     async def _answer_server_request(self, message: dict[str, Any]) -> None:
         method = message["method"]
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params = jsonrpc.member(message, "params")
         try:
             if method == "ping":
                 result: Any = {}

@@ -17,10 +17,10 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from playground.mcp.auth import AuthSettings, HeadlessAuthorizer, OAuth
-from playground.mcp.config import ServerConfig
+from playground.mcp.config import Era, ServerConfig
 from playground.mcp.connect import open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.jsonrpc import JsonRpcError
@@ -51,7 +51,7 @@ def example_value(schema: Any) -> Any:
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), kind[0] if kind else None)
     return {"string": "example", "integer": 1, "number": 1.5, "boolean": True, "array": [],
-            "object": example_arguments(schema), "null": None}.get(kind, "example")
+            "object": example_arguments(schema), "null": None}.get(kind if isinstance(kind, str) else "", "example")
 
 
 def example_arguments(schema: Any) -> dict[str, Any]:
@@ -129,7 +129,7 @@ async def run_scenario(run: Run, tap: Tap) -> None:
 
     A client that stops because the authorization spec says it must (a wrong `iss`, a
     foreign `resource`...) has done its job: that ends the run normally."""
-    config = ServerConfig(transport="http", url=run.url, era=run.era, timeout=REQUEST_TIMEOUT)
+    config = ServerConfig(transport="http", url=run.url, era=cast(Era, run.era), timeout=REQUEST_TIMEOUT)
     oauth = oauth_for(run, tap)
     try:
         client = await open_client(config, tap=tap, responder=responder(), auth=oauth,
@@ -159,7 +159,7 @@ async def exercise(client: Any, run: Run) -> None:
     if calls is None and plan.call_tools:
         calls = []
         for tool in tools:
-            name = tool.get("name")
+            name = str(tool.get("name") or "")
             build = plan.arguments.get(name)
             args = build(tool, tools) if build else example_arguments(tool.get("inputSchema"))
             calls.append((name, args))

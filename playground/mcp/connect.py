@@ -122,9 +122,8 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
             last_error = exc
             await client.close()
             # 401/403 are authorization answers, not a sign of the older transport.
-            fallback = (index + 1 < len(kinds) and isinstance(exc, HttpStatusError) and 400 <= exc.status < 500
-                        and exc.status not in (401, 403))
-            if fallback:
+            if (index + 1 < len(kinds) and isinstance(exc, HttpStatusError) and 400 <= exc.status < 500
+                    and exc.status not in (401, 403)):
                 tap.note("fallback", f"Streamable HTTP refused with HTTP {exc.status}; trying the HTTP+SSE transport",
                          status=exc.status)
                 continue

@@ -61,6 +61,12 @@ class IdAllocator:
         return next(self._counter)
 
 
+def member(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    """The object under `key`, or {} when it is absent or not an object (a peer's JSON is untrusted)."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def request(id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     msg: dict[str, Any] = {"jsonrpc": JSONRPC, "id": id, "method": method}
     if params is not None:

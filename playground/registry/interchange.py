@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from playground.schemaforms.fields import json_type
+
 TRANSPORTS = ("stdio", "http", "sse", "auto")
 MAX_NAME = 200
 
@@ -156,7 +158,7 @@ def parse(text: str | dict[str, Any]) -> ParseResult:
         data = text
     if not isinstance(data, dict):
         raise InterchangeError(
-            f"Expected a JSON object with \"mcpServers\" or \"servers\", got a JSON {_json_type(data)}.")
+            f"Expected a JSON object with \"mcpServers\" or \"servers\", got a JSON {json_type(data)}.")
 
     if "mcpServers" in data:
         dialect, servers = "mcpServers", data["mcpServers"]
@@ -172,7 +174,7 @@ def parse(text: str | dict[str, Any]) -> ParseResult:
             "or a \"servers\" object (VS Code).")
     key = {"mcpServers": "mcpServers", "vscode": "servers", "bare": "the top level"}[dialect]
     if not isinstance(servers, dict):
-        raise InterchangeError(f"\"{key}\" must be an object mapping names to servers, got a JSON {_json_type(servers)}.")
+        raise InterchangeError(f"\"{key}\" must be an object mapping names to servers, got a JSON {json_type(servers)}.")
     if dialect == "vscode" and isinstance(data.get("inputs"), list) and data["inputs"]:
         warnings.append("VS Code \"inputs\" are not imported: replace ${input:…} references with values.")
 
@@ -195,7 +197,7 @@ def parse_entry(name: str, spec: Any, dialect: str = "mcpServers") -> Entry:
     if len(name) > MAX_NAME:
         raise InterchangeError(f"The name is longer than {MAX_NAME} characters.")
     if not isinstance(spec, dict):
-        raise InterchangeError(f"Expected an object, got a JSON {_json_type(spec)}.")
+        raise InterchangeError(f"Expected an object, got a JSON {json_type(spec)}.")
 
     entry = Entry(name=name)
     url_key = next((k for k in _URL_KEYS if spec.get(k)), None)
@@ -205,7 +207,7 @@ def parse_entry(name: str, spec: Any, dialect: str = "mcpServers") -> Entry:
 
     if raw_type is not None:
         if not isinstance(raw_type, str):
-            raise InterchangeError(f"\"type\" must be a string, got a JSON {_json_type(raw_type)}.")
+            raise InterchangeError(f"\"type\" must be a string, got a JSON {json_type(raw_type)}.")
         transport = _TYPE_ALIASES.get(re.sub(r"[-_\s]", "", raw_type.lower()))
         if transport is None:
             raise InterchangeError(
@@ -229,7 +231,7 @@ def parse_entry(name: str, spec: Any, dialect: str = "mcpServers") -> Entry:
         entry.env = _str_dict(spec.get("env"), "env")
         cwd = spec.get("cwd") or ""
         if not isinstance(cwd, str):
-            raise InterchangeError(f"\"cwd\" must be a string, got a JSON {_json_type(cwd)}.")
+            raise InterchangeError(f"\"cwd\" must be a string, got a JSON {json_type(cwd)}.")
         entry.cwd = cwd
         if url:
             entry.notes.append(f"Ignored \"{url_key}\": a stdio server has none.")
@@ -237,7 +239,7 @@ def parse_entry(name: str, spec: Any, dialect: str = "mcpServers") -> Entry:
         if not url:
             raise InterchangeError(f"A {raw_type or transport} server needs a \"url\".")
         if not isinstance(url, str):
-            raise InterchangeError(f"\"{url_key}\" must be a string, got a JSON {_json_type(url)}.")
+            raise InterchangeError(f"\"{url_key}\" must be a string, got a JSON {json_type(url)}.")
         check_http_url(url)
         entry.url = url.strip()
         entry.headers = _str_dict(spec.get("headers"), "headers")
@@ -276,11 +278,11 @@ def _str_list(value: Any, key: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InterchangeError(f"\"{key}\" must be a list of strings, got a JSON {_json_type(value)}.")
+        raise InterchangeError(f"\"{key}\" must be a list of strings, got a JSON {json_type(value)}.")
     out = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-            raise InterchangeError(f"\"{key}\" must contain only strings, found a JSON {_json_type(item)}.")
+            raise InterchangeError(f"\"{key}\" must contain only strings, found a JSON {json_type(item)}.")
         out.append(item if isinstance(item, str) else json.dumps(item))
     return out
 
@@ -289,7 +291,7 @@ def _str_dict(value: Any, key: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise InterchangeError(f"\"{key}\" must be an object of strings, got a JSON {_json_type(value)}.")
+        raise InterchangeError(f"\"{key}\" must be an object of strings, got a JSON {json_type(value)}.")
     out = {}
     for k, v in value.items():
         if isinstance(v, bool):
@@ -299,23 +301,9 @@ def _str_dict(value: Any, key: str) -> dict[str, str]:
         elif v is None:
             v = ""
         elif not isinstance(v, str):
-            raise InterchangeError(f"\"{key}\".{k} must be a string, got a JSON {_json_type(v)}.")
+            raise InterchangeError(f"\"{key}\".{k} must be a string, got a JSON {json_type(v)}.")
         out[str(k)] = v
     return out
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 # ---------------------------------------------------------------- writing

@@ -440,7 +440,7 @@ class OAuth:
             raise AuthStop("registration", f"Dynamic Client Registration failed ({ex.describe()}"
                            f"{': ' + str(doc.get('error_description') or doc.get('error')) if isinstance(doc, dict) else ''})",
                            expected="HTTP 201 with a client_id (RFC 7591 §3.2.1)")
-        secret = doc.get("client_secret") if isinstance(doc.get("client_secret"), str) else ""
+        secret = _text(doc, "client_secret")
         self._learn(secret, doc.get("registration_access_token") if isinstance(doc.get("registration_access_token"), str) else None)
         method = doc.get("token_endpoint_auth_method")
         if method not in TOKEN_AUTH_METHODS:
@@ -525,10 +525,10 @@ class OAuth:
                            expected="HTTP 200 with a JSON access_token and token_type (OAuth 2.1 §3.2.3)")
         expires_in = doc.get("expires_in")
         tokens = TokenSet(access_token=doc["access_token"], token_type=str(doc.get("token_type") or "Bearer"),
-                          refresh_token=doc.get("refresh_token") if isinstance(doc.get("refresh_token"), str) else "",
+                          refresh_token=_text(doc, "refresh_token"),
                           expires_at=time.time() + expires_in if isinstance(expires_in, (int, float)) else None,
-                          scope=doc.get("scope") if isinstance(doc.get("scope"), str) else "",
-                          id_token=doc.get("id_token") if isinstance(doc.get("id_token"), str) else "")
+                          scope=_text(doc, "scope"),
+                          id_token=_text(doc, "id_token"))
         self._learn(tokens.access_token, tokens.refresh_token, tokens.id_token)
         if tokens.token_type.lower() != "bearer":
             self.step(step, "info", f"token_type is {tokens.token_type!r}; it is sent as a Bearer token")
@@ -612,3 +612,9 @@ def _oauth_error(doc: Any) -> str:
     if not isinstance(doc, dict) or not doc.get("error"):
         return ""
     return f": error={doc['error']}" + (f" ({doc['error_description']})" if doc.get("error_description") else "")
+
+
+def _text(doc: dict[str, Any], key: str) -> str:
+    """A string member of a server's JSON document, or "" when absent or not a string."""
+    value = doc.get(key)
+    return value if isinstance(value, str) else ""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .. import jsonrpc
 from ..secrets import MASK, is_secret_name, mask_headers
 
 ACCEPT_POST = "application/json, text/event-stream"
@@ -287,8 +288,8 @@ def modern_headers(frame: Any, protocol_version: str | None) -> dict[str, str]:
         if protocol_version:
             headers["MCP-Protocol-Version"] = protocol_version
         return headers
-    params = frame.get("params") if isinstance(frame.get("params"), dict) else {}
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    params = jsonrpc.member(frame, "params")
+    meta = jsonrpc.member(params, "_meta")
     version = meta.get("io.modelcontextprotocol/protocolVersion")
     version = version if isinstance(version, str) else protocol_version
     if version:

@@ -23,7 +23,7 @@ from ..events import INVALID_UTF8, Tap
 from ..netguard import NetGuard
 from .base import HttpStatusError, TransportError
 from .http_common import ACCEPT_SSE, MAX_FRAME, SseParser, same_origin, shown_url
-from .streamable_http import HttpTransportBase, _Trickle, describe_http_error, set_header
+from .http_base import HttpTransportBase, Trickle, describe_http_error, set_header
 
 
 class SseTransport(HttpTransportBase):
@@ -98,7 +98,7 @@ class SseTransport(HttpTransportBase):
         except asyncio.CancelledError:
             self._settle(TransportError("closed before the endpoint event"))
             raise
-        except (_Trickle, httpx.HTTPError) as exc:
+        except (Trickle, httpx.HTTPError) as exc:
             reason = f"SSE stream failed: {describe_http_error(exc)}"
         except Exception as exc:
             reason = f"SSE stream failed: {exc!r}"
@@ -176,7 +176,7 @@ class SseTransport(HttpTransportBase):
                                      headers=request_headers) as response:
                 facts = self._response_facts("POST", self.endpoint, response)
                 raw = await self._read_body(response)
-        except (_Trickle, httpx.HTTPError) as exc:
+        except (Trickle, httpx.HTTPError) as exc:
             self._fail(request_id, TransportError(f"POST {shown_url(self.endpoint)}: {describe_http_error(exc)}"))
             return
         status = response.status_code

@@ -152,7 +152,7 @@ class StdioTransport(Transport):
 
     def _spawn_error(self, exc: Exception) -> str:
         if self.cwd is not None and getattr(exc, "filename", None) == self.cwd:
-            return f"cannot start {self.command!r}: working directory {self.cwd!r}: {exc.strerror}"
+            return f"cannot start {self.command!r}: working directory {self.cwd!r}: {getattr(exc, 'strerror', exc)}"
         if isinstance(exc, FileNotFoundError):
             return f"cannot start {self.command!r}: command not found"
         if isinstance(exc, PermissionError):

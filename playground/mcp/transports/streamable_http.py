@@ -25,213 +25,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from .. import jsonrpc
-from ..auth import OAuth, OAuthHttpxAuth
+from ..auth import OAuth
 from ..auth.httpx_auth import auth_failure
-from ..events import INVALID_UTF8, Tap
+from ..events import Tap
 from ..netguard import NetGuard
-from .base import HttpStatusError, SessionExpired, Transport, TransportError
-from .http_common import (ACCEPT_POST, ACCEPT_SSE, DEFAULT_RETRY_MS, MAX_FRAME, MAX_RECONNECTS, SseParser,
-                          content_type, masked, modern_headers, shown_url)
-
-
-def set_header(headers: dict[str, str], name: str, value: str) -> None:
-    """Set a header, replacing any existing one whatever its case."""
-    for key in [k for k in headers if k.lower() == name.lower()]:
-        del headers[key]
-    headers[name] = value
-
-
-def describe_http_error(exc: BaseException) -> str:
-    """A short human reason for an httpx failure."""
-    if isinstance(exc, httpx.ConnectError):
-        return f"cannot connect: {exc}" if str(exc) else "cannot connect (connection refused?)"
-    if isinstance(exc, httpx.TimeoutException):
-        return f"timed out ({type(exc).__name__})"
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"the server broke the HTTP exchange: {exc}"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-class _Trickle(Exception):
-    """An SSE event or JSON body did not complete in time, or grew past the size limit."""
-
-
-class _TooLarge(_Trickle):
-    """A JSON body over MAX_FRAME; `head` is what was read of it."""
-
-    def __init__(self, message: str, head: bytes) -> None:
-        super().__init__(message)
-        self.head = head
-
-
-@dataclass
-class _StreamOutcome:
-    last_id: str | None = None
-    retry: int | None = None
-    frames: int = 0
-    answered: bool = False
-    error: str | None = None
-
-
-class HttpTransportBase(Transport):
-    """What both HTTP transports share: the httpx client, tasks, facts, guarded delivery."""
-
-    def __init__(self, tap: Tap, url: str, headers: dict[str, str] | None = None, *, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None, guard: NetGuard | None = None,
-                 auth: OAuth | None = None) -> None:
-        super().__init__(tap)
-        self.guard = guard
-        self.url = url
-        self.auth = auth   # OAuth 2.1: a 401 runs the flow and the request is retried with the token
-        self.headers = dict(headers or {})
-        self.timeout = timeout
-        self._client = client
-        self._own_client = client is None
-        self._tasks: set[asyncio.Task[Any]] = set()
-        self._closed = False
-        self._shown_url = shown_url(url)
-
-    # helpers -------------------------------------------------------------------------------
-
-    def _ensure_client(self) -> httpx.AsyncClient:
-        if self._closed:
-            raise TransportError(f"{self.name} transport is closed")
-        if self._client is None:
-            options: dict[str, Any] = {"timeout": httpx.Timeout(self.timeout), "follow_redirects": False,
-                                       "auth": OAuthHttpxAuth(self.auth, lambda: self.protocol_version)
-                                       if self.auth is not None else None}
-            self._client = self.guard.client(**options) if self.guard else httpx.AsyncClient(**options)
-        return self._client
-
-    def waiting_on_user(self) -> bool:
-        return self.auth is not None and self.auth.waiting_on_user
-
-    def _mask(self, headers: Any) -> dict[str, str]:
-        items = headers.items() if hasattr(headers, "items") else headers
-        return masked(items, self.headers.keys())
-
-    def _request_facts(self, method: str, url: str, headers: dict[str, str]) -> dict[str, Any]:
-        return {"method": method, "url": shown_url(url), "headers": self._mask(headers)}
-
-    def _response_facts(self, method: str, url: str, response: httpx.Response,
-                        request_headers: dict[str, str] | None = None) -> dict[str, Any]:
-        facts: dict[str, Any] = {"method": method, "url": shown_url(url), "status": response.status_code,
-                                 "headers": self._mask(response.headers.multi_items()),
-                                 "content_type": content_type(response.headers)}
-        if request_headers is not None:
-            facts["request_headers"] = self._mask(request_headers)
-        return facts
-
-    def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, name=f"{self.name}:{name}")
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:  # our tasks catch everything; belt and braces
-            self.tap.note("error", f"{self.name} task {task.get_name()} failed: {task.exception()!r}")
-
-    async def _cancel_tasks(self) -> int:
-        """Cancel and await every task this transport started (but the caller's own)."""
-        current = asyncio.current_task()
-        tasks = [t for t in self._tasks if t is not current]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        return len(tasks)
-
-    def _deliver(self, message: Any) -> None:
-        try:
-            self._on_message(message)
-        except Exception as exc:
-            self.tap.note("error", f"handling a message from the server failed: {exc!r}")
-
-    def _fail(self, request_id: Any, exc: Exception, kind: str = "error", **data: Any) -> None:
-        """Note a failure; when it belongs to a request, tell the client it will get no response."""
-        where = f" (request {request_id!r})" if request_id is not None else ""
-        self.tap.note(kind, f"{exc}{where}", **data)
-        if request_id is not None:
-            try:
-                self._on_failed(request_id, exc)
-            except Exception as handler_exc:
-                self.tap.note("error", f"handling a failed request failed: {handler_exc!r}")
-
-    async def _read_body(self, response: httpx.Response) -> bytes:
-        """The whole body, within `timeout` and MAX_FRAME (a trickle or a flood ends with _Trickle)."""
-        chunks: list[bytes] = []
-        size = 0
-        try:
-            async with asyncio.timeout(self.timeout):
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    chunks.append(chunk)
-                    if size > MAX_FRAME:
-                        raise _TooLarge(f"body longer than {MAX_FRAME} bytes: recorded cut at that size, "
-                                        "the rest was not read", b"".join(chunks)[:MAX_FRAME])
-        except TimeoutError:
-            raise _Trickle(f"body not complete after {self.timeout:g} s (slow trickle); "
-                           f"{size} bytes received") from None
-        return b"".join(chunks)
-
-    async def _read_sse(self, response: httpx.Response, facts: dict[str, Any], request_id: Any,
-                        stop_when_answered: bool = True) -> _StreamOutcome:
-        """Record and deliver every event of an SSE stream until it ends; never raises for
-        stream trouble (the outcome says what happened)."""
-        parser = SseParser()
-        out = _StreamOutcome()
-        loop = asyncio.get_running_loop()
-        started: float | None = None
-        try:
-            async for chunk in response.aiter_bytes():
-                await self.tap.ready()      # paused while the tap's listener catches up (a flood)
-                for event in parser.feed(chunk):
-                    if event.retry is not None:
-                        out.retry = event.retry
-                    if not event.has_data or not event.data.strip():
-                        continue  # priming event (id/retry only) or empty: not a frame
-                    problems = [] if event.event == "message" else [
-                        f"SSE event type {event.event!r} (expected 'message')"]
-                    if event.invalid_utf8:
-                        problems.append(INVALID_UTF8)
-                    _, parsed = self.tap.recv(event.data, http=facts, sse_id=event.id, problems=problems)
-                    out.frames += 1
-                    if parsed is not None:
-                        self._deliver(parsed)
-                    if (request_id is not None and isinstance(parsed, dict)
-                            and jsonrpc.classify(parsed) in ("response", "error")
-                            and jsonrpc.id_key(parsed.get("id")) == jsonrpc.id_key(request_id)):
-                        out.answered = True
-                out.last_id = parser.last_id
-                if out.answered and stop_when_answered:
-                    return out
-                if parser.in_event:
-                    started = started if started is not None else loop.time()
-                    if parser.pending_bytes > MAX_FRAME:
-                        raise _Trickle(f"SSE event larger than {MAX_FRAME} bytes; stopped reading")
-                    if loop.time() - started > self.timeout:
-                        raise _Trickle(f"SSE event not complete after {self.timeout:g} s (slow trickle)")
-                else:
-                    started = None
-        except _Trickle as exc:
-            out.error = str(exc)
-        except httpx.HTTPError as exc:
-            out.error = describe_http_error(exc)
-        out.last_id = parser.last_id
-        if parser.in_event:
-            partial = parser.partial()
-            self.tap.note("error", "SSE stream cut in the middle of an event; the partial event is dropped",
-                          http=facts, partial=partial[:2000], partial_size=len(partial))
-        if out.error:
-            self.tap.note("error", f"SSE stream ended: {out.error}", http=facts)
-        return out
+from .base import HttpStatusError, SessionExpired, TransportError
+from .http_base import HttpTransportBase, StreamOutcome, TooLarge, Trickle, describe_http_error, set_header
+from .http_common import ACCEPT_POST, ACCEPT_SSE, DEFAULT_RETRY_MS, MAX_RECONNECTS, modern_headers
 
 
 class StreamableHttpTransport(HttpTransportBase):
@@ -288,8 +93,11 @@ class StreamableHttpTransport(HttpTransportBase):
             key = jsonrpc.id_key(request_id)
             task = self._spawn(self._post(body, parsed, request_headers, request_id), f"request {request_id!r}")
             self._streams[key] = task
-            task.add_done_callback(lambda t, key=key: self._streams.pop(key, None) if self._streams.get(key) is t
-                                   else None)
+
+            def forget(t: asyncio.Task[Any], key: str = key) -> None:
+                if self._streams.get(key) is t:
+                    del self._streams[key]
+            task.add_done_callback(forget)
         else:
             try:
                 async with asyncio.timeout(self.timeout):
@@ -304,7 +112,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 await self._answer(response, parsed, headers, request_id)
         except asyncio.CancelledError:
             raise
-        except _Trickle as exc:
+        except Trickle as exc:
             self._fail(request_id, TransportError(str(exc)), kind="timeout")
         except httpx.HTTPError as exc:
             self._fail(request_id, TransportError(f"POST {self._shown_url}: {describe_http_error(exc)}"),
@@ -332,7 +140,7 @@ class StreamableHttpTransport(HttpTransportBase):
             return
         try:
             raw = await self._read_body(response)
-        except _TooLarge as exc:
+        except TooLarge as exc:
             self.tap.recv(exc.head, http=facts, problems=[str(exc)])
             self._fail(request_id, TransportError(str(exc)))
             return
@@ -361,7 +169,7 @@ class StreamableHttpTransport(HttpTransportBase):
         status = response.status_code
         try:
             raw = await self._read_body(response)
-        except (_Trickle, httpx.HTTPError) as exc:
+        except (Trickle, httpx.HTTPError) as exc:
             raw = b""
             self.tap.note("error", f"reading the HTTP {status} body failed: {exc}", http=facts)
         body = raw.decode("utf-8", errors="replace")
@@ -374,18 +182,18 @@ class StreamableHttpTransport(HttpTransportBase):
         if status == 404 and sent_session is not None:
             if self.session_id == sent_session:
                 self.session_id = None
-            exc: HttpStatusError = SessionExpired(
+            expired = SessionExpired(
                 status, body, message,
                 f"session {sent_session} expired: the server answered HTTP 404 to a request carrying it; "
                 "a new initialize starts a new session")
             self._stop_listening()
-            self._fail(request_id, exc, kind="session-expired", session_id=sent_session)
+            self._fail(request_id, expired, kind="session-expired", session_id=sent_session)
             return
         self._fail(request_id, HttpStatusError(status, body, message, auth_failure(response)), http=facts)
 
     # resumption and the standalone stream (legacy) ---------------------------------------------
 
-    async def _after_cut(self, request_id: Any, out: _StreamOutcome, facts: dict[str, Any]) -> None:
+    async def _after_cut(self, request_id: Any, out: StreamOutcome, facts: dict[str, Any]) -> None:
         """A request's stream ended without its response: resume it (legacy, with an event id) or fail."""
         if self.era == "modern" or out.last_id is None:
             why = "modern streams are not resumable" if self.era == "modern" else "no event id to resume from"
@@ -423,7 +231,7 @@ class StreamableHttpTransport(HttpTransportBase):
             set_header(headers, "Last-Event-ID", last_event_id)
         return headers
 
-    async def _get_stream(self, last_event_id: str | None, request_id: Any, purpose: str) -> _StreamOutcome | Exception:
+    async def _get_stream(self, last_event_id: str | None, request_id: Any, purpose: str) -> StreamOutcome | Exception:
         """One GET of the SSE stream; returns the outcome, or the error that stopped it (after noting it)."""
         client = self._ensure_client()
         headers = self._get_headers(last_event_id)
@@ -454,7 +262,7 @@ class StreamableHttpTransport(HttpTransportBase):
                 return out
         except asyncio.CancelledError:
             raise
-        except (_Trickle, httpx.HTTPError) as exc:
+        except (Trickle, httpx.HTTPError) as exc:
             return TransportError(f"GET {self._shown_url}: {describe_http_error(exc)}")
         except Exception as exc:
             return TransportError(f"GET {self._shown_url}: {exc!r}")
