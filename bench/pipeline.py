@@ -37,7 +37,8 @@ from django.core.management import call_command  # noqa: E402
 import playground.asgi  # noqa: E402,F401  (the server's start-up: preloads, gc settings)
 from playground.mcp.events import Tap  # noqa: E402
 from playground.registry.models import Server  # noqa: E402
-from playground.sessions import worker as worker_module  # noqa: E402
+from playground.sessions import live, worker as worker_module  # noqa: E402
+from playground.transcripts import recorder as recorder_module  # noqa: E402
 from playground.transcripts.models import Session  # noqa: E402
 
 
@@ -46,7 +47,7 @@ class Meter:
 
     def __init__(self) -> None:
         self.reset()
-        ready, save = Tap.ready, worker_module.save_events
+        ready, save = Tap.ready, recorder_module.save_events
         meter = self
 
         async def timed_ready(tap: Tap) -> None:
@@ -64,7 +65,7 @@ class Meter:
             meter.saving += meter.last_end - started
 
         Tap.ready = timed_ready                         # type: ignore[method-assign]
-        worker_module.save_events = timed_save
+        recorder_module.save_events = timed_save
 
     def reset(self) -> None:
         self.paused = self.saving = self.idle = 0.0
@@ -82,7 +83,7 @@ def setup() -> tuple[Server, object]:
 async def main(server: Server, user: object, count: int, rounds: int) -> None:
     meter = Meter()
     session = await worker_module.start_session(server, user)
-    worker = worker_module.WORKERS[session.pk]
+    worker = live.WORKERS[session.pk]
     while worker.client is None or not worker.catalogue:
         await asyncio.sleep(0.05)
 

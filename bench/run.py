@@ -232,7 +232,7 @@ async def sessions(app: App, count: int, idle_seconds: float) -> dict[str, Any]:
 # 4. Big transcript ------------------------------------------------------------------------
 
 def seed_transcript(app: App, events: int) -> tuple[int, str]:
-    from playground.sessions.worker import save_events
+    from playground.transcripts.recorder import save_events
     from playground.transcripts.models import Session, ShareLink
 
     session = Session.objects.create(server_name="bench-big", owner=app.user, status="ended", transport="stdio")

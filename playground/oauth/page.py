@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from channels.db import database_sync_to_async
 from django.db import transaction
@@ -16,13 +17,13 @@ from django.db import transaction
 from playground import security
 from playground.mcp.auth import AuthorizationRequest, HeadlessAuthorizer, OAuth
 from playground.mcp.auth.recorder import Recorder
+from playground.mcp.events import Tap
 from playground.transcripts.models import Session
 
 from .models import ServerAuth
 from .store import DjangoAuthStore
 
-if TYPE_CHECKING:
-    from playground.sessions.worker import SessionWorker
+Publish = Callable[[dict[str, Any]], Awaitable[None]]
 
 STATE = re.compile(r"^s(\d+)\.")
 DEFAULT_CALLBACK = "http://127.0.0.1:8000/oauth/callback/"
@@ -37,8 +38,10 @@ def session_of_state(state: str) -> int | None:
 class PageAuthorizer:
     """Waits for the person: the page shows an "Authorize" card linking to the authorization URL."""
 
-    def __init__(self, worker: "SessionWorker", redirect_uri: str, mode: str) -> None:
-        self.worker = worker
+    def __init__(self, publish: Publish, redirect_uri: str, mode: str) -> None:
+        """`publish(event)` tells the session's tabs: {"pending": ...} shows an "Authorize" card,
+        {"done": state} removes it."""
+        self.publish = publish
         self._redirect_uri = redirect_uri
         self.mode = mode
         self.waiting: dict[str, tuple[AuthorizationRequest, asyncio.Future[dict[str, str]]]] = {}
@@ -51,12 +54,12 @@ class PageAuthorizer:
             return await HeadlessAuthorizer(self._redirect_uri).authorize(request, recorder)
         future: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
         self.waiting[request.state] = (request, future)
-        await self.worker.broadcast({"type": "session.oauth", "pending": self.describe(request)})
+        await self.publish({"pending": self.describe(request)})
         try:
             return await future
         finally:
             self.waiting.pop(request.state, None)
-            await self.worker.broadcast({"type": "session.oauth_done", "state": request.state})
+            await self.publish({"done": request.state})
 
     @staticmethod
     def describe(request: AuthorizationRequest) -> dict[str, Any]:
@@ -75,23 +78,30 @@ class PageAuthorizer:
         return True
 
 
-def make_oauth(worker: "SessionWorker", server_pk: int, url: str, auth: ServerAuth | None,
-               redirect_uri: str | None) -> OAuth | None:
-    """The worker's OAuth, or None when the server's settings turn authorization off."""
+def settings_of(server_pk: int) -> ServerAuth | None:
+    """A server's authorization settings, read when its session starts."""
+    return ServerAuth.objects.filter(server_id=server_pk).first()
+
+
+def make_oauth(tap: Tap, session_id: int, server_pk: int, url: str, auth: ServerAuth | None,
+               redirect_uri: str | None, timeout: float, publish: Publish) -> tuple[OAuth, PageAuthorizer] | None:
+    """A page session's OAuth and the authorizer that asks its person, or None when the
+    server's settings turn authorization off."""
     settings = auth.auth_settings() if auth else None
     if settings is not None and not settings.enabled:
         return None
     mode = auth.redirect_mode if auth else ServerAuth.RedirectMode.BROWSER
-    worker.authorizer = PageAuthorizer(worker, redirect_uri or DEFAULT_CALLBACK, mode)
-    return OAuth(worker.tap, url, settings=settings, authorizer=worker.authorizer,
-                 store=DjangoAuthStore(server_pk), timeout=worker.config.timeout,
-                 on_secret=lambda values: _remember_secrets(worker.session_id, values),
-                 state_prefix=f"s{worker.session_id}.", client_factory=security.net_guard().client)
+    authorizer = PageAuthorizer(publish, redirect_uri or DEFAULT_CALLBACK, mode)
+    oauth = OAuth(tap, url, settings=settings, authorizer=authorizer,
+                  store=DjangoAuthStore(server_pk), timeout=timeout,
+                  on_secret=lambda values: _remember_secrets(session_id, values),
+                  state_prefix=f"s{session_id}.", client_factory=security.net_guard().client)
+    return oauth, authorizer
 
 
 def _remember_secrets(session_id: int, values: list[str]) -> None:
     """Tokens and codes join the session's OAuth secret values: its pages, exports and shares
-    mask them (the worker masks what it sends to the pages meanwhile: worker.py `masker`)."""
+    mask them (the worker masks what it sends to the pages meanwhile, from `OAuth.redactor()`)."""
     def save() -> None:
         with transaction.atomic():
             session = Session.objects.select_for_update().get(pk=session_id)
@@ -102,17 +112,15 @@ def _remember_secrets(session_id: int, values: list[str]) -> None:
     task.add_done_callback(_SAVING.discard)
 
 
-async def handle_command(worker: "SessionWorker", message: dict[str, Any]) -> None:
-    """The page's OAuth commands, run by the worker."""
-    command = message.get("command")
-    oauth: OAuth | None = worker.client_auth
+async def handle_command(oauth: OAuth | None, authorizer: PageAuthorizer | None, tap: Tap,
+                         command: str, params: dict[str, str]) -> None:
+    """The page's OAuth commands (the callback's response, Refresh, Revoke), run by the worker."""
     if command == "oauth_callback":
-        authorizer = getattr(worker, "authorizer", None)
-        if authorizer is None or not authorizer.resolve(message.get("params") or {}):
-            worker.tap.note("auth", "an authorization response arrived that no authorization request waits for "
-                            "(stale or replayed); ignored", step="authorization-response", status="failed")
+        if authorizer is None or not authorizer.resolve(params):
+            tap.note("auth", "an authorization response arrived that no authorization request waits for "
+                     "(stale or replayed); ignored", step="authorization-response", status="failed")
     elif oauth is None:
-        worker.tap.note("auth", "this session does not use OAuth", step="token", status="failed")
+        tap.note("auth", "this session does not use OAuth", step="token", status="failed")
     elif command == "oauth_refresh":
         if not await oauth.refresh():
             oauth.step("refresh", "failed", "nothing to refresh: no token with a refresh token")

@@ -7,28 +7,25 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.template.loader import render_to_string
-from django.utils.html import escape
 
 from playground.mcp.auth.jwt import decode_unverified
 
 from .page import session_of_state
 
 
-def _card_id(state: str) -> str:
+def card_id(state: str) -> str:
+    """The "Authorize" card's element id for one authorization request."""
     return "oauth-" + "".join(c if c.isalnum() else "-" for c in state)
 
 
 def authorize_card(pending: dict[str, Any]) -> str:
+    """The card that sends the person to the authorization server (a `<section>`)."""
     url = str(pending.get("url") or "")
     safe = urlsplit(url).scheme in ("http", "https")     # the endpoint came from the server's metadata
     return render_to_string("oauth/_authorize_card.html", {
-        "p": pending, "card_id": _card_id(str(pending.get("state", ""))), "url": url if safe else "",
+        "p": pending, "card_id": card_id(str(pending.get("state", ""))), "url": url if safe else "",
         "session_id": session_of_state(str(pending.get("state", ""))) or 0,
         "as_host": urlsplit(url).netloc, "redirect_host": urlsplit(str(pending.get("redirect_uri") or "")).netloc})
-
-
-def authorize_card_done(state: str) -> str:
-    return f'<div id="{escape(_card_id(state))}" hx-swap-oob="delete"></div>'
 
 
 def step_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

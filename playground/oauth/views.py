@@ -10,8 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from playground.registry.models import Server
-from playground.sessions.consumers import can_view
-from playground.sessions.views import _own_session
+from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
 
 from . import render as rows
@@ -53,7 +52,7 @@ def callback(request: HttpRequest) -> HttpResponse:
     """The authorization server sends the browser here: hand the response to the session's worker."""
     session_id = session_of_state(request.GET.get("state", ""))
     session = Session.objects.filter(pk=session_id).first() if session_id is not None else None
-    if session is None or not can_view(request.user, session):
+    if session is None or not session.visible_to(request.user):
         raise Http404("no authorization request of yours waits for this response")
     if not session.worker_channel:
         return render(request, "oauth/callback_late.html", {"session": session}, status=410)
@@ -81,20 +80,20 @@ def _view(session: Session) -> dict:
 
 @login_required
 def authorization(request: HttpRequest, pk: int) -> HttpResponse:
-    return render(request, "oauth/authorization.html", _view(_own_session(request, pk)))
+    return render(request, "oauth/authorization.html", _view(own_session(request.user, pk)))
 
 
 @login_required
 def authorization_steps(request: HttpRequest, pk: int) -> HttpResponse:
     """The live part of the Authorization view (polled while the session runs)."""
-    return render(request, "oauth/_steps.html", _view(_own_session(request, pk)))
+    return render(request, "oauth/_steps.html", _view(own_session(request.user, pk)))
 
 
 @login_required
 @require_POST
 def token_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     """Refresh or revoke the session's token (the worker holds the client and its credentials)."""
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     if action not in ("refresh", "revoke"):
         raise Http404
     if session.worker_channel:

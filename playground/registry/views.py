@@ -62,7 +62,7 @@ def tell_live_sessions_roots(server: Server) -> None:
 
     layer = get_channel_layer()
     for channel in server.sessions.exclude(worker_channel="").values_list("worker_channel", flat=True):
-        async_to_sync(layer.send)(channel, {"command": "set_roots", "roots": list(server.roots or [])})
+        async_to_sync(layer.send)(channel, {"command": "set_roots", "params": list(server.roots or [])})
 
 
 @login_required

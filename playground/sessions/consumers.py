@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import uritemplate
@@ -22,13 +22,13 @@ from channels.consumer import get_handler_name
 from django.conf import settings
 
 from playground.mcp import jsontext
-from playground.oauth import render as oauth_render
 from playground.schemaforms import parse_form, validate_arguments
 from playground.transcripts.models import Event, Session
 
-from . import render
+from . import lines, render
 from .durability import reap_dead_sessions
-from .worker import group_name, session_state
+from .features import BY_ACTION, BY_NAME
+from .protocol import Catalogue, Command, catalogue_item, group_name
 
 log = logging.getLogger(__name__)
 
@@ -36,18 +36,17 @@ REPLAY_WINDOW = 1000      # events sent on (re)connect; older ones stay in the d
 TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
 
-def can_view(user: Any, session: Session) -> bool:
-    return bool(user and user.is_authenticated and (session.owner_id in (None, user.pk) or user.is_staff))
-
-
 class SessionConsumer(AsyncWebsocketConsumer):
     """Keeps the session's worker channel and catalogue from connect on, updated by the group's
     messages: a call then costs no database read (reads queue behind the worker's transcript
-    writes on Channels' one database thread, which made each call wait for a commit)."""
+    writes on Channels' one database thread, which made each call wait for a commit).
+
+    The `TabContext` of the features: they turn their page actions into commands and their
+    events into this tab's fragments (features/base.py)."""
 
     session_id: int
     worker_channel: str = ""
-    catalogue: dict[str, Any] = {}
+    catalogue: Catalogue = {}
 
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
@@ -56,7 +55,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
         self._cards: set[str] = set()
         await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
-        if session is None or not can_view(self.scope.get("user"), session):
+        if session is None or not session.visible_to(self.scope.get("user")):
             await self.close(code=4403)
             return
         self.worker_channel, self.catalogue = session.worker_channel, session.catalogue or {}
@@ -96,9 +95,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
             lambda: list(Event.objects.filter(session_id=self.session_id).order_by("-seq")
                          .values_list("data", flat=True)[:1]))()
         group = group_name(self.session_id)
-        frames = render.transcript_append_frames(session.owner_redactor().obj(last))
+        frames = lines.transcript_append_frames(session.owner_redactor().obj(last))
         await self.channel_layer.group_send(group, {"type": "session.lines", "frames": frames})
-        await self.channel_layer.group_send(group, {"type": "session.state", "state": session_state(session)})
+        await self.channel_layer.group_send(group, {"type": "session.state", "state": session.state()})
 
     async def disconnect(self, code: int) -> None:
         watchdog = getattr(self, "_watchdog", None)
@@ -141,9 +140,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def _replay(self, session: Session) -> None:
         rows, total = await self._recent_events()
-        for frame in render.transcript_replace_frames(session.owner_redactor().obj(rows), total, session.pk):
+        for frame in lines.transcript_replace_frames(session.owner_redactor().obj(rows), total, session.pk):
             await self.send(text_data=frame)
-        await self.send(text_data=render.state(session_state(session)))
+        await self.send(text_data=render.state(session.state()))
         if session.catalogue:
             await self.send(text_data=render.catalogue(session.pk, session.catalogue))
 
@@ -165,48 +164,40 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if not self.worker_channel:
             await self.send(text_data=render.notice("This session has ended. Connect again from the server page."))
             return
-        command: dict[str, Any] | None = None
-        if action == "call_tool":
-            command = await self._tool_command(content)
-        elif action == "read_resource" and content.get("uri"):
-            command = {"command": "read_resource", "uri": str(content["uri"])}
-        elif action == "get_prompt" and content.get("name"):
-            args = {k[len("args."):]: str(v) for k, v in content.items() if k.startswith("args.") and v != ""}
-            command = {"command": "get_prompt", "name": str(content["name"]), "arguments": args}
-        elif action in ("ping", "disconnect", "refresh"):
-            command = {"command": action}
-        elif action == "cancel" and content.get("call_id"):
-            command = {"command": "cancel", "call_id": str(content["call_id"])}
-        elif action == "raw":
-            command = await self._raw_command(content)
-        elif action == "answer":
-            command = self._answer_command(content)
-        elif action == "read_template":
-            command = self._template_command(content)
-        elif action == "complete":
-            command = self._complete_command(content)
-        elif action in ("set_level", "subscribe", "unsubscribe") and (content.get("level") or content.get("uri")):
-            command = {"command": action, "level": str(content.get("level") or ""), "uri": str(content.get("uri") or "")}
-        elif action == "listen":
-            uris = [u.strip() for u in str(content.get("uris") or "").splitlines() if u.strip()]
-            command = {"command": "listen", "filter": {
-                **{flag: bool(content.get(flag)) for flag in ("toolsListChanged", "promptsListChanged",
-                                                              "resourcesListChanged")},
-                "resourceSubscriptions": uris}}
-        elif action == "stop_listen":
-            command = {"command": "stop_listen"}
-        elif action == "auto_refresh":
-            command = {"command": "auto_refresh", "on": bool(content.get("on"))}
-        elif action == "set_timeout":
-            command = {"command": "set_timeout", "seconds": str(content.get("seconds") or "")}
-        elif action in ("task_get", "task_result", "task_cancel") and content.get("task_id"):
-            command = {"command": action, "task_id": str(content["task_id"]), "name": str(content["task_id"])}
+        core = _ACTIONS.get(action) if isinstance(action, str) else None
+        command: Command | None = None
+        if core is not None:
+            command = await core(self, content)
+        elif action in BY_ACTION:
+            command = await BY_ACTION[action].command(action, content, self)
         if command is not None:
             await self.channel_layer.send(self.worker_channel, command)
 
-    async def _tool_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
+    # The core's actions: calls, and the session's own buttons --------------------------
+
+    async def _simple_command(self, content: dict[str, Any]) -> Command | None:
+        return {"command": str(content["action"])}
+
+    async def _read_resource_command(self, content: dict[str, Any]) -> Command | None:
+        return {"command": "read_resource", "uri": str(content["uri"])} if content.get("uri") else None
+
+    async def _prompt_command(self, content: dict[str, Any]) -> Command | None:
+        if not content.get("name"):
+            return None
+        args = {k[len("args."):]: str(v) for k, v in content.items() if k.startswith("args.") and v != ""}
+        return {"command": "get_prompt", "name": str(content["name"]), "arguments": args}
+
+    async def _cancel_command(self, content: dict[str, Any]) -> Command | None:
+        return {"command": "cancel", "call_id": str(content["call_id"])} if content.get("call_id") else None
+
+    async def _task_command(self, content: dict[str, Any]) -> Command | None:
+        if not content.get("task_id"):
+            return None
+        return {"command": str(content["action"]), "task_id": str(content["task_id"]), "name": str(content["task_id"])}
+
+    async def _tool_command(self, content: dict[str, Any]) -> Command | None:
         name = str(content.get("name", ""))
-        tool = next((t for t in self.catalogue.get("tools", []) if t.get("name") == name), None)
+        tool = catalogue_item(self.catalogue, "tools", name)
         schema = (tool or {}).get("inputSchema") or {"type": "object"}
         if content.get("mode") == "json":
             try:
@@ -223,34 +214,19 @@ class SessionConsumer(AsyncWebsocketConsumer):
             return None
         await self._form_errors([])
         timeout = content.get("timeout")
-        command = {"command": "call_tool", "name": name, "arguments": arguments,
+        command: Command = {"command": "call_tool", "name": name, "arguments": arguments,
                    "timeout": float(timeout) if timeout not in (None, "") else None}
         if content.get("as_task"):
             command["task"] = {"ttl": TASK_TTL_MS}
         return command
 
-    def _template_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
+    async def _template_command(self, content: dict[str, Any]) -> Command | None:
         """Expand a resource template (RFC 6570) with the form's variables, then read the URI."""
         template = str(content.get("template") or "")
-        if not any(t.get("uriTemplate") == template for t in self.catalogue.get("templates", [])):
+        if catalogue_item(self.catalogue, "templates", template) is None:
             return None
         variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
         return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
-
-    def _complete_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
-        """`completion/complete` for one field as the user types; the answer comes back to this tab only."""
-        ref_type, target = str(content.get("ref_type") or ""), str(content.get("target") or "")
-        if ref_type not in ("ref/prompt", "ref/resource") or not target or not content.get("argument"):
-            return None
-        ref = {"type": ref_type, ("name" if ref_type == "ref/prompt" else "uri"): str(content.get("ref") or "")}
-        try:
-            context = json.loads(content.get("context") or "{}")
-        except ValueError:
-            context = {}
-        context = {str(k): str(v) for k, v in context.items() if v not in ("", None)} if isinstance(context, dict) else {}
-        return {"command": "complete", "ref": ref, "target": target, "context": context,
-                "argument": {"name": str(content["argument"]), "value": str(content.get("value") or "")},
-                "reply_channel": self.channel_name}
 
     async def _form_errors(self, errors: list[dict[str, Any]]) -> None:
         """Show errors under the form; clear them only if this tab was shown some (a fresh
@@ -259,7 +235,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.send(text_data=render.form_errors(errors))
         self._errors_shown = bool(errors)
 
-    async def _raw_command(self, content: dict[str, Any]) -> dict[str, Any] | None:
+    async def _raw_command(self, content: dict[str, Any]) -> Command | None:
         """A hand-made message: an exact frame (sent as typed, malformed allowed), or a method with
         params (any JSON value, invalid for the method on purpose if wanted; not JSON at all is
         refused, and says so: the exact frame is the place for broken text)."""
@@ -281,19 +257,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
         return {"command": "raw", "method": method, "params": params,
                 "notification": bool(content.get("notification"))}
 
-    @staticmethod
-    def _answer_command(content: dict[str, Any]) -> dict[str, Any] | None:
-        key = str(content.get("key") or "")
-        if not key:
-            return None
-        if content.get("reject"):
-            return {"command": "answer", "key": key, "error": str(content.get("reject_reason") or "rejected by the user")}
-        try:
-            result = json.loads(content.get("result") or "{}")
-        except ValueError:
-            result = {}
-        return {"command": "answer", "key": key, "result": result}
-
     # From the session group ---------------------------------------------------
 
     async def session_lines(self, message: dict[str, Any]) -> None:
@@ -311,36 +274,24 @@ class SessionConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=render.catalogue(self.session_id, message["catalogue"]))
 
     async def session_call_started(self, message: dict[str, Any]) -> None:
-        await self._card("call:" + str(message["call_id"]), lambda: render.call_started(message))
+        if self.first_time("call:" + str(message["call_id"])):
+            await self.send(text_data=render.call_started(message))
 
     async def session_progress(self, message: dict[str, Any]) -> None:
         await self.send(text_data=render.progress(message["call_id"], message["progress"]))
 
     async def session_result(self, message: dict[str, Any]) -> None:
-        self._cards.discard("call:" + str(message.get("call_id")))
+        self.forget("call:" + str(message.get("call_id")))
         for frame in render.result_frames(message, self.catalogue):
             await self.send(text_data=frame)
 
-    async def _card(self, card: str, html: Callable[[], str]) -> None:
-        if card not in self._cards:
-            self._cards.add(card)
-            await self.send(text_data=html())
-
-    async def session_server_request(self, message: dict[str, Any]) -> None:
-        await self._card("request:" + message["key"], lambda: render.server_request(message))
-
-    async def session_server_request_done(self, message: dict[str, Any]) -> None:
-        self._cards.discard("request:" + message["key"])
-        await self.send(text_data=render.server_request_done(message["key"]))
-
-    async def session_feed(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=message["html"])
-
-    async def session_panels(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.panels(message["panels"]))
-
-    async def session_completion(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.completion(message))
+    async def session_feature(self, message: dict[str, Any]) -> None:
+        """A feature's event: its own fragments for this tab."""
+        feature = BY_NAME.get(message.get("feature", ""))
+        if feature is None:          # (a worker of a newer deployment)
+            return
+        for html in feature.fragments(message["event"], self):
+            await self.send(text_data=html)
 
     async def session_snapshot(self, message: dict[str, Any]) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
@@ -348,22 +299,41 @@ class SessionConsumer(AsyncWebsocketConsumer):
         for outcome in message.get("results", [])[-1:]:
             for frame in render.result_frames(outcome, self.catalogue):
                 await self.send(text_data=frame)
-        if message.get("panels"):
-            await self.send(text_data=render.panels(message["panels"]))
-            await self.send(text_data=render.feed(message.get("feed", []), replace=True))
         for call in message.get("inflight", []):
             await self.session_call_started(call)
             if call["call_id"] in message.get("progress", {}):
                 await self.send(text_data=render.progress(call["call_id"], message["progress"][call["call_id"]]))
-        for request in message.get("server_requests", []):
-            await self.session_server_request(request)
-        for pending in message.get("oauth_pending", []):
-            await self.session_oauth({"pending": pending})
+        for event in message.get("features", []):
+            await self.session_feature(event)
 
-    async def session_oauth(self, message: dict[str, Any]) -> None:
-        pending = message["pending"]
-        await self._card("oauth:" + str(pending.get("state", "")), lambda: oauth_render.authorize_card(pending))
+    # TabContext ---------------------------------------------------------------------------
 
-    async def session_oauth_done(self, message: dict[str, Any]) -> None:
-        self._cards.discard("oauth:" + str(message["state"]))
-        await self.send(text_data=oauth_render.authorize_card_done(message["state"]))
+    async def send_html(self, html: str) -> None:
+        await self.send(text_data=html)
+
+    def first_time(self, card: str) -> bool:
+        if card in self._cards:
+            return False
+        self._cards.add(card)
+        return True
+
+    def forget(self, card: str) -> None:
+        self._cards.discard(card)
+
+
+_Action = Callable[[SessionConsumer, dict[str, Any]], Awaitable[Command | None]]
+# Page action -> the command it makes (features add theirs: features.BY_ACTION).
+_ACTIONS: dict[str, _Action] = {
+    "call_tool": SessionConsumer._tool_command,
+    "read_resource": SessionConsumer._read_resource_command,
+    "read_template": SessionConsumer._template_command,
+    "get_prompt": SessionConsumer._prompt_command,
+    "ping": SessionConsumer._simple_command,
+    "disconnect": SessionConsumer._simple_command,
+    "refresh": SessionConsumer._simple_command,
+    "cancel": SessionConsumer._cancel_command,
+    "raw": SessionConsumer._raw_command,
+    "task_get": SessionConsumer._task_command,
+    "task_result": SessionConsumer._task_command,
+    "task_cancel": SessionConsumer._task_command,
+}

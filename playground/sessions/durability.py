@@ -24,6 +24,8 @@ from django.utils import timezone
 
 from playground.transcripts.models import Event, Session
 
+from .live import WORKERS
+
 log = logging.getLogger(__name__)
 
 WORKER_ENDED = "worker process ended"
@@ -40,8 +42,6 @@ def in_memory_layer() -> bool:
 def reap_dead_sessions(*, at_start: bool = False, session_id: int | None = None) -> list[int]:
     """Mark dead sessions (or only `session_id`) ended; return their ids. Workers of this
     process are never touched."""
-    from .worker import WORKERS
-
     stale = timezone.now() - timedelta(seconds=3 * settings.PLAYGROUND_HEARTBEAT_SECONDS)
     dead = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, started_at__lt=stale)
     if at_start and in_memory_layer():

@@ -1,31 +1,21 @@
-"""HTML fragments the consumer sends over the websocket: explicit htmx out-of-band swaps.
+"""The core fragments of the session page: state strip, catalogue, calls in flight, the Result,
+notices and form errors. Features render their own (features/); transcript lines are lines.py's.
 
 Everything a server sent is untrusted: it only ever reaches HTML through Django's
-autoescaping templates, or lines.py's explicit escaping for the transcript line (no `|safe`
-on server data anywhere).
+autoescaping templates, or `html.esc` where a fragment is built in Python (no `|safe` on
+server data anywhere). Every fragment is an out-of-band swap made by `html.oob`.
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from django.template.loader import render_to_string
-from django.utils.safestring import SafeString
 
-from playground.mcp import jsontext
-
-from .lines import lines_html
+from .html import oob
 from .result_html import piece_html, result_html
+from .results import describe_result
 
-ARROWS = {"send": "→", "recv": "←", "stderr": "⚠", "note": "•"}
-PREVIEW_CHARS = 160
-# Characters of pretty JSON and of raw text shown in one transcript line (the tap caps what is
-# recorded at 1 MB; the export has it all). A line must fit in one websocket message (1 MiB in
-# daphne) even after escaping.
-PRETTY_LIMIT = 64 * 1024
-RAW_LIMIT = 64 * 1024
-FRAME_BUDGET = 256 * 1024   # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
 # daphne closes the page's socket rather than send a websocket message over 1 MiB
 # (`websocket_max_message_size`): no fragment may be larger, whatever a server sent.
 WS_MESSAGE_LIMIT = 1024 * 1024
@@ -33,113 +23,10 @@ WS_MESSAGE_LIMIT = 1024 * 1024
 STATE_TEXT_LIMIT = 16 * 1024
 
 
-def line(row: dict[str, Any]) -> dict[str, Any]:
-    """A transcript event as the template needs it (label, preview, pretty JSON)."""
-    message = row.get("message")
-    label, rpc_id, preview, pretty = "", None, "", ""
-    is_error = False
-    if isinstance(message, dict):
-        rpc_id = message.get("id")
-        if isinstance(message.get("method"), str):
-            label = message["method"]
-            body = message.get("params")
-        elif "error" in message:
-            label, body, is_error = "error", message.get("error"), True
-        else:
-            label, body = "result", message.get("result")
-            if isinstance(body, dict) and body.get("isError") is True:
-                is_error = True
-        preview = json.dumps(body, ensure_ascii=False)[:PREVIEW_CHARS] if body is not None else ""
-        pretty = jsontext.pretty(message, row.get("raw") or "")[:PRETTY_LIMIT]
-    elif row["dir"] == "note":
-        label, preview = row.get("kind") or "note", row.get("text") or ""
-        is_error = row.get("kind") in ("error", "timeout") or (
-            row.get("kind") == "auth" and (row.get("data") or {}).get("status") in ("failed", "refused"))
-        if row.get("data") or row.get("http"):
-            pretty = json.dumps({k: row[k] for k in ("data", "http") if row.get(k)}, indent=2,
-                                ensure_ascii=False)[:PRETTY_LIMIT]
-    elif row["dir"] == "stderr":
-        label, preview = "stderr", row.get("text") or ""
-    else:
-        # A frame cut at the recording cap was parsed (and delivered) whole: say "truncated".
-        label = "truncated" if row.get("truncated") and not row.get("parse_error") else "unparsed"
-        preview = (row.get("raw") or "")[:PREVIEW_CHARS]
-        is_error = True
-    problems = list(row.get("problems") or [])
-    if len(preview) > RAW_LIMIT:      # a note or stderr line quoting megabytes a server sent
-        preview = preview[:RAW_LIMIT]
-        problems.append(f"text shown up to {RAW_LIMIT} characters (the export has all of it)")
-    raw = row.get("raw")
-    if isinstance(raw, str) and len(raw) > RAW_LIMIT:
-        raw = raw[:RAW_LIMIT]
-        problems.append(f"raw text shown up to {RAW_LIMIT} characters (the export has all of it)")
-    if row.get("parse_error"):
-        problems.insert(0, f"not JSON: {row['parse_error']}")
-    if row.get("truncated"):
-        problems.append(f"truncated: {row.get('size')} bytes, shown up to the cap")
-    return {
-        "seq": row["seq"], "t_ms": f"{row['t'] * 1000:.1f}", "dir": row["dir"], "arrow": ARROWS.get(row["dir"], "?"),
-        "label": label, "rpc_id": rpc_id, "preview": preview, "pretty": pretty, "raw": raw,
-        "latency": row.get("latency_ms"), "reply_to": row.get("reply_to"), "problems": problems,
-        "is_error": is_error or bool(problems), "http": row.get("http"), "sse_id": row.get("sse_id"),
-        "kind": row.get("kind") or "",
-    }
-
-
-def transcript_lines(rows: list[dict[str, Any]]) -> str:
-    return lines_html([line(r) for r in rows])
-
-
-def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id: int) -> list[str]:
-    """The replay on (re)connect: the first fragment replaces the lines, the others append the
-    rest, each under FRAME_BUDGET (1,000 lines of a few KB each were one 3 MB message, which
-    closed the socket on every connect, and htmx reconnected in a loop)."""
-    chunks = _line_chunks(rows) or [""]
-    first = render_to_string("sessions/_transcript_replace.html", {
-        "first": SafeString(chunks[0]), "total": total, "shown": len(rows), "session_id": session_id})
-    return [first] + [_append(chunk) for chunk in chunks[1:]]
-
-
-def transcript_append(rows: list[dict[str, Any]]) -> str:
-    """The fragment sent for every batch of events: no template (see lines.py)."""
-    return _append(transcript_lines(rows))
-
-
-def _append(html: str) -> str:
-    return f'<div id="transcript-lines" hx-swap-oob="beforeend">{html}</div>'
-
-
-def _line_chunks(rows: list[dict[str, Any]]) -> list[str]:
-    """The rows' lines, joined in chunks of at most FRAME_BUDGET characters (a line more if one
-    is larger; a line is capped well under the limit)."""
-    chunks, current, size = [], [], 0
-    for row in rows:
-        html = lines_html([line(row)])
-        if current and size + len(html) > FRAME_BUDGET:
-            chunks.append("".join(current))
-            current, size = [], 0
-        current.append(html)
-        size += len(html)
-    if current:
-        chunks.append("".join(current))
-    return chunks
-
-
-def transcript_append_frames(rows: list[dict[str, Any]]) -> list[str]:
-    """The batch as appends of at most FRAME_BUDGET characters of lines each: a websocket
-    message over 1 MiB would close the page's socket."""
-    return [_append(chunk) for chunk in _line_chunks(rows)]
-
-
-def skipped(session_id: int, count: int) -> str:
-    """The marker for lines a flood left out of the page (the export has them)."""
-    return render_to_string("sessions/_skipped.html", {"session_id": session_id, "count": count})
-
-
 def state(state: dict[str, Any]) -> str:
     """The state strip. Texts a server chose (instructions, name, version) are cut to
     STATE_TEXT_LIMIT: the strip carries the session's status and must always reach the page."""
-    return render_to_string("sessions/_state.html", {"state": capped_state(state), "oob": True})
+    return oob("session-state", "outerHTML", render_to_string("sessions/_state.html", {"state": capped_state(state)}))
 
 
 def capped_state(state: dict[str, Any]) -> dict[str, Any]:
@@ -161,14 +48,14 @@ def too_large(fragment: str, size: int) -> str:
 
 
 def catalogue(session_id: int, catalogue: dict[str, Any]) -> str:
-    return render_to_string("sessions/_catalogue.html", {"session_id": session_id, "catalogue": catalogue,
-                                                          "oob": True})
+    return oob("catalogue", "outerHTML", render_to_string("sessions/_catalogue.html", {
+        "session_id": session_id, "catalogue": catalogue}))
 
 
 def call_started(message: dict[str, Any]) -> str:
     started = message.get("started")
     call = {**message, "started": int(started * 1000) if isinstance(started, (int, float)) else ""}
-    return render_to_string("sessions/_call_started.html", {"call": call})
+    return oob("inflight", "beforeend", render_to_string("sessions/_call_started.html", {"call": call}))
 
 
 def progress(call_id: str, params: dict[str, Any]) -> str:
@@ -177,8 +64,8 @@ def progress(call_id: str, params: dict[str, Any]) -> str:
     percent = None
     if isinstance(total, (int, float)) and total > 0 and isinstance(value, (int, float)):
         percent = max(0, min(100, round(100 * value / total)))
-    return render_to_string("sessions/_progress.html", {"call_id": call_id, "params": params, "percent": percent,
-                                                        "value": value, "total": total})
+    return oob(f"progress-{call_id}", "outerHTML", render_to_string("sessions/_progress.html", {
+        "call_id": call_id, "params": params, "percent": percent, "value": value, "total": total}))
 
 
 # daphne refuses to send a websocket message over 1 MiB (and closes the socket). A character
@@ -215,7 +102,6 @@ def _fit_media(items: list[dict[str, Any]]) -> None:
 
 def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[str]:
     """The Result region, then the appends that complete its long texts."""
-    from .results import describe_result
     described = describe_result(outcome, catalogue)
     described["has_structured"] = bool(described.get("structured"))   # even if all of it comes in pieces
     fields: list[tuple[dict[str, Any], str, str]] = []       # (holder, key, dom id of the rest)
@@ -249,43 +135,13 @@ def result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> str:
     return "".join(result_frames(outcome, catalogue))
 
 
-def server_request(message: dict[str, Any]) -> str:
-    from .results import describe_server_request
-    return render_to_string("sessions/_server_request.html", describe_server_request(message))
-
-
-def server_request_done(key: str) -> str:
-    return f'<div id="server-request-{key}" hx-swap-oob="delete"></div>'
-
-
 def notice(text: str) -> str:
-    return render_to_string("sessions/_notice.html", {"text": text})
+    return oob("notices", "innerHTML", render_to_string("sessions/_notice.html", {"text": text}))
 
 
 def form_errors(errors: list[dict[str, Any]]) -> str:
-    return render_to_string("sessions/_form_errors.html", {"errors": errors})
+    return oob("form-errors", "innerHTML", render_to_string("sessions/_form_errors.html", {"errors": errors}))
 
 
 def raw_errors(errors: list[str]) -> str:
-    return render_to_string("sessions/_raw_errors.html", {"errors": errors})
-
-
-def feed(entries: list[dict[str, Any]], *, replace: bool = False, skipped: int = 0) -> str:
-    """Server notifications: log messages to the Log panel, the rest to Notifications; `skipped`
-    (a burst's older ones, left out) is said where the burst's latest went."""
-    logs = [e for e in entries if e.get("kind") == "log"]
-    return render_to_string("sessions/_feed.html", {
-        "logs": logs, "notes": [e for e in entries if e.get("kind") != "log"],
-        "skipped": skipped, "skipped_in_logs": bool(logs),
-        "swap": "innerHTML" if replace else "beforeend", "replace": replace})
-
-
-def panels(panels: dict[str, Any]) -> str:
-    from .features import LISTEN_FLAGS
-    caps = json.dumps(panels.get("client_capabilities") or {}, ensure_ascii=False)
-    return render_to_string("sessions/_panels.html", {"p": panels, "flags": LISTEN_FLAGS, "caps_json": caps})
-
-
-def completion(message: dict[str, Any]) -> str:
-    """Suggestions for one field, as buttons that fill it (values are untrusted text)."""
-    return render_to_string("sessions/_completion.html", {"c": message})
+    return oob("raw-errors", "innerHTML", render_to_string("sessions/_raw_errors.html", {"errors": errors}))

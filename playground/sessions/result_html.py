@@ -11,8 +11,9 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
-from .lines import _e
-from .lines import _latency as _latency_ms
+from .html import esc as _e
+from .html import latency_ms as _latency_ms
+from .html import oob
 
 
 def _more(more: dict[str, Any] | None) -> str:
@@ -170,9 +171,7 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
     the page was shown one."""
     error, is_error = d.get("error"), d.get("is_error")
     out = []
-    if outcome.get("announced", True):
-        out.append(f'<div id="call-{_e(outcome.get("call_id"))}" hx-swap-oob="delete"></div>\n')
-    out.append(f'<section id="result" role="region" aria-label="Result" hx-swap-oob="true" '
+    out.append(f'<section id="result" role="region" aria-label="Result" '
                f'class="result{" result-error" if error or is_error else ""}">\n'
                f'  <header><strong>{_e(outcome.get("command"))}</strong> {_e(outcome.get("name"))} '
                f'{_badges(error, bool(is_error))}{_latency(outcome, bool(d.get("rounds")))}</header>\n')
@@ -195,9 +194,12 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
                  or d.get("task") or d.get("url_elicitations")) and (not error or error.get("data"))
     out.append(f'\n  <details class="raw"{" open" if alone else ""}><summary>raw JSON</summary>'
                f'<pre class="json">{_e(d.get("raw") or "")}</pre>{_more(d.get("raw_more"))}</details>\n</section>')
-    return "".join(out)
+    region = oob("result", "outerHTML", "".join(out))
+    if outcome.get("announced", True):
+        return oob(f"call-{outcome.get('call_id')}", "delete") + "\n" + region
+    return region
 
 
 def piece_html(dom_id: str, text: str) -> str:
     """A further piece of a long text, appended where `_more` made room for it."""
-    return f'<pre id="{_e(dom_id)}" hx-swap-oob="beforeend">{_e(text)}</pre>'
+    return oob(dom_id, "beforeend", _e(text))

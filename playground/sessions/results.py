@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from typing import Any
 from urllib.parse import urlsplit
 
 from playground.mcp import jsontext
-from playground.schemaforms import render_form, validate_arguments
+from playground.schemaforms import validate_arguments
 
-from .result_html import content_block
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
 AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm",
@@ -189,39 +187,3 @@ def url_elicitations(error: Any) -> list[dict[str, Any]]:
             out.append({"url": item["url"], "parts": url_parts(item["url"]), "message": str(item.get("message") or ""),
                         "id": str(item.get("elicitationId") or "")})
     return out[:20]
-
-
-def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
-    method = message.get("method")
-    out: dict[str, Any] = {"key": message["key"], "method": method, "params": params,
-                           "params_json": jsontext.pretty(params),
-                           "context": message.get("context")}
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-    related = meta.get(RELATED_TASK)
-    out["related_task"] = str(related.get("taskId") or "") if isinstance(related, dict) else ""
-    if method == "elicitation/create":
-        out["mode"] = params.get("mode") or ("url" if "url" in params else "form")
-        out["message"] = str(params.get("message", ""))
-        if out["mode"] == "url":
-            out["url"] = str(params.get("url", ""))
-            out["url_parts"] = url_parts(out["url"])
-            out["elicitation_id"] = str(params.get("elicitationId") or "")
-        else:
-            schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
-            # A prefix per request: two questions on the page never share an element id.
-            out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}")
-            out["schema_json"] = json.dumps(schema)
-    elif method == "sampling/createMessage":
-        out["messages"] = [{"role": str(m.get("role", "")), "html": content_block(content_item(m.get("content")))}
-                           for m in params.get("messages") or [] if isinstance(m, dict)]
-        out["system_prompt"] = str(params.get("systemPrompt") or "")
-        out["max_tokens"] = params.get("maxTokens")
-        out["temperature"] = params.get("temperature")
-        out["stop_sequences"] = ", ".join(str(s) for s in params.get("stopSequences") or [])
-        out["include_context"] = str(params.get("includeContext") or "")
-        prefs = params.get("modelPreferences") if isinstance(params.get("modelPreferences"), dict) else {}
-        out["hints"] = ", ".join(str(h.get("name")) for h in prefs.get("hints") or [] if isinstance(h, dict))
-        out["priorities"] = [(k, prefs[k]) for k in ("costPriority", "speedPriority", "intelligencePriority")
-                             if k in prefs]
-    return out

@@ -17,6 +17,8 @@ import asyncio
 import logging
 import sys
 
+from .live import WORKERS
+
 log = logging.getLogger(__name__)
 
 PROCESS_STOPPED = "the playground process stopped"
@@ -47,8 +49,6 @@ def install() -> None:
 
 async def stop_workers(reason: str = PROCESS_STOPPED, timeout: float = STOP_TIMEOUT) -> None:
     """End every live worker of this process, together, waiting `timeout` seconds at most."""
-    from .worker import WORKERS
-
     workers = list(WORKERS.values())
     if not workers:
         return

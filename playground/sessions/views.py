@@ -20,20 +20,19 @@ from django.views.decorators.http import require_POST
 from playground.mcp.secrets import Redactor
 from playground.registry.models import Server
 from playground.schemaforms import render_form
+from playground.transcripts.access import own_session
 from playground.transcripts.models import Session, ShareLink
 
-from . import render as fragments
-from .consumers import REPLAY_WINDOW, can_view
+from .consumers import REPLAY_WINDOW
 from .durability import reap_dead_sessions
-from .features import LOG_LEVELS
-from .worker import session_state, start_session
+from .features import FEATURES
+from .lines import line
+from .protocol import catalogue_item
+from .worker import start_session
 
 
 def _own_session(request: HttpRequest, pk: int) -> Session:
-    session = get_object_or_404(Session, pk=pk)
-    if not can_view(request.user, session):
-        raise Http404
-    return session
+    return own_session(request.user, pk)
 
 
 @require_POST
@@ -53,18 +52,22 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     session = _own_session(request, pk)
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
     redact = session.owner_redactor()
+    context: dict[str, Any] = {}
+    for feature in FEATURES:
+        context.update(feature.page_context(session))
     return render(request, "sessions/session.html", {
-        "session": session, "state": session_state(session),
-        "lines": [fragments.line(redact.obj(r)) for r in rows],
+        **context, "session": session, "state": session.state(),
+        "lines": [line(redact.obj(r)) for r in rows],
         "ws_url": f"/ws/sessions/{session.pk}/",
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
-        "log_levels": LOG_LEVELS, "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
-        "timeout": f"{settings.PLAYGROUND_REQUEST_TIMEOUT:g}",
+        "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
+        "feature_heads": [f.head_template for f in FEATURES if f.head_template],
+        "feature_panels": [f.panel_template for f in FEATURES if f.panel_template],
     })
 
 
 def _tool(session: Session, name: str) -> dict[str, Any]:
-    tool = next((t for t in session.catalogue.get("tools", []) if t.get("name") == name), None)
+    tool = catalogue_item(session.catalogue, "tools", name)
     if tool is None:
         raise Http404("no such tool in this session's list")
     return tool
@@ -89,7 +92,7 @@ def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
 def prompt_form(request: HttpRequest, pk: int) -> HttpResponse:
     session = _own_session(request, pk)
     name = request.GET.get("name", "")
-    prompt = next((p for p in session.catalogue.get("prompts", []) if p.get("name") == name), None)
+    prompt = catalogue_item(session.catalogue, "prompts", name)
     if prompt is None:
         raise Http404("no such prompt in this session's list")
     arguments = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
@@ -102,7 +105,7 @@ def template_form(request: HttpRequest, pk: int) -> HttpResponse:
     """A field per variable of a resource template (RFC 6570); the consumer expands and reads it."""
     session = _own_session(request, pk)
     uri_template = request.GET.get("uri", "")
-    template = next((t for t in session.catalogue.get("templates", []) if t.get("uriTemplate") == uri_template), None)
+    template = catalogue_item(session.catalogue, "templates", uri_template)
     if template is None:
         raise Http404("no such resource template in this session's list")
     try:
@@ -172,8 +175,8 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
     total = session.events.count()
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
     return render(request, "sessions/share.html", {
-        "session": session, "token": token, "total": total, "state": redact.obj(session_state(session)),
-        "lines": [fragments.line(redact.obj(r)) for r in rows],
+        "session": session, "token": token, "total": total, "state": redact.obj(session.state()),
+        "lines": [line(redact.obj(r)) for r in rows],
     })
 
 
@@ -183,14 +186,14 @@ def _jsonl(session: Session, redact: Redactor) -> Iterator[str]:
 
 
 def _json_document(session: Session, redact: Redactor) -> Iterator[str]:
-    state = session_state(session)
+    state = session.state()
     header = {"session": {**redact.obj(state), "server_name": session.server_name,
                           "started_at": session.started_at.isoformat(),
                           "ended_at": session.ended_at.isoformat() if session.ended_at else None}}
     yield json.dumps(header, ensure_ascii=False)[:-1] + ', "events": ['
     first = True
-    for line in _jsonl(session, redact):
-        yield ("" if first else ",") + line.rstrip("\n")
+    for text in _jsonl(session, redact):
+        yield ("" if first else ",") + text.rstrip("\n")
         first = False
     yield "]}\n"
 

@@ -64,6 +64,17 @@ class Session(models.Model):
         """What a share link shows is masked of every secret value (the OAuth ones among them)."""
         return Redactor([*(self.secret_values or []), *(self.oauth_secret_values or [])])
 
+    def visible_to(self, user: Any) -> bool:
+        """The owner sees a session (staff see every one, in the admin)."""
+        return bool(user and user.is_authenticated and (self.owner_id in (None, user.pk) or user.is_staff))
+
+    def state(self) -> dict[str, Any]:
+        """The state strip's facts (sessions.protocol.SessionState)."""
+        return {"id": self.pk, "status": self.status, "era": self.era, "era_evidence": self.era_evidence,
+                "protocol_version": self.protocol_version, "server_info": self.server_info,
+                "capabilities": self.capabilities, "instructions": self.instructions,
+                "transport": self.transport, "end_reason": self.end_reason, "event_count": self.event_count}
+
     @property
     def is_live(self) -> bool:
         return self.status in (self.Status.CONNECTING, self.Status.CONNECTED) and bool(self.worker_channel)

@@ -15,7 +15,7 @@ from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap
 from playground.oauth.models import ServerAuth
 from playground.registry.models import Server
-from playground.sessions.worker import save_events
+from playground.transcripts.recorder import save_events
 from playground.transcripts.models import Session
 from tests.auth_peer import auth_mock
 

@@ -9,7 +9,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 
 from playground.sessions.routing import websocket_urlpatterns
-from playground.sessions.worker import group_name
+from playground.sessions.protocol import group_name
 from playground.transcripts.models import Session
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,9 +28,10 @@ async def test_cards_are_not_duplicated_by_snapshot_and_broadcast():
         "type": "object", "properties": {"name": {"type": "string"}}}}}
     call = {"call_id": "c7", "command": "call_tool", "name": "slow"}
     # As after a reload: the snapshot lists them, and the live broadcasts arrive too.
-    await layer.group_send(group_name(session.pk), {"type": "session.snapshot", "server_requests": [request],
+    asked = {"type": "session.feature", "feature": "server_requests", "event": request}
+    await layer.group_send(group_name(session.pk), {"type": "session.snapshot", "features": [asked],
                                                     "inflight": [call]})
-    await layer.group_send(group_name(session.pk), {"type": "session.server_request", **request})
+    await layer.group_send(group_name(session.pk), asked)
     await layer.group_send(group_name(session.pk), {"type": "session.call_started", **call})
     received = []
     while not await comm.receive_nothing(timeout=0.5):
@@ -38,8 +39,9 @@ async def test_cards_are_not_duplicated_by_snapshot_and_broadcast():
     text = "\n".join(received)
     assert text.count('id="server-request-q1"') == 1 and text.count('id="call-c7"') == 1
     # Once answered, a new request with the same key is a new card.
-    await layer.group_send(group_name(session.pk), {"type": "session.server_request_done", "key": "q1"})
-    await layer.group_send(group_name(session.pk), {"type": "session.server_request", **request})
+    await layer.group_send(group_name(session.pk), {"type": "session.feature", "feature": "server_requests",
+                                                    "event": {"key": "q1", "done": True}})
+    await layer.group_send(group_name(session.pk), asked)
     received = []
     while not await comm.receive_nothing(timeout=0.5):
         received.append(await comm.receive_from())

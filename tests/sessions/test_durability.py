@@ -21,7 +21,8 @@ from django.utils import timezone
 from playground.mcp.transports.stdio import group_alive
 from playground.sessions import durability
 from playground.sessions.shutdown import PROCESS_STOPPED
-from playground.sessions.worker import WORKERS, SessionWorker, start_session
+from playground.sessions.live import WORKERS
+from playground.sessions.worker import SessionWorker, start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
 from tests.daphne_process import (app_env, children, connect, free_port, ignored_signals, log_in, set_up, start_daphne,
@@ -183,12 +184,12 @@ async def test_one_heartbeat_task_keeps_every_live_worker_of_the_process_fresh(s
     """Two live sessions are kept fresh by one task of the process; it stops with the last worker."""
     import asyncio
 
-    from playground.sessions import worker as worker_module
+    from playground.sessions import live
 
     settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.05
     user, server = await make_user_and_server()
     sessions = [await start_session(server, user) for _ in range(2)]
-    beat = worker_module._heartbeat
+    beat = live.heartbeat()
     assert beat is not None and not beat.done()
     started = {s.pk: s.heartbeat_at for s in sessions}
     get = database_sync_to_async(lambda: dict(Session.objects.filter(pk__in=list(started))
@@ -197,7 +198,7 @@ async def test_one_heartbeat_task_keeps_every_live_worker_of_the_process_fresh(s
         async with asyncio.timeout(20):
             while not all(at > started[pk] for pk, at in (await get()).items()):
                 await asyncio.sleep(0.05)                    # polling the database for the condition
-        assert worker_module._heartbeat is beat              # the same one task for both
+        assert live.heartbeat() is beat              # the same one task for both
     finally:
         await stop_all()
     await asyncio.wait({beat}, timeout=5)

@@ -147,7 +147,7 @@ async def test_modern_input_required_round_and_listen_stream():
                                   'data-method="tools/list"')        # list_changed refreshed the list
         # With the toggle off, list_changed is shown but refreshes nothing.
         await send(comm, action="auto_refresh")
-        await receive_until(comm, '<span id="auto-refresh-state" hx-swap-oob="true"><label><input type="checkbox" '
+        await receive_until(comm, '<div id="auto-refresh-state" hx-swap-oob="innerHTML"><label><input type="checkbox" '
                                   'name="on" value="1" data-auto-refresh> ')
         await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
         await receive_until(comm, "<strong>call_tool</strong> touch")

@@ -9,15 +9,17 @@ import json
 import re
 
 from playground.mcp import jsontext
-from playground.sessions import render
+from playground.sessions import lines, render
 from playground.sessions.lines import line_html
+
+from .fakes import FakeSession, FakeTab
 
 HOSTILE = '<img src=x onerror=alert(1)>"\'&'
 ESCAPED = "&lt;img src=x onerror=alert(1)&gt;&quot;&#x27;&amp;"
 
 
 def rendered(row: dict) -> str:
-    return line_html(render.line(row))
+    return line_html(lines.line(row))
 
 
 def test_every_server_value_is_escaped():
@@ -44,7 +46,7 @@ def test_unparsable_frame_and_notes():
 
 def test_append_fragment_is_an_oob_swap_of_every_line():
     rows = [{"seq": i, "t": 0.0, "dir": "stderr", "raw": "x", "text": "x", "message": None} for i in (1, 2)]
-    html = render.transcript_append(rows)
+    html = lines.transcript_append(rows)
     assert html.startswith('<div id="transcript-lines" hx-swap-oob="beforeend"><details')
     assert 'id="ev-1"' in html and 'id="ev-2"' in html and html.endswith("</details></div>")
 
@@ -70,7 +72,7 @@ def test_a_big_result_goes_in_pieces_under_the_limit_and_nothing_is_lost():
     # The rest of the text goes into a closed <details> (laid out only when opened), in pieces.
     assert re.search(r'<details class="more"><summary>\d+ more characters</summary>'
                      r'<pre class="text" id="result-text-0-more"></pre></details>', frames[0])
-    pieces = re.findall(r'<pre id="result-text-0-more" hx-swap-oob="beforeend">(.*?)</pre>', "".join(frames[1:]), re.S)
+    pieces = re.findall(r'<div id="result-text-0-more" hx-swap-oob="beforeend">(.*?)</div>', "".join(frames[1:]), re.S)
     first = re.search(r'<pre class="text">(.*?)</pre>', frames[0], re.S).group(1)
     assert html.unescape(first + "".join(pieces)) == text
     assert any('id="result-structured-more" hx-swap-oob="beforeend"' in f for f in frames)
@@ -81,7 +83,7 @@ def test_a_batch_of_big_lines_is_split_and_a_line_is_capped():
     raw = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": '"' * 900_000}})
     rows = [{"seq": i, "t": 0.0, "dir": "recv", "raw": raw, "message": json.loads(raw), "size": len(raw)}
             for i in range(1, 6)]
-    frames = render.transcript_append_frames(rows)
+    frames = lines.transcript_append_frames(rows)
     assert len(frames) > 1 and all(len(f.encode()) < LIMIT for f in frames)
     assert all(f.startswith('<div id="transcript-lines" hx-swap-oob="beforeend">') for f in frames)
     assert sum(f.count('class="ev ') for f in frames) == 5
@@ -133,13 +135,11 @@ def test_the_result_region_escapes_every_server_value():
 
 def test_listen_panel_shows_what_the_server_did_not_honour():
     """The acknowledged-vs-requested difference of subscriptions/listen (the SDK peer honours all)."""
-    from playground.sessions.features import refused
-
     requested = {"toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["a://1", "b://2"]}
     acknowledged = {"toolsListChanged": True, "resourceSubscriptions": ["a://1"]}
-    listen = {"id": 7, "requested": requested, "acknowledged": acknowledged, "status": "open", "count": 0,
-              "refused": refused(requested, acknowledged)}
-    got = render.panels({"listen": listen, "era": "modern", "roots": [], "client_capabilities": {}})
+    listen = FakeSession().add("listen")
+    listen.stream = {"id": 7, "requested": requested, "acknowledged": acknowledged, "status": "open", "count": 0}
+    got = listen.snapshot()[0]["event"]["html"]
     honoured = got.split("<dt>not honoured</dt>")[1].split("</dd>")[0]
     assert re.findall(r'<span class="cap">([^<]+)</span>', honoured) == ["promptsListChanged", "b://2"]
 
@@ -159,6 +159,8 @@ def test_url_elicitation_shows_the_whole_url_and_links_only_http():
     bad = render.result(outcome("javascript:alert(1)//https://x.org"), {})
     assert "javascript:alert(1)//https://x.org</code>" in bad and "href=\"javascript" not in bad
     assert describe_result(outcome("https://x.org"), {})["url_elicitations"][0]["id"] == "e1"
-    card = render.server_request({"key": "q1", "method": "elicitation/create", "context": None, "params": {
-        "mode": "url", "url": "file:///etc/passwd", "message": "m", "elicitationId": "e2"}})
+    from playground.sessions.features import BY_NAME
+
+    card, = BY_NAME["server_requests"].fragments({"key": "q1", "method": "elicitation/create", "context": None, "params": {
+        "mode": "url", "url": "file:///etc/passwd", "message": "m", "elicitationId": "e2"}}, FakeTab())
     assert 'data-url=""' in card and "will not open it" in card

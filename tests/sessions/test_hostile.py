@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
-from playground.sessions import render
-from playground.sessions.worker import WORKERS, start_session
+from playground.sessions import lines
+from playground.sessions.live import WORKERS
+from playground.sessions.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
 from tests.core.http_peers import FaultServer, Request, head
@@ -104,7 +105,7 @@ async def test_garbage_and_partial_lines():
                                   clear=lambda r: r["dir"] == "recv" and r.get("parse_error"))
     assert [r["raw"] for r in rows if r["dir"] == "recv" and r.get("parse_error")] == [
         "this is not json", '{"jsonrpc": "2.0", "id": ', "", "[1, 2"]
-    line = render.line(next(r for r in rows if r.get("parse_error")))
+    line = lines.line(next(r for r in rows if r.get("parse_error")))
     assert line["is_error"] and line["problems"][0].startswith("not JSON")    # the page says so on the line
 
 
@@ -139,7 +140,7 @@ async def test_fifty_megabyte_message_is_recorded_truncated_with_its_size(settin
     big = next(r for r in rows if r.get("truncated"))
     assert len(big["raw"]) == 100_000 and big["message"] is None
     assert f"truncated: {big['size']} bytes" in seen             # the line says so
-    assert render.line(big)["label"] == "truncated"              # not "unparsed": it was parsed and delivered
+    assert lines.line(big)["label"] == "truncated"              # not "unparsed": it was parsed and delivered
     log = seen[seen.index('id="feed-log"'):]                     # the log panel shows the message, cut
     shown = int(re.search(r"… \((\d+) characters\)", log).group(1))
     assert 50_000_000 <= shown < big["size"]

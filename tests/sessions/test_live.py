@@ -17,7 +17,8 @@ from django.contrib.auth import get_user_model
 from playground.asgi import application
 from playground.registry.models import Server
 from playground.sessions.routing import websocket_urlpatterns
-from playground.sessions.worker import WORKERS, start_session
+from playground.sessions.live import WORKERS
+from playground.sessions.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
 

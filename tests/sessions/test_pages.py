@@ -79,7 +79,7 @@ async def test_export_is_streamed_in_batches_under_asgi():
     from asgiref.sync import sync_to_async
     from django.test import AsyncClient
 
-    from playground.sessions.worker import save_events
+    from playground.transcripts.recorder import save_events
 
     def seed():
         user = get_user_model().objects.create_user("eve", password="pw")

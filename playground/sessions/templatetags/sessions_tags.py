@@ -25,6 +25,6 @@ def safe_icon(icons):
 
 @register.filter
 def transcript_lines(lines):
-    """Transcript lines (render.line dicts) as HTML; every value escaped in lines.py."""
+    """Transcript lines (lines.line dicts) as HTML; every value escaped in lines.py."""
     from playground.sessions.lines import lines_html
     return lines_html(lines)

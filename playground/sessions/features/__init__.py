@@ -1,0 +1,32 @@
+"""The registry of a live session's side features, in the order their parts appear on the page.
+
+To add a feature: write its module here (a `Feature` subclass, see base.py), its templates
+under templates/sessions/features/, and list its class below. The worker, the consumer and the
+session page find it through this list.
+"""
+from __future__ import annotations
+
+from .auto_refresh import AutoRefresh
+from .base import ALL, Feature
+from .completion import Completion
+from .feed import Feed
+from .input_rounds import InputRounds
+from .listen import Listen
+from .logging import Logging
+from .oauth import Authorization
+from .roots import Roots
+from .server_requests import ServerRequests
+from .subscriptions import Subscriptions
+from .timeout import Timeout
+
+FEATURES: tuple[type[Feature], ...] = (
+    AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, Roots, Completion, InputRounds, ServerRequests,
+    Authorization,
+)
+
+BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}
+# Page action -> the feature that takes it; worker command -> the feature that handles it.
+BY_ACTION: dict[str, type[Feature]] = {action: f for f in FEATURES for action in f.actions}
+BY_COMMAND: dict[str, type[Feature]] = {**BY_ACTION, **{c: f for f in FEATURES for c in f.commands}}
+
+__all__ = ["ALL", "BY_ACTION", "BY_COMMAND", "BY_NAME", "FEATURES", "Feature"]

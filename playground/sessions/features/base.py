@@ -1,0 +1,135 @@
+"""A side feature of a live session: one module that plugs in, the way a django-debug-toolbar
+panel does. The worker owns the connection and the calls; the consumer owns the tab; neither
+names a feature. A feature declares what it takes and gives:
+
+- **page side** (the consumer's process; class attributes and classmethods, no instance):
+  the page `actions` it takes and how each becomes a worker command (`command()`), how its
+  events become fragments for one tab (`fragments()`), the static markup it adds to the session
+  page (`head_template`, `panel_template`) and to the read-only share page (`share_template`);
+- **worker side** (an instance per session, given a `SessionContext`): the commands it handles
+  (its actions, plus `commands` sent by other pages such as the OAuth callback), the server
+  notifications it listens to, every transcript event (`wants_events`), the server requests it
+  answers (`server_requests`, with the client capabilities that declares), the events it
+  publishes, and what a reloading tab needs (`snapshot()`).
+
+Register a feature by adding its class to `FEATURES` in `features/__init__.py`. It imports
+`sessions.protocol`, `sessions.html` and `playground.mcp` only — never the worker or the consumer.
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.template.loader import render_to_string
+
+from playground.mcp.auth import OAuth
+from playground.mcp.events import TranscriptEvent
+
+from ..html import oob
+from ..protocol import Command, FeatureEvent
+from .context import SessionContext, TabContext
+
+ALL = "*"           # `notifications = ALL`: every notification but progress (the calls have those)
+
+
+class Feature:
+    name: ClassVar[str]
+    actions: ClassVar[frozenset[str]] = frozenset()
+    commands: ClassVar[frozenset[str]] = frozenset()
+    notifications: ClassVar[frozenset[str] | str] = frozenset()
+    server_requests: ClassVar[frozenset[str]] = frozenset()
+    wants_events: ClassVar[bool] = False
+    head_template: ClassVar[str | None] = None
+    panel_template: ClassVar[str | None] = None
+    share_template: ClassVar[str | None] = None
+
+    # Page side ------------------------------------------------------------------------
+
+    @classmethod
+    async def command(cls, action: str, content: dict[str, Any], tab: TabContext) -> Command | None:
+        """The worker command for one of `actions` (None: nothing to send; the feature may have
+        told the tab why). The page's values are untrusted: check and convert them here."""
+        return None
+
+    @classmethod
+    def fragments(cls, event: dict[str, Any], tab: TabContext) -> list[str]:
+        """One event of this feature as fragments for one tab. By default the event carries its
+        HTML, rendered once by the worker for every tab."""
+        html = event.get("html")
+        return [html] if isinstance(html, str) else []
+
+    @classmethod
+    def page_context(cls, session: Any) -> dict[str, Any]:
+        """What `head_template` and `panel_template` need on the session page (keys are shared
+        with the page's context: prefix them with the feature's name when in doubt)."""
+        return {}
+
+    @classmethod
+    def prepare(cls, server: Any, **hints: Any) -> dict[str, Any]:
+        """Per-session options, read when a session starts (sync: may use the database); the
+        instance gets them as `self.options`. `secrets`: values its pages must mask from the
+        start. `hints`: what the starting page knows (`callback_url`)."""
+        return {}
+
+    @classmethod
+    def share_context(cls, session: Any) -> dict[str, Any]:
+        """What `share_template` needs from a saved session (the caller masks it for the share)."""
+        return {}
+
+    # Worker side ----------------------------------------------------------------------
+
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
+        self.ctx = ctx
+        self.options = options or {}
+
+    async def publish(self, event: dict[str, Any]) -> None:
+        await self.ctx.publish(self.name, event)
+
+    def event(self, event: dict[str, Any]) -> FeatureEvent:
+        """`event` as the group carries it (for snapshots)."""
+        return {"type": "session.feature", "feature": self.name, "event": event}
+
+    def client_auth(self) -> OAuth | None:
+        """Authorization for the connection (HTTP servers), if this feature provides it."""
+        return None
+
+    def capabilities(self) -> dict[str, Any]:
+        """Client capabilities this feature answers for (declared in `initialize` or `_meta`)."""
+        return {}
+
+    async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The result for one of `server_requests`; raise JsonRpcError to answer with an error."""
+        raise NotImplementedError(method)
+
+    async def start(self) -> None:
+        """The session is connected and its lists are shown."""
+
+    async def stop(self) -> None:
+        """The session is ending."""
+
+    async def handle(self, command: Command) -> None:
+        """One of this feature's commands (its actions, or `commands`)."""
+
+    def on_notification(self, message: dict[str, Any]) -> None:
+        """A server notification this feature listens to (runs in the reader: keep it cheap)."""
+
+    def on_event(self, event: TranscriptEvent) -> None:
+        """Every transcript event, with `wants_events` (runs in the reader: keep it cheap)."""
+
+    def on_input_required(self, method: str, round_no: int, result: dict[str, Any]) -> None:
+        """An `input_required` round of a call (runs in the call's own task)."""
+
+    def on_call_end(self, call_id: str, outcome: dict[str, Any]) -> None:
+        """A call has its outcome, about to be shown: add to it."""
+
+    def snapshot(self) -> list[FeatureEvent]:
+        """The events a (re)connecting tab needs to show this feature's state."""
+        return []
+
+
+def render(template: str, context: dict[str, Any]) -> str:
+    return render_to_string(template, context)
+
+
+def error_fragment(text: str) -> str:
+    """The panels' error line: the last panel action that failed (empty clears it)."""
+    return oob("panel-error", "innerHTML", render("sessions/features/_error.html", {"error": text}))

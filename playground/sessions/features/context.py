@@ -1,0 +1,72 @@
+"""What a feature may use of the session it lives in, and of the tab it renders for.
+
+The worker implements `SessionContext`; tests implement it with a fake. A feature never
+receives the worker itself (as the SDK's client extensions never receive the client): what it
+may do is listed here, and nothing else is reachable.
+"""
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+from playground.mcp.client import McpClient
+from playground.mcp.config import ServerConfig
+from playground.mcp.events import Tap
+
+from ..protocol import Catalogue
+
+
+class SessionContext(Protocol):
+    """A live session, as its features see it."""
+
+    session_id: int
+    config: ServerConfig
+    tap: Tap
+
+    @property
+    def client(self) -> McpClient | None:
+        """The connection, once open (None while connecting)."""
+
+    @property
+    def catalogue(self) -> Catalogue:
+        """The server's lists as last fetched."""
+
+    async def publish(self, feature: str, event: dict[str, Any]) -> None:
+        """Send a feature's event to every tab of the session (OAuth values masked)."""
+
+    async def reply(self, channel: str, feature: str, event: dict[str, Any]) -> None:
+        """Send a feature's event to one tab (the one that asked)."""
+
+    def spawn(self, name: str, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run `coro` as a task of the session (`name` names it in logs): cancelled when the session ends."""
+
+    async def refresh_catalogue(self) -> None:
+        """Fetch every list again and show it."""
+
+    def set_request_timeout(self, seconds: float) -> None:
+        """The session's per-request timeout from now on."""
+
+    def feature(self, name: str) -> Any:
+        """Another feature of this session, by name (None when not registered): a feature
+        that works with another one names it (input rounds, for the server requests' cards)."""
+
+
+class TabContext(Protocol):
+    """One tab's websocket, as a feature's page side sees it (in the consumer's process)."""
+
+    session_id: int
+    channel_name: str
+
+    @property
+    def catalogue(self) -> Catalogue:
+        """The server's lists as this tab last got them."""
+
+    async def send_html(self, html: str) -> None:
+        """A fragment for this tab only."""
+
+    def first_time(self, card: str) -> bool:
+        """Whether `card` is new to this tab (a snapshot and a broadcast may both announce one);
+        remembers it."""
+
+    def forget(self, card: str) -> None:
+        """`card` is gone: announcing it again shows it again."""

@@ -1,0 +1,136 @@
+"""Modern subscriptions (2026-07-28): one `subscriptions/listen` stream at a time, its filter,
+what the server acknowledged (and left out), and how many notifications it carried."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from playground.mcp.client import META_SUBSCRIPTION, RequestTimeout
+from playground.mcp.jsonrpc import JsonRpcError
+from playground.mcp.transports.base import TransportError
+
+from ..html import oob
+from ..protocol import Command, FeatureEvent
+from .base import ALL, Feature, error_fragment, render
+from .context import TabContext
+from .summaries import params_of
+
+LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+UPDATE_EVERY = 0.05          # seconds: a stream's count reaches the page at most this often
+
+
+class Listen(Feature):
+    name = "listen"
+    actions = frozenset({"listen", "stop_listen"})
+    notifications = ALL          # a stream's notifications are any method, tagged in `_meta`
+    panel_template = "sessions/features/listen_panel.html"
+
+    @classmethod
+    def page_context(cls, session: Any) -> dict[str, Any]:
+        return {"listen_flags": LISTEN_FLAGS}
+
+    @classmethod
+    async def command(cls, action: str, content: dict[str, Any], tab: TabContext) -> Command | None:
+        if action == "stop_listen":
+            return {"command": "stop_listen"}
+        uris = [u.strip() for u in str(content.get("uris") or "").splitlines() if u.strip()]
+        return {"command": "listen", "params": {**{flag: bool(content.get(flag)) for flag in LISTEN_FLAGS},
+                                                "resourceSubscriptions": uris}}
+
+    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+        super().__init__(ctx, options)
+        self.stream: dict[str, Any] | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._update: asyncio.TimerHandle | None = None
+        self.error = ""
+
+    async def handle(self, command: Command) -> None:
+        client = self.ctx.client
+        if client is None or client.closed:
+            return
+        self.error = ""
+        try:
+            if command.get("command") == "listen":
+                await self.start_listen(command.get("params") or {})
+            else:
+                await self.stop_listen()
+        except JsonRpcError as exc:
+            self.error = f"{command.get('command')}: JSON-RPC error {exc.code}: {exc.message}"
+        except (RequestTimeout, TransportError) as exc:
+            self.error = f"{command.get('command')}: {exc}"
+        await self.publish(self._state(error=True))
+
+    async def start_listen(self, flt: dict[str, Any]) -> None:
+        client = self.ctx.client
+        assert client is not None
+        await self.stop_listen()
+        requested: dict[str, Any] = {k: True for k in LISTEN_FLAGS if flt.get(k)}
+        uris = [str(u) for u in flt.get("resourceSubscriptions") or [] if str(u).strip()]
+        if uris:
+            requested["resourceSubscriptions"] = uris
+        request_id, task = await client.listen(requested)
+        self.stream = {"id": request_id, "requested": requested, "acknowledged": None,
+                       "status": "waiting for the acknowledgement", "count": 0}
+        self._task = task
+        task.add_done_callback(lambda t: asyncio.get_running_loop().create_task(self._ended(request_id, t)))
+
+    async def stop_listen(self) -> None:
+        client = self.ctx.client
+        if self.stream and self._task and not self._task.done() and client and not client.closed:
+            self.stream["status"] = "closing"
+            await client.cancel(self.stream["id"], "stopped by the user")
+
+    async def _ended(self, request_id: Any, task: asyncio.Task[Any]) -> None:
+        if not self.stream or self.stream["id"] != request_id:
+            return
+        if task.cancelled() or isinstance(task.exception(), asyncio.CancelledError):
+            status = "closed by us"
+        elif task.exception() is not None:
+            status = f"ended: {task.exception()}"
+        else:
+            status = "ended by the server (graceful)"
+        self.stream["status"] = status
+        await self.publish(self._state())
+
+    def on_notification(self, message: dict[str, Any]) -> None:
+        if not self.stream:
+            return
+        params = params_of(message)
+        meta = params.get("_meta")
+        if type(meta) is not dict or meta.get(META_SUBSCRIPTION) != self.stream["id"]:
+            return
+        if message["method"] == "notifications/subscriptions/acknowledged":
+            acked = params.get("notifications")
+            self.stream["acknowledged"] = acked if isinstance(acked, dict) else {}
+            self.stream["status"] = "open"
+        else:
+            self.stream["count"] += 1
+        if self._update is None:         # a stream's flood updates the page a few times a second
+            self._update = asyncio.get_running_loop().call_later(UPDATE_EVERY, self._send_update)
+
+    def _send_update(self) -> None:
+        self._update = None
+        self.ctx.spawn("listen-update", self.publish(self._state()))
+
+    async def stop(self) -> None:
+        if self._update is not None:
+            self._update.cancel()
+
+    def _state(self, error: bool = False) -> dict[str, Any]:
+        stream = dict(self.stream) if self.stream else None
+        if stream and stream["acknowledged"] is not None:
+            stream["refused"] = refused(stream["requested"], stream["acknowledged"])
+        html = oob("listen-state", "innerHTML", render("sessions/features/listen_state.html",
+                                                       {"l": stream, "flags": LISTEN_FLAGS}))
+        return {"html": html + error_fragment(self.error) if error or self.error else html}
+
+    def snapshot(self) -> list[FeatureEvent]:
+        return [self.event(self._state())]
+
+
+def refused(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str]:
+    """What the listen request asked for that the server's acknowledgement left out."""
+    out = [k for k in LISTEN_FLAGS if requested.get(k) and not acknowledged.get(k)]
+    acked_uris = set(acknowledged.get("resourceSubscriptions") or [])
+    out += [u for u in requested.get("resourceSubscriptions") or [] if u not in acked_uris]
+    return out

@@ -1,0 +1,124 @@
+"""The server's own requests a person answers on the page (legacy sampling and elicitation,
+and the same requests inside a modern call's `input_required` round): a "Server request" card
+on every tab until one of them answers it."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from typing import Any
+
+from playground.mcp import jsontext
+from playground.mcp.jsonrpc import JsonRpcError
+from playground.schemaforms import render_form
+
+from ..html import oob
+from ..protocol import Command, FeatureEvent
+from ..result_html import content_block
+from ..results import RELATED_TASK, content_item, url_parts
+from .base import Feature, render
+from .context import TabContext
+
+ANSWERED = frozenset({"sampling/createMessage", "elicitation/create"})
+
+
+class ServerRequests(Feature):
+    name = "server_requests"
+    actions = frozenset({"answer"})
+    server_requests = ANSWERED
+
+    @classmethod
+    async def command(cls, action: str, content: dict[str, Any], tab: TabContext) -> Command | None:
+        key = str(content.get("key") or "")
+        if not key:
+            return None
+        if content.get("reject"):
+            return {"command": "answer", "key": key,
+                    "error": str(content.get("reject_reason") or "rejected by the user")}
+        try:
+            result = json.loads(content.get("result") or "{}")
+        except ValueError:
+            result = {}
+        return {"command": "answer", "key": key, "result": result if isinstance(result, dict) else {}}
+
+    @classmethod
+    def fragments(cls, event: dict[str, Any], tab: TabContext) -> list[str]:
+        card = "request:" + event["key"]
+        if event.get("done"):
+            tab.forget(card)
+            return [oob(f"server-request-{event['key']}", "delete")]
+        if not tab.first_time(card):
+            return []
+        html = render("sessions/features/server_request.html", describe_server_request(event))
+        return [oob("server-requests", "beforeend", html)]
+
+    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+        super().__init__(ctx, options)
+        self.waiting: dict[str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
+        self._keys = itertools.count(1)
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"sampling": {}, "elicitation": {"form": {}, "url": {}}}
+
+    async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        key = f"q{next(self._keys)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        rounds = self.ctx.feature("input_rounds")          # an input round of one of our calls?
+        asked = {"key": key, "method": method, "params": params,
+                 "context": rounds.request_context() if rounds is not None else None}
+        self.waiting[key] = (asked, future)
+        await self.publish(asked)
+        try:
+            return await future
+        finally:
+            self.waiting.pop(key, None)
+            await self.publish({"key": key, "done": True})
+
+    async def handle(self, command: Command) -> None:
+        entry = self.waiting.get(str(command.get("key") or ""))
+        if entry is None or entry[1].done():
+            return
+        if command.get("error") is not None:
+            entry[1].set_exception(JsonRpcError(-1, str(command["error"])))
+        else:
+            entry[1].set_result(command.get("result") or {})
+
+    def snapshot(self) -> list[FeatureEvent]:
+        return [self.event(asked) for asked, _ in self.waiting.values()]
+
+
+def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
+    """What the card shows of one request (its params are the server's: untrusted)."""
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    method = message.get("method")
+    out: dict[str, Any] = {"key": message["key"], "method": method, "params": params,
+                           "params_json": jsontext.pretty(params),
+                           "context": message.get("context")}
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    related = meta.get(RELATED_TASK)
+    out["related_task"] = str(related.get("taskId") or "") if isinstance(related, dict) else ""
+    if method == "elicitation/create":
+        out["mode"] = params.get("mode") or ("url" if "url" in params else "form")
+        out["message"] = str(params.get("message", ""))
+        if out["mode"] == "url":
+            out["url"] = str(params.get("url", ""))
+            out["url_parts"] = url_parts(out["url"])
+            out["elicitation_id"] = str(params.get("elicitationId") or "")
+        else:
+            schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
+            # A prefix per request: two questions on the page never share an element id.
+            out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}")
+            out["schema_json"] = json.dumps(schema)
+    elif method == "sampling/createMessage":
+        out["messages"] = [{"role": str(m.get("role", "")), "html": content_block(content_item(m.get("content")))}
+                           for m in params.get("messages") or [] if isinstance(m, dict)]
+        out["system_prompt"] = str(params.get("systemPrompt") or "")
+        out["max_tokens"] = params.get("maxTokens")
+        out["temperature"] = params.get("temperature")
+        out["stop_sequences"] = ", ".join(str(s) for s in params.get("stopSequences") or [])
+        out["include_context"] = str(params.get("includeContext") or "")
+        prefs = params.get("modelPreferences") if isinstance(params.get("modelPreferences"), dict) else {}
+        out["hints"] = ", ".join(str(h.get("name")) for h in prefs.get("hints") or [] if isinstance(h, dict))
+        out["priorities"] = [(k, prefs[k]) for k in ("costPriority", "speedPriority", "intelligencePriority")
+                             if k in prefs]
+    return out

@@ -1,0 +1,157 @@
+"""What travels between a live session's parts, in one vocabulary.
+
+- The page sends an **action** (`{"action": name, ...form fields}`) over its websocket.
+- The consumer turns it into a **command** of the same name (`{"command": name, ...}`), checked
+  and typed, and sends it to the worker's channel, wherever the worker lives.
+- The worker publishes **events** to the session's group (`{"type": "session.<name>", ...}`,
+  Channels' type-name routing); each tab's consumer renders them as fragments. A feature's
+  events travel as one type, `session.feature`, naming the feature.
+
+Nothing here imports from `playground.sessions`: every other module of it may import this one.
+"""
+from __future__ import annotations
+
+import contextvars
+from typing import Any, Literal, NotRequired, TypedDict
+
+# The page's call a coroutine works for (set by the worker around each call), so an input
+# round or a server request can be threaded under the call that caused it.
+CURRENT_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_call", default=None)
+
+
+def group_name(session_id: int) -> str:
+    """The channel group of a session's tabs."""
+    return f"session.{session_id}"
+
+
+# Commands (consumer -> worker) ----------------------------------------------------------
+
+class Command(TypedDict, total=False):
+    """A command for the worker. `command` names it (the page's action of the same name);
+    the other keys depend on it. `reply_channel` is the asking tab's own channel."""
+
+    command: str
+    reply_channel: str
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    uri: str
+    timeout: float | None
+    task: dict[str, Any]
+    task_id: str
+    frame: str
+    notification: bool
+    method: str
+    params: Any
+    key: str
+    result: dict[str, Any]
+    error: str
+
+
+# Events (worker -> group -> each tab) ---------------------------------------------------
+
+class SessionState(TypedDict):
+    """The state strip: what the session is and how it stands (Session.state())."""
+
+    id: int
+    status: str
+    era: str
+    era_evidence: str
+    protocol_version: str
+    server_info: Any
+    capabilities: Any
+    instructions: str
+    transport: str
+    end_reason: str
+    event_count: int
+
+
+class Catalogue(TypedDict, total=False):
+    """The server's lists as last fetched; `errors` by list when one failed."""
+
+    tools: list[dict[str, Any]]
+    resources: list[dict[str, Any]]
+    templates: list[dict[str, Any]]
+    prompts: list[dict[str, Any]]
+    errors: dict[str, str]
+    subscribe: bool
+
+
+class FeatureEvent(TypedDict):
+    """A feature's event for the tabs: rendered by that feature's `fragments()`."""
+
+    type: Literal["session.feature"]
+    feature: str
+    event: dict[str, Any]
+
+
+class Outcome(TypedDict, total=False):
+    """A call's end, as the Result region shows it."""
+
+    type: Literal["session.result"]
+    call_id: str
+    command: str
+    name: str
+    result: Any
+    error: dict[str, Any]
+    latency_ms: float
+    announced: bool
+    rounds: list[dict[str, Any]]
+
+
+class Snapshot(TypedDict):
+    """What a (re)connecting tab needs besides the transcript (the worker's answer to `sync`)."""
+
+    type: Literal["session.snapshot"]
+    catalogue: Catalogue
+    results: list[Outcome]
+    progress: dict[str, dict[str, Any]]
+    inflight: list[dict[str, Any]]
+    features: list[FeatureEvent]
+
+
+class Lines(TypedDict):
+    type: Literal["session.lines"]
+    frames: list[str]
+
+
+class StateEvent(TypedDict):
+    type: Literal["session.state"]
+    state: SessionState
+
+
+class CatalogueEvent(TypedDict):
+    type: Literal["session.catalogue"]
+    catalogue: Catalogue
+
+
+class CallStarted(TypedDict):
+    type: Literal["session.call_started"]
+    call_id: str
+    command: str
+    name: str
+    started: float
+    announced: NotRequired[bool]
+
+
+class ProgressEvent(TypedDict):
+    type: Literal["session.progress"]
+    call_id: str
+    progress: dict[str, Any]
+
+
+# The catalogue ------------------------------------------------------------------------
+
+CatalogueKind = Literal["tools", "prompts", "templates", "resources"]
+# What names an entry of each list.
+_KEYS: dict[str, str] = {"tools": "name", "prompts": "name", "templates": "uriTemplate", "resources": "uri"}
+
+
+def catalogue_item(catalogue: Catalogue | dict[str, Any] | None, kind: CatalogueKind, key: str) -> dict[str, Any] | None:
+    """The listed tool, prompt, template or resource named `key` (a server's lists are untrusted:
+    entries that are not objects are skipped)."""
+    field = _KEYS[kind]
+    for item in (catalogue or {}).get(kind) or []:
+        if isinstance(item, dict) and item.get(field) == key:
+            return item
+    return None

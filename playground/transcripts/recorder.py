@@ -1,0 +1,225 @@
+"""The save pipeline of a live session's transcript: buffer, batches, back-pressure.
+
+The database is the truth for a transcript: the worker's tap hands every event here; events
+are saved in batches first, and only the saved rows go on (`on_saved`: the pages' lines), so a
+viewer that missed a group message replays them by sequence number.
+
+- Batches: up to `Limits.batch_events` events or `batch_chars` characters of recorded text,
+  gathered for `window` seconds after the first event of a burst (one insert and one group
+  message instead of hundreds).
+- Back-pressure: past `backlog_high` unsaved events (or `backlog_chars` characters), the tap
+  is paused (the transport stops reading, the server blocks on its pipe); reading resumes as
+  soon as one batch is saved, so reading and saving overlap. A flood costs bounded memory
+  instead of queuing every event (20,000 of them grew the process by ~30 MB).
+- Two saves in flight: the next full batch waits in the database thread's queue while the one
+  before it is written (with one, the thread idled between batches until the event loop, busy
+  reading a flood, got round to handing it the next: ~40% of a flood). Batches are applied
+  (removed from the buffer, shown) in order; a failed save leaves its batch and the ones after
+  it buffered, to be saved again (saving is idempotent).
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.db import connection, transaction
+
+from playground.mcp import jsontext
+from playground.mcp.events import TranscriptEvent
+
+from .models import Event, Session
+from .storable import storable_row
+
+log = logging.getLogger(__name__)
+
+Rows = list[dict[str, Any]]
+SaveFn = Callable[[int, Rows], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    batch_events: int = 500               # one database batch at most
+    window: float = 0.02                  # seconds to gather more events once one arrived
+    backlog_high: int = 4 * 500           # unsaved events that pause reading...
+    backlog_low: int = 3 * 500            # ...and below which it resumes
+    # The same in characters of recorded text (a frame is recorded up to PLAYGROUND_MAX_FRAME_BYTES):
+    # 2,000 unsaved events of a megabyte each would be gigabytes; one insert never carries
+    # hundreds of megabytes.
+    batch_chars: int = 8 * 1024 * 1024
+    backlog_chars: int = 4 * 8 * 1024 * 1024
+
+
+def chars(event: TranscriptEvent) -> int:
+    """What an unsaved event weighs: its recorded text (the parsed message is of the same order)."""
+    return len(event.raw or event.text or "")
+
+
+class Recorder:
+    def __init__(self, session_id: int, *, on_saved: Callable[[Rows], Awaitable[None]],
+                 pause: Callable[[], None], resume: Callable[[], None], save: SaveFn | None = None,
+                 limits: Limits = Limits()) -> None:
+        self.session_id = session_id
+        self.on_saved = on_saved
+        self.pause, self.resume = pause, resume
+        self.save: SaveFn = save or database_sync_to_async(save_events)
+        self.limits = limits
+        self.buffer: list[TranscriptEvent] = []
+        self.buffer_chars = 0                     # recorded text held in `buffer`
+        self._buffered = asyncio.Event()
+
+    def add(self, event: TranscriptEvent) -> None:
+        """The tap's listener: keep the event; pause reading while too much waits."""
+        self.buffer.append(event)
+        self.buffer_chars += chars(event)
+        self._buffered.set()
+        if len(self.buffer) >= self.limits.backlog_high or self.buffer_chars >= self.limits.backlog_chars:
+            self.pause()
+
+    def _full_batch_waits(self, start: int = 0, start_chars: int = 0) -> bool:
+        """Whether a full batch is buffered beyond the first `start` events (`start_chars` of text)."""
+        return (len(self.buffer) - start >= self.limits.batch_events
+                or self.buffer_chars - start_chars >= self.limits.batch_chars)
+
+    def _next_batch(self, start: int = 0) -> list[TranscriptEvent]:
+        """The oldest buffered events from `start` on, up to a batch's events and characters (one at least)."""
+        size, weight = 0, 0
+        for event in self.buffer[start:start + self.limits.batch_events]:
+            weight += chars(event)
+            size += 1
+            if weight >= self.limits.batch_chars:
+                break
+        return self.buffer[start:start + size]
+
+    async def run(self, stopping: asyncio.Event) -> None:
+        """Save as events come, until cancelled. Once `stopping` is set, nothing waits for a burst."""
+        while True:
+            await self._buffered.wait()
+            # Gather a burst into one batch: one insert and one group message instead of hundreds.
+            if not self._full_batch_waits():
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stopping.wait(), self.limits.window)
+            try:
+                await self.flush(drain=False)
+            except Exception:
+                # The batch went back into the buffer; wait a little and try again rather than lose it.
+                log.exception("saving transcript events failed; retrying")
+                await asyncio.sleep(0.5)
+
+    async def flush(self, drain: bool = True) -> None:
+        """Save buffered events, then hand them on. A failed save keeps them buffered.
+
+        Without `drain`, it stops once less than a full batch is left: what arrived during a save
+        waits for the next window with the events after it (saving it at once made a batch of a
+        row or two per save, back to back: the database thread never idled during a stream of calls)."""
+        # (rows of the batch, their recorded text, the save): a batch's rows are its first len(rows) events
+        in_flight: collections.deque[tuple[Rows, int, asyncio.Future[None]]] = collections.deque()
+        queued = queued_chars = 0                 # buffered events (and their text) handed to a save
+        limits = self.limits
+        try:
+            while True:
+                while len(in_flight) < 2 and queued < len(self.buffer) and (
+                        not in_flight or drain or self._full_batch_waits(queued, queued_chars)):
+                    batch = self._next_batch(queued)
+                    weight = sum(chars(event) for event in batch)
+                    rows = [event.to_dict() for event in batch]
+                    saving = asyncio.ensure_future(self.save(self.session_id, rows))
+                    in_flight.append((rows, weight, saving))
+                    queued, queued_chars = queued + len(rows), queued_chars + weight
+                if not in_flight:
+                    break
+                rows, weight, saving = in_flight[0]
+                await saving
+                in_flight.popleft()
+                queued, queued_chars = queued - len(rows), queued_chars - weight
+                del self.buffer[:len(rows)]
+                self.buffer_chars -= weight
+                if len(self.buffer) <= limits.backlog_low and self.buffer_chars <= limits.backlog_chars - limits.batch_chars:
+                    self.resume()
+                # Saved first, shown after (the database is the truth a reloading tab replays).
+                await self.on_saved(rows)
+                if not in_flight and not drain and not self._full_batch_waits():
+                    break
+        finally:
+            for _rows, _weight, saving in in_flight:     # left behind by a failure: finish unobserved
+                saving.add_done_callback(_ignore_outcome)
+        if not self.buffer:
+            self._buffered.clear()
+
+    async def final_flush(self, attempts: int = 5) -> None:
+        """The session is ending: save what is left, trying a few times."""
+        for attempt in range(attempts):
+            try:
+                await self.flush()
+                return
+            except Exception:
+                log.exception("final transcript flush failed (attempt %d)", attempt + 1)
+                await asyncio.sleep(0.2 * (attempt + 1))
+
+
+def _ignore_outcome(future: asyncio.Future[Any]) -> None:
+    """A save left running when its batch's turn failed: it is done again later (idempotent)."""
+    if not future.cancelled():
+        future.exception()
+
+
+def _method(row: dict[str, Any]) -> str:
+    message = row.get("message")
+    method = message.get("method") if isinstance(message, dict) else None
+    return method[:200] if isinstance(method, str) else ""
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def save_events(session_id: int, rows: Rows) -> None:
+    """One transaction: the rows, then the session's event count.
+
+    Multi-row INSERT ... VALUES (...), (...) ON CONFLICT DO NOTHING statements (SQLite and
+    PostgreSQL), not executemany: SQLite's driver releases the GIL around each statement's step
+    and takes it back after, so executemany waited for the event loop's thread once a row (up to
+    its 5 ms switch interval when the loop is busy, as in a flood: ~780 us a row against a busy
+    thread, ~37 us a row with one statement per 500). One statement also steps once, ~40% less
+    time a row without contention. The ORM's bulk_create built a model instance and compiled
+    every field of every row. Idempotent: a batch whose save was interrupted may be saved again.
+    `data` is the row's JSON text, as the JSONField would store it (jsonb on PostgreSQL)."""
+    texts = [jsontext.dumps(row) for row in rows]
+    if connection.vendor == "postgresql":
+        from psycopg.types.json import Jsonb
+        cleaned = [storable_row(row, text) for row, text in zip(rows, texts)]
+        rows, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
+        params: list[Any] = [Jsonb(text, dumps=_same) for text in texts]
+    else:
+        params = texts
+    values: list[Any] = []
+    for row, data in zip(rows, params):
+        values += (session_id, row["seq"], row["t"], row["dir"], _method(row), data)
+    step = INSERT_ROWS * _EVENT_COLUMNS
+    with transaction.atomic(), connection.cursor() as cursor:
+        for start in range(0, len(values), step):
+            part = values[start:start + step]
+            cursor.execute(_insert_events(len(part) // _EVENT_COLUMNS), part)
+        cursor.execute(_COUNT_EVENTS, [rows[-1]["seq"], session_id])    # (the ORM compiled it every batch)
+
+
+# Rows per INSERT statement: 3,000 parameters, under SQLite's and PostgreSQL's limits.
+INSERT_ROWS = 500
+_EVENT_COLUMNS = 6
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_events(count: int) -> str:
+    """The INSERT of `count` rows (cached: a flood's batches are mostly of one size)."""
+    return (f"INSERT INTO {Event._meta.db_table} (session_id, seq, t, dir, method, data) VALUES "
+            + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * count)
+            + " ON CONFLICT (session_id, seq) DO NOTHING")
+
+
+_COUNT_EVENTS = f"UPDATE {Session._meta.db_table} SET event_count = %s WHERE id = %s"

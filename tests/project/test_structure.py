@@ -1,0 +1,129 @@
+"""The shape of the code, checked: no import cycle anywhere in playground/ (module- or
+function-level: a lazy import hides a cycle, it does not remove it), none between the Django
+apps, and features that plug in without reaching into the worker or the consumer."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from playground.sessions.features import FEATURES
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "playground"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """Modules of playground/ that `name` imports, at any level (TYPE_CHECKING blocks excluded:
+    they never run)."""
+    tree = ast.parse(path.read_text())
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(n) for branch in node.body for n in ast.walk(branch)}
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        found |= {t for t in targets if t in modules and t != name}
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name: _imports(name, path, modules) for name, path in modules.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return out
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_of_playground_imports_itself_through_others():
+    assert _cycles(_graph()) == []
+
+
+def test_no_two_apps_import_each_other():
+    """At app level (playground.sessions, playground.oauth, ...): a cycle there ties two apps
+    into one, whatever the modules say."""
+    apps: dict[str, set[str]] = {}
+    for module, targets in _graph().items():
+        app = ".".join(module.split(".")[:2])
+        apps.setdefault(app, set()).update(".".join(t.split(".")[:2]) for t in targets)
+    for app, targets in apps.items():
+        targets.discard(app)
+    assert _cycles(apps) == []
+
+
+def test_features_never_reach_into_the_worker_or_the_consumer():
+    graph = _graph()
+    features = [m for m in graph if m.startswith("playground.sessions.features")]
+    assert len(features) > len(FEATURES)
+    forbidden = {"playground.sessions.worker", "playground.sessions.consumers", "playground.sessions.views"}
+    assert {m: graph[m] & forbidden for m in features if graph[m] & forbidden} == {}
+
+
+def test_every_action_and_command_belongs_to_one_feature():
+    """Two features taking one action (or one command) would silently shadow each other."""
+    from playground.sessions.consumers import _ACTIONS
+    from playground.sessions.worker import CALLS, SessionWorker
+
+    actions = [a for f in FEATURES for a in f.actions]
+    commands = [c for f in FEATURES for c in f.actions | f.commands]
+    assert len(actions) == len(set(actions)) and not set(actions) & set(_ACTIONS)
+    assert len(commands) == len(set(commands)) and not set(commands) & (CALLS | set(SessionWorker._core))
+    assert len({f.name for f in FEATURES}) == len(FEATURES)

@@ -1,0 +1,74 @@
+"""A `SessionContext` and a `TabContext` for testing one feature alone (features/context.py):
+what it publishes, replies and spawns is recorded; its client is whatever the test gives."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+from playground.mcp.config import ServerConfig
+from playground.mcp.events import Tap
+from playground.sessions.features import BY_NAME
+from playground.sessions.protocol import Catalogue
+
+
+class FakeSession:
+    def __init__(self, client: Any = None, catalogue: Catalogue | None = None) -> None:
+        self.session_id = 1
+        self.config = ServerConfig(transport="stdio", command="unused")
+        self.tap = Tap()
+        self.client = client
+        self.catalogue = catalogue or {}
+        self.published: list[tuple[str, dict[str, Any]]] = []
+        self.replies: list[tuple[str, str, dict[str, Any]]] = []
+        self.tasks: list[asyncio.Task[Any]] = []
+        self.refreshes = 0
+        self.features: dict[str, Any] = {}
+
+    async def publish(self, feature: str, event: dict[str, Any]) -> None:
+        self.published.append((feature, event))
+
+    async def reply(self, channel: str, feature: str, event: dict[str, Any]) -> None:
+        self.replies.append((channel, feature, event))
+
+    def spawn(self, name: str, coro: Coroutine[Any, Any, Any]) -> None:
+        self.tasks.append(asyncio.get_running_loop().create_task(coro, name=name))
+
+    async def settle(self) -> None:
+        """Wait for every spawned task (and those they spawn)."""
+        while pending := [t for t in self.tasks if not t.done()]:
+            await asyncio.wait(pending)
+
+    async def refresh_catalogue(self) -> None:
+        self.refreshes += 1
+
+    def set_request_timeout(self, seconds: float) -> None:
+        self.config.timeout = seconds
+
+    def feature(self, name: str) -> Any:
+        return self.features.get(name)
+
+    def add(self, name: str, options: dict[str, Any] | None = None) -> Any:
+        """Install the registered feature `name` in this session."""
+        self.features[name] = BY_NAME[name](self, options)
+        return self.features[name]
+
+
+class FakeTab:
+    def __init__(self, catalogue: Catalogue | None = None) -> None:
+        self.session_id = 1
+        self.channel_name = "tab-1"
+        self.catalogue = catalogue or {}
+        self.sent: list[str] = []
+        self.cards: set[str] = set()
+
+    async def send_html(self, html: str) -> None:
+        self.sent.append(html)
+
+    def first_time(self, card: str) -> bool:
+        new = card not in self.cards
+        self.cards.add(card)
+        return new
+
+    def forget(self, card: str) -> None:
+        self.cards.discard(card)
