@@ -199,3 +199,23 @@ async def test_feed_shows_every_notification_but_log_messages_and_replays_the_re
     replay = feed.snapshot()[0]["event"]["html"]
     assert 'hx-swap-oob="innerHTML"' in replay and "r://0" in replay and "r://29" in replay
     await feed.stop()
+
+
+async def test_counts_tally_notifications_by_method_busiest_first_and_bound_what_a_server_invents():
+    from playground.sessions.features import counts as counts_module
+
+    session = FakeSession(FakeClient())
+    counts = session.add("counts")
+    for method in ["notifications/message"] * 3 + ["notifications/<b>odd</b>"] + ["notifications/progress"] * 2:
+        counts.on_notification({"method": method})
+    table = counts.snapshot()[0]["event"]["html"]
+    rows = [(m, int(n)) for m, n in __import__("re").findall(r"<tr><td><code>(.*?)</code></td><td class=\"num\">(\d+)", table)]
+    assert rows == [("notifications/message", 3), ("notifications/progress", 2), ("notifications/&lt;b&gt;odd&lt;/b&gt;", 1)]
+    for i in range(counts_module.METHODS_KEPT + 50):
+        counts.on_notification({"method": f"x/{i}"})
+    assert len(counts.counts) == counts_module.METHODS_KEPT + 1 and counts.counts[counts_module.OTHER] >= 50
+    while not session.published:          # one update for the whole burst, on the feature's timer
+        await asyncio.sleep(0.05)
+    await session.settle()
+    assert len(session.published) == 1
+    await counts.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .auto_refresh import AutoRefresh
 from .base import ALL, Feature
 from .completion import Completion
+from .counts import NotificationCounts
 from .feed import Feed
 from .input_rounds import InputRounds
 from .listen import Listen
@@ -20,8 +21,8 @@ from .subscriptions import Subscriptions
 from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
-    AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, Roots, Completion, InputRounds, ServerRequests,
-    Authorization,
+    AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
+    ServerRequests, Authorization,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

@@ -1,0 +1,47 @@
+"""Notification counts: how many of each method the server sent this session, busiest first.
+A summary the Notifications panel cannot give once a flood scrolled it away."""
+from __future__ import annotations
+
+import asyncio
+import collections
+from typing import Any
+
+from ..html import oob
+from ..protocol import FeatureEvent
+from .base import ALL, Feature, render
+
+UPDATE_EVERY = 0.25          # seconds: the table reaches the page at most this often
+METHODS_KEPT = 100           # distinct methods counted by name; a server inventing more is counted as "other"
+OTHER = "(other methods)"
+
+
+class NotificationCounts(Feature):
+    name = "counts"
+    notifications = ALL
+    panel_template = "sessions/features/counts_panel.html"
+
+    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+        super().__init__(ctx, options)
+        self.counts: collections.Counter[str] = collections.Counter()
+        self._update: asyncio.TimerHandle | None = None
+
+    def on_notification(self, message: dict[str, Any]) -> None:
+        method = message["method"][:200]
+        self.counts[method if method in self.counts or len(self.counts) < METHODS_KEPT else OTHER] += 1
+        if self._update is None:
+            self._update = asyncio.get_running_loop().call_later(UPDATE_EVERY, self._send_update)
+
+    def _send_update(self) -> None:
+        self._update = None
+        self.ctx.spawn("counts-update", self.publish(self._state()))
+
+    def _state(self) -> dict[str, Any]:
+        return {"html": oob("notification-counts", "outerHTML", render(
+            "sessions/features/counts_table.html", {"counts": self.counts.most_common()}))}
+
+    def snapshot(self) -> list[FeatureEvent]:
+        return [self.event(self._state())]
+
+    async def stop(self) -> None:
+        if self._update is not None:
+            self._update.cancel()
