@@ -15,7 +15,7 @@ from playground.mcp.transports.base import HttpStatusError, SessionExpired, Tran
 from playground.mcp.transports.http_common import (SseParser, encode_header_value, modern_headers, param_headers,
                                                    shown_url, validate_x_mcp_header)
 from playground.mcp.transports.sse import SseTransport
-from playground.mcp.transports import streamable_http
+from playground.mcp.transports import http_base
 from playground.mcp.transports.streamable_http import StreamableHttpTransport
 
 from .http_peers import (INITIALIZED, ROOT, FaultServer, Recorder, Request, free_port, head, initialize,
@@ -404,7 +404,7 @@ async def test_wrong_content_type_is_recorded_and_fails_the_request() -> None:
 
 
 async def test_a_body_over_the_frame_limit_is_recorded_cut_and_fails_the_request(monkeypatch) -> None:
-    monkeypatch.setattr(streamable_http, "MAX_FRAME", 1000)
+    monkeypatch.setattr(http_base, "MAX_FRAME", 1000)
 
     async def huge(req: Request, w: asyncio.StreamWriter) -> None:
         w.write(head("200 OK", "application/json") + b'{"jsonrpc":"2.0","id":1,"result":"' + b"a" * 5000 + b'"}')
