@@ -159,6 +159,10 @@ class Tap:
         except (ValueError, RecursionError) as exc:
             parse_error = str(exc)
         problems = jsonrpc.problems(message) if parse_error is None else None
+        if parse_error is None and jsontext.too_deep(message, text):
+            message = jsontext.cut_deep(message)
+            problems = [*(problems or []), f"nested deeper than {jsontext.MAX_DEPTH} levels: the parsed message "
+                        "is cut there (what the client and the page use); the raw text is whole"]
         if facts:
             given = facts.pop("problems", None)
             if given:

@@ -68,3 +68,54 @@ def pretty(value: Any, raw: str = "") -> str:
         except (orjson.JSONEncodeError, TypeError):
             pass
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+# Deeper than this, a parsed message is cut: Python's own encoder, deepcopy (the in-memory
+# channel layer), msgpack (Redis) and every recursive walk of the app give up somewhere between
+# 300 and 1,000 levels, and a server can send 1,800 (json reads that deep). No real message
+# comes near it; the raw text keeps everything.
+MAX_DEPTH = 200
+CUT = f"… (nested deeper than {MAX_DEPTH} levels: cut here; the raw frame has the rest)"
+
+
+def too_deep(value: Any, text: str | bytes) -> bool:
+    """Whether `value` (parsed from `text`) nests deeper than MAX_DEPTH. Decided from the text
+    alone for almost every frame (it needs that many brackets): two scans in C."""
+    if isinstance(text, str):
+        brackets = text.count("[") + text.count("{")
+    else:
+        brackets = text.count(b"[") + text.count(b"{")
+    if brackets <= MAX_DEPTH:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth >= MAX_DEPTH:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def cut_deep(value: Any) -> Any:
+    """A copy of `value` whose containers below MAX_DEPTH levels are replaced by CUT (iterative:
+    no recursion limit applies)."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]      # (item, parent, key, depth)
+    while stack:
+        item, parent, key, depth = stack.pop()
+        if isinstance(item, (dict, list)) and depth >= MAX_DEPTH:
+            parent[key] = CUT
+        elif isinstance(item, dict):
+            copy: dict[str, Any] = {}
+            parent[key] = copy
+            stack.extend((v, copy, k, depth + 1) for k, v in item.items())
+        elif isinstance(item, list):
+            items: list[Any] = [None] * len(item)
+            parent[key] = items
+            stack.extend((v, items, i, depth + 1) for i, v in enumerate(item))
+        else:
+            parent[key] = item
+    return root[0]

@@ -189,8 +189,10 @@ def save_events(session_id: int, rows: Rows) -> None:
     thread, ~37 us a row with one statement per 500). One statement also steps once, ~40% less
     time a row without contention. The ORM's bulk_create built a model instance and compiled
     every field of every row. Idempotent: a batch whose save was interrupted may be saved again.
-    `data` is the row's JSON text, as the JSONField would store it (jsonb on PostgreSQL)."""
-    texts = [jsontext.dumps(row) for row in rows]
+    `data` is the row's JSON text, as the JSONField would store it (jsonb on PostgreSQL).
+    A row that cannot be encoded is saved as `encodable` makes it: one frame never stops a batch."""
+    encoded = [_encoded(row) for row in rows]
+    rows, texts = [row for row, _ in encoded], [text for _, text in encoded]
     if connection.vendor == "postgresql":
         from psycopg.types.json import Jsonb
         cleaned = [storable_row(row, text) for row, text in zip(rows, texts)]
@@ -207,6 +209,32 @@ def save_events(session_id: int, rows: Rows) -> None:
             part = values[start:start + step]
             cursor.execute(_insert_events(len(part) // _EVENT_COLUMNS), part)
         cursor.execute(_COUNT_EVENTS, [rows[-1]["seq"], session_id])    # (the ORM compiled it every batch)
+
+
+def _encoded(row: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    try:
+        return row, jsontext.dumps(row)
+    except (RecursionError, ValueError, TypeError) as exc:
+        kept = encodable(row, exc)
+        return kept, jsontext.dumps(kept)
+
+
+def encodable(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+    """`row` without the parts that cannot be encoded (a parsed message nested deeper than any
+    encoder goes: 1,800 levels), a problem saying so: the raw text, recorded as it came, stays."""
+    reason = "nested too deep" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"[:200]
+    kept: dict[str, Any] = {}
+    for key, value in row.items():
+        try:
+            jsontext.dumps(value)
+        except (RecursionError, ValueError, TypeError):
+            continue
+        kept[key] = value
+    if "message" in row:
+        kept["message"] = None
+    problems = kept.get("problems") if isinstance(kept.get("problems"), list) else []
+    kept["problems"] = [*problems, f"stored from its raw text: the parsed frame could not be encoded again ({reason})"]
+    return kept
 
 
 # Rows per INSERT statement: 3,000 parameters, under SQLite's and PostgreSQL's limits.

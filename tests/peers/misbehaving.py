@@ -5,7 +5,7 @@ Raw stdio on purpose: the faults (garbage, invalid UTF-8, half a frame, duplicat
 50 MB line, 100,000 notifications, NUL and unpaired surrogate escapes, megabytes of text in
 its name and instructions) are below what an SDK server lets one produce.
 
-    python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge
+    python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge|deep [DEPTH]
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ OUT = sys.stdout.buffer
 FLOOD = int(sys.argv[2]) if MODE == "flood" and len(sys.argv) > 2 else 100_000     # flood [COUNT]
 STDERR_FLOOD = 20_000
 HUGE = "x" * 3_000_000          # megabytes of text where a page shows a line or two
+DEPTH = int(sys.argv[2]) if MODE == "deep" and len(sys.argv) > 2 else 1800       # deep [DEPTH]
 
 
 def write(obj_or_bytes: object) -> None:
@@ -75,6 +76,15 @@ def misbehave(rid: object) -> None:
     elif MODE == "huge":
         write({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": HUGE}})
         write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "failed: " + HUGE}})
+    elif MODE == "deep":
+        # JSON nested DEPTH levels: a log message, then the result (nested too when a parser can
+        # read it at all), then a plain notification that must be saved after them.
+        nest = b"[" * DEPTH + b"]" * DEPTH
+        write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":' + nest + b"}}")
+        meta = nest if DEPTH <= 5000 else b"0"
+        write(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"deep done"}],'
+              b'"structuredContent":{"deep":%s}}}' % (json.dumps(rid).encode(), meta))
+        write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after deep"}}')
     elif MODE == "endless":
         i = 0
         while True:                            # until killed

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from channels.db import database_sync_to_async
 
+from playground.mcp import jsontext
 from playground.sessions import lines
 from playground.sessions.live import WORKERS
 from playground.sessions.worker import start_session
@@ -99,6 +100,46 @@ def problem(words: str) -> Callable[[Row], bool]:
 
 
 # --- stdio ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("depth", [1800, 100_000])
+async def test_deeply_nested_json_is_saved_from_its_raw_text_and_nothing_after_it_is_lost(depth):
+    """A frame nested deeper than any encoder goes (1,800 levels: json reads it; 100,000: nothing
+    does) is saved with its whole raw text and a problem noted; the call's result reaches the page,
+    and every later event is saved."""
+    user, srv = await make_user_and_server(name=f"deep{depth}", command=sys.executable,
+                                           args=[MISBEHAVING, "deep", str(depth)])
+    _, rows, seen = await drive(user, srv, until=("<strong>call_tool</strong>", "deep done", "after deep"), alive=True,
+                                clear=problem("nested deeper than 200 levels" if depth < 5000 else "recursion"))
+    deep = next(r for r in rows if r["dir"] == "recv" and "notifications/message" in r["raw"] and "[[[" in r["raw"])
+    assert deep["raw"].count("[") == depth                              # the whole text
+    if depth < 5000:
+        cut = deep["message"]["params"]["data"]
+        for _ in range(197):
+            cut = cut[0]
+        assert cut == [jsontext.CUT]                                    # the parsed form, cut at 200 levels
+    else:
+        assert deep["message"] is None and "recursion" in deep["parse_error"]
+    assert [r["message"]["params"]["data"] for r in rows
+            if r["dir"] == "recv" and (r.get("message") or {}).get("method") == "notifications/message"][-1] == "after deep"
+
+
+def test_a_row_that_cannot_be_encoded_is_saved_from_its_raw_text_with_the_rest_of_its_batch():
+    """The last line of defence, below the tap's cut: save_events stores such a row without its
+    parsed form, says why, and saves the others of the batch."""
+    from playground.transcripts.recorder import save_events
+
+    session = Session.objects.create(server_name="unencodable")
+    deep: Any = []
+    for _ in range(1800):
+        deep = [deep]
+    rows = [{"seq": 1, "t": 0.0, "dir": "recv", "raw": "[[[...]]]", "message": deep, "http": {"status": 200}},
+            {"seq": 2, "t": 0.1, "dir": "recv", "raw": "{}", "message": {}}]
+    save_events(session.pk, rows)
+    saved = list(Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True))
+    assert [r["seq"] for r in saved] == [1, 2] and saved[1] == rows[1]
+    assert saved[0]["message"] is None and saved[0]["raw"] == "[[[...]]]" and saved[0]["http"] == {"status": 200}
+    assert saved[0]["problems"] == ["stored from its raw text: the parsed frame could not be encoded again (nested too deep)"]
+
 
 async def test_garbage_and_partial_lines():
     _, rows, seen = await hostile("garbage", until=("<strong>call_tool</strong>", "done"), alive=True,
