@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -117,23 +118,40 @@ def bind_warning(host: str | None = None) -> str | None:
 
 
 
-class AllowedHostsValidator:
-    """ASGI middleware: refuse a websocket whose Host header is not in ALLOWED_HOSTS.
+class WebsocketOriginValidator:
+    """ASGI middleware for websockets: the Host must be allowed (ALLOWED_HOSTS, the rule Django
+    applies to every HTTP request), and the Origin must be exactly the app's own — the scheme,
+    host and port the page was served from (as the Host says) — or one of
+    PLAYGROUND_TRUSTED_ORIGINS. A page on another local port (a dev server, a page a server's
+    URL elicitation opens) is another origin and gets nothing; so does a missing or `null` Origin.
+    Comparing host names only (Channels' AllowedHostsOriginValidator) let every port in."""
 
-    The Origin check (Channels' AllowedHostsOriginValidator) already stops a rebinding page in
-    a browser; this is the same Host rule Django applies to every HTTP request."""
-
-    def __init__(self, app) -> None:
+    def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def __call__(self, scope, receive, send):
-        from django.http.request import split_domain_port, validate_host
-
-        headers = dict(scope.get("headers") or [])
-        host = headers.get(b"host", b"").decode("latin-1")
-        domain, _port = split_domain_port(host)
-        if scope["type"] == "websocket" and not (domain and validate_host(domain, settings.ALLOWED_HOSTS)):
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
+        if scope["type"] == "websocket" and not websocket_allowed(scope):
             await receive()                                  # the websocket.connect message
-            await send({"type": "websocket.close", "code": 4400})
-            return
+            await send({"type": "websocket.close", "code": 4403})
+            return None
         return await self.app(scope, receive, send)
+
+
+def websocket_allowed(scope: dict[str, Any]) -> bool:
+    from django.http.request import split_domain_port, validate_host
+
+    headers: dict[bytes, bytes] = {}
+    for name, value in scope.get("headers") or []:
+        headers.setdefault(name.lower(), value)              # the first of a repeated header
+    host = headers.get(b"host", b"").decode("latin-1").strip().lower()
+    domain, _port = split_domain_port(host)
+    if not (domain and validate_host(domain, settings.ALLOWED_HOSTS)):
+        return False
+    origin = headers.get(b"origin", b"").decode("latin-1").strip().lower().rstrip("/")
+    scheme = "https" if scope.get("scheme") in ("wss", "https") else "http"
+    own = {f"{scheme}://{host}"}
+    default_port = ":443" if scheme == "https" else ":80"
+    if host.endswith(default_port):
+        own.add(f"{scheme}://{host[: -len(default_port)]}")
+    trusted = {o.strip().lower().rstrip("/") for o in settings.PLAYGROUND_TRUSTED_ORIGINS}
+    return bool(origin) and origin != "null" and (origin in own or origin in trusted)

@@ -21,6 +21,9 @@ SECRET_KEY = os.environ.get("PLAYGROUND_SECRET_KEY") or os.environ.get("DJANGO_S
 DEBUG = env_bool("PLAYGROUND_DEBUG", False)
 ALLOWED_HOSTS = env_list("PLAYGROUND_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("PLAYGROUND_CSRF_TRUSTED_ORIGINS")
+# Origins besides the app's own (scheme, host and port of the page) whose pages may open the
+# session websocket, e.g. https://playground.example.org behind a TLS proxy.
+PLAYGROUND_TRUSTED_ORIGINS = env_list("PLAYGROUND_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "daphne",

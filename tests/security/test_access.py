@@ -137,6 +137,10 @@ async def test_websockets_check_host_and_origin_and_only_serve_owners():
     assert not await attempt(b"evil.example:8000", b"http://127.0.0.1:8000", cookie)     # foreign Host alone
     assert not await attempt(b"127.0.0.1:8000", b"http://evil.example:8000", cookie)     # foreign Origin alone
     assert not await attempt(b"127.0.0.1:8000", None, cookie)                            # no Origin
+    # Another port, scheme or a null Origin is another page: a dev server, a page a server opened.
+    for foreign in (b"http://127.0.0.1:3000", b"http://localhost:8000", b"https://127.0.0.1:8000", b"null",
+                    b"http://127.0.0.1"):
+        assert not await attempt(b"127.0.0.1:8000", foreign, cookie), foreign
     assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")        # anonymous
     other = await database_sync_to_async(_logged_in_cookie)("mallory")
     assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", other)   # someone else
