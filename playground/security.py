@@ -10,6 +10,7 @@ form error) and when a session connects (DNS may have changed; the settings may 
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from typing import Any
 from urllib.parse import urlsplit
@@ -91,10 +92,43 @@ def check_command(command: str) -> None:
                           "(PLAYGROUND_STDIO_COMMANDS).")
 
 
+# Variables that change what a program runs or loads: with an allow-list of commands, a server's
+# settings may not set them (PATH would pick another `npx`, LD_PRELOAD or NODE_OPTIONS load code).
+RUN_CHANGING = frozenset({"PATH", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
+                          "NODE_OPTIONS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH",
+                          "GCONV_PATH", "IFS", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "GIT_SSH_COMMAND",
+                          "NPM_CONFIG_NODE_OPTIONS", "UV_PYTHON", "PYENV_VERSION", "HOME"})
+RUN_CHANGING_PREFIXES = ("LD_", "DYLD_", "PYTHON", "BASH_FUNC_", "NPM_CONFIG_", "UV_", "DENO_")
+
+
+def check_stdio(command: str, env: dict[str, str] | None = None, cwd: str | None = None) -> None:
+    """A stdio server's settings, wherever they come from (form, import, admin, connect): the
+    command (check_command) and, while an allow-list is set, nothing that would run another
+    program in its place: no variable that changes what runs, no working directory holding a
+    program of the command's name (a PATH with a relative entry would pick it)."""
+    check_command(command)
+    if not settings.PLAYGROUND_STDIO_COMMANDS:
+        return
+    refused = sorted(name for name in env or {} if name.upper() in RUN_CHANGING
+                     or name.upper().startswith(RUN_CHANGING_PREFIXES))
+    if refused:
+        raise PolicyError(f"With an allow-list of commands (PLAYGROUND_STDIO_COMMANDS), a server may not set "
+                          f"{', '.join(refused)}: it would change which program runs.")
+    if cwd and os.sep not in command and os.path.exists(os.path.join(cwd, command)):
+        raise PolicyError(f"The working directory {cwd!r} holds a file named {command!r}: with an allow-list of "
+                          "commands, it may not (it could run instead of the allowed one).")
+
+
+def check_stdio_user(user: Any) -> None:
+    """PLAYGROUND_STDIO_USERS=staff: only staff may save or start stdio servers."""
+    if settings.PLAYGROUND_STDIO_USERS == "staff" and not (user is not None and getattr(user, "is_staff", False)):
+        raise PolicyError("Only staff may save or start stdio servers here (PLAYGROUND_STDIO_USERS=staff).")
+
+
 def check_config(config: ServerConfig) -> None:
     """At connect time, before anything starts (the HTTP address check is the NetGuard's)."""
     if config.transport == "stdio":
-        check_command(config.command)
+        check_stdio(config.command, config.env, config.cwd)
 
 
 def is_loopback_bind(host: str) -> bool:

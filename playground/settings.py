@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -149,6 +151,10 @@ PLAYGROUND_PAGE_KEEP_LINES = int(os.environ.get("PLAYGROUND_PAGE_KEEP_LINES", "5
 # Hosted mode (see playground/security.py). stdio servers run commands on this machine.
 PLAYGROUND_ALLOW_STDIO = env_bool("PLAYGROUND_ALLOW_STDIO", True)
 PLAYGROUND_STDIO_COMMANDS = env_list("PLAYGROUND_STDIO_COMMANDS")          # empty: any command
+# Who may save or start stdio servers: "all" logged-in users (single-user local use) or "staff".
+PLAYGROUND_STDIO_USERS = os.environ.get("PLAYGROUND_STDIO_USERS", "all").strip().lower()
+if PLAYGROUND_STDIO_USERS not in ("all", "staff"):
+    raise ImproperlyConfigured(f"PLAYGROUND_STDIO_USERS must be 'all' or 'staff', not {PLAYGROUND_STDIO_USERS!r}")
 # HTTP targets: loopback is the main use of a local tool; private, link-local and cloud
 # metadata addresses are refused unless allowed (checked on save and on every connection).
 PLAYGROUND_HTTP_ALLOW_LOOPBACK = env_bool("PLAYGROUND_HTTP_ALLOW_LOOPBACK", True)

@@ -62,6 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="environment variable for a stdio server (repeatable)")
     parser.add_argument("--cwd", help="working directory for a stdio server")
+    parser.add_argument("--inherit-env", action="store_true",
+                        help="start a stdio server with this process's whole environment (default: HOME, LOGNAME, "
+                             "PATH, SHELL, TERM, USER and the --env variables only)")
     parser.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds (default 60)")
     parser.add_argument("--jsonl", action="store_true", help="print the transcript as JSON lines")
     parser.add_argument("--transcript", metavar="FILE", help="also write the transcript as JSON lines to FILE")
@@ -128,7 +131,8 @@ def config_from_args(ns: argparse.Namespace) -> ServerConfig:
         return ServerConfig(transport=ns.transport, url=ns.url, headers=_pairs(ns.header, ":", "--header"),
                             era=ns.era, timeout=ns.timeout, protocol_version=ns.protocol_version)
     return ServerConfig(transport="stdio", command=command[0], args=command[1:], env=_pairs(ns.env, "=", "--env"),
-                        cwd=ns.cwd, era=ns.era, timeout=ns.timeout, protocol_version=ns.protocol_version)
+                        cwd=ns.cwd, inherit_env=ns.inherit_env, era=ns.era, timeout=ns.timeout,
+                        protocol_version=ns.protocol_version)
 
 
 def responder_from_args(ns: argparse.Namespace) -> StaticResponder:

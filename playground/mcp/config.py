@@ -15,8 +15,9 @@ class ServerConfig:
     transport: TransportName = "stdio"
     command: str = ""
     args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)       # merged onto the inherited environment
+    env: dict[str, str] = field(default_factory=dict)       # merged onto the default environment
     cwd: str | None = None
+    inherit_env: bool = False       # start with this process's whole environment (environment.py)
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     era: Era = "legacy"

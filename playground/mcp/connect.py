@@ -36,7 +36,8 @@ def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None,
         from .transports.stdio import StdioTransport
         if not config.command:
             raise ConnectError("stdio server has no command")
-        return StdioTransport(tap, config.command, list(config.args), dict(config.env), config.cwd)
+        return StdioTransport(tap, config.command, list(config.args), dict(config.env), config.cwd,
+                              inherit_env=config.inherit_env)
     if not config.url:
         raise ConnectError(f"{kind} server has no URL")
     if kind == "sse":

@@ -30,6 +30,18 @@ def mask_value(value: str) -> str:
     return MASK
 
 
+def mask_env(env: Mapping[str, str]) -> dict[str, str]:
+    """Environment values shown on pages and in forms: secret-looking names (TOKEN, API_KEY, …) masked."""
+    return {k: (mask_value(v) if v and is_secret_name(k) else v) for k, v in env.items()}
+
+
+def unmask(posted: Mapping[str, str], stored: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
+    """A form's values, where a value posted back exactly as it was shown masked keeps the stored
+    one (the form never prints a secret, and saving it unchanged must not replace it by the mask)."""
+    return {k: (stored[k] if k in stored and k in shown and v == shown[k] and shown[k] != stored[k] else v)
+            for k, v in posted.items()}
+
+
 def mask_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]],
                  extra_secrets: Iterable[str] = ()) -> dict[str, str]:
     """Headers as a dict with secret values masked; SHOWN_HEADERS are shown (no credential in them)."""

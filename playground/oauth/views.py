@@ -6,10 +6,10 @@ from channels.layers import get_channel_layer
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from playground.registry.models import Server
+from playground.registry.services import own_server
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
 
@@ -23,7 +23,7 @@ CALLBACK_PARAMS = ("code", "state", "iss", "error", "error_description", "error_
 
 @login_required
 def server_settings(request: HttpRequest, pk: int) -> HttpResponse:
-    server = get_object_or_404(Server, pk=pk)
+    server = own_server(request.user, pk)
     auth = ServerAuth.objects.filter(server=server).first()
     form = ServerAuthForm(request.POST or None, initial=ServerAuthForm.initial_for(auth))
     if request.method == "POST" and form.is_valid():
@@ -41,7 +41,7 @@ def server_settings(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def forget(request: HttpRequest, pk: int) -> HttpResponse:
     """Forget every stored registration and token of a server."""
-    server = get_object_or_404(Server, pk=pk)
+    server = own_server(request.user, pk)
     server.oauth_records.all().delete()
     messages.success(request, "Stored OAuth clients and tokens forgotten.")
     return redirect("oauth:settings", pk=server.pk)

@@ -5,6 +5,7 @@ from django import forms
 
 from playground import security
 from playground.mcp.client import LEGACY_VERSIONS, MODERN_VERSIONS
+from playground.mcp.secrets import mask_env, mask_headers, unmask
 
 from . import interchange
 from .models import Server
@@ -23,14 +24,20 @@ class ServerForm(forms.ModelForm):
                            help_text="One argument per line.")
     env = forms.CharField(label="Environment", required=False,
                           widget=forms.Textarea(attrs={**_MONO, "rows": 3}),
-                          help_text="One NAME=value per line, added to the inherited environment.")
+                          help_text="One NAME=value per line, added to the default environment (HOME, LOGNAME, "
+                                    "PATH, SHELL, TERM, USER). Secret values show masked: leave them as they are "
+                                    "to keep them.")
+    inherit_env = forms.BooleanField(label="Inherit the playground's environment", required=False,
+                                     help_text="Start the server with every variable of the playground's process, "
+                                               "its own secrets included. Off: the default environment only.")
     cwd = forms.CharField(label="Working directory", required=False, max_length=1000,
                           widget=forms.TextInput(attrs=_MONO))
     url = forms.CharField(label="URL", required=False, max_length=2000,
                           widget=forms.TextInput(attrs={**_MONO, "placeholder": "http://127.0.0.1:3000/mcp"}))
     headers = forms.CharField(label="Headers", required=False,
                               widget=forms.Textarea(attrs={**_MONO, "rows": 3}),
-                              help_text="One Name: value per line, e.g. Authorization: Bearer …")
+                              help_text="One Name: value per line, e.g. Authorization: Bearer …. Secret values "
+                                        "show masked: leave them as they are to keep them.")
     roots = forms.CharField(label="Roots", required=False,
                             widget=forms.Textarea(attrs={**_MONO, "rows": 2}),
                             help_text="Answers to the server's roots/list: one URI per line, optionally a name "
@@ -46,21 +53,30 @@ class ServerForm(forms.ModelForm):
 
     class Meta:
         model = Server
-        fields = ["name", "transport", "command", "args", "env", "cwd", "url", "headers", "roots", "era",
-                  "protocol_version"]
+        fields = ["name", "transport", "command", "args", "env", "inherit_env", "cwd", "url", "headers", "roots",
+                  "era", "protocol_version"]
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, user=None, **kwargs) -> None:
+        """`user`: who saves it (the owner of a new server; PLAYGROUND_STDIO_USERS applies to them)."""
         super().__init__(*args, **kwargs)
+        self.user = user
+        # Secrets are never printed back: shown masked, and a mask posted back keeps the stored value.
+        self.stored_env, self.stored_headers = dict(self.instance.env or {}), dict(self.instance.headers or {})
+        self.shown_env, self.shown_headers = mask_env(self.stored_env), mask_headers(self.stored_headers)
         if self.instance.pk and not self.is_bound:
             self.initial["args"] = interchange.format_arg_lines(self.instance.args)
-            self.initial["env"] = interchange.format_env_lines(self.instance.env)
-            self.initial["headers"] = interchange.format_header_lines(self.instance.headers)
+            self.initial["env"] = interchange.format_env_lines(self.shown_env)
+            self.initial["headers"] = interchange.format_header_lines(self.shown_headers)
             self.initial["roots"] = interchange.format_root_lines(self.instance.roots)
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
         if not name:
             raise forms.ValidationError("A server needs a name.")
+        owner = self.instance.owner if self.instance.pk else self.user
+        taken = Server.objects.filter(owner=owner, name=name).exclude(pk=self.instance.pk)
+        if taken.exists():
+            raise forms.ValidationError("You already have a server with this name.")
         return name
 
     def clean_command(self) -> str:
@@ -77,13 +93,14 @@ class ServerForm(forms.ModelForm):
 
     def clean_env(self) -> dict[str, str]:
         try:
-            return interchange.parse_env_lines(self.cleaned_data["env"])
+            return unmask(interchange.parse_env_lines(self.cleaned_data["env"]), self.stored_env, self.shown_env)
         except ValueError as exc:
             raise forms.ValidationError(exc.args[0]) from None
 
     def clean_headers(self) -> dict[str, str]:
         try:
-            return interchange.parse_header_lines(self.cleaned_data["headers"])
+            return unmask(interchange.parse_header_lines(self.cleaned_data["headers"]), self.stored_headers,
+                          self.shown_headers)
         except ValueError as exc:
             raise forms.ValidationError(exc.args[0]) from None
 
@@ -101,7 +118,8 @@ class ServerForm(forms.ModelForm):
                 self.add_error("command", "A stdio server needs a command.")
             else:
                 try:
-                    security.check_command(data["command"])
+                    security.check_stdio_user(self.user)
+                    security.check_stdio(data["command"], data.get("env"), data.get("cwd"))
                 except security.PolicyError as exc:
                     self.add_error("command", str(exc))
         elif transport in (Server.Transport.HTTP, Server.Transport.SSE, Server.Transport.AUTO):

@@ -27,12 +27,15 @@ class Server(models.Model):
         AUTO = "auto", "Auto"
         MODERN = "modern", "Modern"
 
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200)
     transport = models.CharField(max_length=10, choices=Transport.choices, default=Transport.STDIO)
     command = models.CharField(max_length=1000, blank=True)
     args = models.JSONField(default=list, blank=True)
     env = models.JSONField(default=dict, blank=True)
     cwd = models.CharField(max_length=1000, blank=True)
+    # Start with the playground's whole environment (its secrets included) instead of the small
+    # default one (HOME, LOGNAME, PATH, SHELL, TERM, USER): an explicit choice per server.
+    inherit_env = models.BooleanField(default=False)
     url = models.CharField(max_length=2000, blank=True)
     headers = models.JSONField(default=dict, blank=True)
     era = models.CharField(max_length=10, choices=Era.choices, default=Era.LEGACY)
@@ -47,6 +50,8 @@ class Server(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # Names are each user's own: another user's server names are not even revealed by a clash.
+        constraints = [models.UniqueConstraint(fields=["owner", "name"], name="unique_server_name_per_owner")]
 
     def __str__(self) -> str:
         return self.name
@@ -66,6 +71,7 @@ class Server(models.Model):
             args=[str(a) for a in (self.args or [])],
             env={str(k): str(v) for k, v in (self.env or {}).items()},
             cwd=self.cwd or None,
+            inherit_env=self.inherit_env,
             url=self.url,
             headers={str(k): str(v) for k, v in (self.headers or {}).items()},
             era=self.era,  # type: ignore[arg-type]

@@ -6,29 +6,30 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.db.models import Max
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.text import slugify
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from playground.mcp.secrets import MASK, is_secret_name, mask_headers
+from playground.mcp.secrets import mask_env, mask_headers
+from playground.mcp.transports.http_common import shown_url
 
 from . import interchange
 from .forms import ImportForm, ServerForm
 from .models import LoginToken, Server
-from .services import entry_from_server, import_servers
+from .services import entry_from_server, import_servers, own_server
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    servers = Server.objects.annotate(last_session_at=Max("sessions__started_at"))
+    servers = Server.objects.filter(owner=request.user).annotate(last_session_at=Max("sessions__started_at"))
     return render(request, "registry/home.html", {"servers": servers})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def add(request: HttpRequest) -> HttpResponse:
-    form = ServerForm(request.POST or None)
+    form = ServerForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         server = form.save(commit=False)
         server.owner = request.user
@@ -41,11 +42,11 @@ def add(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
-    server = get_object_or_404(Server, pk=pk)
+    server = own_server(request.user, pk)
     # Compared as parsed lists: the form's changed_data said "changed" on every save (the initial
     # value is the stored list, the posted one lines of text), so any edit told live sessions.
     roots_before = list(server.roots or [])
-    form = ServerForm(request.POST or None, instance=server)
+    form = ServerForm(request.POST or None, instance=server, user=request.user)
     if request.method == "POST" and form.is_valid():
         form.save()
         if list(server.roots or []) != roots_before:
@@ -68,7 +69,7 @@ def tell_live_sessions_roots(server: Server) -> None:
 @login_required
 @require_http_methods(["GET", "POST"])
 def delete(request: HttpRequest, pk: int) -> HttpResponse:
-    server = get_object_or_404(Server, pk=pk)
+    server = own_server(request.user, pk)
     if request.method == "POST":
         name = server.name
         server.delete()
@@ -77,17 +78,13 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "registry/delete.html", {"server": server})
 
 
-def masked_env(env: dict[str, str]) -> dict[str, str]:
-    """Env values shown on pages: secret-looking names (TOKEN, API_KEY, …) are masked."""
-    return {k: (MASK if v and is_secret_name(k) else v) for k, v in (env or {}).items()}
-
-
 @login_required
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
-    server = get_object_or_404(Server, pk=pk)
+    server = own_server(request.user, pk)
     return render(request, "registry/detail.html", {
         "server": server,
-        "env_shown": masked_env(server.env),
+        "url_shown": shown_url(server.url) if server.url else "",
+        "env_shown": mask_env(server.env or {}),
         "headers_shown": mask_headers(server.headers or {}),
     })
 
@@ -122,12 +119,12 @@ def _export_response(servers: list[Server], fmt: str, filename: str) -> HttpResp
 def export_all(request: HttpRequest) -> HttpResponse:
     fmt = request.GET.get("format", "")
     name = "mcp.json" if fmt == "vscode" else "mcp-servers.json"
-    return _export_response(list(Server.objects.all()), fmt, name)
+    return _export_response(list(Server.objects.filter(owner=request.user)), fmt, name)
 
 
 @login_required
 def export_one(request: HttpRequest, pk: int) -> HttpResponse:
-    server = get_object_or_404(Server, pk=pk)
+    server = own_server(request.user, pk)
     fmt = request.GET.get("format", "")
     slug = slugify(server.name) or f"server-{server.pk}"
     suffix = "-vscode" if fmt == "vscode" else ""

@@ -9,6 +9,7 @@ from typing import Any
 import uritemplate
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -18,7 +19,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from playground.mcp.secrets import Redactor
-from playground.registry.models import Server
+from playground import security
+from playground.registry.services import own_server
 from playground.schemaforms import render_form
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session, ShareLink
@@ -41,7 +43,13 @@ async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
     user = await request.auser()
     if not user.is_authenticated:
         return redirect(f"{reverse('login')}?next={request.path}")
-    server = await sync_to_async(get_object_or_404)(Server, pk=server_pk)
+    server = await sync_to_async(own_server)(user, server_pk)
+    if server.is_stdio:
+        try:
+            security.check_stdio_user(user)
+        except security.PolicyError as exc:
+            await sync_to_async(messages.error)(request, str(exc))
+            return redirect("registry:detail", pk=server.pk)
     session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
     return redirect("sessions:detail", pk=session.pk)
 

@@ -65,8 +65,8 @@ class Session(models.Model):
         return Redactor([*(self.secret_values or []), *(self.oauth_secret_values or [])])
 
     def visible_to(self, user: Any) -> bool:
-        """The owner sees a session (staff see every one, in the admin)."""
-        return bool(user and user.is_authenticated and (self.owner_id in (None, user.pk) or user.is_staff))
+        """Only the owner sees a session on its pages (staff see every one, in the admin only)."""
+        return bool(user and user.is_authenticated and self.owner_id is not None and self.owner_id == user.pk)
 
     def state(self) -> dict[str, Any]:
         """The state strip's facts (sessions.protocol.SessionState)."""

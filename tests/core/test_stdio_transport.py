@@ -435,22 +435,51 @@ async def test_line_longer_than_max_line_is_recorded_cut_and_skipped(make):
     assert after.raw == '{"jsonrpc":"2.0","method":"after"}'
 
 
-async def test_env_is_merged_and_cwd_is_used(make, tmp_path, monkeypatch):
-    monkeypatch.setenv("PLAYGROUND_INHERITED", "from-parent")
-    cmd, args = script(r"""
-        import json, os
-        print(json.dumps({"inherited": os.environ.get("PLAYGROUND_INHERITED"),
-                          "given": os.environ.get("PLAYGROUND_GIVEN"),
-                          "cwd": os.getcwd(), "pgid": os.getpgid(0), "pid": os.getpid()}), flush=True)
-        input()
-    """)
+ENV_PROBE = r"""
+    import json, os
+    print(json.dumps({"env": dict(os.environ), "cwd": os.getcwd(), "pgid": os.getpgid(0), "pid": os.getpid()}),
+          flush=True)
+    input()
+"""
+
+
+async def test_a_server_gets_only_the_default_environment_and_its_own_variables(make, tmp_path, monkeypatch):
+    """Not the playground's secrets: HOME, LOGNAME, PATH, SHELL, TERM, USER (what the SDKs pass),
+    then the configured variables; and its working directory and own process group."""
+    monkeypatch.setenv("PLAYGROUND_SECRET_KEY", "s3cret-from-the-parent")
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:pw@db/app")
+    monkeypatch.setenv("HOME", "/home/someone")
+    cmd, args = script(ENV_PROBE)
     h = make(cmd, args, env={"PLAYGROUND_GIVEN": "from-config"}, cwd=str(tmp_path))
     await h.transport.start()
     facts = await h.message()
-    assert facts["inherited"] == "from-parent" and facts["given"] == "from-config"
+    env = facts["env"]
+    assert "PLAYGROUND_SECRET_KEY" not in env and "DATABASE_URL" not in env
+    assert env["PLAYGROUND_GIVEN"] == "from-config" and env["HOME"] == "/home/someone"
+    assert set(env) - {"PLAYGROUND_GIVEN", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER",
+                       "LC_CTYPE", "PWD"} == set()       # (Python itself may add LC_CTYPE; a shell PWD)
     assert Path(facts["cwd"]).resolve() == tmp_path.resolve()
     assert facts["pid"] == h.transport.pid and facts["pgid"] == h.transport.pid   # its own group
     assert "PLAYGROUND_GIVEN" not in os.environ   # the parent's environment is untouched
+
+
+async def test_inheriting_the_whole_environment_is_a_choice(make, monkeypatch):
+    monkeypatch.setenv("PLAYGROUND_INHERITED", "from-parent")
+    cmd, args = script(ENV_PROBE)
+    h = make(cmd, args, env={"PLAYGROUND_GIVEN": "from-config"}, inherit_env=True)
+    await h.transport.start()
+    env = (await h.message())["env"]
+    assert env["PLAYGROUND_INHERITED"] == "from-parent" and env["PLAYGROUND_GIVEN"] == "from-config"
+
+
+async def test_the_command_is_found_on_the_playgrounds_path_not_one_the_server_sets(make, tmp_path):
+    """A server's PATH cannot swap the program: `sh` is the one this process would run."""
+    fake = tmp_path / "sh"
+    fake.write_text("#!/bin/cat\n" + '{"jsonrpc":"2.0","method":"impostor"}\n')
+    fake.chmod(0o755)
+    h = make("sh", ["-c", """echo '{"jsonrpc":"2.0","method":"real"}'; cat >/dev/null"""], env={"PATH": str(tmp_path)})
+    await h.transport.start()
+    assert (await h.message())["method"] == "real"
 
 
 async def test_str_frames_are_sent_exactly(make):

@@ -79,7 +79,8 @@ def test_base_layout_sends_csrf_header_to_htmx(browser):
 
 def test_add_form_has_exact_labels_and_options(browser):
     html = browser.get("/servers/add/").content.decode()
-    assert labels(html) == ["Name", "Transport", "Command", "Arguments", "Environment", "Working directory",
+    assert labels(html) == ["Name", "Transport", "Command", "Arguments", "Environment",
+                            "Inherit the playground's environment", "Working directory",
                             "URL", "Headers", "Roots", "Era", "Protocol version"]
     assert options(html, "transport") == ["stdio", "Streamable HTTP", "SSE", "Auto"]
     assert options(html, "era") == ["Legacy", "Auto", "Modern"]
@@ -137,20 +138,30 @@ def test_duplicate_name_refused(browser):
     browser.post("/servers/add/", STDIO_FORM)
     response = browser.post("/servers/add/", STDIO_FORM)
     assert response.status_code == 200
-    assert "Server with this Name already exists." in response.content.decode()
+    assert "You already have a server with this name." in response.content.decode()
     assert Server.objects.count() == 1
 
 
-def test_edit_shows_values_unmasked_and_saves(browser):
-    browser.post("/servers/add/", STDIO_FORM)
+def test_edit_masks_secrets_and_an_unchanged_mask_keeps_them(browser):
+    browser.post("/servers/add/", {**STDIO_FORM, "transport": "http", "url": "https://h.example/mcp",
+                                   "headers": "Authorization: Bearer tok-123\nX-Env: dev"})
     server = Server.objects.get()
     html = browser.get(f"/servers/{server.pk}/edit/").content.decode()
     assert "mcp-server-time\n--local-timezone=UTC</textarea>" in html
-    assert "DEBUG=1\nAPI_TOKEN=s3cret-value</textarea>" in html
-    response = browser.post(f"/servers/{server.pk}/edit/", {**STDIO_FORM, "args": "-v", "era": "modern"})
+    assert "s3cret-value" not in html and "tok-123" not in html           # never printed back
+    assert "DEBUG=1\nAPI_TOKEN=••••</textarea>" in html and "Authorization: Bearer ••••\nX-Env: dev</textarea>" in html
+    # Saved as shown (masks unchanged): the stored secrets stay; a new value replaces one.
+    response = browser.post(f"/servers/{server.pk}/edit/", {
+        **STDIO_FORM, "transport": "http", "url": "https://h.example/mcp", "args": "-v", "era": "modern",
+        "env": "DEBUG=2\nAPI_TOKEN=••••", "headers": "Authorization: Bearer ••••\nX-Env: prod"})
     assert response.status_code == 302
     server.refresh_from_db()
     assert server.args == ["-v"] and server.era == "modern"
+    assert server.env == {"DEBUG": "2", "API_TOKEN": "s3cret-value"}
+    assert server.headers == {"Authorization": "Bearer tok-123", "X-Env": "prod"}
+    browser.post(f"/servers/{server.pk}/edit/", {**STDIO_FORM, "env": "API_TOKEN=new-one"})
+    server.refresh_from_db()
+    assert server.env == {"API_TOKEN": "new-one"}
 
 
 def test_roots_are_edited_as_lines_uri_then_name(browser):
@@ -164,9 +175,9 @@ def test_roots_are_edited_as_lines_uri_then_name(browser):
     assert response.status_code == 200 and "is not a URI" in unescape(response.content.decode())
 
 
-def test_detail_masks_secrets_and_has_session_area(browser):
-    server = Server.objects.create(name="S", transport="stdio", command="run", env={"API_TOKEN": "s3cret-value", "DEBUG": "1"})
-    remote = Server.objects.create(name="R", transport="http", url="https://e.example/mcp",
+def test_detail_masks_secrets_and_has_session_area(browser, user):
+    server = Server.objects.create(owner=user, name="S", transport="stdio", command="run", env={"API_TOKEN": "s3cret-value", "DEBUG": "1"})
+    remote = Server.objects.create(owner=user, name="R", transport="http", url="https://e.example/mcp",
                                    headers={"Authorization": "Bearer tok-123", "X-Env": "dev"})
     html = browser.get(f"/servers/{server.pk}/").content.decode()
     assert "s3cret-value" not in html and "API_TOKEN=••••" in html and "DEBUG=1" in html
@@ -175,8 +186,8 @@ def test_detail_masks_secrets_and_has_session_area(browser):
     assert "tok-123" not in html and "Authorization: Bearer ••••" in html and "X-Env: dev" in html
 
 
-def test_delete_needs_post_and_confirms(browser):
-    server = Server.objects.create(name="Doomed", command="x")
+def test_delete_needs_post_and_confirms(browser, user):
+    server = Server.objects.create(owner=user, name="Doomed", command="x")
     page = browser.get(f"/servers/{server.pk}/delete/").content.decode()
     assert "Delete Doomed?" in page and 'method="post"' in page
     assert Server.objects.filter(pk=server.pk).exists()
@@ -208,7 +219,7 @@ def test_import_page_creates_and_reports(browser):
 
 
 def test_import_name_clash_renames_unless_replace(browser, user):
-    Server.objects.create(name="time", command="old")
+    Server.objects.create(owner=user, name="time", command="old")
     text = json.dumps({"mcpServers": {"time": {"command": "new"}}})
     html = browser.post("/servers/import/", {"text": text}).content.decode()
     assert Server.objects.get(name="time").command == "old"
@@ -238,16 +249,16 @@ def test_import_bad_json_shows_error(browser):
     assert not Server.objects.exists()
 
 
-def test_replace_keeps_era_and_protocol_version(browser):
-    Server.objects.create(name="t", command="a", era="modern", protocol_version="2026-07-28")
+def test_replace_keeps_era_and_protocol_version(browser, user):
+    Server.objects.create(owner=user, name="t", command="a", era="modern", protocol_version="2026-07-28")
     browser.post("/servers/import/", {"text": json.dumps({"mcpServers": {"t": {"command": "b"}}}), "replace": "on"})
     server = Server.objects.get(name="t")
     assert (server.command, server.era, server.protocol_version) == ("b", "modern", "2026-07-28")
 
 
-def test_export_all_and_one(browser):
-    a = Server.objects.create(name="a b", command="x", args=["1"], env={"K": "v"})
-    Server.objects.create(name="r", transport="sse", url="http://127.0.0.1:1/sse", headers={"A": "b"})
+def test_export_all_and_one(browser, user):
+    a = Server.objects.create(owner=user, name="a b", command="x", args=["1"], env={"K": "v"})
+    Server.objects.create(owner=user, name="r", transport="sse", url="http://127.0.0.1:1/sse", headers={"A": "b"})
     response = browser.get("/servers/export/")
     assert response["Content-Type"] == "application/json"
     assert "attachment" in response["Content-Disposition"]
@@ -261,9 +272,9 @@ def test_export_all_and_one(browser):
     assert 'filename="a-b.json"' in one["Content-Disposition"]
 
 
-def test_export_then_import_round_trip(browser):
-    Server.objects.create(name="a", command="x", args=["-m", "y"], env={"K": "v"}, cwd="/w")
-    Server.objects.create(name="h", transport="http", url="https://h.example/mcp", headers={"Authorization": "Bearer z"})
+def test_export_then_import_round_trip(browser, user):
+    Server.objects.create(owner=user, name="a", command="x", args=["-m", "y"], env={"K": "v"}, cwd="/w")
+    Server.objects.create(owner=user, name="h", transport="http", url="https://h.example/mcp", headers={"Authorization": "Bearer z"})
     exported = browser.get("/servers/export/").content.decode()
     before = {s.name: s.to_config() for s in Server.objects.all()}
     Server.objects.all().delete()

@@ -17,6 +17,7 @@ import signal
 from typing import Any
 
 from .. import jsonrpc
+from ..environment import resolve_command, server_environment
 from ..events import Tap
 from .base import Transport, TransportError
 
@@ -95,13 +96,14 @@ class StdioTransport(Transport):
     name = "stdio"
 
     def __init__(self, tap: Tap, command: str, args: list[str] | None = None,
-                 env: dict[str, str] | None = None, cwd: str | None = None, *,
+                 env: dict[str, str] | None = None, cwd: str | None = None, *, inherit_env: bool = False,
                  max_line: int = 64 * 1024 * 1024, shutdown_grace: float = 2.0) -> None:
         super().__init__(tap)
         self.command = command
         self.args = list(args or [])
         self.env = dict(env or {})
         self.cwd = cwd
+        self.inherit_env = inherit_env
         self.max_line = max_line
         self.shutdown_grace = shutdown_grace
         self.process: asyncio.subprocess.Process | None = None
@@ -134,10 +136,10 @@ class StdioTransport(Transport):
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _Protocol(limit=CHUNK * 4, loop=loop),
-                self.command, *self.args,
+                resolve_command(self.command), *self.args,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=os.environ | self.env, cwd=self.cwd, start_new_session=True)
+                env=server_environment(self.env, self.inherit_env), cwd=self.cwd, start_new_session=True)
         except (OSError, ValueError) as exc:
             message = self._spawn_error(exc)
             self.tap.note("error", message, command=self.command)
