@@ -25,6 +25,9 @@ METADATA = frozenset(ipaddress.ip_address(a) for a in (
     "169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "192.0.0.192"))
 SHARED_NAT = ipaddress.ip_network("100.64.0.0/10")   # carrier-grade NAT: not global, not "private" to Python
 NAT64 = ipaddress.ip_network("64:ff9b::/96")         # well-known NAT64 prefix: the last 32 bits are an IPv4 address
+# IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291 §2.5.5.1): Python calls most of it global,
+# and some stacks route it to the IPv4 address; refused whatever the settings (:: and ::1 aside).
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
 
 
 class PolicyError(Exception):
@@ -33,6 +36,8 @@ class PolicyError(Exception):
 
 def address_refusal(ip: IPAddress) -> str | None:
     """Why the settings refuse `ip` as an HTTP target, or None if they allow it."""
+    if isinstance(ip, ipaddress.IPv6Address) and ip in IPV4_COMPATIBLE and int(ip) > 1:
+        return f"an IPv4-compatible IPv6 address (::{ipaddress.IPv4Address(int(ip))}, a deprecated form); refused"
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     elif isinstance(ip, ipaddress.IPv6Address) and ip in NAT64:       # reaches that IPv4 address through a gateway

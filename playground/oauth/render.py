@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from django.template.loader import render_to_string
 
 from playground.mcp.auth.jwt import decode_unverified
+from playground.mcp.auth.metadata import resource_matches
 
 from .page import session_of_state
 
@@ -68,8 +69,9 @@ def failure(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
     return stopped
 
 
-def token_view(record: dict[str, Any]) -> dict[str, Any]:
-    """What the page shows about a stored record: never a token itself."""
+def token_view(record: dict[str, Any], server_url: str = "") -> dict[str, Any]:
+    """What the page shows about a stored record: never a token itself; whether its token would
+    be sent to the server as it is now (`server_url`)."""
     tokens = record.get("tokens") or {}
     client = record.get("client") or {}
     expires_at = tokens.get("expires_at")
@@ -82,6 +84,8 @@ def token_view(record: dict[str, Any]) -> dict[str, Any]:
         "expires": datetime.fromtimestamp(expires_at, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
         if isinstance(expires_at, (int, float)) else "",
         "expired": isinstance(expires_at, (int, float)) and expires_at <= datetime.now(timezone.utc).timestamp(),
+        "not_sent_to": server_url if server_url and tokens.get("access_token") and not (
+            record.get("resource") and resource_matches(str(record["resource"]), server_url)) else "",
     }
     jwt = decode_unverified(tokens.get("access_token") or "")
     if jwt is not None:

@@ -34,7 +34,7 @@ def server_settings(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("registry:detail", pk=server.pk)
     return render(request, "oauth/settings.html", {"server": server, "form": form,
                                                    "has_secret": bool(auth and auth.auth_settings().client_secret),
-                                                   "records": [rows.token_view(r.data) for r in server.oauth_records.all()]})
+                                                   "records": [rows.token_view(r.data, server.url) for r in server.oauth_records.all()]})
 
 
 @login_required
@@ -70,7 +70,8 @@ def _steps(session: Session) -> list[dict]:
 def _records(session: Session) -> list[dict]:
     if session.server_id is None:
         return []
-    return [rows.token_view(r.data) for r in OAuthRecord.objects.filter(server_id=session.server_id)]
+    url = session.server.url if session.server else ""
+    return [rows.token_view(r.data, url) for r in OAuthRecord.objects.filter(server_id=session.server_id)]
 
 
 def _view(session: Session) -> dict:

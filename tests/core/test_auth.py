@@ -290,3 +290,21 @@ def test_masking_of_codes_and_tokens() -> None:
     assert mask_body(b"grant_type=refresh_token&refresh_token=r1&resource=https%3A%2F%2Fh%2Fmcp",
                      "application/x-www-form-urlencoded") == \
         f"grant_type=refresh_token\nrefresh_token={MASK}\nresource=https://h/mcp"
+
+
+async def test_a_stored_token_goes_only_to_the_resource_it_was_issued_for() -> None:
+    """The registry keys tokens by server, not URL: when a server's URL changes, its stored token
+    is not sent to the new URL (it stays stored), and the steps say why."""
+    from playground.mcp.auth.records import AuthRecord, TokenSet
+
+    store = MemoryStore()
+    await store.put("server-1", AuthRecord("https://as.example", resource="https://old.example/mcp",
+                                           tokens=TokenSet(access_token="tok-for-old")))
+    tap, events = _tap()
+    moved = OAuth(tap, "https://new.example/mcp", store=store, server_key="server-1")
+    assert await moved.authorization_header() is None
+    note = next(e for e in events if e.kind == "auth" and e.data["step"] == "stored-token")
+    assert "issued for https://old.example/mcp, not https://new.example/mcp" in note.text and "tok-for-old" not in note.text
+    assert (await store.latest("server-1")).tokens.access_token == "tok-for-old"           # kept
+    same = OAuth(Tap(), "https://old.example/mcp/", store=store, server_key="server-1")
+    assert await same.authorization_header() == "Bearer tok-for-old"

@@ -45,6 +45,13 @@ def test_loopback_and_public_are_allowed_by_default(address):
     assert security.address_refusal(ipaddress.ip_address(address)) is None
 
 
+@pytest.mark.parametrize("address", ["::169.254.169.254", "::10.0.0.1", "::8.8.8.8", "::7f00:1"])
+def test_the_deprecated_ipv4_compatible_form_is_refused_whatever_the_settings(address, settings):
+    settings.PLAYGROUND_HTTP_ALLOW_PRIVATE = True
+    reason = security.address_refusal(ipaddress.ip_address(address))
+    assert reason and "IPv4-compatible" in reason
+
+
 def test_settings_switch_the_policy(settings):
     settings.PLAYGROUND_HTTP_ALLOW_PRIVATE = True
     assert all(security.address_refusal(ipaddress.ip_address(a)) is None for a in REFUSED)

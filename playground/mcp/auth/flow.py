@@ -169,6 +169,8 @@ class OAuth:
         if not self._loaded:
             self._loaded = True
             stored = await self.store.latest(self.server_key)
+            if stored is not None and stored.tokens is not None and not self._issued_here(stored):
+                stored = None
             if stored is not None and stored.tokens is not None:
                 self.record = stored
                 self._learn(*stored.secrets())
@@ -183,6 +185,17 @@ class OAuth:
                     await self._refresh(record)
         tokens = self.record.tokens if self.record else None
         return f"Bearer {tokens.access_token}" if tokens else None
+
+    def _issued_here(self, record: AuthRecord) -> bool:
+        """Whether `record`'s tokens were issued for this server's URL (RFC 8707: a token is for
+        the resource it names). A server whose URL changed keeps its stored tokens, unsent."""
+        if record.resource and resource_matches(record.resource, self.server_url):
+            return True
+        self.step("stored-token", "info", f"the stored token from {record.issuer} was issued for "
+                  f"{record.resource or 'an unrecorded resource'}, not {canonical_resource(self.server_url)}: "
+                  "not sent (the server's URL changed?). It stays stored until you forget it.",
+                  issuer=record.issuer, resource=record.resource or None)
+        return False
 
     def token_facts(self) -> dict[str, Any]:
         """What the page shows about the current token (never the token itself)."""
@@ -370,6 +383,8 @@ class OAuth:
                       f"{disc.issuer}: its own registration is used; credentials of {self.record.issuer} are never "
                       "sent to it", previous=self.record.issuer, issuer=disc.issuer)
         record = await self.store.get(self.server_key, disc.issuer) or AuthRecord(disc.issuer)
+        if record.tokens is not None and not self._issued_here(record):
+            record.tokens = None            # a new authorization replaces them; until then they stay stored
         record.metadata, record.resource = disc.metadata, disc.resource
         return record
 
