@@ -3,13 +3,14 @@
 Public API (lazy imports keep `import playground.schemaforms` free of Django template loading):
 `render_form(schema, *, prefix="args", values=None, errors=None) -> SafeString`,
 `parse_form(schema, data, *, prefix="args") -> (arguments, errors)`,
-`validate_arguments(schema, arguments) -> [{path, pointer, message, keyword}]`.
+`validate_arguments(schema, arguments) -> [{path, pointer, message, keyword}]`,
+`form_too_large(data, prefix) -> reason | None`.
 """
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["render_form", "parse_form", "validate_arguments"]
+__all__ = ["render_form", "parse_form", "validate_arguments", "form_too_large"]
 
 
 def render_form(*args: Any, **kwargs: Any):
@@ -20,6 +21,12 @@ def render_form(*args: Any, **kwargs: Any):
 
 def parse_form(*args: Any, **kwargs: Any):
     from .parse import parse_form as impl
+
+    return impl(*args, **kwargs)
+
+
+def form_too_large(*args: Any, **kwargs: Any):
+    from .parse import form_too_large as impl
 
     return impl(*args, **kwargs)
 

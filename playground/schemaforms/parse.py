@@ -84,8 +84,31 @@ def _as_text(value: Any) -> str | None:
     return json.dumps(value)
 
 
+# A submission's size, in fields and characters: beyond that it is refused as a whole, with a
+# clear error, before any parsing (the page's forms are far smaller; the socket takes 1 MiB).
+MAX_FORM_FIELDS = 2000
+MAX_FORM_CHARS = 512 * 1024
+
+
+def form_too_large(data: Any, prefix: str) -> str | None:
+    """Why a submission is too large to parse, or None."""
+    if not isinstance(data, dict):
+        return None
+    mark = prefix + "."
+    fields = [k for k in data if isinstance(k, str) and k.startswith(mark)]
+    if len(fields) > MAX_FORM_FIELDS:
+        return f"the form has {len(fields)} fields; at most {MAX_FORM_FIELDS} are accepted"
+    size = sum(len(k) + len(str(data[k])) for k in fields)
+    if size > MAX_FORM_CHARS:
+        return f"the form holds {size} characters; at most {MAX_FORM_CHARS} are accepted (use JSON mode for more)"
+    return None
+
+
 def parse_form(schema: Any, data: Any, *, prefix: str = "args") -> tuple[Any, list[str]]:
     """(arguments, errors). Errors are "<field name>: <message>" strings for display."""
+    too_large = form_too_large(data, prefix)
+    if too_large is not None:
+        return {}, [too_large]
     root = _FIELDS.get(schema, lambda: build_fields(schema))     # parsing reads the tree, never changes it
     errors: list[str] = []
     value, _ = _parse(root, prefix, FormData(data), errors)

@@ -12,9 +12,11 @@ import jsonschema
 from jsonschema import validators
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
+from . import linear_regex
 from .cache import SchemaCache
 
 MAX_ERRORS = 100
+linear_regex.install()
 
 
 def validator_class(schema: Any) -> type:
@@ -77,6 +79,8 @@ def validate_arguments(schema: Any, arguments: Any) -> list[dict]:
             found.append(error)
             if len(found) >= MAX_ERRORS:
                 break
+    except linear_regex.PatternNotChecked as exc:
+        return [_error([], f"The value was {exc}.", "not-checked")]
     except Exception as exc:  # noqa: BLE001 - unresolvable $ref, bad regex, recursion, ...
         return [_error([], f"The arguments could not be validated against this schema: {exc}",
                        "schema")]

@@ -22,7 +22,7 @@ from channels.consumer import get_handler_name
 from django.conf import settings
 
 from playground.mcp import jsontext
-from playground.schemaforms import parse_form, validate_arguments
+from playground.schemaforms import form_too_large, parse_form, validate_arguments
 from playground.transcripts.models import Event, Session
 
 from . import lines, render
@@ -184,6 +184,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def _prompt_command(self, content: dict[str, Any]) -> Command | None:
         if not content.get("name"):
             return None
+        if too_large := form_too_large(content, "args"):
+            await self.send(text_data=render.notice(f"Not sent: {too_large}."))
+            return None
         args = {k[len("args."):]: str(v) for k, v in content.items() if k.startswith("args.") and v != ""}
         return {"command": "get_prompt", "name": str(content["name"]), "arguments": args}
 
@@ -199,6 +202,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
         name = str(content.get("name", ""))
         tool = catalogue_item(self.catalogue, "tools", name)
         schema = (tool or {}).get("inputSchema") or {"type": "object"}
+        if too_large := form_too_large(content, "args"):
+            await self._form_errors([{"path": "", "message": f"Not sent: {too_large}."}])   # even with "send anyway"
+            return None
         if content.get("mode") == "json":
             try:
                 arguments = json.loads(content.get("arguments_json") or "{}")
@@ -224,6 +230,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
         """Expand a resource template (RFC 6570) with the form's variables, then read the URI."""
         template = str(content.get("template") or "")
         if catalogue_item(self.catalogue, "templates", template) is None:
+            return None
+        if too_large := form_too_large(content, "vars"):
+            await self.send(text_data=render.notice(f"Not read: {too_large}."))
             return None
         variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
         return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}

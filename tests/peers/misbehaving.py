@@ -5,7 +5,7 @@ Raw stdio on purpose: the faults (garbage, invalid UTF-8, half a frame, duplicat
 50 MB line, 100,000 notifications, NUL and unpaired surrogate escapes, megabytes of text in
 its name and instructions) are below what an SDK server lets one produce.
 
-    python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge|deep [DEPTH]
+    python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge|deep [DEPTH]|redos
 """
 from __future__ import annotations
 
@@ -85,6 +85,11 @@ def misbehave(rid: object) -> None:
         write(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"deep done"}],'
               b'"structuredContent":{"deep":%s}}}' % (json.dumps(rid).encode(), meta))
         write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after deep"}}')
+    elif MODE == "redos":
+        # A structuredContent that a backtracking engine needs minutes to check against the
+        # tool's outputSchema pattern ^(a+)+$.
+        write({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "redos done"}],
+                                                      "structuredContent": {"s": "a" * 40 + "!"}}})
     elif MODE == "endless":
         i = 0
         while True:                            # until killed
@@ -107,6 +112,8 @@ def main() -> None:
                 "serverInfo": {"name": f"misbehaving-{MODE}{huge}", "version": "0"}, "instructions": huge}})
         elif method == "tools/list":
             tool = {"name": "go", "description": f"misbehaves: {MODE}{huge}", "inputSchema": {"type": "object"}}
+            if MODE == "redos":
+                tool["outputSchema"] = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
             write({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{**tool, "title": huge} if huge else tool]}})
         elif method == "ping":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})

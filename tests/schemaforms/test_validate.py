@@ -76,3 +76,41 @@ def test_remote_refs_are_never_fetched():
         with pytest.raises(BlockingIOError):
             server.accept()
     assert result and result[0] and result[0][0]["keyword"] == "schema"
+
+
+# A server's patterns run in linear time (RE2): with Python's backtracking engine each of these
+# took minutes and stalled the whole process (the suite's timeout would end this test).
+CATASTROPHIC = "^(a+)+$"
+EVIL = "a" * 40 + "!"
+
+
+@pytest.mark.parametrize("schema, value, keyword", [
+    ({"type": "string", "pattern": CATASTROPHIC}, EVIL, "pattern"),
+    ({"type": "object", "patternProperties": {CATASTROPHIC: {"type": "integer"}}}, {EVIL: "x"}, None),
+    ({"type": "object", "patternProperties": {CATASTROPHIC: {}}, "additionalProperties": False}, {EVIL: 1},
+     "additionalProperties"),
+    ({"type": "object", "propertyNames": {"pattern": CATASTROPHIC}}, {EVIL: 1}, "pattern"),
+    ({"type": "object", "patternProperties": {CATASTROPHIC: {}}, "unevaluatedProperties": False}, {EVIL: 1},
+     "unevaluatedProperties"),
+])
+def test_catastrophic_patterns_are_matched_in_linear_time(schema, value, keyword):
+    errors = validate_arguments(schema, value)
+    assert [e["keyword"] for e in errors] == ([keyword] if keyword else [])
+    assert validate_arguments(schema, "a" * 40 if "pattern" in schema else {"a" * 40: 1}) == []     # and matches
+
+
+def test_a_pattern_only_backtracking_can_run_is_reported_not_checked_never_valid():
+    errors = validate_arguments({"type": "string", "pattern": r"^(a)\1$"}, "aa")
+    assert [e["keyword"] for e in errors] == ["not-checked"]
+    assert "needs a backtracking regex engine" in errors[0]["message"]
+
+
+def test_a_huge_form_is_refused_whole_with_a_clear_error():
+    from playground.schemaforms import parse_form
+    from playground.schemaforms.parse import MAX_FORM_FIELDS
+
+    data = {f"args.k{i}": "v" for i in range(10_000)}
+    arguments, errors = parse_form({"type": "object", "additionalProperties": True}, data, prefix="args")
+    assert arguments == {} and errors == [f"the form has 10000 fields; at most {MAX_FORM_FIELDS} are accepted"]
+    arguments, errors = parse_form({"type": "object"}, {"args.k": "x" * 600_000}, prefix="args")
+    assert errors and "characters" in errors[0]

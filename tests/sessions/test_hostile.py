@@ -8,6 +8,7 @@ is saved, every event in order, up to the failure.
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
 import re
@@ -139,6 +140,14 @@ def test_a_row_that_cannot_be_encoded_is_saved_from_its_raw_text_with_the_rest_o
     assert [r["seq"] for r in saved] == [1, 2] and saved[1] == rows[1]
     assert saved[0]["message"] is None and saved[0]["raw"] == "[[[...]]]" and saved[0]["http"] == {"status": 200}
     assert saved[0]["problems"] == ["stored from its raw text: the parsed frame could not be encoded again (nested too deep)"]
+
+
+async def test_a_result_checked_against_a_catastrophic_pattern_is_shown_without_stalling():
+    """outputSchema pattern ^(a+)+$ and "a" * 40 + "!": minutes with a backtracking engine (every
+    request of the process waited); now the Result says it does not match, and the page answers."""
+    _, _, seen = await hostile("redos", until=("redos done", "does not match"), alive=True,
+                               clear=lambda r: r["dir"] == "recv" and "structuredContent" in (r.get("raw") or ""))
+    assert "^(a+)+$" in html.unescape(seen)
 
 
 async def test_garbage_and_partial_lines():
