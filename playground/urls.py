@@ -4,11 +4,14 @@ from django.contrib.auth import views as auth_views
 from django.contrib.staticfiles.views import serve as serve_static
 from django.urls import include, path, re_path
 
+from playground.core.login import ThrottledAdminAuthenticationForm, ThrottledAuthenticationForm
 from playground.registry import views as registry_views
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("login/token/<str:token>/", registry_views.token_login, name="token_login"),
     path("", include("playground.sessions.urls")),

@@ -9,3 +9,4 @@ class CoreConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers the system checks)
+        from . import login  # noqa: F401  (records failed log-ins)

@@ -110,9 +110,18 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         self.context.set_default_timeout(TIMEOUT_MS)
         self.page = self.context.new_page()
         self.page.on("pageerror", lambda exc: self.js_errors.append(str(exc)))
+        # Every page works under the app's Content-Security-Policy: Chromium reports each
+        # violation (a blocked inline script or style, a foreign load) on the console.
+        self.csp_violations: list[str] = []
+        self.context.add_init_script(
+            "document.addEventListener('securitypolicyviolation', e => console.log('CSP violation:', "
+            "e.violatedDirective, e.sourceFile, e.lineNumber, e.target?.outerHTML?.slice(0, 300)))")
+        self.context.on("console", lambda message: self.csp_violations.append(message.text)
+                        if "CSP violation" in message.text or "Content Security Policy" in message.text else None)
         expect.set_options(timeout=TIMEOUT_MS)
         yield
         self.context.close()
+        assert self.csp_violations == [], f"the page broke its Content-Security-Policy: {self.csp_violations[:3]}"
 
     def setUp(self) -> None:
         from django.contrib.auth import get_user_model
@@ -177,7 +186,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         if args:
             page.get_by_label("Arguments").fill("\n".join(args))
         if env:
-            page.get_by_label("Environment").fill("\n".join(f"{k}={v}" for k, v in env.items()))
+            page.get_by_label("Environment", exact=True).fill("\n".join(f"{k}={v}" for k, v in env.items()))
         if url:
             page.get_by_label("URL", exact=True).fill(url)
         if headers:

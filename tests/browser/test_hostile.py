@@ -23,7 +23,7 @@ class HostileServerTests(LiveBrowserTestCase):
         """Our own probe fires; none of the server's did; no live link or image it chose."""
         page.evaluate("""() => { const i = document.createElement("img");
             i.onerror = () => { window.__probe = 1; }; i.src = "x-probe"; document.body.append(i); }""")
-        page.wait_for_function("window.__probe === 1")
+        page.wait_for_function("() => window.__probe === 1")
         assert page.evaluate("typeof window.__pwned") == "undefined"
         expect(page.locator("script:not([src])")).to_have_count(0)
         expect(page.locator("svg[onload], [onerror]:not([src='x-probe'])")).to_have_count(0)

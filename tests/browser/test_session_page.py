@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from unittest import mock
 
 import pytest
 
 from playwright.sync_api import expect
 
-from .helpers import EVERYTHING, HttpPeer, LiveBrowserTestCase, peer_args
+from .helpers import EVERYTHING, USERNAME, HttpPeer, LiveBrowserTestCase, peer_args
 
 
 class SessionPageTests(LiveBrowserTestCase):
@@ -51,7 +52,8 @@ class SessionPageTests(LiveBrowserTestCase):
     def test_demo_server_nested_and_array_form(self) -> None:
         from django.core.management import call_command
 
-        call_command("playground_setup", "--no-link", stdout=open(os.devnull, "w"))
+        with mock.patch.dict(os.environ, PLAYGROUND_USER=USERNAME):     # the demo server is the setup user's
+            call_command("playground_setup", "--no-link", stdout=open(os.devnull, "w"))
         page = self.page
         self.log_in()
         self.open_server("Playground demo")
@@ -165,7 +167,8 @@ class SessionPageTests(LiveBrowserTestCase):
         """An image, an error result, a resource, a prompt and progress, each in the Result region."""
         from django.core.management import call_command
 
-        call_command("playground_setup", "--no-link", stdout=open(os.devnull, "w"))
+        with mock.patch.dict(os.environ, PLAYGROUND_USER=USERNAME):     # the demo server is the setup user's
+            call_command("playground_setup", "--no-link", stdout=open(os.devnull, "w"))
         page = self.page
         self.log_in()
         self.open_server("Playground demo")

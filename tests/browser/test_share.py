@@ -118,7 +118,7 @@ class ShareTests(LiveBrowserTestCase):
         # A probe of our own with the same mechanism: once it has fired, a hostile one would have too.
         page.evaluate("""() => { const i = document.createElement("img");
             i.onerror = () => { window.__probe = 1; }; i.src = "x-probe"; document.body.append(i); }""")
-        page.wait_for_function("window.__probe === 1")
+        page.wait_for_function("() => window.__probe === 1")
         assert page.evaluate("typeof window.__pwned") == "undefined"
         expect(page.locator('img[src="x"]')).to_have_count(0)
         expect(page.locator("script:not([src])")).to_have_count(0)

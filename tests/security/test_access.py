@@ -158,3 +158,14 @@ def _owner_and_session():
     cookie = _logged_in_cookie("pat")
     user = get_user_model().objects.get(username="pat")
     return user, Session.objects.create(server_name="s", owner=user, status="ended"), cookie
+
+
+def test_every_page_sends_a_content_security_policy_without_inline_script(owner):
+    browser = Client()
+    browser.force_login(owner[0])
+    for path in ("/login/", "/", "/servers/add/", "/admin/login/"):
+        policy = browser.get(path)["Content-Security-Policy"]
+        directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+        assert directives["script-src"] == "'self'" and directives["style-src"] == "'self'"
+        assert directives["frame-ancestors"] == "'none'" and directives["object-src"] == "'none'"
+        assert "ws://testserver" in directives["connect-src"]

@@ -78,7 +78,7 @@ class Command(BaseCommand):
         return user
 
     def ensure_demo_server(self, owner) -> None:
-        if Server.objects.filter(name=DEMO_SERVER_NAME).exists():
+        if Server.objects.filter(owner=owner, name=DEMO_SERVER_NAME).exists():
             return
         Server.objects.create(
             name=DEMO_SERVER_NAME,

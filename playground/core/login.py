@@ -1,0 +1,72 @@
+"""Log-in throttling: after FAILURES failed log-ins within WINDOW for one user name, or from one
+client address, further attempts are refused with a clear message until the window has room
+again. Password guessing against a local tool is slow, whoever tries; no new service needed."""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.signals import user_login_failed
+from django.dispatch import receiver
+from django.http import HttpRequest
+from django.utils import timezone
+
+from .models import LoginFailure
+
+FAILURES = 10
+WINDOW = timedelta(minutes=5)
+
+
+def _address(request: HttpRequest | None) -> str:
+    return str((request.META.get("REMOTE_ADDR") if request is not None else "") or "")[:64]
+
+
+def _username(value: Any) -> str:
+    return str(value or "").strip().lower()[:150]
+
+
+def refusal(request: HttpRequest | None, username: str) -> str | None:
+    """Why a log-in attempt is refused now, or None."""
+    since = timezone.now() - WINDOW
+    address, name = _address(request), _username(username)
+    recent = LoginFailure.objects.filter(at__gte=since)
+    by_name = recent.filter(username=name).count() if name else 0
+    by_address = recent.filter(address=address).count() if address else 0
+    if max(by_name, by_address) < FAILURES:
+        return None
+    which = "for this user name" if by_name >= FAILURES else "from this address"
+    return (f"Too many failed log-ins {which} ({FAILURES} in {int(WINDOW.total_seconds() // 60)} minutes). "
+            "Wait a few minutes, then try again.")
+
+
+@receiver(user_login_failed)
+def _record(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any) -> None:
+    LoginFailure.objects.create(username=_username(credentials.get("username")), address=_address(request))
+    LoginFailure.objects.filter(at__lt=timezone.now() - 2 * WINDOW).delete()      # keep the table small
+
+
+class ThrottledMixin:
+    """Checks the throttle before the password is even looked at."""
+
+    request: HttpRequest | None
+    error_messages: dict[str, str]
+
+    def clean(self) -> dict[str, Any]:
+        reason = refusal(self.request, self.data.get("username", ""))      # type: ignore[attr-defined]
+        if reason:
+            raise forms.ValidationError(reason, code="throttled")
+        return super().clean()                                              # type: ignore[misc]
+
+
+class ThrottledAuthenticationForm(ThrottledMixin, AuthenticationForm):
+    pass
+
+
+class ThrottledAdminAuthenticationForm(ThrottledMixin, AdminAuthenticationForm):
+    pass
+
+
+__all__ = ["ThrottledAdminAuthenticationForm", "ThrottledAuthenticationForm", "refusal"]
