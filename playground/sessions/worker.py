@@ -26,7 +26,6 @@ from django.conf import settings
 from django.utils import timezone
 
 from playground import security
-from playground.mcp import jsontext
 from playground.mcp.auth import OAuth
 from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.config import ServerConfig
@@ -39,7 +38,8 @@ from playground.transcripts.models import Session
 from playground.transcripts.recorder import Recorder
 from playground.transcripts.storable import storable, without_surrogates
 
-from . import lines, live, shutdown
+from . import calls, lines, live, shutdown
+from .calls import CALLS, http_error
 from .features import ALL, BY_COMMAND, FEATURES, Feature
 from .flood import PageWindow
 from .protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name
@@ -50,10 +50,6 @@ log = logging.getLogger(__name__)
 # long, or as soon as it reports progress: a card that flashes for a millisecond tells nobody
 # anything, and costs a render and a websocket message on the path a person waits on.
 INFLIGHT_AFTER = 0.1
-# The page's calls: command -> what the Result names it by.
-CALLS = frozenset({"call_tool", "read_resource", "get_prompt", "ping", "raw", "task_get", "task_result",
-                   "task_cancel"})
-_TASK_METHODS = {"task_get": "tasks/get", "task_result": "tasks/result", "task_cancel": "tasks/cancel"}
 
 _NO_SECRETS = Redactor()
 
@@ -392,7 +388,8 @@ class SessionWorker:
         announce = asyncio.get_running_loop().call_later(INFLIGHT_AFTER, self._announce, call_id)
         CURRENT_CALL.set(call_id)
         try:
-            outcome["result"] = await self._request(client, command, message, call_id)
+            outcome["result"] = await calls.request(client, command, message,
+                                                    lambda params: self._on_progress(call_id, params))
         except JsonRpcError as exc:
             outcome["error"] = {"code": exc.code, "message": exc.message, "data": exc.data}
         except RequestTimeout as exc:
@@ -415,41 +412,6 @@ class SessionWorker:
         announce.cancel()
         outcome["latency_ms"] = round((time.time() - started["started"]) * 1000, 1)
         await self._publish_result(outcome)
-
-    async def _request(self, client: McpClient, command: str, message: Command, call_id: str) -> Any:
-        """One page call's request, by command; its result (or the error it raises)."""
-        timeout = message.get("timeout")
-
-        def progress(params: dict[str, Any]) -> None:
-            self._on_progress(call_id, params)
-
-        if command == "call_tool" and message.get("task") is not None:
-            # Task-augmented (2025-11-25 tasks): the answer is a CreateTaskResult to poll.
-            return await client.request("tools/call", {"name": message["name"], "arguments": message.get("arguments") or {},
-                                                       "task": message["task"]}, timeout=timeout, on_progress=progress)
-        if command == "call_tool":
-            return await client.call_tool(message["name"], message.get("arguments"), timeout=timeout, on_progress=progress)
-        if command in _TASK_METHODS:
-            return await client.request(_TASK_METHODS[command], {"taskId": message["task_id"]}, timeout=timeout)
-        if command == "read_resource":
-            return await client.read_resource(message["uri"])
-        if command == "get_prompt":
-            return await client.get_prompt(message["name"], message.get("arguments"))
-        if command == "ping":
-            return await client.ping()
-        # raw
-        frame = message.get("frame")
-        request_id = raw_request_id(frame) if frame and not message.get("notification") else None
-        if request_id is not None:
-            # A hand-made request with an id: wait for the response to that id.
-            return await client.request_raw(frame, request_id, timeout=timeout)
-        if frame:
-            await client.send_raw(frame)
-            return {"sent": True}
-        if message.get("notification"):
-            await client.notify(message["method"], message.get("params"))
-            return {"sent": True}
-        return await client.request(message["method"], message.get("params"), timeout=timeout)
 
     def _announce(self, call_id: str) -> None:
         """Show a call in flight on the pages (once)."""
@@ -520,29 +482,6 @@ class SessionWorker:
         return {"type": "session.snapshot", "catalogue": self._catalogue, "results": self.results,
                 "progress": self.progress, "inflight": list(self.inflight.values()),
                 "features": [event for f in self.features.values() for event in f.snapshot()]}
-
-
-def raw_request_id(frame: str) -> Any:
-    """The id of a hand-typed frame that is a JSON-RPC request (a string or an integer id), else None."""
-    try:
-        parsed = jsontext.loads(frame)
-    except (ValueError, RecursionError):
-        return None
-    if isinstance(parsed, dict) and isinstance(parsed.get("method"), str) and "id" in parsed:
-        rid = parsed["id"]
-        if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)):
-            return rid
-    return None
-
-
-def http_error(exc: HttpStatusError) -> dict[str, Any]:
-    """An HTTP error status: the JSON-RPC error in its body if there is one (the server's own code)."""
-    body = exc.json if isinstance(exc.json, dict) else None
-    error = body.get("error") if body else None
-    if isinstance(error, dict) and isinstance(error.get("code"), int):
-        return {"code": error["code"], "message": str(error.get("message", "")), "data": error.get("data"),
-                "http": exc.status}
-    return {"message": str(exc), "kind": "transport", "http": exc.status}
 
 
 async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None) -> Session:

@@ -120,7 +120,8 @@ def test_features_never_reach_into_the_worker_or_the_consumer():
 def test_every_action_and_command_belongs_to_one_feature():
     """Two features taking one action (or one command) would silently shadow each other."""
     from playground.sessions.consumers import _ACTIONS
-    from playground.sessions.worker import CALLS, SessionWorker
+    from playground.sessions.calls import CALLS
+    from playground.sessions.worker import SessionWorker
 
     actions = [a for f in FEATURES for a in f.actions]
     commands = [c for f in FEATURES for c in f.actions | f.commands]
