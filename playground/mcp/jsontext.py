@@ -81,6 +81,8 @@ CUT = f"… (nested deeper than {MAX_DEPTH} levels: cut here; the raw frame has 
 def too_deep(value: Any, text: str | bytes) -> bool:
     """Whether `value` (parsed from `text`) nests deeper than MAX_DEPTH. Decided from the text
     alone for almost every frame (it needs that many brackets): two scans in C."""
+    if len(text) <= MAX_DEPTH:           # (most frames: shorter than the brackets it would take)
+        return False
     if isinstance(text, str):
         brackets = text.count("[") + text.count("{")
     else:

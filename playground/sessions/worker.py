@@ -118,6 +118,7 @@ class SessionWorker:
             if feature.notifications != ALL:
                 for method in feature.notifications:
                     self._by_method.setdefault(method, []).append(feature)
+        self._listeners: dict[str, tuple[Feature, ...]] = {}      # by method, built as methods come
         self._event_listeners = [f for f in listed if f.wants_events]
         self.responder = FeatureResponder(listed)
         self.client_auth: OAuth | None = next((a for f in listed if (a := f.client_auth()) is not None), None)
@@ -290,7 +291,13 @@ class SessionWorker:
         method = message["method"]          # (a str: the client only calls listeners with notifications)
         if method == "notifications/progress":
             return                          # the call's own (on_progress)
-        for feature in (*self._every, *self._by_method.get(method, ())):
+        listeners = self._listeners.get(method)
+        if listeners is None:
+            listeners = (*(f for f in self._every if method not in f.ignored_notifications),
+                         *self._by_method.get(method, ()))
+            if len(self._listeners) < 1000:         # (a server may invent methods without end)
+                self._listeners[method] = listeners
+        for feature in listeners:
             try:
                 feature.on_notification(message)
             except Exception:

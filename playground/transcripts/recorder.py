@@ -70,16 +70,18 @@ class Recorder:
         self.pause, self.resume = pause, resume
         self.save: SaveFn = save or database_sync_to_async(save_events)
         self.limits = limits
+        self._high, self._high_chars = limits.backlog_high, limits.backlog_chars
         self.buffer: list[TranscriptEvent] = []
         self.buffer_chars = 0                     # recorded text held in `buffer`
         self._buffered = asyncio.Event()
 
     def add(self, event: TranscriptEvent) -> None:
         """The tap's listener: keep the event; pause reading while too much waits."""
-        self.buffer.append(event)
-        self.buffer_chars += chars(event)
+        buffer = self.buffer
+        buffer.append(event)
+        self.buffer_chars += len(event.raw or event.text or "")         # chars(event), inline: once a frame
         self._buffered.set()
-        if len(self.buffer) >= self.limits.backlog_high or self.buffer_chars >= self.limits.backlog_chars:
+        if len(buffer) >= self._high or self.buffer_chars >= self._high_chars:
             self.pause()
 
     def _full_batch_waits(self, start: int = 0, start_chars: int = 0) -> bool:

@@ -36,6 +36,7 @@ class Feature:
     actions: ClassVar[frozenset[str]] = frozenset()
     commands: ClassVar[frozenset[str]] = frozenset()
     notifications: ClassVar[frozenset[str] | str] = frozenset()
+    ignored_notifications: ClassVar[frozenset[str]] = frozenset()      # with ALL: but these
     server_requests: ClassVar[frozenset[str]] = frozenset()
     wants_events: ClassVar[bool] = False
     head_template: ClassVar[str | None] = None

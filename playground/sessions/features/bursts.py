@@ -25,14 +25,18 @@ class Bursts:
         self.kept: collections.deque[Entry] = collections.deque(maxlen=kept)
         self._pending: collections.deque[Entry] = collections.deque(maxlen=shown)
         self._skipped = 0
+        self._shown = shown
         self._task: asyncio.Task[None] | None = None
+        self._scheduled = False             # a send is due (cheaper to test than the task, per entry)
 
     def add(self, entry: Entry) -> None:
         self.kept.append(entry)
-        if len(self._pending) == self._pending.maxlen:
+        pending = self._pending
+        if len(pending) == self._shown:
             self._skipped += 1
-        self._pending.append(entry)
-        if self._task is None or self._task.done():
+        pending.append(entry)
+        if not self._scheduled:
+            self._scheduled = True
             self._task = asyncio.get_running_loop().create_task(self._send())
 
     def recent(self) -> list[Entry]:
@@ -40,7 +44,10 @@ class Bursts:
         return [self.finish(e) for e in self.kept]
 
     async def _send(self) -> None:
-        await asyncio.sleep(self.window)
+        try:
+            await asyncio.sleep(self.window)
+        finally:
+            self._scheduled = False
         entries, skipped = [self.finish(e) for e in self._pending], self._skipped
         self._pending.clear()
         self._skipped = 0

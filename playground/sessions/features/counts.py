@@ -3,7 +3,6 @@ A summary the Notifications panel cannot give once a flood scrolled it away."""
 from __future__ import annotations
 
 import asyncio
-import collections
 from typing import Any
 
 from ..html import oob
@@ -22,12 +21,14 @@ class NotificationCounts(Feature):
 
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
-        self.counts: collections.Counter[str] = collections.Counter()
+        self.counts: dict[str, int] = {}
         self._update: asyncio.TimerHandle | None = None
 
     def on_notification(self, message: dict[str, Any]) -> None:
-        method = message["method"][:200]
-        self.counts[method if method in self.counts or len(self.counts) < METHODS_KEPT else OTHER] += 1
+        counts, method = self.counts, message["method"]
+        if method not in counts:
+            method = method[:200] if len(counts) < METHODS_KEPT else OTHER
+        counts[method] = counts.get(method, 0) + 1
         if self._update is None:
             self._update = asyncio.get_running_loop().call_later(UPDATE_EVERY, self._send_update)
 
@@ -37,7 +38,7 @@ class NotificationCounts(Feature):
 
     def _state(self) -> dict[str, Any]:
         return {"html": oob("notification-counts", "outerHTML", render(
-            "sessions/features/counts_table.html", {"counts": self.counts.most_common()}))}
+            "sessions/features/counts_table.html", {"counts": sorted(self.counts.items(), key=lambda kv: -kv[1])}))}
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event(self._state())]

@@ -16,6 +16,7 @@ from .summaries import params_of, summarize
 class Feed(Feature):
     name = "feed"
     notifications = ALL
+    ignored_notifications = frozenset({"notifications/message"})      # the Log panel's
     panel_template = "sessions/features/feed_panel.html"
 
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
@@ -24,8 +25,6 @@ class Feed(Feature):
 
     def on_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
-        if method == "notifications/message":
-            return
         params = params_of(message)
         meta = params.get("_meta")
         tag = meta.get(META_SUBSCRIPTION) if type(meta) is dict else None

@@ -15,7 +15,7 @@ from ..protocol import Command, FeatureEvent
 from .base import Feature, error_fragment, render
 from .bursts import Bursts, Entry
 from .context import TabContext
-from .summaries import params_of, summarize
+from .summaries import summarize
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -57,8 +57,9 @@ class Logging(Feature):
         await self.publish(self._state(error=True))
 
     def on_notification(self, message: dict[str, Any]) -> None:
-        self.bursts.add({"method": "notifications/message", "params": params_of(message),
-                         "t": self.ctx.tap.clock() - self.ctx.tap.start})
+        tap, params = self.ctx.tap, message.get("params")
+        self.bursts.add({"method": "notifications/message", "params": params if type(params) is dict else {},
+                         "t": tap.clock() - tap.start})
 
     async def _publish_entries(self, entries: list[Entry], skipped: int) -> None:
         await self.publish({"html": entries_html(entries, skipped=skipped)})
