@@ -17,11 +17,7 @@ import httpx  # noqa: E402
 
 import harness  # noqa: E402  (sets Django up on a temporary database)
 from harness import App, call_frame, wait_for  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+from run import pct  # noqa: E402
 
 
 class LoginProbe(threading.Thread):

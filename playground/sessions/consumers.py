@@ -317,9 +317,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     # TabContext ---------------------------------------------------------------------------
 
-    async def send_html(self, html: str) -> None:
-        await self.send(text_data=html)
-
     def first_time(self, card: str) -> bool:
         if card in self._cards:
             return False

@@ -33,10 +33,6 @@ from .protocol import catalogue_item
 from .worker import start_session
 
 
-def _own_session(request: HttpRequest, pk: int) -> Session:
-    return own_session(request.user, pk)
-
-
 @require_POST
 async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
     """Start a session whose worker lives in this process, then show it."""
@@ -57,7 +53,7 @@ async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
 @login_required
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     reap_dead_sessions()
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
     redact = session.owner_redactor()
     context: dict[str, Any] = {}
@@ -83,7 +79,7 @@ def _tool(session: Session, name: str) -> dict[str, Any]:
 
 @login_required
 def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     tool = _tool(session, request.GET.get("name", ""))
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {"type": "object"}
     execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
@@ -98,7 +94,7 @@ def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def prompt_form(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     name = request.GET.get("name", "")
     prompt = catalogue_item(session.catalogue, "prompts", name)
     if prompt is None:
@@ -111,7 +107,7 @@ def prompt_form(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def template_form(request: HttpRequest, pk: int) -> HttpResponse:
     """A field per variable of a resource template (RFC 6570); the consumer expands and reads it."""
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     uri_template = request.GET.get("uri", "")
     template = catalogue_item(session.catalogue, "templates", uri_template)
     if template is None:
@@ -134,7 +130,7 @@ RAW_METHODS = ("tools/list", "tools/call", "resources/list", "resources/read", "
 @login_required
 def raw_form(request: HttpRequest, pk: int) -> HttpResponse:
     """The raw request composer, shown in the workspace like a tool's form."""
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     return render(request, "sessions/_raw_form.html", {"session": session, "methods": RAW_METHODS})
 
 
@@ -154,7 +150,7 @@ def _server_tasks_tools(session: Session) -> bool:
 @login_required
 @require_POST
 def share(request: HttpRequest, pk: int) -> HttpResponse:
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     link = ShareLink.objects.create(session=session, created_by=request.user)
     url = request.build_absolute_uri(reverse("sessions:share_page", args=[link.token]))
     return render(request, "sessions/share_link.html", {"url": url, "link": link})
@@ -164,7 +160,7 @@ def share(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def revoke(request: HttpRequest, token: str) -> HttpResponse:
     link = get_object_or_404(ShareLink, token=token)
-    _own_session(request, link.session_id)
+    own_session(request.user, link.session_id)
     link.revoked_at = timezone.now()
     link.save(update_fields=["revoked_at"])
     return redirect("sessions:detail", pk=link.session_id)
@@ -227,14 +223,14 @@ def _stream(request: HttpRequest, chunks: Iterator[str], content_type: str, file
 
 @login_required
 def export_jsonl(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     return _stream(request, _jsonl(session, session.owner_redactor()), "application/x-ndjson",
                    f"session-{session.pk}.jsonl")
 
 
 @login_required
 def export_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    session = _own_session(request, pk)
+    session = own_session(request.user, pk)
     return _stream(request, _json_document(session, session.owner_redactor()), "application/json",
                    f"session-{session.pk}.json")
 

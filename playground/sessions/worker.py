@@ -119,7 +119,6 @@ class SessionWorker:
                 for method in feature.notifications:
                     self._by_method.setdefault(method, []).append(feature)
         self._listeners: dict[str, tuple[Feature, ...]] = {}      # by method, built as methods come
-        self._event_listeners = [f for f in listed if f.wants_events]
         self.responder = FeatureResponder(listed)
         self.client_auth: OAuth | None = next((a for f in listed if (a := f.client_auth()) is not None), None)
 
@@ -281,11 +280,6 @@ class SessionWorker:
         if event.kind == "era":
             self.era_evidence = event.text or ""
         self.recorder.add(event)
-        for feature in self._event_listeners:
-            try:
-                feature.on_event(event)
-            except Exception:
-                log.exception("feature %s failed on a transcript event", feature.name)
 
     def _on_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]          # (a str: the client only calls listeners with notifications)

@@ -59,11 +59,7 @@ class FakeTab:
         self.session_id = 1
         self.channel_name = "tab-1"
         self.catalogue = catalogue or {}
-        self.sent: list[str] = []
         self.cards: set[str] = set()
-
-    async def send_html(self, html: str) -> None:
-        self.sent.append(html)
 
     def first_time(self, card: str) -> bool:
         new = card not in self.cards

@@ -4,6 +4,7 @@ against real servers is in test_features.py."""
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -77,7 +78,7 @@ async def test_logging_shows_log_messages_in_bursts_and_not_in_the_feed():
     message = {"method": "notifications/message", "params": {"level": "error", "logger": "db", "data": "<b>down</b>"}}
     logging.on_notification(message)
     assert "notifications/message" in feed.ignored_notifications         # the worker never hands it to the feed
-    await asyncio.sleep(logging.bursts.window * 2)         # the burst window is the feature's own timer
+    await session.settle()                                # the burst, sent once its window closed
     published = [(name, e["html"]) for name, e in session.published]
     assert [name for name, _ in published] == ["logging"]
     assert 'id="feed-log"' in published[0][1] and "&lt;b&gt;down&lt;/b&gt;" in published[0][1]
@@ -106,7 +107,6 @@ async def test_listen_counts_only_its_own_stream_and_lists_what_was_refused():
     listen.on_notification({"method": "notifications/tools/list_changed", "params": {}})          # untagged
     assert listen.stream["status"] == "open" and listen.stream["count"] == 0
     assert refused(listen.stream["requested"], listen.stream["acknowledged"]) == ["a://1"]
-    await listen.stop()
 
 
 async def test_completion_answers_the_asking_tab_only_with_the_latest_question():
@@ -192,13 +192,12 @@ async def test_feed_shows_every_notification_but_log_messages_and_replays_the_re
     feed = session.add("feed")
     for i in range(30):
         feed.on_notification({"method": "notifications/resources/updated", "params": {"uri": f"r://{i}"}})
-    await asyncio.sleep(feed.bursts.window * 2)
+    await session.settle()
     burst = html_of(session)
     assert "… 10 more notifications" in burst               # the latest 20 shown, the rest counted
     assert "r://29" in burst and "r://0<" not in burst
     replay = feed.snapshot()[0]["event"]["html"]
     assert 'hx-swap-oob="innerHTML"' in replay and "r://0" in replay and "r://29" in replay
-    await feed.stop()
 
 
 async def test_counts_tally_notifications_by_method_busiest_first_and_bound_what_a_server_invents():
@@ -209,16 +208,13 @@ async def test_counts_tally_notifications_by_method_busiest_first_and_bound_what
     for method in ["notifications/message"] * 3 + ["notifications/<b>odd</b>"] + ["notifications/progress"] * 2:
         counts.on_notification({"method": method})
     table = counts.snapshot()[0]["event"]["html"]
-    rows = [(m, int(n)) for m, n in __import__("re").findall(r"<tr><td><code>(.*?)</code></td><td class=\"num\">(\d+)", table)]
+    rows = [(m, int(n)) for m, n in re.findall(r"<tr><td><code>(.*?)</code></td><td class=\"num\">(\d+)", table)]
     assert rows == [("notifications/message", 3), ("notifications/progress", 2), ("notifications/&lt;b&gt;odd&lt;/b&gt;", 1)]
     for i in range(counts_module.METHODS_KEPT + 50):
         counts.on_notification({"method": f"x/{i}"})
     assert len(counts.counts) == counts_module.METHODS_KEPT + 1 and counts.counts[counts_module.OTHER] >= 50
-    while not session.published:          # one update for the whole burst, on the feature's timer
-        await asyncio.sleep(0.05)
     await session.settle()
-    assert len(session.published) == 1
-    await counts.stop()
+    assert len(session.published) == 1          # one update for the whole burst
 
 
 def test_authorization_cards_show_once_per_tab_and_leave_when_done():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..html import oob
-from ..protocol import Command, FeatureEvent
+from ..protocol import Command
 from .base import Feature, render
 from .context import TabContext
 
@@ -29,15 +29,11 @@ class AutoRefresh(Feature):
 
     async def handle(self, command: Command) -> None:
         self.on = bool(command.get("params"))
-        await self.publish(self._state())
+        await self.publish_state()
 
     def on_notification(self, message: dict[str, Any]) -> None:
         if self.on:
             self.ctx.spawn("refresh", self.ctx.refresh_catalogue())
 
-    def _state(self) -> dict[str, Any]:
-        return {"html": oob("auto-refresh-state", "innerHTML",
-                            render("sessions/features/auto_refresh_state.html", {"on": self.on}))}
-
-    def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(self._state())]
+    def state_html(self) -> str:
+        return oob("auto-refresh-state", "innerHTML", render("sessions/features/auto_refresh_state.html", {"on": self.on}))

@@ -5,24 +5,29 @@ names a feature. A feature declares what it takes and gives:
 - **page side** (the consumer's process; class attributes and classmethods, no instance):
   the page `actions` it takes and how each becomes a worker command (`command()`), how its
   events become fragments for one tab (`fragments()`), the static markup it adds to the session
-  page (`head_template`, `panel_template`) and to the read-only share page (`share_template`);
+  page (`head_template`, `panel_template`);
 - **worker side** (an instance per session, given a `SessionContext`): the commands it handles
   (its actions, plus `commands` sent by other pages such as the OAuth callback), the server
-  notifications it listens to, every transcript event (`wants_events`), the server requests it
-  answers (`server_requests`, with the client capabilities that declares), the events it
-  publishes, and what a reloading tab needs (`snapshot()`).
+  notifications it listens to, the server requests it answers (`server_requests`, with the
+  client capabilities that declares), the events it publishes, and what a reloading tab needs
+  (`snapshot()`). A feature with a state line (`state_html()`) has it shown at start, in every
+  snapshot and after each of its actions, with the panels' error line (`attempt()`).
 
 Register a feature by adding its class to `FEATURES` in `features/__init__.py`. It imports
 `sessions.protocol`, `sessions.html` and `playground.mcp` only — never the worker or the consumer.
 """
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from django.template.loader import render_to_string
 
 from playground.mcp.auth import OAuth
-from playground.mcp.events import TranscriptEvent
+from playground.mcp.client import McpClient, RequestTimeout
+from playground.mcp.jsonrpc import JsonRpcError
+from playground.mcp.transports.base import TransportError
 
 from ..html import oob
 from ..protocol import Command, FeatureEvent
@@ -38,17 +43,15 @@ class Feature:
     notifications: ClassVar[frozenset[str] | str] = frozenset()
     ignored_notifications: ClassVar[frozenset[str]] = frozenset()      # with ALL: but these
     server_requests: ClassVar[frozenset[str]] = frozenset()
-    wants_events: ClassVar[bool] = False
     head_template: ClassVar[str | None] = None
     panel_template: ClassVar[str | None] = None
-    share_template: ClassVar[str | None] = None
 
     # Page side ------------------------------------------------------------------------
 
     @classmethod
     async def command(cls, action: str, content: dict[str, Any], tab: TabContext) -> Command | None:
-        """The worker command for one of `actions` (None: nothing to send; the feature may have
-        told the tab why). The page's values are untrusted: check and convert them here."""
+        """The worker command for one of `actions` (None: nothing to send). The page's values are
+        untrusted: check and convert them here."""
         return None
 
     @classmethod
@@ -71,19 +74,64 @@ class Feature:
         start. `hints`: what the starting page knows (`callback_url`)."""
         return {}
 
-    @classmethod
-    def share_context(cls, session: Any) -> dict[str, Any]:
-        """What `share_template` needs from a saved session (the caller masks it for the share)."""
-        return {}
-
     # Worker side ----------------------------------------------------------------------
 
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         self.ctx = ctx
         self.options = options or {}
+        self.error = ""                 # why this feature's last action failed (the panels' error line)
+        self._state_due = False
 
     async def publish(self, event: dict[str, Any]) -> None:
         await self.ctx.publish(self.name, event)
+
+    # The state line ------------------------------------------------------------------
+
+    def state_html(self) -> str | None:
+        """This feature's state as a fragment (its panel's line), or None when it shows none."""
+        return None
+
+    def state(self, *, outcome: bool = False) -> dict[str, Any] | None:
+        """The event showing the state; with `outcome` (an action just ran), the panels' error
+        line too, cleared when the action succeeded."""
+        html = self.state_html()
+        if html is None:
+            return None
+        return {"html": html + error_fragment(self.error) if outcome or self.error else html}
+
+    async def publish_state(self, *, outcome: bool = False) -> None:
+        state = self.state(outcome=outcome)
+        if state is not None:
+            await self.publish(state)
+
+    def publish_state_soon(self, delay: float) -> None:
+        """Publish the state once within `delay` seconds, however many changes come meanwhile
+        (a flood updates a panel a few times a second, not once a message)."""
+        if not self._state_due:
+            self._state_due = True
+            self.ctx.spawn(f"{self.name}-state", self._publish_state_after(delay))
+
+    async def _publish_state_after(self, delay: float) -> None:
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            self._state_due = False
+        await self.publish_state()
+
+    async def attempt(self, label: str, action: Callable[[McpClient], Awaitable[Any]]) -> bool:
+        """Run one of this feature's requests; False when not connected (nothing was sent).
+        A failure becomes `error` (shown as "<label>: <why>"); success clears it."""
+        client = self.ctx.client
+        if client is None or client.closed:
+            return False
+        self.error = ""
+        try:
+            await action(client)
+        except JsonRpcError as exc:
+            self.error = f"{label}: JSON-RPC error {exc.code}: {exc.message}"
+        except (RequestTimeout, TransportError) as exc:
+            self.error = f"{label}: {exc}"
+        return True
 
     def event(self, event: dict[str, Any]) -> FeatureEvent:
         """`event` as the group carries it (for snapshots)."""
@@ -102,7 +150,8 @@ class Feature:
         raise NotImplementedError(method)
 
     async def start(self) -> None:
-        """The session is connected and its lists are shown."""
+        """The session is connected and its lists are shown: show the state as it now is."""
+        await self.publish_state()
 
     async def stop(self) -> None:
         """The session is ending."""
@@ -113,9 +162,6 @@ class Feature:
     def on_notification(self, message: dict[str, Any]) -> None:
         """A server notification this feature listens to (runs in the reader: keep it cheap)."""
 
-    def on_event(self, event: TranscriptEvent) -> None:
-        """Every transcript event, with `wants_events` (runs in the reader: keep it cheap)."""
-
     def on_input_required(self, method: str, round_no: int, result: dict[str, Any]) -> None:
         """An `input_required` round of a call (runs in the call's own task)."""
 
@@ -124,7 +170,8 @@ class Feature:
 
     def snapshot(self) -> list[FeatureEvent]:
         """The events a (re)connecting tab needs to show this feature's state."""
-        return []
+        state = self.state()
+        return [self.event(state)] if state is not None else []
 
 
 def render(template: str, context: dict[str, Any]) -> str:

@@ -61,9 +61,6 @@ class TabContext(Protocol):
     def catalogue(self) -> Catalogue:
         """The server's lists as this tab last got them."""
 
-    async def send_html(self, html: str) -> None:
-        """A fragment for this tab only."""
-
     def first_time(self, card: str) -> bool:
         """Whether `card` is new to this tab (a snapshot and a broadcast may both announce one);
         remembers it."""

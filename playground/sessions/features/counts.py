@@ -2,11 +2,9 @@
 A summary the Notifications panel cannot give once a flood scrolled it away."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from ..html import oob
-from ..protocol import FeatureEvent
 from .base import ALL, Feature, render
 
 UPDATE_EVERY = 0.25          # seconds: the table reaches the page at most this often
@@ -22,27 +20,14 @@ class NotificationCounts(Feature):
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.counts: dict[str, int] = {}
-        self._update: asyncio.TimerHandle | None = None
 
     def on_notification(self, message: dict[str, Any]) -> None:
         counts, method = self.counts, message["method"]
         if method not in counts:
             method = method[:200] if len(counts) < METHODS_KEPT else OTHER
         counts[method] = counts.get(method, 0) + 1
-        if self._update is None:
-            self._update = asyncio.get_running_loop().call_later(UPDATE_EVERY, self._send_update)
+        self.publish_state_soon(UPDATE_EVERY)
 
-    def _send_update(self) -> None:
-        self._update = None
-        self.ctx.spawn("counts-update", self.publish(self._state()))
-
-    def _state(self) -> dict[str, Any]:
-        return {"html": oob("notification-counts", "outerHTML", render(
-            "sessions/features/counts_table.html", {"counts": sorted(self.counts.items(), key=lambda kv: -kv[1])}))}
-
-    def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(self._state())]
-
-    async def stop(self) -> None:
-        if self._update is not None:
-            self._update.cancel()
+    def state_html(self) -> str:
+        return oob("notification-counts", "outerHTML", render(
+            "sessions/features/counts_table.html", {"counts": sorted(self.counts.items(), key=lambda kv: -kv[1])}))

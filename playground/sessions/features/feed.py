@@ -6,9 +6,8 @@ from typing import Any
 
 from playground.mcp.client import META_SUBSCRIPTION
 
-from ..html import oob
 from ..protocol import FeatureEvent
-from .base import ALL, Feature, render
+from .base import ALL, Feature
 from .bursts import Bursts, Entry
 from .summaries import params_of, summarize
 
@@ -21,7 +20,8 @@ class Feed(Feature):
 
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
-        self.bursts = Bursts(self._publish, _finished)
+        self.bursts = Bursts(self, template="sessions/features/feed_entries.html", target="feed-notes",
+                             finish=_finished)
 
     def on_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -32,16 +32,8 @@ class Feed(Feature):
         self.bursts.add({"method": method, "params": params, "subscription": tag,
                          "t": self.ctx.tap.clock() - self.ctx.tap.start})
 
-    async def _publish(self, entries: list[Entry], skipped: int) -> None:
-        # Rendered here once, not by each tab: the same fragment for all (50 tabs of a flood
-        # rendered it 50 times, 20 times a second).
-        await self.publish({"html": entries_html(entries, skipped=skipped)})
-
     def snapshot(self) -> list[FeatureEvent]:
-        return [self.event({"html": entries_html(self.bursts.recent(), replace=True)})]
-
-    async def stop(self) -> None:
-        self.bursts.close()
+        return [self.event(self.bursts.replay())]
 
 
 def _finished(entry: Entry) -> Entry:
@@ -52,7 +44,3 @@ def _finished(entry: Entry) -> Entry:
         entry["t"] = round(entry["t"] * 1000, 1)
     return entry
 
-
-def entries_html(entries: list[Entry], *, skipped: int = 0, replace: bool = False) -> str:
-    html = render("sessions/features/feed_entries.html", {"entries": entries, "skipped": skipped})
-    return oob("feed-notes", "innerHTML" if replace else "beforeend", html)

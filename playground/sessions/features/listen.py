@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from playground.mcp.client import META_SUBSCRIPTION, RequestTimeout
-from playground.mcp.jsonrpc import JsonRpcError
-from playground.mcp.transports.base import TransportError
+from playground.mcp.client import META_SUBSCRIPTION, McpClient
 
 from ..html import oob
-from ..protocol import Command, FeatureEvent
-from .base import ALL, Feature, error_fragment, render
+from ..protocol import Command
+from .base import ALL, Feature, render
 from .context import TabContext
 from .summaries import params_of
 
@@ -41,29 +39,21 @@ class Listen(Feature):
         super().__init__(ctx, options)
         self.stream: dict[str, Any] | None = None
         self._task: asyncio.Task[Any] | None = None
-        self._update: asyncio.TimerHandle | None = None
-        self.error = ""
 
     async def handle(self, command: Command) -> None:
-        client = self.ctx.client
-        if client is None or client.closed:
-            return
-        self.error = ""
-        try:
-            if command.get("command") == "listen":
-                await self.start_listen(command.get("params") or {})
-            else:
-                await self.stop_listen()
-        except JsonRpcError as exc:
-            self.error = f"{command.get('command')}: JSON-RPC error {exc.code}: {exc.message}"
-        except (RequestTimeout, TransportError) as exc:
-            self.error = f"{command.get('command')}: {exc}"
-        await self.publish(self._state(error=True))
+        action = str(command.get("command"))
 
-    async def start_listen(self, flt: dict[str, Any]) -> None:
-        client = self.ctx.client
-        assert client is not None
-        await self.stop_listen()
+        async def run(client: McpClient) -> None:
+            if action == "listen":
+                await self.start_listen(client, command.get("params") or {})
+            else:
+                await self.stop_listen(client)
+
+        if await self.attempt(action, run):
+            await self.publish_state(outcome=True)
+
+    async def start_listen(self, client: McpClient, flt: dict[str, Any]) -> None:
+        await self.stop_listen(client)
         requested: dict[str, Any] = {k: True for k in LISTEN_FLAGS if flt.get(k)}
         uris = [str(u) for u in flt.get("resourceSubscriptions") or [] if str(u).strip()]
         if uris:
@@ -72,11 +62,10 @@ class Listen(Feature):
         self.stream = {"id": request_id, "requested": requested, "acknowledged": None,
                        "status": "waiting for the acknowledgement", "count": 0}
         self._task = task
-        task.add_done_callback(lambda t: asyncio.get_running_loop().create_task(self._ended(request_id, t)))
+        task.add_done_callback(lambda t: self.ctx.spawn("listen-ended", self._ended(request_id, t)))
 
-    async def stop_listen(self) -> None:
-        client = self.ctx.client
-        if self.stream and self._task and not self._task.done() and client and not client.closed:
+    async def stop_listen(self, client: McpClient) -> None:
+        if self.stream and self._task and not self._task.done():
             self.stream["status"] = "closing"
             await client.cancel(self.stream["id"], "stopped by the user")
 
@@ -90,7 +79,7 @@ class Listen(Feature):
         else:
             status = "ended by the server (graceful)"
         self.stream["status"] = status
-        await self.publish(self._state())
+        await self.publish_state()
 
     def on_notification(self, message: dict[str, Any]) -> None:
         if not self.stream:
@@ -105,27 +94,14 @@ class Listen(Feature):
             self.stream["status"] = "open"
         else:
             self.stream["count"] += 1
-        if self._update is None:         # a stream's flood updates the page a few times a second
-            self._update = asyncio.get_running_loop().call_later(UPDATE_EVERY, self._send_update)
+        self.publish_state_soon(UPDATE_EVERY)       # a stream's flood updates the page a few times a second
 
-    def _send_update(self) -> None:
-        self._update = None
-        self.ctx.spawn("listen-update", self.publish(self._state()))
-
-    async def stop(self) -> None:
-        if self._update is not None:
-            self._update.cancel()
-
-    def _state(self, error: bool = False) -> dict[str, Any]:
+    def state_html(self) -> str:
         stream = dict(self.stream) if self.stream else None
         if stream and stream["acknowledged"] is not None:
             stream["refused"] = refused(stream["requested"], stream["acknowledged"])
-        html = oob("listen-state", "innerHTML", render("sessions/features/listen_state.html",
+        return oob("listen-state", "innerHTML", render("sessions/features/listen_state.html",
                                                        {"l": stream, "flags": LISTEN_FLAGS}))
-        return {"html": html + error_fragment(self.error) if error or self.error else html}
-
-    def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(self._state())]
 
 
 def refused(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str]:

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from playground.mcp.client import RequestTimeout
-from playground.mcp.jsonrpc import JsonRpcError
-from playground.mcp.transports.base import TransportError
+from playground.mcp.client import McpClient
 
 from ..html import oob
 from ..protocol import Command, FeatureEvent
-from .base import Feature, error_fragment, render
+from .base import Feature, render
 from .bursts import Bursts, Entry
 from .context import TabContext
 from .summaries import summarize
@@ -38,49 +36,31 @@ class Logging(Feature):
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.level = ""
-        self.error = ""
-        self.bursts = Bursts(self._publish_entries, _finished)
+        self.bursts = Bursts(self, template="sessions/features/logging_entries.html", target="feed-log",
+                             finish=_finished)
 
     async def handle(self, command: Command) -> None:
-        client = self.ctx.client
-        if client is None or client.closed:
-            return
         level = str(command.get("name") or "")
-        self.error = ""
-        try:
+
+        async def run(client: McpClient) -> None:
             await client.set_logging_level(level)
             self.level = level
-        except JsonRpcError as exc:
-            self.error = f"set_level: JSON-RPC error {exc.code}: {exc.message}"
-        except (RequestTimeout, TransportError) as exc:
-            self.error = f"set_level: {exc}"
-        await self.publish(self._state(error=True))
+
+        if await self.attempt("set_level", run):
+            await self.publish_state(outcome=True)
 
     def on_notification(self, message: dict[str, Any]) -> None:
         tap, params = self.ctx.tap, message.get("params")
         self.bursts.add({"method": "notifications/message", "params": params if type(params) is dict else {},
                          "t": tap.clock() - tap.start})
 
-    async def _publish_entries(self, entries: list[Entry], skipped: int) -> None:
-        await self.publish({"html": entries_html(entries, skipped=skipped)})
-
-    async def start(self) -> None:
-        await self.publish(self._state())
-
-    async def stop(self) -> None:
-        self.bursts.close()
-
-    def _state(self, error: bool = False) -> dict[str, Any]:
-        """The level line; with `error`, the panels' error line too (an action's outcome)."""
+    def state_html(self) -> str:
         client = self.ctx.client
-        era = client.era if client else ""
-        html = oob("log-state", "innerHTML", render("sessions/features/logging_state.html",
-                                                    {"level": self.level, "era": era}))
-        return {"html": html + error_fragment(self.error) if error or self.error else html}
+        return oob("log-state", "innerHTML", render("sessions/features/logging_state.html",
+                                                    {"level": self.level, "era": client.era if client else ""}))
 
     def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(self._state()),
-                self.event({"html": entries_html(self.bursts.recent(), replace=True)})]
+        return [*super().snapshot(), self.event(self.bursts.replay())]
 
 
 def _finished(entry: Entry) -> Entry:
@@ -91,7 +71,3 @@ def _finished(entry: Entry) -> Entry:
                      level=str(params.get("level") or "")[:40], logger=str(params.get("logger") or "")[:200])
     return entry
 
-
-def entries_html(entries: list[Entry], *, skipped: int = 0, replace: bool = False) -> str:
-    html = render("sessions/features/logging_entries.html", {"entries": entries, "skipped": skipped})
-    return oob("feed-log", "innerHTML" if replace else "beforeend", html)

@@ -10,7 +10,7 @@ from typing import Any
 from playground.mcp.transports.base import TransportError
 
 from ..html import oob
-from ..protocol import Command, FeatureEvent
+from ..protocol import Command
 from .base import Feature, render
 
 
@@ -41,16 +41,10 @@ class Roots(Feature):
         if client is not None and not client.closed and client.era == "legacy":
             with contextlib.suppress(TransportError):
                 await client.notify("notifications/roots/list_changed")
-        await self.publish(self._state())
+        await self.publish_state()
 
-    async def start(self) -> None:
-        await self.publish(self._state())
-
-    def _state(self) -> dict[str, Any]:
+    def state_html(self) -> str:
         client = self.ctx.client
         caps = json.dumps(client.capabilities() if client else {}, ensure_ascii=False)
-        return {"html": oob("client-state", "innerHTML", render("sessions/features/roots_state.html", {
-            "roots": self.roots, "caps_json": caps, "era": client.era if client else ""}))}
-
-    def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(self._state())]
+        return oob("client-state", "innerHTML", render("sessions/features/roots_state.html", {
+            "roots": self.roots, "caps_json": caps, "era": client.era if client else ""}))

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from playground.mcp.client import RequestTimeout
-from playground.mcp.jsonrpc import JsonRpcError
-from playground.mcp.transports.base import TransportError
+from playground.mcp.client import McpClient
 
 from ..html import oob
-from ..protocol import Command, FeatureEvent
-from .base import Feature, error_fragment, render
+from ..protocol import Command
+from .base import Feature, render
 from .context import TabContext
 
 
@@ -27,16 +25,11 @@ class Subscriptions(Feature):
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.subscribed: list[str] = []           # in the order subscribed
-        self.error = ""
 
     async def handle(self, command: Command) -> None:
-        client = self.ctx.client
-        if client is None or client.closed:
-            return
-        uri = str(command.get("uri") or "")
-        action = command.get("command")
-        self.error = ""
-        try:
+        uri, action = str(command.get("uri") or ""), str(command.get("command"))
+
+        async def run(client: McpClient) -> None:
             if action == "subscribe":
                 await client.subscribe(uri)
                 if uri not in self.subscribed:
@@ -44,22 +37,13 @@ class Subscriptions(Feature):
             else:
                 await client.unsubscribe(uri)
                 self.subscribed = [u for u in self.subscribed if u != uri]
-        except JsonRpcError as exc:
-            self.error = f"{action}: JSON-RPC error {exc.code}: {exc.message}"
-        except (RequestTimeout, TransportError) as exc:
-            self.error = f"{action}: {exc}"
-        await self.publish(self._state(error=True))
 
-    async def start(self) -> None:
-        await self.publish(self._state())
+        if await self.attempt(action, run):
+            await self.publish_state(outcome=True)
 
-    def _state(self, error: bool = False) -> dict[str, Any]:
+    def state_html(self) -> str:
         client = self.ctx.client
         caps = (client.server_capabilities or {}) if client else {}
         resources = caps.get("resources") if isinstance(caps.get("resources"), dict) else {}
-        html = oob("subs-state", "innerHTML", render("sessions/features/subscriptions_state.html", {
+        return oob("subs-state", "innerHTML", render("sessions/features/subscriptions_state.html", {
             "subscribed": self.subscribed, "can_subscribe": bool(resources.get("subscribe"))}))
-        return {"html": html + error_fragment(self.error) if error or self.error else html}
-
-    def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(self._state())]

@@ -6,8 +6,8 @@ from typing import Any
 from django.conf import settings
 
 from ..html import oob
-from ..protocol import Command, FeatureEvent
-from .base import Feature, error_fragment
+from ..protocol import Command
+from .base import Feature
 from .context import TabContext
 
 MAX_TIMEOUT = 24 * 3600     # seconds: the longest per-request timeout the page accepts
@@ -26,10 +26,6 @@ class Timeout(Feature):
     async def command(cls, action: str, content: dict[str, Any], tab: TabContext) -> Command | None:
         return {"command": "set_timeout", "params": str(content.get("seconds") or "")}
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
-        super().__init__(ctx, options)
-        self.error = ""
-
     async def handle(self, command: Command) -> None:
         self.error = ""
         try:
@@ -40,17 +36,9 @@ class Timeout(Feature):
             self.ctx.set_request_timeout(value)
         else:
             self.error = f"timeout: give a number of seconds between 0 and {MAX_TIMEOUT}"
-        await self.publish(self._state(error=True))
+        await self.publish_state(outcome=True)
 
-    def _state(self, error: bool = False) -> dict[str, Any]:
+    def state_html(self) -> str:
         client = self.ctx.client
         seconds = client.timeout if client else self.ctx.config.timeout
-        html = oob("timeout-state", "outerHTML",
-                   f'<span id="timeout-state" hidden data-timeout="{seconds:g}"></span>')
-        return {"html": html + error_fragment(self.error) if error or self.error else html}
-
-    async def start(self) -> None:
-        await self.publish(self._state())
-
-    def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(self._state())]
+        return oob("timeout-state", "outerHTML", f'<span id="timeout-state" hidden data-timeout="{seconds:g}"></span>')
