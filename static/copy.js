@@ -1,0 +1,62 @@
+/* Copy buttons, one delegated handler for every page.
+ *
+ * Markup: <button type="button" data-copy="#some-id">Copy</button> copies the text of the
+ * element the selector names (a <textarea>/<input> gives its value); data-copy-text="..."
+ * copies that literal text instead; data-copy="closest:.line" looks up from the button.
+ * The button keeps its accessible name "Copy"; success is shown by a class and a status
+ * message for screen readers, so tests and people can tell it worked.
+ */
+(function () {
+  "use strict";
+
+  function source(button) {
+    if (button.hasAttribute("data-copy-text")) return button.getAttribute("data-copy-text");
+    var sel = button.getAttribute("data-copy") || "";
+    var el = null;
+    if (sel.indexOf("closest:") === 0) {
+      var parts = sel.slice(8).split(" ");
+      el = button.closest(parts[0]);
+      if (el && parts.length > 1) el = el.querySelector(parts.slice(1).join(" "));
+    } else if (sel) {
+      el = document.querySelector(sel);
+    }
+    if (!el) return null;
+    if ("value" in el && (el.tagName === "TEXTAREA" || el.tagName === "INPUT")) return el.value;
+    return el.getAttribute("data-copy-value") !== null ? el.getAttribute("data-copy-value") : el.textContent;
+  }
+
+  function fallback(text) {
+    var area = document.createElement("textarea");
+    area.value = text;
+    area.setAttribute("readonly", "");
+    area.className = "copy-scratch";
+    document.body.appendChild(area);
+    area.select();
+    var ok = false;
+    try { ok = document.execCommand("copy"); } catch (e) { ok = false; }
+    area.remove();
+    return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
+  }
+
+  function announce(button, ok) {
+    button.classList.remove("copied", "copy-failed");
+    button.classList.add(ok ? "copied" : "copy-failed");
+    button.setAttribute("title", ok ? "Copied" : "Copy failed: select the text by hand");
+    var live = document.getElementById("copy-status");
+    if (live) live.textContent = ok ? "Copied to the clipboard" : "Copy failed";
+    window.setTimeout(function () { button.classList.remove("copied", "copy-failed"); }, 1500);
+  }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button[data-copy], button[data-copy-text]");
+    if (!button) return;
+    event.preventDefault();
+    event.stopPropagation();
+    var text = source(button);
+    if (text === null) { announce(button, false); return; }
+    var attempt = navigator.clipboard && window.isSecureContext
+      ? navigator.clipboard.writeText(text).catch(function () { return fallback(text); })
+      : fallback(text);
+    attempt.then(function () { announce(button, true); }, function () { announce(button, false); });
+  });
+})();
