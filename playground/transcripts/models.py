@@ -50,6 +50,18 @@ class Session(models.Model):
     # included. The events keep every frame as it came; this is applied when they are shown.
     oauth_secret_values = models.JSONField(default=list, blank=True)
 
+    # What the session was for: a person working with the server, a replay of an earlier
+    # session (`source`), or a server check. Replays and checks keep their outcome in `report`
+    # (the Differences, the check's rows), saved with the transcript and shown on its share pages.
+    class Kind(models.TextChoices):
+        SESSION = "session", "Session"
+        REPLAY = "replay", "Replay"
+        CHECK = "check", "Server check"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SESSION)
+    source = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays")
+    report = models.JSONField(default=dict, blank=True)
+
     class Meta:
         ordering = ["-started_at"]
 
