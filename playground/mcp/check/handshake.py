@@ -66,7 +66,7 @@ async def _legacy(ctx: CheckContext, version: str, *, older: bool, speaks: bool 
     except ConnectError as exc:
         seqs = ctx.trace.seqs(since, ("initialize",))
         if ctx.era == "modern" and older:
-            await ctx.row(name, SKIP, f"the server does not speak the legacy era: initialize got {clip(str(exc))}", seqs)
+            await ctx.row(name, SKIP, f"the server does not speak the legacy era (initialize: {clip(str(exc))})", seqs)
             return False
         await ctx.row(name, FAIL, f"initialize offering {version} failed: {clip(str(exc))}; a server MUST answer "
                                   "with the same version or another one it supports (Lifecycle, Version Negotiation)",
@@ -111,8 +111,8 @@ async def _modern(ctx: CheckContext) -> None:
                 await ctx.row(name, FAIL, f"server/discover on a new connection failed: {clip(str(exc))}", seqs)
         else:
             for name in rows:
-                await ctx.row(name, SKIP, f"the server does not speak the modern era: server/discover got "
-                                          f"{clip(str(exc))}", seqs)
+                await ctx.row(name, SKIP, f"the server does not speak the modern era (server/discover: "
+                                          f"{clip(str(exc))})", seqs)
         return
     try:
         settled = extra.protocol_version
@@ -148,4 +148,9 @@ def _judge_modern(version: str, result: Any, code: int | None, error: Any, said:
         return FAIL, (f"asked for {version}, a version that does not exist: the server answered as if it "
                       "implemented it. It MUST answer UnsupportedProtocolVersionError (-32022) "
                       "(Versioning, Protocol Version Negotiation)")
+    if older and code is not None:
+        # No modern revision is older than 2026-07-28: a request naming a handshake-era version may
+        # be served as legacy traffic by a dual-era server (over HTTP the version header says so).
+        return WARN, (f"asked for {version} (a handshake-era version) in _meta: {said}; -32022 listing the "
+                      "supported versions would tell such a client what to use")
     return FAIL, f"asked for {version}: {said}; expected UnsupportedProtocolVersionError (-32022) listing the supported versions"

@@ -7,6 +7,8 @@ from typing import Any
 
 import uritemplate
 
+from playground.schemaforms import linear_regex
+
 from ..jsonrpc import INVALID_PARAMS
 from .context import CheckContext
 from .result import FAIL, PASS, SKIP, WARN, Status, clip, worst
@@ -14,6 +16,29 @@ from .result import FAIL, PASS, SKIP, WARN, Status, clip, worst
 RESOURCE_NOT_FOUND = -32002
 UNKNOWN_URI = "mcp-playground-check:///no-such-resource"
 GUESS = "1"
+# RFC 6570 §2.2-2.4: an optional operator, then varspecs (varname, `:prefix` or `*`), comma-separated.
+_VARCHAR = r"(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})"
+_VARSPEC = rf"{_VARCHAR}(?:\.?{_VARCHAR})*(?::[1-9][0-9]{{0,3}}|\*)?"
+EXPRESSION = rf"^[+#./;?&]?{_VARSPEC}(?:,{_VARSPEC})*$"
+
+
+def template_problem(text: str) -> str | None:
+    """Why `text` is not an RFC 6570 URI template (None: it is one). The `uritemplate` package
+    expands leniently (an unclosed brace stays literal), so the grammar is checked here."""
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch == "{":
+            if depth:
+                return f"a brace opens inside an expression at {i}"
+            depth, start = 1, i + 1
+        elif ch == "}":
+            if not depth:
+                return f"a closing brace without an opening one at {i}"
+            expression = text[start:i]
+            if not linear_regex.search(EXPRESSION, expression):
+                return f"{{{clip(expression, 40)}}} is not an expression (operator, then variable names)"
+            depth = 0
+    return "an expression is not closed" if depth else None
 
 
 def contents_problem(result: Any) -> str | None:
@@ -76,12 +101,12 @@ async def _templates(ctx: CheckContext) -> None:
         if not isinstance(text, str):
             found.append((FAIL, f"a template has uriTemplate {clip(repr(text), 40)}, not a string"))
             continue
-        try:
-            parsed = uritemplate.URITemplate(text)
-            variables = list(parsed.variable_names)
-        except Exception as exc:  # noqa: BLE001 - the server's text: any failure is its fault
-            found.append((FAIL, f"{clip(text, 80)!r} is not an RFC 6570 template: {clip(str(exc), 80)}"))
+        problem = template_problem(text)
+        if problem is not None:
+            found.append((FAIL, f"{clip(text, 80)!r} is not an RFC 6570 URI template: {problem}"))
             continue
+        parsed = uritemplate.URITemplate(text)
+        variables = list(parsed.variable_names)
         if not variables:
             found.append((WARN, f"{clip(text, 80)!r} has no variables (a plain resource belongs in resources/list)"))
             continue
