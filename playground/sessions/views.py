@@ -28,6 +28,7 @@ from playground.transcripts.models import Session, ShareLink
 from .consumers import REPLAY_WINDOW
 from .durability import reap_dead_sessions
 from .features import FEATURES
+from .features.check import share_context as check_share_context
 from .lines import line
 from .protocol import catalogue_item
 from .worker import start_session
@@ -180,7 +181,7 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
     return render(request, "sessions/share.html", {
         "session": session, "token": token, "total": total, "state": redact.obj(session.state()),
-        "lines": [line(redact.obj(r)) for r in rows],
+        "lines": [line(redact.obj(r)) for r in rows], **check_share_context(session, redact),
     })
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..client import LATEST_LEGACY, LEGACY_VERSIONS, MODERN_VERSIONS, McpClient
+from ..config import TransportName
 from ..connect import ConnectError
 from ..jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
 from ..transports.base import TransportError
@@ -23,7 +24,7 @@ from .result import FAIL, PASS, SKIP, WARN, Status, clip
 OLDER_LEGACY = LEGACY_VERSIONS[1]        # the revision before the latest
 UNKNOWN_VERSION = "2099-12-31"           # a version no server can know
 OLDER_FOR_MODERN = LATEST_LEGACY         # a modern request naming a handshake-era version
-TRANSPORT_CONFIG = {"stdio": "stdio", "streamable-http": "http", "sse": "sse"}
+TRANSPORT_CONFIG: dict[str, TransportName] = {"stdio": "stdio", "streamable-http": "http", "sse": "sse"}
 
 
 async def this_session(ctx: CheckContext) -> None:

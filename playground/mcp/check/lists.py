@@ -68,7 +68,7 @@ async def _follow(ctx: CheckContext, key: str, method: str, member: str, ident: 
     objects = [i for i in items if isinstance(i, dict)]
     if len(objects) < len(items):
         problems.append((FAIL, f"{len(items) - len(objects)} of the {member} are not objects"))
-    names = [i.get(ident) for i in objects if isinstance(i.get(ident), str)]
+    names: list[str] = [i[ident] for i in objects if isinstance(i.get(ident), str)]
     twice = [n for n, c in Counter(names).items() if c > 1]
     if twice:
         shown = ", ".join(repr(clip(n, 60)) for n in twice[:5]) + (" …" if len(twice) > 5 else "")

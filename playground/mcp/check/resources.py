@@ -110,7 +110,7 @@ async def _templates(ctx: CheckContext) -> None:
         if not variables:
             found.append((WARN, f"{clip(text, 80)!r} has no variables (a plain resource belongs in resources/list)"))
             continue
-        values = {v: await _value_for(ctx, text, v, seqs) for v in variables}
+        values: dict[str, Any] = {v: await _value_for(ctx, text, v, seqs) for v in variables}
         uri = parsed.expand(values)
         answer = await ctx.ask("resources/read", {"uri": uri})
         seqs += answer.seqs

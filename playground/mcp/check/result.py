@@ -52,7 +52,7 @@ class CheckResult:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
         status = data.get("status")
-        return cls(name=str(data.get("name", "")), status=status if status in _RANK else FAIL,  # type: ignore[arg-type]
+        return cls(name=str(data.get("name", "")), status=status if status in _RANK else FAIL,
                    reason=str(data.get("reason", "")),
                    seqs=[s for s in data.get("seqs") or [] if isinstance(s, int) and not isinstance(s, bool)])
 
@@ -70,7 +70,7 @@ class Report:
         return row
 
     def counts(self) -> dict[str, int]:
-        out = {PASS: 0, WARN: 0, FAIL: 0, SKIP: 0}
+        out: dict[str, int] = {PASS: 0, WARN: 0, FAIL: 0, SKIP: 0}
         for row in self.rows:
             out[row.status] += 1
         return out

@@ -24,7 +24,7 @@ def problem(schema: Any, what: str) -> tuple[Status, str] | None:
     if schema.get("type") != "object":
         return FAIL, f"{what} has type {clip(repr(schema.get('type')), 40)}; MCP requires type \"object\""
     dialect = schema.get("$schema")
-    cls = validator_class(schema)
+    cls: Any = validator_class(schema)
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -32,7 +32,7 @@ def problem(schema: Any, what: str) -> tuple[Status, str] | None:
         return FAIL, f"{what} is not a valid JSON Schema ({_dialect(cls)}){' at /' + where if where else ''}: {clip(exc.message, 160)}"
     except Exception as exc:  # noqa: BLE001 - a hostile schema must not stop the check
         return FAIL, f"{what} could not be checked: {clip(str(exc), 160)}"
-    if isinstance(dialect, str) and validators.validator_for(schema, default=None) is None:  # type: ignore[call-overload]
+    if isinstance(dialect, str) and validators.validator_for(schema, default=None) is None:
         return WARN, f"{what} declares an unknown dialect {clip(dialect, 80)!r}; checked as JSON Schema 2020-12"
     return None
 

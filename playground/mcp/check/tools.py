@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from . import schemas
@@ -82,7 +83,7 @@ def descriptions(tools: list[dict[str, Any]]) -> tuple[Status, str]:
     return _row(found, f"{len(tools)} tools described")
 
 
-def annotations(tools: list[dict[str, Any]]) -> tuple[Status, str]:
+def tool_annotations(tools: list[dict[str, Any]]) -> tuple[Status, str]:
     annotated = [t for t in tools if "annotations" in t]
     if not annotated:
         return SKIP, "no tool has annotations"
@@ -106,8 +107,8 @@ def annotations(tools: list[dict[str, Any]]) -> tuple[Status, str]:
     return _row(found, f"{len(annotated)} tools with well-formed annotations")
 
 
-CHECKS = (("tools: names", names), ("tools: input schemas", input_schemas), ("tools: output schemas", output_schemas),
-          ("tools: descriptions", descriptions), ("tools: annotations", annotations))
+CHECKS: tuple[tuple[str, Callable[[list[dict[str, Any]]], tuple[Status, str]]], ...] = (("tools: names", names), ("tools: input schemas", input_schemas), ("tools: output schemas", output_schemas),
+          ("tools: descriptions", descriptions), ("tools: annotations", tool_annotations))
 
 
 async def run(ctx: CheckContext) -> None:
