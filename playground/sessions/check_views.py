@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,9 +13,9 @@ from playground import security
 from playground.mcp.client import McpClient
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap
-from playground.registry.services import own_server
 from playground.transcripts.models import Session
 
+from .views import startable_server
 from .worker import start_session
 
 LIST_TIMEOUT = 15.0         # the quick listing's requests
@@ -53,16 +52,9 @@ def read_only(tool: dict[str, Any]) -> bool:
 
 
 async def check_form(request: HttpRequest, server_pk: int) -> HttpResponse:
-    user = await request.auser()
-    if not user.is_authenticated:
-        return redirect(f"{reverse('login')}?next={request.path}")
-    server = await sync_to_async(own_server)(user, server_pk)
-    if server.is_stdio:
-        try:
-            security.check_stdio_user(user)
-        except security.PolicyError as exc:
-            await sync_to_async(messages.error)(request, str(exc))
-            return redirect("registry:detail", pk=server.pk)
+    user, server, refused = await startable_server(request, server_pk)
+    if refused is not None:
+        return refused
     if request.method == "POST":
         names = [n for n in request.POST.getlist("call_tools") if n][:MAX_TICKED]
         session = await start_session(server, user, kind=Session.Kind.CHECK, hints={"check": {"call_tools": names}},
@@ -77,7 +69,7 @@ async def check_form(request: HttpRequest, server_pk: int) -> HttpResponse:
         except (ConnectError, security.PolicyError, OSError) as exc:
             fetch_error = str(exc) or type(exc).__name__
     rows = [{"tool": t, "read_only": read_only(t), "index": i} for i, t in enumerate(tools)]
-    return render(request, "sessions/check_form.html", {
+    return await sync_to_async(render)(request, "sessions/check_form.html", {
         "server": server, "rows": rows, "source": source, "fetched": fetched and not fetch_error,
         "fetch_error": fetch_error,
     })

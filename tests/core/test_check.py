@@ -33,7 +33,7 @@ async def check(config: ServerConfig, call: tuple[str, ...] = (), timeout: float
     return report, events
 
 
-def stdio(cmd: list[str], era: str = "legacy", timeout: float = 3.0) -> ServerConfig:
+def stdio(cmd: list[str], era: str = "legacy", timeout: float = 10.0) -> ServerConfig:
     return ServerConfig(transport="stdio", command=cmd[0], args=cmd[1:], era=era, timeout=timeout)  # type: ignore[arg-type]
 
 
@@ -181,7 +181,7 @@ async def test_server_everything_stdio(everything_cmd):
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_sdk_peer_stdio(era):
-    report, _ = await check(stdio(SDK, era), ("add", "weather", "echo"))
+    report, _ = await check(stdio(SDK, era, timeout=15), ("add", "weather", "echo"), timeout=15)
     no_fail(report)
     assert row(report, "handshake: modern, unknown newer version 2099-12-31").status == "pass"
     assert row(report, "tools/call: weather").reason.endswith("structuredContent matches the outputSchema")
@@ -197,8 +197,8 @@ def sdk_http() -> Iterator[str]:
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_sdk_peer_streamable_http(sdk_http, era):
-    config = ServerConfig(transport="http", url=sdk_http, era=era, timeout=5.0)  # type: ignore[arg-type]
-    report, _ = await check(config, ("add", "weather"), timeout=5.0)
+    config = ServerConfig(transport="http", url=sdk_http, era=era, timeout=15.0)  # type: ignore[arg-type]
+    report, _ = await check(config, ("add", "weather"), timeout=15.0)
     no_fail(report)
     assert "over streamable-http" in row(report, "handshake: this session").reason
     for name in ("handshake: legacy, older version 2025-06-18", "handshake: modern, unknown newer version 2099-12-31"):

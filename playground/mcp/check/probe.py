@@ -31,7 +31,7 @@ class Frame:
 
 
 class Trace:
-    """The seqs of the requests the check makes and of their answers, and the answers' latencies."""
+    """The seqs of the requests the check makes and of their answers (with their latencies)."""
 
     def __init__(self, tap: Tap) -> None:
         self.tap = tap
@@ -55,17 +55,7 @@ class Trace:
         until = self.tap.seq if until is None else until
         window = [f for f in self.frames if since < f.seq <= until]
         sent = {f.seq for f in window if f.dir == "send" and (methods is None or f.method in methods)}
-        out = [f.seq for f in window if f.seq in sent or (f.reply_to in sent) or f.dir == "note"]
-        return out
-
-    def requests_since(self, since: int) -> list[int]:
-        return [f.seq for f in self.frames if f.seq > since and f.dir == "send" and f.method]
-
-    def latencies(self, since: int) -> list[float]:
-        """Latencies (ms) of the responses to our requests after `since`."""
-        ours = {f.seq for f in self.frames if f.seq > since and f.dir == "send"}
-        return [f.latency_ms for f in self.frames
-                if f.dir == "recv" and f.reply_to in ours and f.latency_ms is not None]
+        return [f.seq for f in window if f.seq in sent or f.reply_to in sent or f.dir == "note"]
 
 
 @dataclass

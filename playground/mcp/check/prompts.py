@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .context import CheckContext
-from .result import FAIL, PASS, SKIP, WARN, Status, clip, worst
+from .result import FAIL, PASS, SKIP, Status, clip, worst
 
 ROLES = ("user", "assistant")
 

@@ -150,7 +150,7 @@ async def _unknown(ctx: CheckContext) -> None:
         status: Status = PASS
         reason = f"{UNKNOWN_URI} got {answer.describe()}"
     elif answer.code == RESOURCE_NOT_FOUND:
-        status, reason = WARN, f"got -32002; 2026-07-28 servers MUST answer a missing resource with -32602"
+        status, reason = WARN, "got -32002; 2026-07-28 servers MUST answer a missing resource with -32602"
     elif answer.ok and isinstance(answer.result, dict) and answer.result.get("contents") == []:
         status = FAIL if modern else WARN
         reason = "an empty contents array for a resource that does not exist (ambiguous: expected " + expected + ")"
