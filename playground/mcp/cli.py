@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
+from .check import command as check
 from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
@@ -83,6 +84,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     oauth.add_argument("--issuer", default="", help="the authorization server the pre-registered client belongs to")
     oauth.add_argument("--scope", action="append", default=[], help="scope to request on top of the server's (repeatable)")
     oauth.add_argument("--client-metadata-url", default="", help="a Client ID Metadata Document URL to use as client id")
+    checking = parser.add_argument_group("server check (instead of steps)")
+    checking.add_argument("--check", action="store_true",
+                          help="run the server check and print its report; exit 1 when a check fails")
+    checking.add_argument("--call-tools", action="append", default=[], metavar="NAME,...",
+                          help="with --check: the tools to call (they run their side effects; none by default)")
     steps = parser.add_argument_group("steps (run in the order given, after connecting)")
     steps.add_argument("--list", dest="list", action=_Step, choices=sorted(LIST_KINDS))
     steps.add_argument("--call", dest="call", action=_Step, metavar="'NAME={json args}'")
@@ -218,6 +224,10 @@ async def _run_step(client: McpClient, kind: str, value: Any, outcome: Outcome) 
 async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     """Connect, run the steps, print/write the transcript; return the exit code."""
     steps = list(getattr(ns, "steps", None) or [])
+    if ns.check and steps:
+        raise UsageError("--check runs its own requests: give it no steps")
+    if ns.call_tools and not ns.check:
+        raise UsageError("--call-tools goes with --check")
     for kind, value in steps:  # reject malformed JSON before touching the server
         if kind in ("call", "prompt", "raw"):
             _split_named_json(value, "--" + kind)
@@ -232,10 +242,12 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         line = json.dumps(event.to_dict(), ensure_ascii=False)
         if file:
             file.write(line + "\n")
-        out.write((line if ns.jsonl else describe_event(event)) + "\n")
-        out.flush()
+        if not ns.check:        # the check prints its report instead
+            out.write((line if ns.jsonl else describe_event(event)) + "\n")
+            out.flush()
 
     tap.subscribe(emit)
+    runner = check.make_runner(ns, config, tap) if ns.check else None
     outcome = Outcome()
     try:
         try:
@@ -244,6 +256,8 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
             print(f"mcp: could not connect: {exc}", file=sys.stderr)
             return EXIT_CONNECT
         try:
+            if runner is not None:
+                return await check.run(runner, ns, client, config, auth, out)
             for kind, value in steps:
                 try:
                     await _run_step(client, kind, value, outcome)

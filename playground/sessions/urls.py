@@ -1,11 +1,12 @@
 from django.urls import path
 
-from . import views
+from . import check_views, views
 
 app_name = "sessions"
 
 urlpatterns = [
     path("servers/<int:server_pk>/connect/", views.connect, name="connect"),
+    path("servers/<int:server_pk>/check/", check_views.check_form, name="check_form"),
     path("sessions/<int:pk>/", views.detail, name="detail"),
     path("sessions/<int:pk>/tool/", views.tool_form, name="tool_form"),
     path("sessions/<int:pk>/prompt/", views.prompt_form, name="prompt_form"),

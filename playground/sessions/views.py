@@ -28,24 +28,34 @@ from playground.transcripts.models import Session, ShareLink
 from .consumers import REPLAY_WINDOW
 from .durability import reap_dead_sessions
 from .features import FEATURES
+from .features.check import share_context as check_share_context
 from .lines import line
 from .protocol import catalogue_item
 from .worker import start_session
 
 
-@require_POST
-async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
-    """Start a session whose worker lives in this process, then show it."""
+async def startable_server(request: HttpRequest, server_pk: int) -> tuple[Any, Any, HttpResponse | None]:
+    """(user, server, None) when this user may start a session of the server (404 if not theirs);
+    else a response that says why (the login page, the server's page with the policy's message)."""
     user = await request.auser()
     if not user.is_authenticated:
-        return redirect(f"{reverse('login')}?next={request.path}")
+        return user, None, redirect(f"{reverse('login')}?next={request.path}")
     server = await sync_to_async(own_server)(user, server_pk)
     if server.is_stdio:
         try:
             security.check_stdio_user(user)
         except security.PolicyError as exc:
             await sync_to_async(messages.error)(request, str(exc))
-            return redirect("registry:detail", pk=server.pk)
+            return user, server, redirect("registry:detail", pk=server.pk)
+    return user, server, None
+
+
+@require_POST
+async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
+    """Start a session whose worker lives in this process, then show it."""
+    user, server, refused = await startable_server(request, server_pk)
+    if refused is not None:
+        return refused
     session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
     return redirect("sessions:detail", pk=session.pk)
 
@@ -180,7 +190,7 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
     return render(request, "sessions/share.html", {
         "session": session, "token": token, "total": total, "state": redact.obj(session.state()),
-        "lines": [line(redact.obj(r)) for r in rows],
+        "lines": [line(redact.obj(r)) for r in rows], **check_share_context(session, redact),
     })
 
 

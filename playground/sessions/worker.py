@@ -156,6 +156,12 @@ class SessionWorker:
     def feature(self, name: str) -> Any:
         return self.features.get(name)
 
+    def end(self, reason: str) -> None:
+        if self._stop_reason is None and self._end_reason is None:
+            self._stop_reason = reason
+            self.tap.note("info", f"ending the session: {reason}")
+        self._stop.set()
+
     # Lifecycle --------------------------------------------------------------------------
 
     async def start(self) -> str:
@@ -485,16 +491,17 @@ class SessionWorker:
                 "features": [event for f in self.features.values() for event in f.snapshot()]}
 
 
-async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None) -> Session:
+async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None,
+                        kind: str = Session.Kind.SESSION, hints: dict[str, Any] | None = None) -> Session:
     """Create the Session row and start its worker in this process. Each feature reads its
-    options from the server first (`prepare`); HTTP servers authorize with OAuth 2.1 on a 401
-    (`oauth_redirect_uri`: the page's callback as the browser sees it)."""
+    options from the server first (`prepare`, given `hints` from the starting page); HTTP servers
+    authorize with OAuth 2.1 on a 401 (`oauth_redirect_uri`: the page's callback as the browser sees it)."""
     config: ServerConfig = server.to_config()
 
     def create() -> tuple[Session, dict[str, dict[str, Any]]]:
-        options = {cls.name: cls.prepare(server, callback_url=oauth_redirect_uri) for cls in FEATURES}
+        options = {cls.name: cls.prepare(server, callback_url=oauth_redirect_uri, **(hints or {})) for cls in FEATURES}
         masked = sorted({value for o in options.values() for value in o.get("secrets", []) if value})
-        session = Session.objects.create(server=server, server_name=server.name, owner=owner,
+        session = Session.objects.create(server=server, server_name=server.name, owner=owner, kind=kind,
                                          transport=config.transport,
                                          secret_values=[s for s in config.secret_values() if s],
                                          oauth_secret_values=masked, heartbeat_at=timezone.now())

@@ -24,6 +24,7 @@ class FakeSession:
         self.tasks: list[asyncio.Task[Any]] = []
         self.refreshes = 0
         self.features: dict[str, Any] = {}
+        self.ended: str | None = None
 
     async def publish(self, feature: str, event: dict[str, Any]) -> None:
         self.published.append((feature, event))
@@ -47,6 +48,9 @@ class FakeSession:
 
     def feature(self, name: str) -> Any:
         return self.features.get(name)
+
+    def end(self, reason: str) -> None:
+        self.ended = reason
 
     def add(self, name: str, options: dict[str, Any] | None = None) -> Any:
         """Install the registered feature `name` in this session."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .auto_refresh import AutoRefresh
 from .base import ALL, Feature
+from .check import Check
 from .completion import Completion
 from .counts import NotificationCounts
 from .feed import Feed
@@ -22,7 +23,7 @@ from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Authorization,
+    ServerRequests, Authorization, Check,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

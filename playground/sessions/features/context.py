@@ -46,6 +46,10 @@ class SessionContext(Protocol):
     def set_request_timeout(self, seconds: float) -> None:
         """The session's per-request timeout from now on."""
 
+    def end(self, reason: str) -> None:
+        """End the session (the server stopped, the transcript saved) with `reason`: a feature whose
+        work is done (a server check) closes it."""
+
     def feature(self, name: str) -> Any:
         """Another feature of this session, by name (None when not registered): a feature
         that works with another one names it (input rounds, for the server requests' cards)."""

@@ -1,0 +1,99 @@
+"""What every group of checks works with: the open session, the trace, the options, what
+earlier checks found (the lists, the answers), and the way to open another connection."""
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..client import McpClient
+from ..config import ServerConfig
+from .probe import Answer, Trace, ask
+from .result import CheckResult, Status
+
+# Opens another connection to the same server (a modified copy of its config), on the same tap.
+Connector = Callable[[ServerConfig], Awaitable[McpClient]]
+Emit = Callable[[CheckResult], Awaitable[None]]
+
+CHECK_TIMEOUT = 10.0          # seconds a check's request may wait (tool calls: CALL_TIMEOUT, reset by progress)
+CALL_TIMEOUT = 60.0
+
+
+@dataclass
+class CheckOptions:
+    call_tools: list[str] = field(default_factory=list)    # tools the person ticked: the only ones called
+    timeout: float = CHECK_TIMEOUT
+    call_timeout: float = CALL_TIMEOUT
+    max_pages: int = 100          # pages of one list before it counts as a loop
+    max_reads: int = 10           # resources read, templates tried, prompts got
+    max_invalid_calls: int = 5    # ticked tools also called with broken arguments
+    stop_after_timeouts: int = 3  # requests in a row without an answer: the server stopped answering
+
+
+class Stop(Exception):
+    """The battery cannot go on: the connection is gone, or the server stopped answering."""
+
+    def __init__(self, reason: str, seqs: list[int] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.seqs = seqs or []
+
+
+@dataclass
+class CheckContext:
+    client: McpClient
+    trace: Trace
+    config: ServerConfig
+    options: CheckOptions
+    connect: Connector
+    emit: Emit
+    start: int = 0                                    # the trace mark the check's own requests come after
+    lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)     # tools, resources, templates, prompts
+    list_seqs: dict[str, list[int]] = field(default_factory=dict)
+    answers: dict[str, Answer] = field(default_factory=dict)                 # by method, first answer kept
+    examples: dict[str, Any] = field(default_factory=dict)                   # tool name -> arguments sent
+    timeouts_in_a_row: int = 0
+    timeouts: int = 0
+
+    @property
+    def caps(self) -> dict[str, Any]:
+        caps = self.client.server_capabilities
+        return caps if isinstance(caps, dict) else {}
+
+    @property
+    def era(self) -> str:
+        return self.client.era
+
+    @property
+    def version(self) -> str:
+        return str(self.client.protocol_version or "")
+
+    def advertised(self, capability: str) -> bool:
+        return capability in self.caps
+
+    async def row(self, name: str, status: Status, reason: str, seqs: list[int] | None = None) -> None:
+        await self.emit(CheckResult(name, status, reason, list(seqs or [])))
+
+    async def ask(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None,
+                  progress: bool = False) -> Answer:
+        """One request on the session; raises Stop when the connection is gone or the server stopped answering."""
+        if self.client.closed:
+            raise Stop(f"the connection closed ({self.client.close_reason})")
+        answer = await ask(self.client, self.trace, method, params,
+                           timeout=self.options.timeout if timeout is None else timeout, progress=progress)
+        self.answers.setdefault(method, answer)
+        if answer.timed_out:
+            self.timeouts += 1
+            self.timeouts_in_a_row += 1
+            if self.timeouts_in_a_row >= self.options.stop_after_timeouts:
+                raise Stop(f"the server stopped answering: {self.timeouts_in_a_row} requests in a row got no "
+                           f"answer within {answer.timeout:g} s", answer.seqs)
+        else:
+            self.timeouts_in_a_row = 0
+        if answer.lost is not None and self.client.closed:
+            raise Stop(f"the connection closed during {method} ({self.client.close_reason})", answer.seqs)
+        return answer
+
+    async def ask_once(self, method: str, params: dict[str, Any] | None = None) -> Answer:
+        """The first answer to `method` this check got, asking now if none yet."""
+        return self.answers[method] if method in self.answers else await self.ask(method, params)

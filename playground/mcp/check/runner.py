@@ -1,0 +1,76 @@
+"""Runs the battery on an open session, one group after another, handing each row out as soon
+as it is judged; a lost connection or a server that stopped answering ends it with the rows so
+far, a `fail` saying why, and the timing."""
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..client import McpClient
+from ..config import ServerConfig
+from ..events import Tap
+from . import calls, capabilities, errors, handshake, lists, prompts, resources, timing, tools, utilities
+from .context import CheckContext, CheckOptions, Connector, Stop
+from .probe import Trace
+from .result import FAIL, CheckResult, Report
+
+OnRow = Callable[[CheckResult], Awaitable[None]]
+
+# In the order the report shows them.
+GROUPS: tuple[Callable[[CheckContext], Awaitable[None]], ...] = (
+    handshake.this_session, handshake.run, lists.run, tools.run, capabilities.run, calls.run, resources.run,
+    prompts.run, errors.run, utilities.run,
+)
+
+
+class Runner:
+    """Made before the session connects (its trace must see the handshake), run once it is open."""
+
+    def __init__(self, tap: Tap, options: CheckOptions | None = None) -> None:
+        self.tap = tap
+        self.trace = Trace(tap)
+        self.options = options or CheckOptions()
+        self.report = Report()
+        self.ctx: CheckContext | None = None
+        self._on_row: OnRow | None = None
+
+    async def _emit(self, row: CheckResult) -> None:
+        self.report.add(row)
+        if self._on_row is not None:
+            await self._on_row(row)
+
+    async def run(self, client: McpClient, config: ServerConfig, connect: Connector,
+                  on_row: OnRow | None = None) -> Report:
+        self._on_row = on_row
+        self.ctx = CheckContext(client=client, trace=self.trace, config=config, options=self.options,
+                                connect=connect, emit=self._emit, start=self.trace.mark())
+        self.report.tools_called = list(self.options.call_tools)
+        try:
+            for group in GROUPS:
+                await group(self.ctx)
+        except Stop as stop:
+            await self._emit(CheckResult("connection", FAIL, stop.reason + "; the remaining checks did not run",
+                                         stop.seqs))
+        await self.finish()
+        return self.report
+
+    async def finish(self, cut_short: str | None = None) -> None:
+        """Close the report: a `fail` if it was cut short (the session ended under it), then the timing."""
+        if self.report.finished:
+            return
+        self.report.finished = True
+        if cut_short is not None:
+            await self._emit(CheckResult("connection", FAIL, cut_short + "; the remaining checks did not run"))
+        if self.ctx is not None:
+            await self._emit(timing.row(self.ctx))
+
+
+def options_from(data: dict[str, Any]) -> CheckOptions:
+    """Options from plain data (the page's form, a test)."""
+    names = [str(n) for n in data.get("call_tools") or [] if isinstance(n, str)]
+    options = CheckOptions(call_tools=names)
+    for key in ("timeout", "call_timeout"):
+        value = data.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            setattr(options, key, float(value))
+    return options

@@ -1,0 +1,87 @@
+"""Check server, as a person uses it: the button on a server's page, the form with the
+read-only tool ticked, the report region filling row by row, a row's link to its transcript
+line, and the report on the session's share page."""
+from __future__ import annotations
+
+import re
+import sys
+
+from playwright.sync_api import expect
+
+from .helpers import ROOT, LiveBrowserTestCase
+
+FAULTS = str(ROOT / "tests" / "peers" / "check_faults.py")
+
+
+class CheckServerTests(LiveBrowserTestCase):
+
+    def start_check(self, name: str, fault: str) -> None:
+        page = self.page
+        self.log_in()
+        self.add_server(name, command=sys.executable, args=[FAULTS, fault])
+        page.get_by_role("link", name="Check server").click()
+        expect(page.get_by_role("heading", name=f"Check {name}")).to_be_visible()
+
+    def report(self):
+        return self.page.get_by_role("region", name="Server check")
+
+    def test_check_form_report_links_and_share(self):
+        page = self.page
+        self.start_check("checked", "none")
+        # The tools come from the server; the read-only one is ticked, the other is not.
+        go = page.get_by_role("checkbox", name=re.compile(r"^go\b"))
+        other = page.get_by_role("checkbox", name=re.compile(r"^other\b"))
+        expect(go).to_be_checked()
+        expect(other).not_to_be_checked()
+        expect(page.get_by_text("Calling a tool runs it, with its side effects")).to_be_visible()
+        self.shot("form")
+        page.get_by_role("button", name="Start check").click()
+        expect(page).to_have_url(re.compile(r"/sessions/\d+/$"))
+        report = self.report()
+        expect(report).to_be_visible()
+        expect(report.locator(".check-summary")).to_contain_text("0 failed", timeout=60_000)
+        expect(report.locator(".check-summary")).not_to_contain_text("Running")
+        call = report.locator('[data-check="tools/call: go"]')
+        expect(call.locator(".check-status")).to_have_text("pass")
+        expect(call).to_contain_text('called with {"n": 1}')
+        expect(report.locator('[data-check="timing"]')).to_be_visible()
+        expect(page.get_by_role("status")).to_have_text("ended")
+        self.shot("report")
+
+        # A row's link scrolls its transcript line into view.
+        link = report.locator('[data-check="ping"] .check-seqs a').first
+        seq = link.get_attribute("data-ev")
+        link.click()
+        target = self.transcript().locator(f"#ev-{seq}")
+        expect(target).to_have_attribute("data-method", "ping")
+        expect(target).to_be_in_viewport()
+        box, pane = target.bounding_box(), self.transcript().bounding_box()
+        assert box and pane and pane["y"] <= box["y"] <= pane["y"] + pane["height"], (box, pane)
+        self.shot("linked-line")
+
+        # The share page shows the saved report, read-only, with the same links.
+        page.get_by_role("button", name="Share").click()
+        href = page.get_by_role("link", name="Share link").get_attribute("href")
+        context = self.browser.new_context(viewport={"width": 1440, "height": 900})
+        self.addCleanup(context.close)
+        shared = context.new_page()
+        shared.goto(href)
+        shared_report = shared.get_by_role("region", name="Server check")
+        expect(shared_report.locator('[data-check="tools/call: go"] .check-status')).to_have_text("pass")
+        expect(shared_report.locator(".check-summary")).to_contain_text("0 failed")
+        expect(shared.locator("form")).to_have_count(0)
+        shared_link = shared_report.locator('[data-check="ping"] .check-seqs a').first
+        shared_link.click()
+        expect(shared.locator(f"#ev-{shared_link.get_attribute('data-ev')}")).to_be_in_viewport()
+        self.shot("share", shared)
+        self.assert_no_js_errors()
+
+    def test_a_failing_check_shows_the_fail_and_why(self):
+        self.start_check("pinger", "ping-fails")
+        self.page.get_by_role("button", name="Start check").click()
+        report = self.report()
+        expect(report.locator(".check-summary")).to_contain_text("1 failed", timeout=60_000)
+        ping = report.locator('[data-check="ping"]')
+        expect(ping.locator(".check-status")).to_have_text("fail")
+        expect(ping).to_contain_text("ping broke")
+        self.assert_no_js_errors()

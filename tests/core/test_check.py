@@ -1,0 +1,209 @@
+"""The server check against peers: each check made to fail by the fault peer (tests/peers/
+check_faults.py), and full runs against server-everything and the SDK peers with no fail."""
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from playground.mcp.check import CheckOptions, Report, Runner
+from playground.mcp.check.result import CheckResult
+from playground.mcp.config import ServerConfig
+from playground.mcp.connect import open_client
+from playground.mcp.events import Tap, TranscriptEvent
+from tests.conftest import PEERS
+from tests.core.http_peers import free_port, start_peer, stop_peer
+
+FAULTS = [sys.executable, str(PEERS / "check_faults.py")]
+SDK = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
+
+
+async def check(config: ServerConfig, call: tuple[str, ...] = (), timeout: float = 3.0) -> tuple[Report, list[TranscriptEvent]]:
+    tap = Tap()
+    events: list[TranscriptEvent] = []
+    tap.subscribe(events.append)
+    runner = Runner(tap, CheckOptions(call_tools=list(call), timeout=timeout, call_timeout=timeout))
+    client = await open_client(config, tap=tap)
+    try:
+        report = await runner.run(client, config, lambda changed: open_client(changed, tap=tap))
+    finally:
+        await client.close()
+    return report, events
+
+
+def stdio(cmd: list[str], era: str = "legacy", timeout: float = 10.0) -> ServerConfig:
+    return ServerConfig(transport="stdio", command=cmd[0], args=cmd[1:], era=era, timeout=timeout)  # type: ignore[arg-type]
+
+
+def faulty(fault: str, era: str = "legacy") -> ServerConfig:
+    return stdio([*FAULTS, fault], era)
+
+
+def row(report: Report, name: str) -> CheckResult:
+    found = [r for r in report.rows if r.name == name]
+    assert len(found) == 1, f"{name!r} in {[r.name for r in report.rows]}"
+    return found[0]
+
+
+def cited(events: list[TranscriptEvent], result: CheckResult) -> list[TranscriptEvent]:
+    by_seq = {e.seq: e for e in events}
+    assert all(s in by_seq for s in result.seqs), "a row cites a line that is not in the transcript"
+    return [by_seq[s] for s in result.seqs]
+
+
+def sent_methods(events: list[TranscriptEvent]) -> list[str]:
+    return [e.method for e in events if e.dir == "send" and e.method]
+
+
+def no_fail(report: Report, expected: dict[str, str] | None = None) -> None:
+    """No row fails but the `expected` ones (name -> a part of the reason: genuine findings)."""
+    expected = expected or {}
+    failing = {r.name: r.reason for r in report.rows if r.status == "fail"}
+    assert set(failing) == set(expected), failing
+    for name, part in expected.items():
+        assert part in failing[name]
+    assert report.finished and report.rows[-1].name == "timing"
+
+
+# --- each check, made to fail --------------------------------------------------------------
+
+FAULT_CASES = [
+    # (fault, era, tools ticked, row, a part of its reason)
+    ("refuse-older", "legacy", (), "handshake: legacy, older version 2025-06-18", "initialize offering 2025-06-18 failed"),
+    ("echo-version", "legacy", (), "handshake: legacy, unknown newer version 2099-12-31", "the server echoed it"),
+    ("modern-hang-older", "legacy", (), "handshake: modern, older version 2025-11-25", "no answer within 3 s"),
+    ("modern-wrong-error", "legacy", (), "handshake: modern, unknown newer version 2099-12-31", "error -32602"),
+    ("modern-accepts-any", "legacy", (), "handshake: modern, unknown newer version 2099-12-31", "as if it implemented it"),
+    ("pagination-loop", "legacy", (), "pagination: tools/list", "gave cursor 'again' again: the pages loop"),
+    ("pagination-duplicates", "legacy", (), "pagination: tools/list", "listed more than once (name): 'go'"),
+    ("tool-names", "legacy", (), "tools: names", "a tool has name '': every tool needs a non-empty string name"),
+    ("input-schema-type", "legacy", (), "tools: input schemas", 'stringy: inputSchema has type \'string\'; MCP requires type "object"'),
+    ("invalid-schema", "legacy", (), "tools: input schemas", "broken: inputSchema is not a valid JSON Schema (2020-12) at /properties/a/type"),
+    ("bad-output-schema", "legacy", (), "tools: output schemas", "badout: outputSchema is not a valid JSON Schema (2020-12) at /required"),
+    ("bad-description", "legacy", (), "tools: descriptions", "numbered: description is int, not a string"),
+    ("bad-annotations", "legacy", (), "tools: annotations", "hinted: readOnlyHint is 'yes', not a boolean"),
+    ("advertised-unanswered", "legacy", (), "capabilities: advertised methods answer", "advertises `prompts` but prompts/list got -32601"),
+    ("answers-unadvertised", "legacy", (), "capabilities: unadvertised methods get -32601", "logging/setLevel answered with a result, but `logging` is not advertised"),
+    ("structured-mismatch", "legacy", ("go",), "tools/call: go", "structuredContent does not match the outputSchema: /n"),
+    ("call-error", "legacy", ("go",), "tools/call: go", 'called with {"n": 1}: error -32602'),
+    ("read-fails", "legacy", (), "resources: read", "'fault://one': error -32603: could not read"),
+    ("bad-template", "legacy", (), "resources: templates", "is not an RFC 6570 URI template: an expression is not closed"),
+    ("empty-unknown", "modern", (), "resources: unknown URI", "an empty contents array for a resource that does not exist"),
+    ("prompt-fails", "legacy", (), "prompts: get", "'hello': error -32603"),
+    ("unknown-method-code", "legacy", (), "errors: unknown method", "got error -32603: internal error (expected -32601"),
+    ("invalid-params-result", "legacy", (), "errors: invalid params", "tools/call without a name: a result, as if nothing were wrong"),
+    ("accepts-bad-args", "legacy", ("go",), "errors: invalid params", "go with 'n' given str 'not a number'"),
+    ("ping-fails", "legacy", (), "ping", "error -32603: ping broke"),
+    ("hang-ping", "legacy", (), "ping", "no answer within 3 s"),
+    ("hang-ping", "legacy", (), "timing", "1 request(s) got no answer in time"),
+    ("setlevel-fails", "legacy", (), "logging/setLevel", "`logging` is advertised, but setLevel got error -32603"),
+]
+
+
+@pytest.mark.parametrize("fault,era,call,name,reason", FAULT_CASES,
+                         ids=[f"{c[0]}-{c[3]}" for c in FAULT_CASES])
+async def test_each_check_fails_on_its_fault(fault, era, call, name, reason):
+    report, events = await check(faulty(fault, era), call)
+    result = row(report, name)
+    assert result.status == "fail", result
+    assert reason in result.reason
+    assert result.seqs and cited(events, result)
+    assert report.finished and report.rows[-1].name == "timing"
+
+
+async def test_the_fault_free_peer_passes_every_check_in_both_eras():
+    for era in ("legacy", "modern"):
+        report, _ = await check(faulty("none", era), ("go", "other"))
+        no_fail(report)
+        assert not [r for r in report.rows if r.status == "warn"], report.rows
+
+
+async def test_a_row_cites_the_requests_it_judged_and_their_answers():
+    report, events = await check(faulty("ping-fails"))
+    lines = cited(events, row(report, "ping"))
+    request = next(e for e in lines if e.dir == "send")
+    assert request.method == "ping"
+    assert any(e.dir == "recv" and e.reply_to == request.seq for e in lines)
+    handshake = cited(events, row(report, "handshake: legacy, older version 2025-06-18"))
+    offered = [e.message["params"]["protocolVersion"] for e in handshake if e.method == "initialize"]
+    assert offered == ["2025-06-18"]
+
+
+async def test_tools_are_called_only_when_ticked_with_arguments_from_their_schema():
+    report, events = await check(faulty("none"))
+    called = [e.message["params"].get("name") for e in events if e.method == "tools/call"]
+    assert "go" not in called and "other" not in called
+    assert row(report, "tools/call").status == "skip"
+    report, events = await check(faulty("none"), ("go",))
+    arguments = [e.message["params"]["arguments"] for e in events
+                 if e.method == "tools/call" and e.message["params"].get("name") == "go"]
+    assert arguments[0] == {"n": 1}                          # valid by the schema: the call itself
+    assert arguments[1] == {"n": "not a number"}             # the invalid-params probe
+    assert row(report, "tools/call: go").status == "pass"
+
+
+async def test_a_crash_ends_the_check_with_the_rows_so_far_and_a_fail():
+    report, _ = await check(faulty("crash-on-read"))
+    names = [r.name for r in report.rows]
+    assert "pagination: tools/list" in names and "ping" not in names
+    lost = row(report, "connection")
+    assert lost.status == "fail" and "connection closed" in lost.reason and "did not run" in lost.reason
+    assert names[-1] == "timing"
+
+
+async def test_a_hanging_server_stops_the_check_instead_of_waiting_on_every_request():
+    started = time.monotonic()
+    report, _ = await check(faulty("hang"), timeout=1.0)
+    stopped = row(report, "connection")
+    assert stopped.status == "fail" and "stopped answering: 3 requests in a row" in stopped.reason
+    assert row(report, "pagination: tools/list").status == "fail"
+    assert "no answer within 1 s" in row(report, "pagination: tools/list").reason
+    assert time.monotonic() - started < 30
+
+
+# --- real servers: no fail -----------------------------------------------------------------
+
+async def test_server_everything_stdio(everything_cmd):
+    report, events = await check(stdio(everything_cmd, timeout=15), ("echo", "get-sum", "get-structured-content"),
+                                 timeout=15)
+    no_fail(report)
+    # It speaks the legacy era only: the modern probes are skipped, saying why.
+    modern = row(report, "handshake: modern, unknown newer version 2099-12-31")
+    assert modern.status == "skip" and "does not speak the modern era" in modern.reason
+    assert row(report, "tools/call: get-structured-content").status == "pass"
+    # Genuine findings, SHOULD-level (warnings): a tools/call without a name gets -32603, and an
+    # unknown tool an isError result, where Tools › Error Handling lists protocol errors.
+    invalid = row(report, "errors: invalid params")
+    assert invalid.status == "warn" and "tools/call without a name: error -32603" in invalid.reason
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_sdk_peer_stdio(era):
+    report, _ = await check(stdio(SDK, era, timeout=15), ("add", "weather", "echo"), timeout=15)
+    no_fail(report)
+    assert row(report, "handshake: modern, unknown newer version 2099-12-31").status == "pass"
+    assert row(report, "tools/call: weather").reason.endswith("structuredContent matches the outputSchema")
+
+
+@pytest.fixture(scope="module")
+def sdk_http() -> Iterator[str]:
+    port = free_port()
+    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), "http", str(port)], port)
+    yield f"http://127.0.0.1:{port}/mcp"
+    stop_peer(proc)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_sdk_peer_streamable_http(sdk_http, era):
+    config = ServerConfig(transport="http", url=sdk_http, era=era, timeout=15.0)  # type: ignore[arg-type]
+    report, _ = await check(config, ("add", "weather"), timeout=15.0)
+    no_fail(report)
+    assert "over streamable-http" in row(report, "handshake: this session").reason
+    for name in ("handshake: legacy, older version 2025-06-18", "handshake: modern, unknown newer version 2099-12-31"):
+        assert row(report, name).status == "pass", row(report, name)
+    # Over HTTP the SDK serves a request whose MCP-Protocol-Version names a handshake-era version as
+    # legacy traffic (400 "Missing session ID"), where stdio answers -32022: a warning, not a fail.
+    older = row(report, "handshake: modern, older version 2025-11-25")
+    assert older.status == "warn" and "Missing session ID" in older.reason

@@ -1,0 +1,39 @@
+"""`manage.py mcp --check`: the report on stdout (text or JSON lines), the transcript file the
+rows cite, and the exit status (0 nothing failed, 1 a check failed, 2 usage, 3 no connection)."""
+from __future__ import annotations
+
+import json
+import sys
+
+from tests.conftest import PEERS
+from tests.core.test_cli import mcp
+
+FAULTS = [sys.executable, str(PEERS / "check_faults.py")]
+
+
+def test_a_clean_server_exits_0_and_prints_one_line_per_check():
+    proc = mcp("--check", "--timeout", "5", "--call-tools", "go", "--", *FAULTS, "none")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("PASS  handshake: this session — legacy era over stdio")
+    assert any(line.startswith("PASS  tools/call: go — called with {\"n\": 1}") for line in lines)
+    assert lines[-1].startswith("Server check: ") and "0 failed" in lines[-1]
+    assert "→ initialize" not in proc.stdout and "← result" not in proc.stdout     # the report, not the transcript
+
+
+def test_a_failing_check_exits_1_and_jsonl_rows_cite_the_transcript_file(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    proc = mcp("--check", "--jsonl", "--timeout", "5", "--transcript", str(transcript), "--", *FAULTS, "ping-fails")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert rows[-1] == {"summary": rows[-1]["summary"], "failed": True}
+    ping = next(r for r in rows if r.get("name") == "ping")
+    assert ping["status"] == "fail" and "ping broke" in ping["reason"]
+    events = {e["seq"]: e for e in map(json.loads, transcript.read_text().splitlines())}
+    assert [events[s]["message"].get("method") for s in ping["seqs"] if events[s]["dir"] == "send"] == ["ping"]
+
+
+def test_usage_and_connection_failures_keep_their_codes():
+    assert mcp("--check", "--ping", "--", *FAULTS, "none").returncode == 2
+    assert mcp("--call-tools", "go", "--", *FAULTS, "none").returncode == 2
+    assert mcp("--check", "--", "/nonexistent/server").returncode == 3
