@@ -11,20 +11,15 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .helpers import EVERYTHING, SHOTS, HttpPeer, LiveBrowserTestCase
+from .helpers import EVERYTHING, HttpPeer, LiveBrowserTestCase
+from .test_protocol import need_everything
 
 # A zone unlike the machine's (UTC here): the page shows the viewer's local time.
 ZONE = "Asia/Kathmandu"         # UTC+05:45
 TIME_OF_DAY = re.compile(r"^\d\d:\d\d:\d\d\.\d{3}$")
 WIDTHS = (1440, 1024, 800, 390)
-
-
-def need_everything() -> None:
-    if not EVERYTHING.exists():
-        pytest.fail("server-everything is not installed: run `make peers`")
 
 
 def shown_time(origin_ms: int, t: float) -> str:
@@ -396,5 +391,4 @@ class LayoutTests(LiveBrowserTestCase):
                         self.shot(f"{name}-{theme}-{width}")
                 page.set_viewport_size({"width": 1440, "height": 900})
                 self.contrast(page, f"{name}, {theme}")
-        SHOTS.mkdir(parents=True, exist_ok=True)
         self.assert_no_js_errors()
