@@ -20,29 +20,16 @@
   }
   function scrollDown() { const t = transcript(); if (t) t.scrollTop = t.scrollHeight; }
 
-  function filters() {
-    const dirs = new Set(Array.from(document.querySelectorAll("[data-dir-filter]"))
-      .filter((c) => c.checked).map((c) => c.dataset.dirFilter));
-    const box = document.querySelector("[data-transcript-filter]");
-    return { dirs, text: box ? box.value.trim().toLowerCase() : "" };
-  }
-  function applyFilter(el, f) {
-    const okDir = f.dirs.has(el.dataset.dir);
-    const okText = !f.text || el.textContent.toLowerCase().includes(f.text);
-    el.hidden = !(okDir && okText);
-  }
-  function refilter() {
-    const f = filters();
-    document.querySelectorAll("#transcript-lines > .ev").forEach((el) => applyFilter(el, f));
-  }
+  // Times, the filter (requests with their answers) and Clear: static/transcript-view.js.
+  const view = window.transcriptView;
+  function refilter() { view.refilter(); }
 
   function watchTranscript() {
     const container = lines();
     if (!container || container._watched) return;
     container._watched = true;
     new MutationObserver((records) => {
-      const f = filters();
-      for (const r of records) r.addedNodes.forEach((n) => { if (n.nodeType === 1 && n.classList.contains("ev")) applyFilter(n, f); });
+      view.added(records.flatMap((r) => Array.from(r.addedNodes)));
       const extra = container.children.length - maxLines(container);
       for (let i = 0; i < extra; i++) container.firstElementChild.remove();
       if (following) scrollDown();
@@ -83,6 +70,16 @@
     if (state && input && state.dataset.timeout && document.activeElement !== input) {
       input.value = String(Number(state.dataset.timeout));
     }
+  }
+
+  // --- the log level select shows the level the server accepted, each time the state says ----
+  let levelShown = null;
+  function syncLogLevel() {
+    const state = document.querySelector("#log-state [data-level]");
+    const select = document.getElementById("log-level");
+    if (!state || !select || state === levelShown) return;
+    levelShown = state;
+    select.value = state.dataset.level;
   }
 
   // --- a resource's Subscribe button in the catalogue says whether it is subscribed ---------
@@ -254,7 +251,7 @@
     });
   }
 
-  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncSubscriptions(); markAsking(); const f = document.getElementById("tool-form"); if (f) preview(f); });
+  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncLogLevel(); syncSubscriptions(); markAsking(); const f = document.getElementById("tool-form"); if (f) preview(f); });
   document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); watchRequests(); refilter(); });
   if (document.readyState !== "loading") { watchTranscript(); watchResult(); watchRequests(); }
 })();

@@ -100,6 +100,9 @@ class Tap:
 
     def __post_init__(self) -> None:
         self.start = self.clock()
+        # The wall-clock time (Unix seconds) at which `t` is 0: events carry monotonic `t` (immune
+        # to clock changes); a page shows `epoch + t` as the time of day, in the viewer's zone.
+        self.epoch = time.time()
         self.seq = 0
         # (direction the request went, id key) -> (seq, time) of the request event.
         self._open: dict[tuple[str, str], tuple[int, float]] = {}

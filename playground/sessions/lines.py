@@ -33,11 +33,14 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
     message = row.get("message")
     label, rpc_id, preview, pretty = "", None, "", ""
     is_error = False
+    progress = None
     if isinstance(message, dict):
         rpc_id = message.get("id")
         if isinstance(message.get("method"), str):
             label = message["method"]
             body = message.get("params")
+            if type(body) is dict:
+                progress = _progress_token(label, body)
         elif "error" in message:
             label, body, is_error = "error", message.get("error"), True
         else:
@@ -77,8 +80,19 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
         "label": label, "rpc_id": rpc_id, "preview": preview, "pretty": pretty, "raw": raw,
         "latency": row.get("latency_ms"), "reply_to": row.get("reply_to"), "problems": problems,
         "is_error": is_error or bool(problems), "http": row.get("http"), "sse_id": row.get("sse_id"),
-        "kind": row.get("kind") or "",
+        "kind": row.get("kind") or "", "progress": progress,
     }
+
+
+def _progress_token(method: str, params: dict[str, Any]) -> str | int | None:
+    """The progress token a request asks progress under, or a progress notification reports
+    for: the page's filter shows a request's progress with it."""
+    if method == "notifications/progress":
+        token = params.get("progressToken")
+    else:
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if type(meta) is dict else None
+    return token if type(token) in (str, int) else None
 
 
 def transcript_lines(rows: list[dict[str, Any]]) -> str:
@@ -147,8 +161,12 @@ def line_html(line: dict[str, Any]) -> str:
     out = [f'<details class="{classes}" id="ev-{_e(line["seq"])}" data-dir="{dir_}" data-method="{label}"']
     if reply_to:
         out.append(f' data-reply-to="{_e(reply_to)}"')
+    if line.get("progress") is not None:
+        out.append(f' data-progress="{_e(line["progress"])}"')
+    t_ms = _e(line["t_ms"])
+    # The time as recorded (ms since the session started); the page shows it as the time of day.
     out.append(f'>\n  <summary><span class="arrow" aria-label="{dir_}">{_e(line["arrow"])}</span>'
-               f'<span class="t">{_e(line["t_ms"])}</span><span class="label">{label}</span>')
+               f'<span class="t" data-ms="{t_ms}">{t_ms}</span><span class="label">{label}</span>')
     if line.get("rpc_id") is not None:
         out.append(f'<span class="rid">#{_e(line["rpc_id"])}</span>')
     if line.get("latency") is not None:

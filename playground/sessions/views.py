@@ -203,6 +203,8 @@ def _json_document(session: Session, redact: Redactor) -> Iterator[str]:
     state = session.state()
     header = {"session": {**redact.obj(state), "server_name": session.server_name,
                           "started_at": session.started_at.isoformat(),
+                          # when the events' `t` was 0: an event happened at clock_origin + t
+                          "clock_origin": session.clock_origin.isoformat() if session.clock_origin else None,
                           "ended_at": session.ended_at.isoformat() if session.ended_at else None}}
     yield json.dumps(header, ensure_ascii=False)[:-1] + ', "events": ['
     first = True

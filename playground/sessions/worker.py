@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import itertools
 import logging
 import time
@@ -170,7 +171,8 @@ class SessionWorker:
         # blocking receive on "specific.…!" — commands reached the worker late or never.
         self.channel = await self.layer.new_channel()
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
-            worker_channel=self.channel, heartbeat_at=timezone.now())
+            worker_channel=self.channel, heartbeat_at=timezone.now(),
+            clock_origin=datetime.datetime.fromtimestamp(self.tap.epoch, datetime.UTC))
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
         live.add(self.session_id, self)
         shutdown.install()

@@ -32,6 +32,9 @@ class Session(models.Model):
     capabilities = models.JSONField(default=dict, blank=True)
     instructions = models.TextField(blank=True)
     started_at = models.DateTimeField(default=timezone.now)
+    # When the transcript's `t` was 0 (the tap's start, to the microsecond): a line's time of day is
+    # clock_origin + t. Null for sessions recorded before it was kept (started_at stands in).
+    clock_origin = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.TextField(blank=True)
     event_count = models.PositiveIntegerField(default=0)
@@ -86,6 +89,11 @@ class Session(models.Model):
                 "protocol_version": self.protocol_version, "server_info": self.server_info,
                 "capabilities": self.capabilities, "instructions": self.instructions,
                 "transport": self.transport, "end_reason": self.end_reason, "event_count": self.event_count}
+
+    @property
+    def clock_origin_ms(self) -> int:
+        """`clock_origin` as Unix milliseconds, what the page adds each line's `t` to."""
+        return round((self.clock_origin or self.started_at).timestamp() * 1000)
 
     @property
     def is_live(self) -> bool:

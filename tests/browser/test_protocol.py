@@ -162,7 +162,7 @@ class ProtocolTests(LiveBrowserTestCase):
         page.get_by_label("Log level").select_option("debug")
         page.get_by_role("button", name="Set level").click()
         expect(page.locator("#log-state")).to_contain_text("debug")
-        expect(page.get_by_role("log", name="Log messages").locator(".t").first).to_have_text(re.compile(r"^\d+\.\d$"))
+        expect(page.get_by_role("log", name="Log messages").locator(".t").first).to_have_text(re.compile(r"^\d\d:\d\d:\d\d\.\d{3}$"))
         item = page.locator("#catalogue li").filter(has_text="demo://resource/static/document/architecture.md")
         item.get_by_role("button", name="Subscribe").click()
         expect(page.get_by_role("list", name="Subscribed resources")).to_contain_text("architecture.md")

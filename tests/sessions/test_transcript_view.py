@@ -1,0 +1,77 @@
+"""What the transcript lines and pages carry for the page's view of them (static/transcript-view.js):
+each line's recorded time, the progress token pairing a request with its progress, and the
+session's clock origin that turns `t` into a time of day (on the page, the share page and in
+the JSON export)."""
+from __future__ import annotations
+
+import datetime
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from playground.sessions import lines
+from playground.sessions.lines import line_html
+from playground.transcripts.models import Event, Session, ShareLink
+
+HOSTILE = '"><img src=x onerror=alert(1)>'
+
+
+def rendered(message: dict, t: float = 1.23456, dir: str = "send") -> str:
+    return line_html(lines.line({"seq": 7, "t": t, "dir": dir, "raw": json.dumps(message), "message": message}))
+
+
+def test_a_line_carries_its_recorded_time_in_ms():
+    html = rendered({"jsonrpc": "2.0", "method": "notifications/initialized"}, t=1.23456)
+    assert '<span class="t" data-ms="1234.6">1234.6</span>' in html
+
+
+def test_requests_and_their_progress_carry_the_same_token():
+    request = rendered({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                        "params": {"name": "slow", "_meta": {"progressToken": "p-3"}}})
+    progress = rendered({"jsonrpc": "2.0", "method": "notifications/progress",
+                         "params": {"progressToken": "p-3", "progress": 1, "total": 2}}, dir="recv")
+    numeric = rendered({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 12}}, dir="recv")
+    assert 'data-progress="p-3"' in request and 'data-progress="p-3"' in progress
+    assert 'data-progress="12"' in numeric
+    for message in ({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "x"}},
+                    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"_meta": {"progressToken": True}}},
+                    {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"_meta": "no"}},
+                    {"jsonrpc": "2.0", "id": 4, "result": {"_meta": {"progressToken": "p"}}}):
+        assert "data-progress" not in rendered(message)
+
+
+def test_a_hostile_token_stays_inside_its_attribute():
+    html = rendered({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": HOSTILE}})
+    assert "<img" not in html and 'data-progress="&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"' in html
+
+
+@pytest.mark.django_db
+def test_pages_and_the_json_export_carry_the_clock_origin(client):
+    user = get_user_model().objects.create_user("ann", password="pw")
+    origin = datetime.datetime(2026, 11, 4, 14, 3, 7, 512_345, tzinfo=datetime.UTC)
+    session = Session.objects.create(server_name="s", owner=user, status="ended", clock_origin=origin,
+                                     started_at=origin + datetime.timedelta(seconds=2))
+    Event.objects.create(session=session, seq=1, t=0.5, dir="note", data={
+        "seq": 1, "t": 0.5, "dir": "note", "message": None, "kind": "info", "text": "hello"})
+    client.force_login(user)
+    origin_ms = int(origin.timestamp() * 1000 + 0.5)
+    page = client.get(reverse("sessions:detail", args=[session.pk])).content.decode()
+    assert f'id="transcript-lines" data-origin="{origin_ms}"' in page
+    assert "data-clear-transcript" in page and "data-relative-times" in page
+    link = ShareLink.objects.create(session=session, created_by=user)
+    client.logout()
+    shared = client.get(reverse("sessions:share_page", args=[link.token])).content.decode()
+    assert f'data-origin="{origin_ms}"' in shared
+    assert "data-clear-transcript" not in shared                # read-only: no Clear there
+    document = json.loads(b"".join(client.get(reverse("sessions:share_json", args=[link.token])).streaming_content))
+    assert datetime.datetime.fromisoformat(document["session"]["clock_origin"]) == origin
+    assert document["events"][0]["t"] == 0.5                    # events keep their t
+
+
+@pytest.mark.django_db
+def test_sessions_recorded_before_the_origin_was_kept_count_from_their_start():
+    started = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    session = Session.objects.create(server_name="s", started_at=started)
+    assert session.clock_origin_ms == int(started.timestamp() * 1000)
