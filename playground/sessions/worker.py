@@ -501,9 +501,12 @@ async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | No
         options = {cls.name: cls.prepare(server, callback_url=oauth_redirect_uri, replay_of=replay_of)
                    for cls in FEATURES}
         masked = sorted({value for o in options.values() for value in o.get("secrets", []) if value})
+        secrets = [s for s in config.secret_values() if s]
+        if replay_of is not None:       # its frames reach this session's pages (the Differences): so do its secrets
+            secrets += [s for s in replay_of.secret_values or [] if s not in secrets]
+            masked = sorted({*masked, *(replay_of.oauth_secret_values or [])})
         session = Session.objects.create(server=server, server_name=server.name, owner=owner,
-                                         transport=config.transport,
-                                         secret_values=[s for s in config.secret_values() if s],
+                                         transport=config.transport, secret_values=secrets,
                                          oauth_secret_values=masked, heartbeat_at=timezone.now(),
                                          kind=Session.Kind.REPLAY if replay_of else Session.Kind.SESSION,
                                          source=replay_of)

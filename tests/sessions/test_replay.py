@@ -160,3 +160,35 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
     assert re.search(rf'<option value="{build_a.pk}" selected>build a</option>', replay_form)
     assert (await (await logged_in(stranger)).post(f"/sessions/{original.pk}/replay/",
                                                    {"target": build_a.pk})).status_code == 404
+
+
+@database_sync_to_async
+def recorded_with_a_secret(user, server) -> Session:
+    """A saved session (no server needed) whose server echoed its own secret in a response."""
+    from playground.transcripts.models import Event
+
+    session = Session.objects.create(server=server, server_name="old build", owner=user, status="ended",
+                                     secret_values=["s3cret-value"], oauth_secret_values=["oauth-tok3n"])
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"content": [
+        {"type": "text", "text": "key=s3cret-value token=oauth-tok3n"}]}}
+    for seq, dir_, message, extra in ((1, "send", call, {}), (2, "recv", answer, {"reply_to": 1})):
+        Event.objects.create(session=session, seq=seq, t=seq / 10, dir=dir_, method=message.get("method", ""),
+                             data={"seq": seq, "t": seq / 10, "dir": dir_, "raw": json.dumps(message),
+                                   "message": message, **extra})
+    return session
+
+
+async def test_the_originals_secrets_stay_masked_on_the_replays_pages():
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await recorded_with_a_secret(user, build_a)
+    replay, _ = await replay_of(original, build_a, user)
+    assert "s3cret-value" in replay.secret_values and "oauth-tok3n" in replay.oauth_secret_values
+    echo = next(r for r in replay.report["rows"] if r.get("name") == "echo")
+    assert echo["status"] == "changed"
+    link = await database_sync_to_async(ShareLink.objects.create)(session=replay, created_by=user)
+    shared = (await AsyncClient().get(f"/share/{link.token}/")).content.decode()
+    assert 'data-status="changed"' in shared
+    assert "s3cret-value" not in shared and "oauth-tok3n" not in shared
+    page = (await (await logged_in(user)).get(f"/sessions/{replay.pk}/")).content.decode()
+    assert "oauth-tok3n" not in page            # OAuth values are masked for the owner too
