@@ -3,14 +3,12 @@ and the Differences' ignore rules (saved on the server, the comparison made agai
 from __future__ import annotations
 
 from asgiref.sync import sync_to_async
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from playground import security
 from playground.mcp import diff
 from playground.registry.models import Server
 from playground.registry.services import own_server
@@ -19,7 +17,7 @@ from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
 
 from .features.replay import region_html
-from .worker import start_session
+from .views import start_and_show
 
 
 async def replay(request: HttpRequest, pk: int) -> HttpResponse:
@@ -38,15 +36,8 @@ async def replay(request: HttpRequest, pk: int) -> HttpResponse:
     except ValueError:
         raise Http404("choose a server to replay against") from None
     server = await sync_to_async(own_server)(user, target_pk)
-    if server.is_stdio:
-        try:
-            security.check_stdio_user(user)
-        except security.PolicyError as exc:
-            await sync_to_async(messages.error)(request, str(exc))
-            return redirect("sessions:detail", pk=source.pk)
-    session = await start_session(server, user, replay_of=source,
-                                  oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
-    return redirect("sessions:detail", pk=session.pk)
+    return await start_and_show(request, user, server, replay_of=source,
+                                refused=reverse("sessions:detail", args=[source.pk]))
 
 
 @login_required

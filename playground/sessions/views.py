@@ -41,13 +41,21 @@ async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
     if not user.is_authenticated:
         return redirect(f"{reverse('login')}?next={request.path}")
     server = await sync_to_async(own_server)(user, server_pk)
+    return await start_and_show(request, user, server, refused=reverse("registry:detail", args=[server.pk]))
+
+
+async def start_and_show(request: HttpRequest, user: Any, server: Any, *, refused: str,
+                         replay_of: Session | None = None) -> HttpResponse:
+    """Start a session on the user's `server` (a replay of `replay_of`) and show it; back to
+    `refused`, saying why, when the stdio policy refuses it."""
     if server.is_stdio:
         try:
             security.check_stdio_user(user)
         except security.PolicyError as exc:
             await sync_to_async(messages.error)(request, str(exc))
-            return redirect("registry:detail", pk=server.pk)
-    session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
+            return redirect(refused)
+    session = await start_session(server, user, replay_of=replay_of,
+                                  oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
     return redirect("sessions:detail", pk=session.pk)
 
 
