@@ -2,7 +2,8 @@
 and the Differences' ignore rules (saved on the server, the comparison made again)."""
 from __future__ import annotations
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.layers import get_channel_layer
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -59,6 +60,9 @@ def differences_ignore(request: HttpRequest, pk: int) -> HttpResponse:
             session.server.replay_ignore = rules
             session.server.save(update_fields=["replay_ignore", "updated"])
         report = replays.compare_again(session, rules)
+        if session.worker_channel:      # a live replay: its tabs show the new comparison too
+            async_to_sync(get_channel_layer().send)(session.worker_channel,
+                                                    {"command": "replay_compared", "report": report})
     html = region_html(session.owner_redactor().obj(report), session_id=session.pk, owner=True, live=False,
                        error=error, rules_text=text if error else None)
     return HttpResponse(html)

@@ -112,6 +112,9 @@ class ReplayTests(LiveBrowserTestCase):
         left, right = frames.nth(0).bounding_box(), frames.nth(1).bounding_box()
         assert left and right and abs(left["y"] - right["y"]) < 2 and right["x"] > left["x"] + left["width"] - 1
         self.shot("1-changed")
+        page.emulate_media(color_scheme="dark")
+        self.shot("1-changed-dark")
+        page.emulate_media(color_scheme="light")
         # The recorded event links to the original session.
         link = changed.get_by_role("link", name=re.compile(r"^event \d+$")).first
         assert link.get_attribute("href").startswith(original.removeprefix(self.live_server_url))
@@ -137,6 +140,12 @@ class ReplayTests(LiveBrowserTestCase):
         expect(self.rows(region, "changed")).to_have_count(0)
         expect(self.rows(region, "same")).to_have_count(7)
         self.shot("3-ignored")
+        # A reload shows the new comparison, from the database and from the live worker alike.
+        page.reload()
+        region = page.get_by_role("region", name="Differences")
+        expect(region.locator("#differences-summary")).to_contain_text("7 same")
+        expect(region.get_by_label("Ignore rules")).to_have_value(
+            "/result/content/*/text\n/result/structuredContent/result")
         self.open_server("Variant B")
         page.get_by_role("link", name="Edit").click()
         expect(page.get_by_label("Replay ignore rules")).to_have_value(

@@ -192,3 +192,25 @@ async def test_the_originals_secrets_stay_masked_on_the_replays_pages():
     assert "s3cret-value" not in shared and "oauth-tok3n" not in shared
     page = (await (await logged_in(user)).get(f"/sessions/{replay.pk}/")).content.decode()
     assert "oauth-tok3n" not in page            # OAuth values are masked for the owner too
+
+
+async def test_rows_compared_again_reach_every_tab_of_a_live_replay():
+    """The ignore rules' view tells a live replay's worker: its tabs, and any that reconnects,
+    show the new comparison (not the first one the worker made)."""
+    from playground.mcp.replay import recording
+    from playground.sessions.features.replay import Replay
+
+    from .fakes import FakeSession
+
+    ctx = FakeSession()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "clock"}}
+    feature = Replay(ctx, {"recording": recording([{"seq": 1, "t": 0, "dir": "send", "message": call}]),
+                           "about": {"source": 1, "target": "build a"}})
+    await feature.stop()                        # the session ended first: saved as it was
+    assert 'data-state="stopped"' in feature.snapshot()[0]["event"]["region"]
+    compared = {**feature.report(), "state": "done", "counts": {"same": 1}, "requests": 1, "rows": [
+        {"n": 0, "status": "same", "kind": "request", "method": "tools/call", "name": "clock", "seq": 1}]}
+    await feature.handle({"command": "replay_compared", "report": compared})
+    region = feature.snapshot()[0]["event"]["region"]
+    assert 'data-status="same"' in region and "1 request replayed: 1 same" in region
+    assert ctx.published[-1] == ("replay", feature.snapshot()[0]["event"])

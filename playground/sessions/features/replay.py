@@ -23,7 +23,7 @@ from playground.mcp.replayer import Replayer, summary_text
 from playground.transcripts import replays
 
 from ..html import oob
-from ..protocol import FeatureEvent
+from ..protocol import Command, FeatureEvent
 from .base import Feature, render
 from .context import TabContext
 
@@ -33,6 +33,7 @@ ENDED_EARLY = "the session ended before the replay did"
 class Replay(Feature):
     name = "replay"
     answers_first = True
+    commands = frozenset({"replay_compared"})     # from the ignore rules' view: the rows compared again
     head_template = "sessions/features/replay_head.html"
 
     @classmethod
@@ -61,6 +62,7 @@ class Replay(Feature):
         self.replayer = Replayer(rec, tap=ctx.tap, ignore=self.options.get("ignore") or []) if rec else None
         self.about = self.options.get("about") or {}
         self._saved = False
+        self._compared: dict[str, Any] | None = None     # the saved report, compared again since
 
     async def answer_first(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         return await self.replayer.answer_first(method, params) if self.replayer is not None else None
@@ -92,7 +94,17 @@ class Replay(Feature):
 
     def report(self) -> dict[str, Any]:
         assert self.replayer is not None
+        if self._compared is not None:
+            return self._compared
         return {**self.replayer.report(), "about": self.about}
+
+    async def handle(self, command: Command) -> None:
+        """The ignore rules changed and the saved rows were compared again: every tab shows that
+        (and a reconnecting one gets it, not the first comparison)."""
+        report = command.get("report")
+        if self._saved and isinstance(report, dict):
+            self._compared = report
+            await self.publish(self._region())
 
     async def _row(self, row: dict[str, Any]) -> None:
         report = self.report()
