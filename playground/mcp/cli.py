@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
+from . import replay_cli
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
 from .check import command as check
 from .client import McpClient, RequestTimeout
@@ -19,7 +20,7 @@ from .config import ServerConfig
 from .connect import ConnectError, open_client
 from .events import Tap, TranscriptEvent
 from .jsonrpc import JsonRpcError
-from .responder import StaticResponder
+from .responder import Responder, StaticResponder
 from .transports.base import TransportError
 
 EXIT_OK = 0
@@ -27,6 +28,7 @@ EXIT_STEP_FAILED = 1      # a JSON-RPC error or a tool result with isError: true
 EXIT_USAGE = 2
 EXIT_CONNECT = 3          # could not connect or complete the handshake
 EXIT_TIMEOUT = 4
+EXIT_DIFFERENCES = 5      # --replay: a request's outcome differs from the recording's
 
 LIST_KINDS = {
     "tools": "list_tools",
@@ -96,6 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     steps.add_argument("--prompt", dest="prompt", action=_Step, metavar="'NAME={json args}'")
     steps.add_argument("--ping", dest="ping", action=_Step, nargs=0)
     steps.add_argument("--raw", dest="raw", action=_Step, metavar="'METHOD={json params}'")
+    replay = parser.add_argument_group("replay (a saved session as a regression test)")
+    replay.add_argument("--replay", metavar="FILE", help="replay a session's JSONL export (or a --transcript file) "
+                        "against the server and compare every response; exit 5 when any differs")
+    replay.add_argument("--ignore", action="append", default=[], metavar="POINTER",
+                        help="with --replay: a JSON pointer pattern to leave out of the comparison, * for any "
+                             "one segment, ** for any number (repeatable), e.g. /result/content/*/text")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="-- COMMAND [ARG ...] for a stdio server")
 
@@ -228,12 +236,17 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         raise UsageError("--check runs its own requests: give it no steps")
     if ns.call_tools and not ns.check:
         raise UsageError("--call-tools goes with --check")
+    if ns.check and ns.replay:
+        raise UsageError("--check and --replay each run their own requests: give one")
     for kind, value in steps:  # reject malformed JSON before touching the server
         if kind in ("call", "prompt", "raw"):
             _split_named_json(value, "--" + kind)
     config = config_from_args(ns)
-    responder = responder_from_args(ns)
+    responder: Responder = responder_from_args(ns)
     tap = Tap()
+    replayer = _replayer(ns, steps, tap)
+    if replayer is not None:
+        responder = replayer.responder(responder)
     auth = oauth_from_args(ns, config, tap)
     file = open(ns.transcript, "w", encoding="utf-8") if ns.transcript else None
 
@@ -242,9 +255,13 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         line = json.dumps(event.to_dict(), ensure_ascii=False)
         if file:
             file.write(line + "\n")
-        if not ns.check:        # the check prints its report instead
+        if ns.check:            # the check prints its report instead
+            return
+        if ns.jsonl or replayer is None:
             out.write((line if ns.jsonl else describe_event(event)) + "\n")
-            out.flush()
+        elif event.kind == "diff":
+            out.write(replay_cli.describe(event) + "\n")
+        out.flush()
 
     tap.subscribe(emit)
     runner = check.make_runner(ns, config, tap) if ns.check else None
@@ -258,6 +275,9 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         try:
             if runner is not None:
                 return await check.run(runner, ns, client, config, auth, out)
+            if replayer is not None:
+                replayed = await replay_cli.run(client, replayer, None if ns.jsonl else out)
+                outcome.code = EXIT_CONNECT if replayed.aborted else EXIT_DIFFERENCES if replayed.differs else EXIT_OK
             for kind, value in steps:
                 try:
                     await _run_step(client, kind, value, outcome)
@@ -280,6 +300,19 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     for failure in outcome.failures:
         print(f"mcp: {failure}", file=sys.stderr)
     return outcome.code
+
+
+def _replayer(ns: argparse.Namespace, steps: list[Any], tap: Tap) -> replay_cli.Replayer | None:
+    if not ns.replay:
+        if ns.ignore:
+            raise UsageError("--ignore goes with --replay")
+        return None
+    if steps:
+        raise UsageError("--replay runs the recorded requests: give no steps with it")
+    try:
+        return replay_cli.prepare(ns, tap)
+    except ValueError as exc:           # RecordingError, RuleError
+        raise UsageError(f"--replay: {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django import forms
 
 from playground import security
+from playground.mcp import diff
 from playground.mcp.client import LEGACY_VERSIONS, MODERN_VERSIONS
 from playground.mcp.secrets import mask_env, mask_headers, unmask
 
@@ -51,10 +52,15 @@ class ServerForm(forms.ModelForm):
         help_text="The version offered in initialize (legacy) or asked for in server/discover (modern). "
                   "An older one shows how the server treats older clients.")
 
+    replay_ignore = forms.CharField(
+        label="Replay ignore rules", required=False, widget=forms.Textarea(attrs={**_MONO, "rows": 2}),
+        help_text="What a replay against this server leaves out of its comparison: one JSON pointer per line, * for "
+                  "any one segment, ** for any number, e.g. /result/content/*/text for a tool that answers the time.")
+
     class Meta:
         model = Server
         fields = ["name", "transport", "command", "args", "env", "inherit_env", "cwd", "url", "headers", "roots",
-                  "era", "protocol_version"]
+                  "era", "protocol_version", "replay_ignore"]
 
     def __init__(self, *args, user=None, **kwargs) -> None:
         """`user`: who saves it (the owner of a new server; PLAYGROUND_STDIO_USERS applies to them)."""
@@ -68,6 +74,7 @@ class ServerForm(forms.ModelForm):
             self.initial["env"] = interchange.format_env_lines(self.shown_env)
             self.initial["headers"] = interchange.format_header_lines(self.shown_headers)
             self.initial["roots"] = interchange.format_root_lines(self.instance.roots)
+            self.initial["replay_ignore"] = "\n".join(self.instance.replay_ignore or [])
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
@@ -109,6 +116,12 @@ class ServerForm(forms.ModelForm):
             return interchange.parse_root_lines(self.cleaned_data["roots"])
         except ValueError as exc:
             raise forms.ValidationError(exc.args[0]) from None
+
+    def clean_replay_ignore(self) -> list[str]:
+        try:
+            return diff.clean_rules(self.cleaned_data["replay_ignore"].splitlines())
+        except diff.RuleError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean(self) -> dict:
         data = super().clean()

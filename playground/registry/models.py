@@ -43,6 +43,9 @@ class Server(models.Model):
     protocol_version = models.CharField(max_length=10, blank=True, default="")
     # Roots offered to the server (list of {"uri", "name"}); edited by a later feature.
     roots = models.JSONField(default=list, blank=True)
+    # What a replay against this server leaves out of its comparison, on top of the defaults:
+    # JSON pointer patterns (`*` one segment, `**` any number), e.g. /result/content/*/text.
+    replay_ignore = models.JSONField(default=list, blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="mcp_servers")
     created = models.DateTimeField(auto_now_add=True)

@@ -6,8 +6,7 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
+from django.shortcuts import render
 
 from playground import security
 from playground.mcp.client import McpClient
@@ -15,8 +14,7 @@ from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap
 from playground.transcripts.models import Session
 
-from .views import startable_server
-from .worker import start_session
+from .views import start_and_show, startable_server
 
 LIST_TIMEOUT = 15.0         # the quick listing's requests
 MAX_TICKED = 500
@@ -57,9 +55,8 @@ async def check_form(request: HttpRequest, server_pk: int) -> HttpResponse:
         return refused
     if request.method == "POST":
         names = [n for n in request.POST.getlist("call_tools") if n][:MAX_TICKED]
-        session = await start_session(server, user, kind=Session.Kind.CHECK, hints={"check": {"call_tools": names}},
-                                      oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
-        return redirect("sessions:detail", pk=session.pk)
+        return await start_and_show(request, user, server, kind=Session.Kind.CHECK,
+                                    hints={"check": {"call_tools": names}})
     tools, source = await sync_to_async(last_tools)(server, user)
     fetch_error = ""
     fetched = request.GET.get("fetch") == "1" or source is None

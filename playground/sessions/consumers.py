@@ -95,7 +95,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
             lambda: list(Event.objects.filter(session_id=self.session_id).order_by("-seq")
                          .values_list("data", flat=True)[:1]))()
         group = group_name(self.session_id)
-        frames = lines.transcript_append_frames(session.owner_redactor().obj(last))
+        frames = lines.transcript_append_frames(session.owner_redactor().obj(last), owner=True)
         await self.channel_layer.group_send(group, {"type": "session.lines", "frames": frames})
         await self.channel_layer.group_send(group, {"type": "session.state", "state": session.state()})
 
@@ -140,7 +140,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def _replay(self, session: Session) -> None:
         rows, total = await self._recent_events()
-        for frame in lines.transcript_replace_frames(session.owner_redactor().obj(rows), total, session.pk):
+        for frame in lines.transcript_replace_frames(session.owner_redactor().obj(rows), total, session.pk, owner=True):
             await self.send(text_data=frame)
         await self.send(text_data=render.state(session.state()))
         if session.catalogue:

@@ -28,8 +28,9 @@ RAW_LIMIT = 64 * 1024
 FRAME_BUDGET = 256 * 1024   # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
 
 
-def line(row: dict[str, Any]) -> dict[str, Any]:
-    """A transcript event as the template needs it (label, preview, pretty JSON)."""
+def line(row: dict[str, Any], *, owner: bool = False) -> dict[str, Any]:
+    """A transcript event as the template needs it (label, preview, pretty JSON). `owner`: for
+    the owner's page, where a request the client sent has "Edit and resend" (never on a share page)."""
     message = row.get("message")
     label, rpc_id, preview, pretty = "", None, "", ""
     is_error = False
@@ -81,6 +82,8 @@ def line(row: dict[str, Any]) -> dict[str, Any]:
         "latency": row.get("latency_ms"), "reply_to": row.get("reply_to"), "problems": problems,
         "is_error": is_error or bool(problems), "http": row.get("http"), "sse_id": row.get("sse_id"),
         "kind": row.get("kind") or "", "progress": progress,
+        "resend": owner and row["dir"] == "send" and isinstance(message, dict) and "id" in message
+                  and isinstance(message.get("method"), str),
     }
 
 
@@ -95,36 +98,37 @@ def _progress_token(method: str, params: dict[str, Any]) -> str | int | None:
     return token if type(token) in (str, int) else None
 
 
-def transcript_lines(rows: list[dict[str, Any]]) -> str:
+def transcript_lines(rows: list[dict[str, Any]], owner: bool = False) -> str:
     """Saved rows as transcript lines."""
-    return lines_html([line(r) for r in rows])
+    return lines_html([line(r, owner=owner) for r in rows])
 
 
-def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id: int) -> list[str]:
+def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id: int, *,
+                              owner: bool = False) -> list[str]:
     """The replay on (re)connect: the first fragment replaces the lines, the others append the
     rest, each under FRAME_BUDGET (1,000 lines of a few KB each were one 3 MB message, which
     closed the socket on every connect, and htmx reconnected in a loop)."""
-    chunks = _line_chunks(rows) or [""]
+    chunks = _line_chunks(rows, owner) or [""]
     first = oob("transcript-lines", "innerHTML", render_to_string("sessions/_transcript_replace.html", {
         "first": SafeString(chunks[0]), "total": total, "shown": len(rows), "session_id": session_id}))
     return [first] + [_append(chunk) for chunk in chunks[1:]]
 
 
-def transcript_append(rows: list[dict[str, Any]]) -> str:
+def transcript_append(rows: list[dict[str, Any]], owner: bool = False) -> str:
     """The fragment sent for every batch of events: no template (see lines.py)."""
-    return _append(transcript_lines(rows))
+    return _append(transcript_lines(rows, owner))
 
 
 def _append(html: str) -> str:
     return oob("transcript-lines", "beforeend", html)
 
 
-def _line_chunks(rows: list[dict[str, Any]]) -> list[str]:
+def _line_chunks(rows: list[dict[str, Any]], owner: bool = False) -> list[str]:
     """The rows' lines, joined in chunks of at most FRAME_BUDGET characters (a line more if one
     is larger; a line is capped well under the limit)."""
     chunks, current, size = [], [], 0
     for row in rows:
-        html = lines_html([line(row)])
+        html = lines_html([line(row, owner=owner)])
         if current and size + len(html) > FRAME_BUDGET:
             chunks.append("".join(current))
             current, size = [], 0
@@ -135,10 +139,10 @@ def _line_chunks(rows: list[dict[str, Any]]) -> list[str]:
     return chunks
 
 
-def transcript_append_frames(rows: list[dict[str, Any]]) -> list[str]:
+def transcript_append_frames(rows: list[dict[str, Any]], owner: bool = False) -> list[str]:
     """The batch as appends of at most FRAME_BUDGET characters of lines each: a websocket
     message over 1 MiB would close the page's socket."""
-    return [_append(chunk) for chunk in _line_chunks(rows)]
+    return [_append(chunk) for chunk in _line_chunks(rows, owner)]
 
 
 def skipped(session_id: int, count: int) -> str:
@@ -193,6 +197,10 @@ def line_html(line: dict[str, Any]) -> str:
     out.append("\n  ")
     if line.get("raw") is not None:
         out.append(f'<details class="raw"><summary>raw</summary><pre>{_e(line["raw"])}</pre></details>')
+    if line.get("resend"):
+        # Relative to the owner's session page (/sessions/<pk>/): the composer, prefilled from this event.
+        out.append(f'<button type="button" class="small resend" hx-get="raw/?from_seq={_e(line["seq"])}" '
+                   'hx-target="#workspace" hx-swap="innerHTML">Edit and resend</button>')
     out.append("\n</details>")
     return "".join(out)
 

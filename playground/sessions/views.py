@@ -25,6 +25,7 @@ from playground.schemaforms import render_form
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session, ShareLink
 
+from . import resend
 from .consumers import REPLAY_WINDOW
 from .durability import reap_dead_sessions
 from .features import FEATURES
@@ -34,9 +35,11 @@ from .protocol import catalogue_item
 from .worker import start_session
 
 
-async def startable_server(request: HttpRequest, server_pk: int) -> tuple[Any, Any, HttpResponse | None]:
+async def startable_server(request: HttpRequest, server_pk: int, *,
+                           refused: str | None = None) -> tuple[Any, Any, HttpResponse | None]:
     """(user, server, None) when this user may start a session of the server (404 if not theirs);
-    else a response that says why (the login page, the server's page with the policy's message)."""
+    else a response that says why: the login page, or `refused` (by default the server's page)
+    with the stdio policy's message."""
     user = await request.auser()
     if not user.is_authenticated:
         return user, None, redirect(f"{reverse('login')}?next={request.path}")
@@ -46,18 +49,22 @@ async def startable_server(request: HttpRequest, server_pk: int) -> tuple[Any, A
             security.check_stdio_user(user)
         except security.PolicyError as exc:
             await sync_to_async(messages.error)(request, str(exc))
-            return user, server, redirect("registry:detail", pk=server.pk)
+            return user, server, redirect(refused or reverse("registry:detail", args=[server.pk]))
     return user, server, None
+
+
+async def start_and_show(request: HttpRequest, user: Any, server: Any, **options: Any) -> HttpResponse:
+    """Start a session on `server` (a replay, a check: `options` of `start_session`) and show it."""
+    session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")),
+                                  **options)
+    return redirect("sessions:detail", pk=session.pk)
 
 
 @require_POST
 async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
     """Start a session whose worker lives in this process, then show it."""
     user, server, refused = await startable_server(request, server_pk)
-    if refused is not None:
-        return refused
-    session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
-    return redirect("sessions:detail", pk=session.pk)
+    return refused or await start_and_show(request, user, server)
 
 
 @login_required
@@ -71,7 +78,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         context.update(feature.page_context(session))
     return render(request, "sessions/session.html", {
         **context, "session": session, "state": session.state(),
-        "lines": [line(redact.obj(r)) for r in rows],
+        "lines": [line(redact.obj(r), owner=True) for r in rows],
         "ws_url": f"/ws/sessions/{session.pk}/",
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
         "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
@@ -90,15 +97,23 @@ def _tool(session: Session, name: str) -> dict[str, Any]:
 @login_required
 def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
     session = own_session(request.user, pk)
-    tool = _tool(session, request.GET.get("name", ""))
+    return _tool_form(request, session, _tool(session, request.GET.get("name", "")))
+
+
+def _tool_form(request: HttpRequest, session: Session, tool: dict[str, Any], *, arguments: dict[str, Any] | None = None,
+               from_seq: int | None = None) -> HttpResponse:
+    """A tool's form; `arguments` prefill it (Edit and resend of event `from_seq`)."""
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {"type": "object"}
     execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
     task_support = execution.get("taskSupport") if _server_tasks_tools(session) else None
+    json_mode = arguments is not None and not resend.fits_form(schema, arguments)
     return render(request, "sessions/tool_form.html", {
-        "tool": tool, "form_html": render_form(schema, prefix="args"),
+        "tool": tool, "form_html": render_form(schema, prefix="args", values=arguments if not json_mode else None),
         "task_support": task_support if task_support in ("optional", "required") else None,
         "schema_json": json.dumps(schema), "input_schema_pretty": json.dumps(schema, indent=2, ensure_ascii=False),
         "output_schema_json": json.dumps(tool.get("outputSchema"), indent=2, ensure_ascii=False),
+        "from_seq": from_seq, "json_mode": json_mode,
+        "arguments_json": json.dumps(arguments, indent=2, ensure_ascii=False) if json_mode else "",
     })
 
 
@@ -139,9 +154,16 @@ RAW_METHODS = ("tools/list", "tools/call", "resources/list", "resources/read", "
 
 @login_required
 def raw_form(request: HttpRequest, pk: int) -> HttpResponse:
-    """The raw request composer, shown in the workspace like a tool's form."""
+    """The raw request composer, shown in the workspace like a tool's form; `?from_seq=N`: Edit
+    and resend of the request sent as event N (the tool's form for a call of a listed tool)."""
     session = own_session(request.user, pk)
-    return render(request, "sessions/_raw_form.html", {"session": session, "methods": RAW_METHODS})
+    prefill: dict[str, Any] = {}
+    if "from_seq" in request.GET:
+        seq, message = resend.sent_request(session, request.GET["from_seq"])
+        if (call := resend.listed_tool_call(session, message)) is not None:
+            return _tool_form(request, session, call[0], arguments=call[1], from_seq=seq)
+        prefill = {**resend.composer_values(message), "from_seq": seq}
+    return render(request, "sessions/_raw_form.html", {"session": session, "methods": RAW_METHODS, **prefill})
 
 
 def _can_complete(session: Session) -> bool:

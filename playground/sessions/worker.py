@@ -63,6 +63,7 @@ class FeatureResponder:
     def __init__(self, features: list[Feature]) -> None:
         self.by_method = {method: f for f in features for method in f.server_requests}
         self.features = features
+        self.first = [f for f in features if f.answers_first]
 
     def capabilities(self) -> dict[str, Any]:
         caps: dict[str, Any] = {}
@@ -71,6 +72,9 @@ class FeatureResponder:
         return caps
 
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        for first in self.first:
+            if (result := await first.answer_first(method, params)) is not None:
+                return result
         feature = self.by_method.get(method)
         if feature is None:
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -314,7 +318,7 @@ class SessionWorker:
         left out, then the lines (in appends under daphne's 1 MiB message). Rendering per tab
         made 30 tabs of a flood cost 30 times the rendering."""
         frames = [lines.skipped(self.session_id, skipped)] if skipped else []
-        frames += lines.transcript_append_frames(self.masker().obj(rows))
+        frames += lines.transcript_append_frames(self.masker().obj(rows), owner=True)
         await self.broadcast({"type": "session.lines", "frames": frames})
 
     def masker(self) -> Redactor:
@@ -494,19 +498,26 @@ class SessionWorker:
 
 
 async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None,
-                        kind: str = Session.Kind.SESSION, hints: dict[str, Any] | None = None) -> Session:
+                        kind: str = Session.Kind.SESSION, hints: dict[str, Any] | None = None,
+                        replay_of: Session | None = None) -> Session:
     """Create the Session row and start its worker in this process. Each feature reads its
     options from the server first (`prepare`, given `hints` from the starting page); HTTP servers
-    authorize with OAuth 2.1 on a 401 (`oauth_redirect_uri`: the page's callback as the browser sees it)."""
+    authorize with OAuth 2.1 on a 401 (`oauth_redirect_uri`: the page's callback as the browser
+    sees it). `replay_of`: the session this one replays (its kind is then "replay")."""
     config: ServerConfig = server.to_config()
 
     def create() -> tuple[Session, dict[str, dict[str, Any]]]:
-        options = {cls.name: cls.prepare(server, callback_url=oauth_redirect_uri, **(hints or {})) for cls in FEATURES}
+        options = {cls.name: cls.prepare(server, callback_url=oauth_redirect_uri, replay_of=replay_of, **(hints or {}))
+                   for cls in FEATURES}
         masked = sorted({value for o in options.values() for value in o.get("secrets", []) if value})
-        session = Session.objects.create(server=server, server_name=server.name, owner=owner, kind=kind,
-                                         transport=config.transport,
-                                         secret_values=[s for s in config.secret_values() if s],
-                                         oauth_secret_values=masked, heartbeat_at=timezone.now())
+        secrets = [s for s in config.secret_values() if s]
+        if replay_of is not None:       # its frames reach this session's pages (the Differences): so do its secrets
+            secrets += [s for s in replay_of.secret_values or [] if s not in secrets]
+            masked = sorted({*masked, *(replay_of.oauth_secret_values or [])})
+        session = Session.objects.create(server=server, server_name=server.name, owner=owner,
+                                         transport=config.transport, secret_values=secrets,
+                                         oauth_secret_values=masked, heartbeat_at=timezone.now(),
+                                         kind=Session.Kind.REPLAY if replay_of else kind, source=replay_of)
         return session, options
     session, options = await database_sync_to_async(create)()
     worker = SessionWorker(session.pk, config, options=options)

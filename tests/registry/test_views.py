@@ -81,7 +81,7 @@ def test_add_form_has_exact_labels_and_options(browser):
     html = browser.get("/servers/add/").content.decode()
     assert labels(html) == ["Name", "Transport", "Command", "Arguments", "Environment",
                             "Inherit the playground's environment", "Working directory",
-                            "URL", "Headers", "Roots", "Era", "Protocol version"]
+                            "URL", "Headers", "Roots", "Era", "Protocol version", "Replay ignore rules"]
     assert options(html, "transport") == ["stdio", "Streamable HTTP", "SSE", "Auto"]
     assert options(html, "era") == ["Legacy", "Auto", "Modern"]
     assert options(html, "protocol_version") == ["The latest of the era", "2026-07-28", "2025-11-25", "2025-06-18",

@@ -16,6 +16,7 @@ from .input_rounds import InputRounds
 from .listen import Listen
 from .logging import Logging
 from .oauth import Authorization
+from .replay import Replay
 from .roots import Roots
 from .server_requests import ServerRequests
 from .subscriptions import Subscriptions
@@ -23,7 +24,7 @@ from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Authorization, Check,
+    ServerRequests, Authorization, Check, Replay,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

@@ -43,6 +43,7 @@ class Feature:
     notifications: ClassVar[frozenset[str] | str] = frozenset()
     ignored_notifications: ClassVar[frozenset[str]] = frozenset()      # with ALL: but these
     server_requests: ClassVar[frozenset[str]] = frozenset()
+    answers_first: ClassVar[bool] = False      # sees every server request first (`answer_first`)
     head_template: ClassVar[str | None] = None
     panel_template: ClassVar[str | None] = None
 
@@ -148,6 +149,11 @@ class Feature:
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """The result for one of `server_requests`; raise JsonRpcError to answer with an error."""
         raise NotImplementedError(method)
+
+    async def answer_first(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """For a feature with `answers_first`: the result for any server request before the
+        feature that declared it is asked (a replay answers from its recording); None: it is asked."""
+        return None
 
     async def start(self) -> None:
         """The session is connected and its lists are shown: show the state as it now is."""

@@ -11,7 +11,8 @@ from playground.mcp import cli
 
 class Command(BaseCommand):
     help = ("Connect to an MCP server (--url URL, or -- COMMAND [ARG ...] for stdio), run the steps in the "
-            "order given and print the transcript. Exit: 0 ok, 1 a step failed, 2 usage, 3 connect, 4 timeout.")
+            "order given and print the transcript; or --replay FILE. Exit: 0 ok, 1 a step failed, 2 usage, "
+            "3 connect, 4 timeout, 5 the replay differs.")
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
 

@@ -1,0 +1,220 @@
+"""A structural diff of two JSON values, with ignore rules: what a replay compares.
+
+Paths are JSON pointers (RFC 6901: `/result/content/0/text`, `~0` for `~` and `~1` for `/` in a
+key). An ignore rule is a pointer pattern whose segments may be `*` (any one segment) or `**`
+(any number of segments, none included); a rule ignores the value at every path it matches and
+everything under it. `/result/content/*/text` ignores the text of every content item (a clock
+server's), `/**/_meta` every `_meta` object at any depth.
+
+The values are a server's: the walk is bounded (`max_nodes`, `max_changes`), equal subtrees are
+skipped at C speed (`==`), and a rule is matched one segment at a time as the walk goes down
+(a set of positions per rule, never a backtracking match).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import jsontext
+
+# Ignored by every comparison, on top of a server's own rules: what differs from one run to the
+# next by design — JSON-RPC ids, `_meta` (the protocol's side channel: versions, client facts,
+# related tasks), progress tokens, the ids of tasks (issued anew each run), and the timestamps
+# of the protocol's known fields.
+DEFAULT_IGNORE: tuple[str, ...] = (
+    "/id", "/**/_meta", "/**/progressToken", "/**/taskId",
+    "/**/createdAt", "/**/lastUpdatedAt", "/**/lastModified", "/**/timestamp",
+)
+MAX_NODES = 200_000         # values visited per comparison, beyond which the rest is compared whole
+MAX_CHANGES = 200           # changes reported per comparison
+MAX_RULES = 100             # rules a server may keep
+MAX_RULE_CHARS = 500
+
+_ABSENT: Any = object()
+
+
+class RuleError(ValueError):
+    """An ignore rule that is not a JSON pointer pattern."""
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One path where the two values differ; `old`/`new` absent (the sentinel) when the member
+    or item exists on one side only."""
+
+    path: str
+    old: Any = _ABSENT
+    new: Any = _ABSENT
+
+    def to_dict(self) -> dict[str, Any]:
+        """`{path, old, new}`, without `old` for an added value and without `new` for a removed one."""
+        out: dict[str, Any] = {"path": self.path}
+        if self.old is not _ABSENT:
+            out["old"] = self.old
+        if self.new is not _ABSENT:
+            out["new"] = self.new
+        return out
+
+
+@dataclass
+class Diff:
+    changes: list[Change]
+    complete: bool = True       # False: a limit stopped the walk (more changes may exist)
+
+    def __bool__(self) -> bool:
+        return bool(self.changes)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [c.to_dict() for c in self.changes]
+
+
+def escape_segment(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def unescape_segment(segment: str) -> str:
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
+def parse_rule(rule: str) -> tuple[str, ...]:
+    """A rule's segments (unescaped; `*` and `**` kept as wildcards). `""` (the whole value)
+    is refused: it would ignore everything."""
+    rule = rule.strip()
+    if not rule.startswith("/"):
+        raise RuleError(f"{rule!r} is not a JSON pointer: it must start with /")
+    if len(rule) > MAX_RULE_CHARS:
+        raise RuleError(f"a rule is at most {MAX_RULE_CHARS} characters")
+    return tuple(s if s in ("*", "**") else unescape_segment(s) for s in rule[1:].split("/"))
+
+
+def clean_rules(lines: Iterable[str]) -> list[str]:
+    """Rules as a person types them (one per line, blanks skipped, duplicates dropped), each
+    checked; raises RuleError naming the first bad one."""
+    rules: list[str] = []
+    for line in lines:
+        line = line.strip()
+        if line and line not in rules:
+            parse_rule(line)
+            rules.append(line)
+    if len(rules) > MAX_RULES:
+        raise RuleError(f"at most {MAX_RULES} rules")
+    return rules
+
+
+class Rules:
+    """Compiled ignore rules, matched segment by segment (an NFA per rule: a set of positions)."""
+
+    def __init__(self, rules: Iterable[str] = ()) -> None:
+        self.patterns = [parse_rule(r) for r in rules]
+
+    def start(self) -> tuple[frozenset[int], ...]:
+        return tuple(self._close(p, {0}) for p in self.patterns)
+
+    @staticmethod
+    def _close(pattern: tuple[str, ...], positions: set[int]) -> frozenset[int]:
+        """Positions reachable by letting each `**` match nothing."""
+        out = set(positions)
+        stack = list(positions)
+        while stack:
+            i = stack.pop()
+            if i < len(pattern) and pattern[i] == "**" and i + 1 not in out:
+                out.add(i + 1)
+                stack.append(i + 1)
+        return frozenset(out)
+
+    def step(self, states: tuple[frozenset[int], ...], segment: str) -> tuple[frozenset[int], ...]:
+        out = []
+        for pattern, positions in zip(self.patterns, states):
+            nxt: set[int] = set()
+            for i in positions:
+                if i >= len(pattern):
+                    continue
+                token = pattern[i]
+                if token == "**":
+                    nxt.add(i)                      # it takes this segment and may take more
+                elif token == "*" or token == segment:
+                    nxt.add(i + 1)
+            out.append(self._close(pattern, nxt) if nxt else frozenset())
+        return tuple(out)
+
+    def matched(self, states: tuple[frozenset[int], ...]) -> bool:
+        return any(len(p) in s for p, s in zip(self.patterns, states))
+
+    def ignores(self, path: str) -> bool:
+        """Whether `path` (a JSON pointer) or one of its parents is ignored."""
+        states = self.start()
+        if self.matched(states):
+            return True
+        for segment in path[1:].split("/") if path else ():
+            states = self.step(states, unescape_segment(segment))
+            if self.matched(states):
+                return True
+        return False
+
+
+def rules(extra: Sequence[str] = ()) -> Rules:
+    """The default rules and `extra` (a server's own), compiled."""
+    return Rules([*DEFAULT_IGNORE, *extra])
+
+
+def diff(old: Any, new: Any, ignore: Rules | Sequence[str] | None = None, *,
+         max_nodes: int = MAX_NODES, max_changes: int = MAX_CHANGES) -> Diff:
+    """Where `new` differs from `old`, path by path (objects by key, arrays by index), leaving
+    out what `ignore` matches (default: DEFAULT_IGNORE only)."""
+    compiled = ignore if isinstance(ignore, Rules) else rules(ignore or ())
+    walk = _Walk(compiled, max_nodes, max_changes)
+    walk.visit(old, new, "", compiled.start())
+    return Diff(walk.changes, complete=not walk.stopped)
+
+
+class _Walk:
+    def __init__(self, ignore: Rules, max_nodes: int, max_changes: int) -> None:
+        self.ignore = ignore
+        self.nodes_left = max_nodes
+        self.max_changes = max_changes
+        self.changes: list[Change] = []
+        self.stopped = False
+
+    def visit(self, old: Any, new: Any, path: str, states: tuple[frozenset[int], ...]) -> None:
+        if self.stopped or self.ignore.matched(states) or _same(old, new):
+            return
+        if len(self.changes) >= self.max_changes:
+            self.stopped = True             # there is more
+            return
+        self.nodes_left -= 1
+        if self.nodes_left <= 0:
+            self.stopped = True
+            self.changes.append(Change(path, old, new))        # this one whole, and no further
+            return
+        if isinstance(old, dict) and isinstance(new, dict):
+            for key in [*old, *(k for k in new if k not in old)]:
+                seg = str(key)
+                self.visit(old.get(key, _ABSENT), new.get(key, _ABSENT), f"{path}/{escape_segment(seg)}",
+                           self.ignore.step(states, seg))
+        elif isinstance(old, list) and isinstance(new, list):
+            for i in range(max(len(old), len(new))):
+                self.visit(old[i] if i < len(old) else _ABSENT, new[i] if i < len(new) else _ABSENT,
+                           f"{path}/{i}", self.ignore.step(states, str(i)))
+        else:
+            self.changes.append(Change(path, old, new))
+
+
+def _same(old: Any, new: Any) -> bool:
+    """JSON equality: 1 and 1.0 are one number, but true is not 1 (Python's `==` says it is,
+    also inside lists and objects: equal containers are checked again as JSON text, and a
+    pair whose texts differ only in key order is walked, finding nothing)."""
+    if old is _ABSENT or new is _ABSENT:
+        return old is new
+    if isinstance(old, (dict, list)) or isinstance(new, (dict, list)):
+        if type(old) is not type(new):
+            return False
+        try:
+            return bool(old == new) and jsontext.dumps(old) == jsontext.dumps(new)
+        except RecursionError:
+            return False
+    if isinstance(old, bool) or isinstance(new, bool):
+        return type(old) is type(new) and old == new
+    if type(old) is not type(new) and not (isinstance(old, (int, float)) and isinstance(new, (int, float))):
+        return False
+    return bool(old == new)

@@ -1,0 +1,87 @@
+"""The structural JSON diff a replay compares responses with, and its ignore rules."""
+from __future__ import annotations
+
+import pytest
+
+from playground.mcp import diff
+
+
+def changes(old, new, ignore=()):
+    return diff.diff(old, new, ignore).to_list()
+
+
+def test_paths_old_and_new_by_key_and_index():
+    old = {"result": {"content": [{"type": "text", "text": "a"}], "isError": False}}
+    new = {"result": {"content": [{"type": "text", "text": "b"}, {"type": "text", "text": "c"}], "isError": False}}
+    assert changes(old, new) == [
+        {"path": "/result/content/0/text", "old": "a", "new": "b"},
+        {"path": "/result/content/1", "new": {"type": "text", "text": "c"}},     # added: no "old"
+    ]
+    assert changes(new, old)[1] == {"path": "/result/content/1", "old": {"type": "text", "text": "c"}}
+
+
+def test_json_equality_not_python_equality():
+    assert changes({"a": 1}, {"a": 1.0}) == []                       # one JSON number
+    assert changes({"a": [True]}, {"a": [1]}) == [{"path": "/a/0", "old": True, "new": 1}]
+    assert changes({"a": None}, {}) == [{"path": "/a", "old": None}]   # null is not absent
+    assert changes({"a": {"b": 1, "c": 2}}, {"a": {"c": 2, "b": 1}}) == []    # key order is not a change
+    assert changes("x", {"x": 1}) == [{"path": "", "old": "x", "new": {"x": 1}}]
+
+
+def test_keys_are_escaped_as_json_pointers():
+    assert changes({"a/b": {"~c": 1}}, {"a/b": {"~c": 2}}) == [{"path": "/a~1b/~0c", "old": 1, "new": 2}]
+    assert diff.Rules(["/a~1b/~0c"]).ignores("/a~1b/~0c")
+
+
+@pytest.mark.parametrize("rule, path, ignored", [
+    ("/result/content/*/text", "/result/content/3/text", True),
+    ("/result/content/*/text", "/result/content/3/type", False),
+    ("/result/content/*/text", "/result/content/3/text/deeper", True),     # and everything under it
+    ("/**/_meta", "/_meta", True),
+    ("/**/_meta", "/result/content/0/_meta/x", True),
+    ("/**/_meta", "/result/meta", False),
+    ("/result/**/at", "/result/at", True),                                  # ** may match nothing
+    ("/result/**/at", "/result/a/b/c/at", True),
+    ("/a/*", "/a", False),
+])
+def test_rules_match_segment_by_segment(rule, path, ignored):
+    assert diff.Rules([rule]).ignores(path) is ignored
+
+
+def test_default_rules_leave_out_ids_meta_progress_tokens_and_timestamps():
+    old = {"id": 1, "result": {"_meta": {"x": 1}, "task": {"taskId": "t1", "createdAt": "2026-01-01T00:00:00Z",
+                                                          "status": "working"}}}
+    new = {"id": 7, "result": {"_meta": {"x": 2}, "task": {"taskId": "t9", "createdAt": "2026-02-02T00:00:00Z",
+                                                          "status": "completed"}}}
+    assert changes(old, new) == [{"path": "/result/task/status", "old": "working", "new": "completed"}]
+
+
+def test_a_servers_rules_come_on_top_of_the_defaults():
+    old = {"result": {"content": [{"text": "now: 1"}], "structuredContent": {"result": "now: 1"}}}
+    new = {"result": {"content": [{"text": "now: 2"}], "structuredContent": {"result": "now: 2"}}}
+    assert len(changes(old, new)) == 2
+    assert changes(old, new, ["/result/content/*/text", "/result/structuredContent"]) == []
+
+
+def test_rules_are_checked():
+    assert diff.clean_rules(["  /a/*  ", "", "/a/*", "/b"]) == ["/a/*", "/b"]
+    for bad in ["a/b", "result", "/" + "x" * 600]:
+        with pytest.raises(diff.RuleError):
+            diff.clean_rules([bad])
+    with pytest.raises(diff.RuleError):
+        diff.clean_rules([f"/r{i}" for i in range(diff.MAX_RULES + 1)])
+
+
+def test_the_walk_is_bounded():
+    old = {"items": [{"v": i} for i in range(5000)]}
+    new = {"items": [{"v": -i - 1} for i in range(5000)]}
+    found = diff.diff(old, new, max_changes=10)
+    assert len(found.changes) == 10 and not found.complete
+    found = diff.diff(old, new, max_nodes=100, max_changes=10_000)
+    assert not found.complete and len(found.changes) < 200
+    deep: dict = {}
+    node = deep
+    for _ in range(150):
+        node["a"] = {}
+        node = node["a"]
+    assert diff.diff(deep, {"a": 1}).to_list()[0]["path"] == "/a"

@@ -1,0 +1,216 @@
+"""Replay in the live path (worker ↔ consumer, no browser), against two builds of an SDK server
+that differ in one tool's output: a recorded session replayed in a session of its own, its
+Differences saved and shown (page, share page), the ignore rules, Edit and resend, and the
+session's export replayed by the CLI."""
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import AsyncClient
+
+from playground.registry.models import Server
+from playground.sessions.worker import start_session
+from playground.transcripts.models import Session, ShareLink
+from tests.conftest import PEERS
+from tests.core.test_cli import mcp
+
+from .test_features import card_key, receive_until, send
+from .test_live import communicator, events, make_user_and_server, stop_all
+
+pytestmark = pytest.mark.django_db(transaction=True)
+VARIANT = str(PEERS / "sdk_variant.py")
+
+
+async def record_session(user, server) -> Session:
+    """A session with build "a": the lists, three calls, an elicitation answered by the person."""
+    session = await start_session(server, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', "ask_name")
+        await send(comm, action="call_tool", name="echo", **{"args.text": "hi"})
+        await receive_until(comm, 'aria-label="Result"', "hi")
+        await send(comm, action="call_tool", name="version")
+        await receive_until(comm, "release 1.0 (stable)")
+        await send(comm, action="call_tool", name="ask_name")
+        card = await receive_until(comm, 'aria-label="Server request"')
+        await send(comm, action="answer", key=card_key(card),
+                   result=json.dumps({"action": "accept", "content": {"name": "Ada"}}))
+        await receive_until(comm, "Hello, Ada!")
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    return session
+
+
+async def replay_of(session: Session, server, user) -> tuple[Session, str]:
+    """Replay `session` against `server`; what its tab saw until the Differences were done."""
+    replay = await start_session(server, user, replay_of=session)
+    comm = communicator(replay.pk, user)
+    try:
+        await comm.connect()
+        seen = await receive_until(comm, 'data-state="done"', timeout=60)
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    return await database_sync_to_async(Session.objects.get)(pk=replay.pk), seen
+
+
+@database_sync_to_async
+def other_build(user, build: str, **fields) -> Server:
+    return Server.objects.create(owner=user, name=f"build {build}", transport="stdio", command=sys.executable,
+                                 args=[VARIANT, "stdio", build], **fields)
+
+
+async def logged_in(user) -> AsyncClient:
+    client = AsyncClient()
+    await database_sync_to_async(client.force_login)(user)
+    return client
+
+
+async def test_a_replay_against_a_changed_server_shows_that_request_changed(tmp_path):
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    build_b = await other_build(user, "b")
+    original = await record_session(user, build_a)
+
+    replay, seen = await replay_of(original, build_b, user)
+    assert replay.kind == "replay" and replay.source_id == original.pk and replay.server_id == build_b.pk
+    assert 'aria-label="Server request"' not in seen          # the elicitation was answered from the recording
+    report = replay.report
+    requests = [(r["status"], r["method"], r["name"]) for r in report["rows"] if r["kind"] == "request"]
+    assert ("changed", "tools/call", "version") in requests
+    assert [r for r in requests if r[0] != "same"] == [("changed", "tools/call", "version")]
+    assert ("same", "tools/call", "ask_name") in requests and ("same", "tools/call", "echo") in requests
+    assert [r["method"] for r in report["rows"] if r["kind"] == "request"][:4] == [
+        "tools/list", "resources/list", "resources/templates/list", "prompts/list"]
+    assert report["answered_from_recording"] == 1 and report["state"] == "done"
+    assert report["about"]["source"] == original.pk and report["about"]["target"] == "build b"
+    version = next(r for r in report["rows"] if r["name"] == "version")
+    assert {"path": "/result/content/0/text", "old": "release 1.0 (stable)",
+            "new": "release 2.0 (beta)"} in version["changes"]
+    # The live tab got the rows as they came, then the region as saved.
+    assert 'id="diff-row-' in seen and "release 2.0 (beta)" in seen
+    rows = await events(replay.pk)
+    assert any(r.get("kind") == "diff" and r["data"]["status"] == "changed" for r in rows)
+
+    # The page shows the saved Differences; its share link too, read-only.
+    client = await logged_in(user)
+    page = (await client.get(f"/sessions/{replay.pk}/")).content.decode()
+    region = page.split('aria-label="Differences"', 1)[1].split("</section>", 1)[0]
+    assert region.count('data-status="changed"') == 1 and "release 2.0 (beta)" in region
+    assert "Ignore rules" in region and f'href="/sessions/{original.pk}/#ev-{version["seq"]}"' in region
+    link = await database_sync_to_async(ShareLink.objects.create)(session=replay, created_by=user)
+    shared = (await AsyncClient().get(f"/share/{link.token}/")).content.decode()
+    region = shared.split('aria-label="Differences"', 1)[1].split("</section>", 1)[0]
+    assert region.count('data-status="changed"') == 1 and "release 2.0 (beta)" in region
+    assert "Ignore rules" not in shared and "Edit and resend" not in shared and f"/sessions/{original.pk}/" not in shared
+    assert "Edit and resend" in page
+
+    # Ignore rules: saved on the server, the rows compared again.
+    response = await client.post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": "result/x"})
+    assert "must start with /" in response.content.decode()
+    assert (await database_sync_to_async(Server.objects.get)(pk=build_b.pk)).replay_ignore == []
+    response = await client.post(f"/sessions/{replay.pk}/differences/ignore/",
+                                 {"ignore": "/result/content/*/text\n/result/structuredContent/result\n"})
+    html = response.content.decode()
+    assert 'data-status="changed"' not in html and 'data-state="done"' in html
+    assert (await database_sync_to_async(Server.objects.get)(pk=build_b.pk)).replay_ignore == [
+        "/result/content/*/text", "/result/structuredContent/result"]
+    saved = await database_sync_to_async(Session.objects.get)(pk=replay.pk)
+    assert set(saved.report["counts"]) == {"same"} and saved.report["ignore"][0] == "/result/content/*/text"
+
+    # The next replay against that server uses its rules.
+    build_b = await database_sync_to_async(Server.objects.get)(pk=build_b.pk)
+    again, _ = await replay_of(original, build_b, user)
+    assert set(again.report["counts"]) == {"same"}
+
+    # FILE may be a session's JSONL export: the CLI replays it too.
+    export = tmp_path / "session.jsonl"
+    export.write_bytes(b"".join([chunk async for chunk in (await client.get(
+        f"/sessions/{original.pk}/export.jsonl")).streaming_content]))
+    proc = await database_sync_to_async(mcp)("--replay", str(export), "--", sys.executable, VARIANT, "stdio", "b")
+    assert proc.returncode == 5 and "changed  tools/call version" in proc.stdout, proc.stdout + proc.stderr
+
+
+async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await record_session(user, build_a)
+    rows = await events(original.pk)
+    call = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/call")
+    listing = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/list")
+    answer = next(r for r in rows if r["dir"] == "recv")
+    client = await logged_in(user)
+
+    form = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).content.decode()
+    assert 'data-tool="echo"' in form and re.search(r'<input[^>]*name="args\.text"[^>]*value="hi"', form)
+    assert f"From event <a href=\"#ev-{call['seq']}\">{call['seq']}</a>" in form
+    composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={listing['seq']}")).content.decode()
+    assert 'id="raw-method"' in composer and 'value="tools/list"' in composer
+    assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq={answer['seq']}")).status_code == 404
+    assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq=x")).status_code == 404
+    stranger = await database_sync_to_async(lambda: type(user).objects.create_user("mallory", password="pw"))()
+    assert (await (await logged_in(stranger)).get(
+        f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).status_code == 404
+    # The replay form lists the user's servers, this session's first; another user cannot start one.
+    replay_form = (await client.get(f"/sessions/{original.pk}/replay/")).content.decode()
+    assert re.search(rf'<option value="{build_a.pk}" selected>build a</option>', replay_form)
+    assert (await (await logged_in(stranger)).post(f"/sessions/{original.pk}/replay/",
+                                                   {"target": build_a.pk})).status_code == 404
+
+
+@database_sync_to_async
+def recorded_with_a_secret(user, server) -> Session:
+    """A saved session (no server needed) whose server echoed its own secret in a response."""
+    from playground.transcripts.models import Event
+
+    session = Session.objects.create(server=server, server_name="old build", owner=user, status="ended",
+                                     secret_values=["s3cret-value"], oauth_secret_values=["oauth-tok3n"])
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"content": [
+        {"type": "text", "text": "key=s3cret-value token=oauth-tok3n"}]}}
+    for seq, dir_, message, extra in ((1, "send", call, {}), (2, "recv", answer, {"reply_to": 1})):
+        Event.objects.create(session=session, seq=seq, t=seq / 10, dir=dir_, method=message.get("method", ""),
+                             data={"seq": seq, "t": seq / 10, "dir": dir_, "raw": json.dumps(message),
+                                   "message": message, **extra})
+    return session
+
+
+async def test_the_originals_secrets_stay_masked_on_the_replays_pages():
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await recorded_with_a_secret(user, build_a)
+    replay, _ = await replay_of(original, build_a, user)
+    assert "s3cret-value" in replay.secret_values and "oauth-tok3n" in replay.oauth_secret_values
+    echo = next(r for r in replay.report["rows"] if r.get("name") == "echo")
+    assert echo["status"] == "changed"
+    link = await database_sync_to_async(ShareLink.objects.create)(session=replay, created_by=user)
+    shared = (await AsyncClient().get(f"/share/{link.token}/")).content.decode()
+    assert 'data-status="changed"' in shared
+    assert "s3cret-value" not in shared and "oauth-tok3n" not in shared
+    page = (await (await logged_in(user)).get(f"/sessions/{replay.pk}/")).content.decode()
+    assert "oauth-tok3n" not in page            # OAuth values are masked for the owner too
+
+
+async def test_rows_compared_again_reach_every_tab_of_a_live_replay():
+    """The ignore rules' view tells a live replay's worker: its tabs, and any that reconnects,
+    show the new comparison (not the first one the worker made)."""
+    from playground.mcp.replay import recording
+    from playground.sessions.features.replay import Replay
+
+    from .fakes import FakeSession
+
+    ctx = FakeSession()
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "clock"}}
+    feature = Replay(ctx, {"recording": recording([{"seq": 1, "t": 0, "dir": "send", "message": call}]),
+                           "about": {"source": 1, "target": "build a"}})
+    await feature.stop()                        # the session ended first: saved as it was
+    assert 'data-state="stopped"' in feature.snapshot()[0]["event"]["region"]
+    compared = {**feature.report(), "state": "done", "counts": {"same": 1}, "requests": 1, "rows": [
+        {"n": 0, "status": "same", "kind": "request", "method": "tools/call", "name": "clock", "seq": 1}]}
+    await feature.handle({"command": "replay_compared", "report": compared})
+    region = feature.snapshot()[0]["event"]["region"]
+    assert 'data-status="same"' in region and "1 request replayed: 1 same" in region
+    assert ctx.published[-1] == ("replay", feature.snapshot()[0]["event"])
