@@ -15,7 +15,9 @@ def call(name: str, arguments: dict, seq: int = 1) -> dict:
 
 
 def test_values_are_searched_not_keys_nor_the_envelope():
-    text = searchable_text(call("get_weather", {"city": "Paris", "days": 3, "metric": True}))
+    row = call("get_weather", {"city": "Paris", "days": 3, "metric": True})
+    row["message"]["params"]["_meta"] = {"progressToken": "progress-6"}
+    text = searchable_text(row)
     assert text == "tools/call get_weather Paris 3"
     assert "jsonrpc" not in text and "2.0" not in text and "7" not in text and "city" not in text
 

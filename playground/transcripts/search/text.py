@@ -3,7 +3,8 @@
 Per event: the text of a stderr line or note, then the string and number values of the
 message in document order — the method, a tool's, resource's or prompt's name or URI, the
 arguments, the result's text, an error's message — without the keys (every message has the
-same ones), the top-level `jsonrpc` and `id`, and values that are base64 blobs (an image's
+same ones), the top-level `jsonrpc` and `id`, `_meta` (progress tokens and other plumbing),
+and values that are base64 blobs (an image's
 `data`, a resource's `blob`); a frame that is not JSON (nor an object or array) by its raw
 text. At most
 TEXT_CAP characters an event: a 1 MB frame is searched by its first few thousand characters,
@@ -23,7 +24,7 @@ TEXT_CAP = 4000
 # A long value of the base64 alphabets only (line breaks allowed, no spaces) is data, not words.
 BLOB_MIN = 256
 _BLOB = re.compile(r"[A-Za-z0-9+/=_\-\r\n]{%d,}" % BLOB_MIN)
-_TOP_LEVEL_SKIPPED = ("jsonrpc", "id")
+_TOP_LEVEL_SKIPPED = ("jsonrpc", "id", "_meta")
 
 
 def is_blob(value: str) -> bool:
@@ -61,7 +62,7 @@ def searchable_text(row: Mapping[str, Any], cap: int = TEXT_CAP) -> str:
             if value and not is_blob(value):
                 add(value)
         elif isinstance(value, dict):
-            stack.extend(reversed(list(value.values())))
+            stack.extend(reversed([v for k, v in value.items() if k != "_meta"]))
         elif isinstance(value, list):
             stack.extend(reversed(value))
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
