@@ -1,12 +1,13 @@
 from django.urls import path
 
-from . import views
+from . import search_page, views
 
 app_name = "sessions"
 
 urlpatterns = [
     path("servers/<int:server_pk>/connect/", views.connect, name="connect"),
     path("sessions/<int:pk>/", views.detail, name="detail"),
+    path("search/", search_page.search, name="search"),
     path("sessions/<int:pk>/tool/", views.tool_form, name="tool_form"),
     path("sessions/<int:pk>/prompt/", views.prompt_form, name="prompt_form"),
     path("sessions/<int:pk>/template/", views.template_form, name="template_form"),
