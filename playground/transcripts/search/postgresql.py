@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from . import matches
 from .query import Query, words
 from .text import stored_text
 
@@ -72,15 +73,7 @@ def pending() -> int:
 
 def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tuple[Any, ...]]:
     """(event id, session id, seq, t, dir, method, text) of the owner's newest matches, newest first."""
-    sql = ("SELECT e.id, e.session_id, e.seq, e.t, e.dir, e.method, x.body FROM transcripts_event_search x "
-           "JOIN transcripts_event e ON e.id = x.event_id JOIN transcripts_session s ON s.id = e.session_id "
-           "WHERE x.words @@ to_tsquery('simple'::regconfig, %s) AND s.owner_id = %s")
-    params: list[Any] = [query.tsquery(), owner_id]
-    if before is not None:
-        sql += " AND x.event_id < %s"
-        params.append(before)
-    sql += " ORDER BY x.event_id DESC LIMIT %s"
-    params.append(limit)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+    return matches.newest(f"SELECT {matches.COLUMNS}, x.body FROM transcripts_event_search x "
+                          f"{matches.OWNED.format(key='x.event_id')} "
+                          "WHERE x.words @@ to_tsquery('simple'::regconfig, %s) AND s.owner_id = %s",
+                          [query.tsquery(), owner_id], "x.event_id", before, limit)

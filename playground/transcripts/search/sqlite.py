@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from . import matches
 from .query import Query
 from .text import stored_text
 
@@ -81,16 +82,6 @@ def pending() -> int:
 def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tuple[Any, ...]]:
     """(event id, session id, seq, t, dir, method, text) of the owner's newest matches, newest first.
     FTS5 walks its matches by rowid, descending: the newest are found first and LIMIT stops it."""
-    sql = (f"SELECT e.id, e.session_id, e.seq, e.t, e.dir, e.method, f.body FROM {TABLE} f "
-           "JOIN transcripts_event e ON e.id = f.rowid "
-           "JOIN transcripts_session s ON s.id = e.session_id "
-           f"WHERE {TABLE} MATCH %s AND s.owner_id = %s")
-    params: list[Any] = [query.fts5(), owner_id]
-    if before is not None:
-        sql += " AND f.rowid < %s"
-        params.append(before)
-    sql += " ORDER BY f.rowid DESC LIMIT %s"
-    params.append(limit)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+    return matches.newest(f"SELECT {matches.COLUMNS}, f.body FROM {TABLE} f {matches.OWNED.format(key='f.rowid')} "
+                          f"WHERE {TABLE} MATCH %s AND s.owner_id = %s",
+                          [query.fts5(), owner_id], "f.rowid", before, limit)
