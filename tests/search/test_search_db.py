@@ -204,3 +204,16 @@ async def test_indexing_waits_for_a_flood_to_end_and_takes_small_batches_at_once
     assert await database_sync_to_async(index_rows)() == indexer.FULL_BATCH + 3
     found = await database_sync_to_async(lambda: hits(search(alice, "bogota")))()
     assert found == [(session.pk, indexer.FULL_BATCH + s) for s in (3, 2, 1)]
+
+
+def test_the_management_command_indexes_everything_pending():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    alice = user("alice")
+    session_with(alice, weather_rows("Lagos") + weather_rows("Lagos", start=4))
+    assert engine().pending() == 6
+    out = StringIO()
+    call_command("search_index", stdout=out)
+    assert out.getvalue().startswith("Indexed 6 events in ") and engine().pending() == 0 and index_rows() == 6
