@@ -206,6 +206,22 @@ async def test_indexing_waits_for_a_flood_to_end_and_takes_small_batches_at_once
     assert found == [(session.pk, indexer.FULL_BATCH + s) for s in (3, 2, 1)]
 
 
+def test_a_search_that_could_not_index_everything_says_so(client, monkeypatch):
+    import playground.transcripts.search as search_module
+
+    alice = user("alice")
+    flood = [request(seq, "notifications/message", {"level": "info", "data": f"Accra line {seq}"})
+             for seq in range(1, 1201)]
+    session_with(alice, flood)
+    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 0)        # one chunk, then it stops
+    client.force_login(alice)
+    page = client.get(reverse("sessions:search"), {"q": "accra"}).content.decode()
+    assert re.search(r"\b700 recently saved events are not searchable yet", page)
+    assert page.count('class="hit hit-send"') == 50 and "Older matches" in page
+    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 60)
+    assert search(alice, "accra").pending == 0 and engine().pending() == 0
+
+
 def test_the_management_command_indexes_everything_pending():
     from io import StringIO
 

@@ -3,9 +3,9 @@
 SQLite uses an FTS5 table (sqlite.py), PostgreSQL a tsvector table with a GIN index
 (postgresql.py), both filled after the events are saved, off the flood path (indexer.py). Both
 take the same words of an event (text.py) and the same query (query.py: words, quoted
-phrases, prefixes; never database syntax). Results are
-the newest matches first, a page at a time, only ever from sessions the person owns, each with
-an excerpt escaped before its matches are marked.
+phrases, prefixes; never database syntax). Results are the newest matches first, a page at a
+time, only ever from sessions the person owns, each with an excerpt escaped before its
+matches are marked and masked of the session's OAuth values as the owner's pages are.
 """
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ __all__ = ["MAX_QUERY", "PAGE", "Hit", "Results", "SessionHits", "catch_up", "en
 
 PAGE = 50
 CATCH_UP_SECONDS = 1.0     # indexing a search may do first (what the background indexer has not done yet)
+_LABELS = {"stderr": "stderr", "note": "note"}
+
 
 @dataclass(frozen=True)
 class Hit:
@@ -49,24 +51,20 @@ class Results:
     query: Query
     groups: list[SessionHits] = field(default_factory=list)
     more_before: int | None = None      # the next page: hits older than this event id
-    pending: int = 0                    # saved events not searchable yet (SQLite, a flood just saved)
+    pending: int = 0                    # saved events not searchable yet (a flood was just saved)
     available: bool = True              # False on a database without full-text search here
-
-    @property
-    def count(self) -> int:
-        return sum(len(group.hits) for group in self.groups)
 
 
 def engine() -> ModuleType | None:
     return ENGINES.get(connection.vendor)
 
 
-def catch_up(budget: float = CATCH_UP_SECONDS) -> int:
-    """Index what is pending, for `budget` seconds at most; how many events are left."""
+def catch_up(budget: float | None = None) -> int:
+    """Index what is pending, for `budget` seconds at most (CATCH_UP_SECONDS); how many events are left."""
     backend = engine()
     if backend is None:
         return 0
-    deadline = time.monotonic() + budget
+    deadline = time.monotonic() + (CATCH_UP_SECONDS if budget is None else budget)
     while backend.index_pending():
         if time.monotonic() > deadline:
             return backend.pending()
@@ -100,6 +98,3 @@ def search(user: Any, text: str, before: int | None = None, page: int = PAGE) ->
             results.groups.append(SessionHits(session))
         results.groups[-1].hits.append(hit)
     return results
-
-
-_LABELS = {"stderr": "stderr", "note": "note"}
