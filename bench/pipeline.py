@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -23,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ["DJANGO_SETTINGS_MODULE"] = "playground.settings"
-os.environ["PLAYGROUND_SQLITE_PATH"] = str(Path(tempfile.mkdtemp(prefix="playground-pipeline-")) / "db.sqlite3")
+WORK = Path(tempfile.mkdtemp(prefix="playground-pipeline-"))
+os.environ["PLAYGROUND_SQLITE_PATH"] = str(WORK / "db.sqlite3")
 os.environ["PLAYGROUND_LOG_LEVEL"] = "WARNING"
 os.environ.pop("DATABASE_URL", None)
 ARGS = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
@@ -148,3 +150,4 @@ if __name__ == "__main__":
     finally:
         if POSTGRES:
             drop_database()
+        shutil.rmtree(WORK, ignore_errors=True)
