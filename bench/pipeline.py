@@ -14,17 +14,28 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ["DJANGO_SETTINGS_MODULE"] = "playground.settings"
-os.environ["PLAYGROUND_SQLITE_PATH"] = str(Path(tempfile.mkdtemp(prefix="playground-pipeline-")) / "db.sqlite3")
+WORK = Path(tempfile.mkdtemp(prefix="playground-pipeline-"))
+os.environ["PLAYGROUND_SQLITE_PATH"] = str(WORK / "db.sqlite3")
 os.environ["PLAYGROUND_LOG_LEVEL"] = "WARNING"
 os.environ.pop("DATABASE_URL", None)
+ARGS = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
+POSTGRES = f"playground_pipeline_{os.getpid()}" if "--postgres" in sys.argv else None
+if POSTGRES:
+    import psycopg
+
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{POSTGRES}"')
+    os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{POSTGRES}"
 
 import django  # noqa: E402
 
@@ -40,6 +51,7 @@ from playground.registry.models import Server  # noqa: E402
 from playground.sessions import live, worker as worker_module  # noqa: E402
 from playground.transcripts import recorder as recorder_module  # noqa: E402
 from playground.transcripts.models import Session  # noqa: E402
+from playground.transcripts.search import catch_up, engine, indexer  # noqa: E402
 
 
 class Meter:
@@ -66,10 +78,19 @@ class Meter:
 
         Tap.ready = timed_ready                         # type: ignore[method-assign]
         recorder_module.save_events = timed_save
+        for backend in indexer.ENGINES.values():
+            backend.index_pending = self.counted(backend.index_pending)
+
+    def counted(self, index_pending: Callable[..., bool]) -> Callable[..., bool]:
+        def counted_index_pending(*args: object) -> bool:
+            self.index_chunks += 1
+            return index_pending(*args)
+        return counted_index_pending
 
     def reset(self) -> None:
         self.paused = self.saving = self.idle = 0.0
         self.last_end: float | None = None
+        self.index_chunks = 0
 
 
 def setup() -> tuple[Server, object]:
@@ -101,12 +122,32 @@ async def main(server: Server, user: object, count: int, rounds: int) -> None:
         loop_cpu = time.thread_time() - loop_cpu
         print(f"{count / wall:8.0f} msg/s   cpu {cpu / count * 1e6:5.1f} us/msg (loop thread {loop_cpu / count * 1e6:5.1f})"
               f"   reader paused {meter.paused:.2f} s   saving {meter.saving:.2f} s, idle between saves "
-              f"{meter.idle:.2f} s   ({wall:.2f} s)")
+              f"{meter.idle:.2f} s   ({wall:.2f} s)   search chunks indexed meanwhile {meter.index_chunks}")
     await worker.stop()
+    task = indexer.INDEXER.task()
+    if task is not None:
+        task.cancel()
+    events = await database_sync_to_async(lambda: engine().pending())()
+    wall, cpu = time.perf_counter(), time.process_time()
+    await database_sync_to_async(catch_up)(3600)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(f"search index afterwards: {events} events in {wall:.2f} s, cpu {cpu / max(events, 1) * 1e6:.1f} us an event")
+
+
+def drop_database() -> None:
+    from django.db import connections
+
+    connections.close_all()
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres", autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{POSTGRES}" WITH (FORCE)')
 
 
 if __name__ == "__main__":
-    server, user = setup()
-    gc.collect()
-    asyncio.run(main(server, user, int(sys.argv[1]) if len(sys.argv) > 1 else 20_000,
-                     int(sys.argv[2]) if len(sys.argv) > 2 else 3))
+    try:
+        server, user = setup()
+        gc.collect()
+        asyncio.run(main(server, user, int(ARGS[0]) if ARGS else 20_000, int(ARGS[1]) if len(ARGS) > 1 else 3))
+    finally:
+        if POSTGRES:
+            drop_database()
+        shutil.rmtree(WORK, ignore_errors=True)

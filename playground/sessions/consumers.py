@@ -13,6 +13,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qs
 
 import uritemplate
 
@@ -29,10 +30,10 @@ from . import lines, render
 from .durability import reap_dead_sessions
 from .features import BY_ACTION, BY_NAME
 from .protocol import Catalogue, Command, catalogue_item, group_name
+from .window import seq_param, transcript_window
 
 log = logging.getLogger(__name__)
 
-REPLAY_WINDOW = 1000      # events sent on (re)connect; older ones stay in the database and the export
 TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
 
@@ -47,9 +48,15 @@ class SessionConsumer(AsyncWebsocketConsumer):
     session_id: int
     worker_channel: str = ""
     catalogue: Catalogue = {}
+    # The page shows the events around this one (a line opened from a search), not the latest:
+    # the replay shows the same window; live lines follow it only if it reaches the last event.
+    around: int | None = None
+    shows_latest: bool = True
 
     async def connect(self) -> None:
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        self.around = seq_param((query.get("around") or [""])[0])
         # Cards appended to the page (calls in flight, server requests, authorization): the
         # worker's snapshot and a live broadcast can both announce one; a tab shows it once.
         self._cards: set[str] = set()
@@ -130,17 +137,11 @@ class SessionConsumer(AsyncWebsocketConsumer):
     def _session(self) -> Session | None:
         return Session.objects.filter(pk=self.session_id).first()
 
-    @database_sync_to_async
-    def _recent_events(self) -> tuple[list[dict[str, Any]], int]:
-        qs = Event.objects.filter(session_id=self.session_id)
-        total = qs.count()
-        rows = list(qs.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])
-        rows.reverse()
-        return rows, total
-
     async def _replay(self, session: Session) -> None:
-        rows, total = await self._recent_events()
-        for frame in lines.transcript_replace_frames(session.owner_redactor().obj(rows), total, session.pk, owner=True):
+        window = await database_sync_to_async(transcript_window)(self.session_id, self.around)
+        self.shows_latest = window.latest
+        for frame in lines.transcript_replace_frames(session.owner_redactor().obj(window.rows), window.total,
+                                                     session.pk, window, owner=True):
             await self.send(text_data=frame)
         await self.send(text_data=render.state(session.state()))
         if session.catalogue:
@@ -270,6 +271,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def session_lines(self, message: dict[str, Any]) -> None:
         """Transcript lines, windowed and rendered by the worker once for every tab."""
+        if not self.shows_latest:
+            return
         for frame in message["frames"]:
             await self.send(text_data=frame)
 

@@ -103,14 +103,17 @@ def transcript_lines(rows: list[dict[str, Any]], owner: bool = False) -> str:
     return lines_html([line(r, owner=owner) for r in rows])
 
 
-def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id: int, *,
-                              owner: bool = False) -> list[str]:
+def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id: int,
+                              window: Any = None, *, owner: bool = False) -> list[str]:
     """The replay on (re)connect: the first fragment replaces the lines, the others append the
     rest, each under FRAME_BUDGET (1,000 lines of a few KB each were one 3 MB message, which
-    closed the socket on every connect, and htmx reconnected in a loop)."""
+    closed the socket on every connect, and htmx reconnected in a loop). `window`
+    (sessions/window.py) says so when the lines are around an older event, not the latest.
+    `owner`: lines for the owner's page (see `line`)."""
     chunks = _line_chunks(rows, owner) or [""]
     first = oob("transcript-lines", "innerHTML", render_to_string("sessions/_transcript_replace.html", {
-        "first": SafeString(chunks[0]), "total": total, "shown": len(rows), "session_id": session_id}))
+        "first": SafeString(chunks[0]), "total": total, "shown": len(rows), "session_id": session_id,
+        "window": window}))
     return [first] + [_append(chunk) for chunk in chunks[1:]]
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import check_views, replay_views, views
+from . import check_views, replay_views, search_page, views
 
 app_name = "sessions"
 
@@ -8,6 +8,7 @@ urlpatterns = [
     path("servers/<int:server_pk>/connect/", views.connect, name="connect"),
     path("servers/<int:server_pk>/check/", check_views.check_form, name="check_form"),
     path("sessions/<int:pk>/", views.detail, name="detail"),
+    path("search/", search_page.search, name="search"),
     path("sessions/<int:pk>/tool/", views.tool_form, name="tool_form"),
     path("sessions/<int:pk>/prompt/", views.prompt_form, name="prompt_form"),
     path("sessions/<int:pk>/template/", views.template_form, name="template_form"),

@@ -26,12 +26,12 @@ from playground.transcripts.access import own_session
 from playground.transcripts.models import Session, ShareLink
 
 from . import resend
-from .consumers import REPLAY_WINDOW
 from .durability import reap_dead_sessions
 from .features import FEATURES
 from .features.check import share_context as check_share_context
 from .lines import line
 from .protocol import catalogue_item
+from .window import REPLAY_WINDOW, seq_param, transcript_window
 from .worker import start_session
 
 
@@ -71,15 +71,18 @@ async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     reap_dead_sessions()
     session = own_session(request.user, pk)
-    rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
+    # ?at=SEQ (a line opened from a search): the events around it, marked; the websocket
+    # replays the same window (?around=SEQ).
+    at = seq_param(request.GET.get("at"))
+    window = transcript_window(session.pk, at)
     redact = session.owner_redactor()
     context: dict[str, Any] = {}
     for feature in FEATURES:
         context.update(feature.page_context(session))
     return render(request, "sessions/session.html", {
         **context, "session": session, "state": session.state(),
-        "lines": [line(redact.obj(r), owner=True) for r in rows],
-        "ws_url": f"/ws/sessions/{session.pk}/",
+        "lines": [line(redact.obj(r), owner=True) for r in window.rows], "window": window,
+        "ws_url": f"/ws/sessions/{session.pk}/" + (f"?around={at}" if at else ""),
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
         "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
         "feature_heads": [f.head_template for f in FEATURES if f.head_template],

@@ -35,6 +35,7 @@ from playground.mcp import jsontext
 from playground.mcp.events import TranscriptEvent
 
 from .models import Event, Session
+from .search import indexer as search_indexer
 from .storable import storable_row
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,7 @@ class Recorder:
         self.session_id = session_id
         self.on_saved = on_saved
         self.pause, self.resume = pause, resume
-        self.save: SaveFn = save or database_sync_to_async(save_events)
+        self.save: SaveFn = save or save_and_index
         self.limits = limits
         self._high, self._high_chars = limits.backlog_high, limits.backlog_chars
         self.buffer: list[TranscriptEvent] = []
@@ -163,6 +164,12 @@ class Recorder:
             except Exception:
                 log.exception("final transcript flush failed (attempt %d)", attempt + 1)
                 await asyncio.sleep(0.2 * (attempt + 1))
+
+
+async def save_and_index(session_id: int, rows: Rows) -> None:
+    """The save, then the search index told: it indexes the rows once no flood is being saved."""
+    await database_sync_to_async(save_events)(session_id, rows)
+    search_indexer.saved(len(rows))
 
 
 def _ignore_outcome(future: asyncio.Future[Any]) -> None:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('transcripts', '0007_session_kind_source_report'),
+        ('transcripts', '0008_event_search_index'),
     ]
 
     operations = [

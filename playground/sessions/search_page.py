@@ -1,0 +1,21 @@
+"""The "Search sessions" page: the person's own sessions searched (transcripts/search), the newest
+matches first, grouped by session, each a link to its line in the session page (`?at=SEQ`)."""
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from playground.transcripts import search as transcript_search
+
+from .lines import ARROWS
+from .window import seq_param
+
+
+@login_required
+def search(request: HttpRequest) -> HttpResponse:
+    text = request.GET.get("q", "")
+    results = transcript_search.search(request.user, text, before=seq_param(request.GET.get("before")))
+    groups = [(group, [(hit, ARROWS.get(hit.dir, "?")) for hit in group.hits]) for group in results.groups]
+    return render(request, "sessions/search.html", {"q": text[:transcript_search.MAX_QUERY], "results": results,
+                                                    "groups": groups})

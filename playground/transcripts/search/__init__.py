@@ -1,0 +1,100 @@
+"""Search across a person's own saved sessions: methods, names, message text, stderr.
+
+SQLite uses an FTS5 table (sqlite.py), PostgreSQL a tsvector table with a GIN index
+(postgresql.py), both filled after the events are saved, off the flood path (indexer.py). Both
+take the same words of an event (text.py) and the same query (query.py: words, quoted
+phrases, prefixes; never database syntax). Results are the newest matches first, a page at a
+time, only ever from sessions the person owns, each with an excerpt escaped before its
+matches are marked and masked of the session's OAuth values as the owner's pages are.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from types import ModuleType
+from typing import Any
+
+from django.db import connection
+from django.utils.safestring import SafeString
+
+from ..models import Session
+from .indexer import ENGINES
+from .query import MAX_QUERY, Query, parse_query
+
+__all__ = ["MAX_QUERY", "PAGE", "Hit", "Results", "SessionHits", "catch_up", "engine", "search"]
+
+PAGE = 50
+CATCH_UP_SECONDS = 1.0     # indexing a search may do first (what the background indexer has not done yet)
+_LABELS = {"stderr": "stderr", "note": "note"}
+
+
+@dataclass(frozen=True)
+class Hit:
+    event_id: int
+    seq: int
+    dir: str
+    label: str               # the method, or what the line is (response, stderr, note)
+    at: datetime
+    excerpt: SafeString
+
+
+@dataclass
+class SessionHits:
+    """Consecutive hits in one session (the newest first)."""
+    session: Session
+    hits: list[Hit] = field(default_factory=list)
+
+
+@dataclass
+class Results:
+    query: Query
+    groups: list[SessionHits] = field(default_factory=list)
+    more_before: int | None = None      # the next page: hits older than this event id
+    pending: int = 0                    # saved events not searchable yet (a flood was just saved)
+    available: bool = True              # False on a database without full-text search here
+
+
+def engine() -> ModuleType | None:
+    return ENGINES.get(connection.vendor)
+
+
+def catch_up(budget: float | None = None) -> int:
+    """Index what is pending, for `budget` seconds at most (CATCH_UP_SECONDS); how many events are left."""
+    backend = engine()
+    if backend is None:
+        return 0
+    deadline = time.monotonic() + (CATCH_UP_SECONDS if budget is None else budget)
+    while backend.index_pending():
+        if time.monotonic() > deadline:
+            return backend.pending()
+    return 0
+
+
+def search(user: Any, text: str, before: int | None = None, page: int = PAGE) -> Results:
+    """The page of `user`'s own events matching `text`, older than event `before` if given."""
+    query = parse_query(text)
+    backend = engine()
+    if backend is None:
+        return Results(query, available=False)
+    if not query or not getattr(user, "is_authenticated", False):
+        return Results(query)
+    pending = catch_up()
+    rows = backend.find(user.pk, query, before, page + 1)
+    results = Results(query, pending=pending)
+    if len(rows) > page:
+        rows = rows[:page]
+        results.more_before = rows[-1][0]
+    sessions = Session.objects.filter(owner_id=user.pk).in_bulk({row[1] for row in rows})
+    redactors = {pk: session.owner_redactor() for pk, session in sessions.items()}
+    for event_id, session_id, seq, t, dir_, method, body in rows:
+        session = sessions.get(session_id)
+        if session is None:                     # (find already keeps to the owner's sessions)
+            continue
+        hit = Hit(event_id=event_id, seq=seq, dir=dir_, label=method or _LABELS.get(dir_, "response"),
+                  at=session.started_at + timedelta(seconds=t or 0),
+                  excerpt=query.excerpt(redactors[session_id].text(body or "")))
+        if not results.groups or results.groups[-1].session.pk != session_id:
+            results.groups.append(SessionHits(session))
+        results.groups[-1].hits.append(hit)
+    return results

@@ -1,0 +1,74 @@
+"""Indexing saved events for search, in this process, when no flood is being saved.
+
+The recorder tells `saved(rows)` after each batch it saved. A full batch means a flood: the
+database thread is the flood's bottleneck (bench/README.md), so indexing waits until no full
+batch was saved for QUIET seconds (at most MAX_DEFER: a flood that never ends is still indexed,
+a chunk at a time). Smaller batches — a session's ordinary traffic — are indexed at once. One
+task per process, which ends when nothing is left; a chunk (500 events) runs in Channels'
+database thread like a save, so a save waits for one chunk at most.
+
+A search indexes what is still pending itself before it looks (search.catch_up), so nothing is
+missed when this task is behind or has not run (another process saved the events).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from channels.db import database_sync_to_async
+from django.db import connection
+
+from . import postgresql, sqlite
+
+ENGINES = {"sqlite": sqlite, "postgresql": postgresql}
+
+log = logging.getLogger(__name__)
+
+FULL_BATCH = 500          # rows in a save that mean a flood (the recorder's Limits.batch_events)
+QUIET = 0.5               # seconds without a full batch before indexing
+MAX_DEFER = 10.0          # seconds a flood may hold indexing back
+
+
+class Indexer:
+    def __init__(self) -> None:
+        self._task: asyncio.Task[None] | None = None
+        self._dirty = False
+        self._flood_until = 0.0       # loop time before which a flood is being saved
+
+    def saved(self, rows: int) -> None:
+        """Events were saved: index them once no flood is being saved."""
+        if connection.vendor not in ENGINES:
+            return
+        loop = asyncio.get_running_loop()
+        if rows >= FULL_BATCH:
+            self._flood_until = loop.time() + QUIET
+        self._dirty = True
+        if self._task is None or self._task.done() or self._task.get_loop() is not loop:
+            self._task = loop.create_task(self._run(), name="search-indexer")
+
+    def task(self) -> asyncio.Task[None] | None:
+        """The running task, if any (for tests and the bench)."""
+        return self._task
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        deferred_since: float | None = None
+        while self._dirty:
+            wait = self._flood_until - loop.time()
+            if wait > 0:
+                deferred_since = deferred_since if deferred_since is not None else loop.time()
+                if loop.time() - deferred_since < MAX_DEFER:
+                    await asyncio.sleep(min(wait, MAX_DEFER))
+                    continue
+            deferred_since = None
+            self._dirty = False
+            try:
+                more = await database_sync_to_async(ENGINES[connection.vendor].index_pending)()
+            except Exception:
+                log.exception("indexing transcript events for search failed; a search will retry")
+                return
+            self._dirty = self._dirty or more
+
+
+INDEXER = Indexer()
+saved = INDEXER.saved

@@ -1,0 +1,79 @@
+"""Search on PostgreSQL: a table of the events' words (tsvector, GIN), filled off the flood path.
+
+Migration 0008 made it: `transcripts_event_search` (event id, the searchable text, its words),
+and a queue a statement trigger fills with what each INSERT saved (session, first and last
+seq). `index_pending` takes the oldest queued ranges (FOR UPDATE SKIP LOCKED: indexers of
+several processes share the work), indexes their events with text.py, and removes or
+shortens them, in one transaction. A GIN index kept on insert (an expression on the event's
+JSON) made the flood ~35% slower: the database thread is the flood's bottleneck.
+
+The words given to `to_tsvector` are the runs of letters and digits of the text, as SQLite's
+tokenizer and query.py cut them (PostgreSQL's parser would keep `tools/call` or `example.com`
+as one token); 'simple': no stemming. The query is `to_tsquery` of words quoted by query.py.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from django.db import connection, transaction
+
+from . import matches
+from .query import Query, words
+from .text import stored_text
+
+CHUNK = 500                # events indexed in one transaction
+_ENTRIES = 20              # queued ranges taken at once
+
+
+def index_pending(limit: int = CHUNK) -> bool:
+    """Index up to `limit` queued events; whether there was anything to do (call again until not)."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT id, session_id, first_seq, last_seq FROM transcripts_event_search_queue "
+                       "ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED", [_ENTRIES])
+        entries = cursor.fetchall()
+        if not entries:
+            return False
+        values: list[Any] = []
+        budget = limit
+        for entry_id, session_id, first, last in entries:
+            if budget <= 0:
+                break
+            cursor.execute("SELECT id, seq, data FROM transcripts_event WHERE session_id = %s "
+                           "AND seq BETWEEN %s AND %s ORDER BY seq LIMIT %s", [session_id, first, last, budget])
+            rows = cursor.fetchall()
+            for event_id, _seq, data in rows:
+                body = stored_text(data)
+                values += (event_id, body, " ".join(words(body)))
+            budget -= len(rows)
+            if len(rows) == 0 or rows[-1][1] >= last or budget > 0:
+                cursor.execute("DELETE FROM transcripts_event_search_queue WHERE id = %s", [entry_id])
+            else:
+                cursor.execute("UPDATE transcripts_event_search_queue SET first_seq = %s WHERE id = %s",
+                               [rows[-1][1] + 1, entry_id])
+        for start in range(0, len(values), 3 * CHUNK):
+            part = values[start:start + 3 * CHUNK]
+            cursor.execute(_insert(len(part) // 3), part)
+    return True
+
+
+@functools.lru_cache(maxsize=8)
+def _insert(count: int) -> str:
+    return ("INSERT INTO transcripts_event_search (event_id, body, words) VALUES "
+            + ", ".join(["(%s, %s, to_tsvector('simple'::regconfig, %s))"] * count)
+            + " ON CONFLICT (event_id) DO UPDATE SET body = EXCLUDED.body, words = EXCLUDED.words")
+
+
+def pending() -> int:
+    """Saved events not indexed yet (about: a queued range may hold fewer)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM transcripts_event_search_queue")
+        return int(cursor.fetchone()[0])
+
+
+def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tuple[Any, ...]]:
+    """(event id, session id, seq, t, dir, method, text) of the owner's newest matches, newest first."""
+    return matches.newest(f"SELECT {matches.COLUMNS}, x.body FROM transcripts_event_search x "
+                          f"{matches.OWNED.format(key='x.event_id')} "
+                          "WHERE x.words @@ to_tsquery('simple'::regconfig, %s) AND s.owner_id = %s",
+                          [query.tsquery(), owner_id], "x.event_id", before, limit)

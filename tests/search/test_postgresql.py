@@ -1,0 +1,40 @@
+"""The search tests again, on PostgreSQL for real: test_search_db.py (and the session page's
+window around a line) in a pytest of their own whose DATABASE_URL names a database of this run
+(pytest-django creates `test_<name>` and drops it). Skips, saying why, when PostgreSQL is not
+listening on 127.0.0.1:5432 (trust authentication, user postgres, as tests/scaleout/ uses it)."""
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.daphne_process import listening
+
+ROOT = Path(__file__).resolve().parents[2]
+PG = ("127.0.0.1", 5432)
+FILES = ["tests/search/test_search_db.py", "tests/sessions/test_window.py"]
+
+pytestmark = pytest.mark.skipif(not listening(PG), reason="PostgreSQL is not listening on 127.0.0.1:5432")
+
+
+def test_search_and_the_line_window_on_postgresql():
+    import psycopg
+
+    name = f"playground_search_{secrets.token_hex(4)}"
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTEST_", "PLAYGROUND_TEST_SQLITE")) and key != "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env["DATABASE_URL"] = f"postgres://postgres@{PG[0]}:{PG[1]}/{name}"
+    try:
+        run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q", "--create-db", *FILES],
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        with psycopg.connect(f"postgresql://postgres@{PG[0]}:{PG[1]}/postgres", autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else ""
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    assert re.fullmatch(r"\d+ passed in .*", summary), summary       # nothing skipped, nothing failed

@@ -1,0 +1,235 @@
+"""Search on the database the suite runs on: SQLite (FTS5) by default, PostgreSQL (tsvector and
+GIN) when DATABASE_URL points at one — test_postgresql.py runs this file there too.
+
+Events are saved the way a session saves them (`save_events`), indexed the way the app indexes
+them (the deferred indexer, or the search itself catching up), and searched through the page.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.urls import reverse
+
+from playground.transcripts.models import Session
+from playground.transcripts.recorder import save_events
+from playground.transcripts.search import catch_up, engine, indexer, search
+from playground.transcripts.search.checks import check_fts5, has_fts5
+from playground.transcripts.search.text import TEXT_CAP
+
+pytestmark = pytest.mark.django_db
+
+
+def request(seq: int, method: str, params: dict, rpc_id: int | None = None) -> dict:
+    message = {"jsonrpc": "2.0", "method": method, "params": params}
+    if rpc_id is not None:
+        message["id"] = rpc_id
+    return {"seq": seq, "t": seq / 10, "dir": "send", "raw": json.dumps(message), "message": message}
+
+
+def response(seq: int, rpc_id: int, result: dict, reply_to: int) -> dict:
+    message = {"jsonrpc": "2.0", "id": rpc_id, "result": result}
+    return {"seq": seq, "t": seq / 10, "dir": "recv", "raw": json.dumps(message), "message": message,
+            "reply_to": reply_to}
+
+
+def stderr(seq: int, text: str) -> dict:
+    return {"seq": seq, "t": seq / 10, "dir": "stderr", "raw": text, "message": None, "text": text}
+
+
+def weather_rows(city: str, start: int = 1) -> list[dict]:
+    return [request(start, "tools/call", {"name": "get_weather", "arguments": {"city": city}}, rpc_id=start),
+            response(start + 1, start, {"content": [{"type": "text", "text": f"Sunny in {city}, 21.5 C"}]}, start),
+            stderr(start + 2, f"Traceback: KeyError 'humidity' for {city}")]
+
+
+def user(name: str, **extra):
+    return get_user_model().objects.create_user(name, password="pw", **extra)
+
+
+def session_with(owner, rows: list[dict], name: str = "weather-server", **fields) -> Session:
+    session = Session.objects.create(server_name=name, owner=owner, status="ended", **fields)
+    if rows:
+        save_events(session.pk, rows)
+    return session
+
+
+def hits(results) -> list[tuple[int, int]]:
+    return [(group.session.pk, hit.seq) for group in results.groups for hit in group.hits]
+
+
+def index_rows() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM transcripts_event_search")
+        return cursor.fetchone()[0]
+
+
+def test_this_database_has_full_text_search():
+    assert engine() is not None
+    if connection.vendor == "sqlite":
+        assert has_fts5() and check_fts5() == []
+
+
+def test_finds_method_names_text_and_stderr_in_the_users_own_sessions_only():
+    alice, eve, staff = user("alice"), user("eve"), user("root", is_staff=True, is_superuser=True)
+    mine = session_with(alice, weather_rows("Reykjavik"))
+    theirs = session_with(eve, weather_rows("Reykjavik"))
+    session_with(None, weather_rows("Reykjavik"))                       # ownerless: nobody's
+    assert hits(search(alice, "get_weather")) == [(mine.pk, 1)]
+    assert hits(search(alice, "reykjavik")) == [(mine.pk, 3), (mine.pk, 2), (mine.pk, 1)]
+    assert hits(search(alice, "humidity")) == [(mine.pk, 3)]                     # stderr
+    assert hits(search(alice, "tools/call")) == [(mine.pk, 1)]                   # the method
+    assert hits(search(eve, "reykjavik")) == [(theirs.pk, 3), (theirs.pk, 2), (theirs.pk, 1)]
+    assert hits(search(staff, "reykjavik")) == []                                # staff see all in the admin only
+    labels = [hit.label for group in search(alice, "reykjavik").groups for hit in group.hits]
+    assert labels == ["stderr", "response", "tools/call"]
+
+
+def test_words_phrases_and_prefixes_match_as_the_page_says():
+    alice = user("alice")
+    session = session_with(alice, weather_rows("Reykjavik"))
+    assert hits(search(alice, "reyk")) == hits(search(alice, "REYKJAVIK"))       # a prefix, any case
+    assert hits(search(alice, '"Sunny in Reykjavik"')) == [(session.pk, 2)]
+    assert hits(search(alice, '"in Sunny"')) == []                               # a phrase keeps its order
+    assert hits(search(alice, '"reyk"')) == []                                   # quoted: a whole word
+    assert hits(search(alice, "sunny humidity")) == []                           # every word, in one event
+    assert hits(search(alice, "get weather")) == [(session.pk, 1)]
+
+
+def test_no_query_makes_a_database_error():
+    alice = user("alice")
+    session_with(alice, weather_rows("Reykjavik"))
+    for text in ['" OR *', 'NEAR(a b)', 'body:x', "a:* & !b | c <-> d", "'; DROP TABLE transcripts_event; --",
+                 '\\"', "\x00", "((((", "-x", "^start", '"unclosed', "ü" * 300, "AND", "NOT reykjavik", "*",
+                 "\ufffd", "x²", "日本語", "1e5", "reykjavik:*", "'reykjavik'"]:
+        results = search(alice, text)                  # raises on a syntax error in either database
+        assert results.available
+    assert len(hits(search(alice, "'reykjavik':*"))) == 3          # the words of the syntax, searched
+    assert hits(search(alice, "NOT reykjavik")) == []              # "not" is a word no event has
+
+
+def test_newest_first_a_page_at_a_time():
+    alice = user("alice")
+    older = session_with(alice, weather_rows("Oslo") + weather_rows("Oslo", start=4))
+    newer = session_with(alice, weather_rows("Oslo"))
+    first = search(alice, "oslo", page=4)
+    assert hits(first) == [(newer.pk, 3), (newer.pk, 2), (newer.pk, 1), (older.pk, 6)]
+    assert [group.session.pk for group in first.groups] == [newer.pk, older.pk]
+    second = search(alice, "oslo", before=first.more_before, page=4)
+    assert hits(second) == [(older.pk, 5), (older.pk, 4), (older.pk, 3), (older.pk, 2)]
+    third = search(alice, "oslo", before=second.more_before, page=4)
+    assert hits(third) == [(older.pk, 1)] and third.more_before is None
+
+
+def test_a_huge_frame_is_searched_by_its_first_characters_only():
+    alice = user("alice")
+    text = "alpha " + "filler " * 200_000 + "omega"
+    session = session_with(alice, [response(1, 1, {"content": [{"type": "text", "text": text}]}, 1)])
+    assert hits(search(alice, "alpha")) == [(session.pk, 1)]
+    assert hits(search(alice, "omega")) == []
+    rows = engine().find(alice.pk, search(alice, "alpha").query, None, 10)
+    assert len(rows[0][-1]) <= TEXT_CAP
+
+
+def test_deleting_a_session_takes_its_index_rows():
+    alice = user("alice")
+    kept = session_with(alice, weather_rows("Lima"))
+    gone = session_with(alice, weather_rows("Lima"))
+    catch_up()
+    assert index_rows() == 6
+    gone.delete()
+    assert index_rows() == 3
+    assert hits(search(alice, "lima")) == [(kept.pk, 3), (kept.pk, 2), (kept.pk, 1)]
+
+
+def test_events_saved_before_more_arrive_are_indexed_once():
+    """A batch saved again (a retried save: ON CONFLICT DO NOTHING) indexes nothing twice."""
+    alice = user("alice")
+    session = session_with(alice, weather_rows("Quito"))
+    save_events(session.pk, weather_rows("Quito"))
+    save_events(session.pk, weather_rows("Quito", start=4))
+    assert hits(search(alice, "quito")) == [(session.pk, s) for s in (6, 5, 4, 3, 2, 1)]
+    assert index_rows() == 6
+
+
+def test_the_page_escapes_excerpts_masks_secrets_and_links_to_the_line(client):
+    alice, eve = user("alice"), user("eve")
+    token = "ya29.secret-access-token-value"
+    hostile = '<img src=x onerror="alert(1)"> Nairobi'
+    session = session_with(alice, [response(1, 1, {"content": [{"type": "text", "text": hostile}]}, 1),
+                                   stderr(2, f"got token {token} for Nairobi")],
+                           oauth_secret_values=[token])
+    session_with(eve, weather_rows("Nairobi"), name="eves-server")
+    url = reverse("sessions:search")
+    assert client.get(url, {"q": "nairobi"}).status_code == 302              # log in first
+    client.force_login(alice)
+    home = client.get(reverse("registry:home")).content.decode()
+    assert re.search(r'<label for="search-sessions">Search sessions</label>', home)
+    page = client.get(url, {"q": "nairobi"}).content.decode()
+    assert "<img" not in page and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt; <mark>Nairobi</mark>" in page
+    assert token not in page and "••••" in page
+    assert "eves-server" not in page
+    assert f'href="/sessions/{session.pk}/?at=2"' in page and f'href="/sessions/{session.pk}/?at=1"' in page
+    assert "weather-server" in page and session.started_at.strftime("%Y-%m-%d %H:%M") in page
+    empty = client.get(url, {"q": "zanzibar"}).content.decode()
+    assert "No event in your sessions matches" in empty
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_indexing_waits_for_a_flood_to_end_and_takes_small_batches_at_once():
+    """The recorder tells the indexer after each save: a full batch (a flood) is indexed once
+    no full batch came for QUIET seconds; a small one at once."""
+    alice = await database_sync_to_async(user)("alice")
+    session = await database_sync_to_async(session_with)(alice, [])
+    flood = [request(seq, "notifications/message", {"level": "info", "data": f"line {seq} of the flood"})
+             for seq in range(1, indexer.FULL_BATCH + 1)]
+    await database_sync_to_async(save_events)(session.pk, flood)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    indexer.saved(len(flood))
+    task = indexer.INDEXER.task()
+    assert task is not None and await database_sync_to_async(index_rows)() == 0
+    await asyncio.wait_for(task, 30)
+    assert loop.time() - started >= indexer.QUIET * 0.9
+    assert await database_sync_to_async(index_rows)() == indexer.FULL_BATCH
+
+    await database_sync_to_async(save_events)(session.pk, weather_rows("Bogota", start=indexer.FULL_BATCH + 1))
+    indexer.saved(3)
+    await asyncio.wait_for(indexer.INDEXER.task(), 30)
+    assert await database_sync_to_async(index_rows)() == indexer.FULL_BATCH + 3
+    found = await database_sync_to_async(lambda: hits(search(alice, "bogota")))()
+    assert found == [(session.pk, indexer.FULL_BATCH + s) for s in (3, 2, 1)]
+
+
+def test_a_search_that_could_not_index_everything_says_so(client, monkeypatch):
+    import playground.transcripts.search as search_module
+
+    alice = user("alice")
+    flood = [request(seq, "notifications/message", {"level": "info", "data": f"Accra line {seq}"})
+             for seq in range(1, 1201)]
+    session_with(alice, flood)
+    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 0)        # one chunk, then it stops
+    client.force_login(alice)
+    page = client.get(reverse("sessions:search"), {"q": "accra"}).content.decode()
+    assert re.search(r"\b700 recently saved events are not searchable yet", page)
+    assert page.count('class="hit hit-send"') == 50 and "Older matches" in page
+    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 60)
+    assert search(alice, "accra").pending == 0 and engine().pending() == 0
+
+
+def test_the_management_command_indexes_everything_pending():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    alice = user("alice")
+    session_with(alice, weather_rows("Lagos") + weather_rows("Lagos", start=4))
+    assert engine().pending() == 6
+    out = StringIO()
+    call_command("search_index", stdout=out)
+    assert out.getvalue().startswith("Indexed 6 events in ") and engine().pending() == 0 and index_rows() == 6
