@@ -146,7 +146,8 @@ class StdioTransport(Transport):
             raise TransportError(message) from exc
         self._transport, self._protocol = transport, protocol
         self.process = asyncio.subprocess.Process(transport, protocol, loop)
-        self.tap.note("connected", f"spawned {self.command} (pid {self.process.pid})", pid=self.process.pid)
+        # "started", not "connected": nothing has answered yet (initialize will tell).
+        self.tap.note("started", f"spawned {self.command} (pid {self.process.pid})", pid=self.process.pid)
         self._stdout_task = asyncio.create_task(self._read_stdout(), name=f"stdio-stdout-{self.pid}")
         self._stderr_task = asyncio.create_task(self._read_stderr(), name=f"stdio-stderr-{self.pid}")
         self._watch_task = asyncio.create_task(self._watch(), name=f"stdio-watch-{self.pid}")
