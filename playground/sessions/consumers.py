@@ -26,6 +26,7 @@ from playground.schemaforms import form_too_large, parse_form, validate_argument
 from playground.transcripts.models import Event, Session
 
 from . import lines, render
+from .connecting import with_hint
 from .durability import reap_dead_sessions
 from .features import BY_ACTION, BY_NAME
 from .protocol import Catalogue, Command, catalogue_item, group_name
@@ -109,21 +110,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
 
     async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
-        """Every fragment goes through here. daphne closes this tab's socket (and then the same
-        one again on every reconnect) rather than send text it cannot encode (a server's JSON
-        may hold unpaired surrogates: "\\ud800") or a message over its limit: the first is
-        sent with U+FFFD in their place, the second becomes a notice."""
-        if text_data is not None and not text_data.isascii():
-            try:
-                size = len(text_data.encode("utf-8"))
-            except UnicodeEncodeError:
-                text_data = text_data.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-                size = len(text_data.encode("utf-8"))
-        else:
-            size = len(text_data or "")
-        if size > render.WS_MESSAGE_LIMIT:
-            log.warning("session %s: a %d-byte fragment was replaced by a notice", self.session_id, size)
-            text_data = render.too_large(text_data or "", size)
+        """Every fragment goes through here, made sendable (render.sendable)."""
+        if text_data is not None:
+            text_data = render.sendable(text_data, self.session_id)
         await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     @database_sync_to_async
@@ -140,9 +129,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
 
     async def _replay(self, session: Session) -> None:
         rows, total = await self._recent_events()
-        for frame in lines.transcript_replace_frames(session.owner_redactor().obj(rows), total, session.pk):
+        rows = session.owner_redactor().obj(rows)
+        for frame in lines.transcript_replace_frames(rows, total, session.pk):
             await self.send(text_data=frame)
-        await self.send(text_data=render.state(session.state()))
+        await self.send(text_data=render.state(with_hint(session.state(), rows)))
         if session.catalogue:
             await self.send(text_data=render.catalogue(session.pk, session.catalogue))
 
@@ -162,7 +152,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 return
             self.worker_channel = session.worker_channel
         if not self.worker_channel:
-            await self.send(text_data=render.notice("This session has ended. Connect again from the server page."))
+            await self.send(text_data=render.notice("This session has ended: Reconnect starts a new one."))
             return
         core = _ACTIONS.get(action) if isinstance(action, str) else None
         command: Command | None = None
@@ -305,6 +295,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def session_snapshot(self, message: dict[str, Any]) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
         self.catalogue = message.get("catalogue") or self.catalogue
+        if message.get("state"):
+            await self.send(text_data=render.state(message["state"]))
         for outcome in message.get("results", [])[-1:]:
             for frame in render.result_frames(outcome, self.catalogue):
                 await self.send(text_data=frame)

@@ -7,6 +7,7 @@ server data anywhere). Every fragment is an out-of-band swap made by `html.oob`.
 """
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -15,6 +16,8 @@ from django.template.loader import render_to_string
 from .html import oob
 from .result_html import piece_html, result_html
 from .results import describe_result
+
+log = logging.getLogger(__name__)
 
 # daphne closes the page's socket rather than send a websocket message over 1 MiB
 # (`websocket_max_message_size`): no fragment may be larger, whatever a server sent.
@@ -37,6 +40,25 @@ def capped_state(state: dict[str, Any]) -> dict[str, Any]:
     info = state.get("server_info")
     return {**state, "instructions": cut(state.get("instructions")), "end_reason": cut(state.get("end_reason")),
             "server_info": {k: cut(v) for k, v in info.items()} if isinstance(info, dict) else info}
+
+
+def sendable(text: str, session_id: Any) -> str:
+    """A fragment as a tab's socket can carry it. daphne closes the socket (and then the same
+    one again on every reconnect) rather than send text it cannot encode (a server's JSON may
+    hold unpaired surrogates: "\\ud800") or a message over its limit: the first is sent with
+    U+FFFD in their place, the second becomes a notice."""
+    if not text.isascii():
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            size = len(text.encode("utf-8"))
+    else:
+        size = len(text)
+    if size > WS_MESSAGE_LIMIT:
+        log.warning("session %s: a %d-byte fragment was replaced by a notice", session_id, size)
+        text = too_large(text, size)
+    return text
 
 
 def too_large(fragment: str, size: int) -> str:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import retry, views
 
 app_name = "sessions"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("sessions/<int:pk>/template/", views.template_form, name="template_form"),
     path("sessions/<int:pk>/raw/", views.raw_form, name="raw_form"),
     path("sessions/<int:pk>/share/", views.share, name="share"),
+    path("sessions/<int:pk>/retry/", retry.retry, name="retry"),
     path("sessions/<int:pk>/export.jsonl", views.export_jsonl, name="export_jsonl"),
     path("sessions/<int:pk>/export.json", views.export_json, name="export_json"),
     path("share/<str:token>/", views.share_page, name="share_page"),

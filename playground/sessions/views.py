@@ -25,6 +25,8 @@ from playground.schemaforms import render_form
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session, ShareLink
 
+from .connecting import with_hint
+from .share_live import close_share_viewers, shared_state
 from .consumers import REPLAY_WINDOW
 from .durability import reap_dead_sessions
 from .features import FEATURES
@@ -54,14 +56,14 @@ async def connect(request: HttpRequest, server_pk: int) -> HttpResponse:
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     reap_dead_sessions()
     session = own_session(request.user, pk)
-    rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
-    redact = session.owner_redactor()
+    rows = session.owner_redactor().obj(
+        list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1])
     context: dict[str, Any] = {}
     for feature in FEATURES:
         context.update(feature.page_context(session))
     return render(request, "sessions/session.html", {
-        **context, "session": session, "state": session.state(),
-        "lines": [line(redact.obj(r)) for r in rows],
+        **context, "session": session, "state": with_hint(session.state(), rows),
+        "lines": [line(r) for r in rows],
         "ws_url": f"/ws/sessions/{session.pk}/",
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
         "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
@@ -163,6 +165,7 @@ def revoke(request: HttpRequest, token: str) -> HttpResponse:
     own_session(request.user, link.session_id)
     link.revoked_at = timezone.now()
     link.save(update_fields=["revoked_at"])
+    close_share_viewers(link)
     return redirect("sessions:detail", pk=link.session_id)
 
 
@@ -174,13 +177,16 @@ def _shared(token: str) -> tuple[Session, Redactor]:
 
 
 def share_page(request: HttpRequest, token: str) -> HttpResponse:
-    """Read-only, no login: the transcript with every secret value masked."""
+    """Read-only, no login: the transcript with every secret value masked. A live session's
+    page follows it (share_live.ShareConsumer); an ended one's is a snapshot."""
     session, redact = _shared(token)
     total = session.events.count()
     rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
+    live = session.is_live
     return render(request, "sessions/share.html", {
-        "session": session, "token": token, "total": total, "state": redact.obj(session.state()),
-        "lines": [line(redact.obj(r)) for r in rows],
+        "session": session, "token": token, "total": total, "state": shared_state(session),
+        "lines": [line(redact.obj(r)) for r in rows], "live": live, "snapshot": not live,
+        "mode": "live" if live else "snapshot", "ws_url": f"/ws/share/{token}/",
     })
 
 

@@ -40,9 +40,10 @@ from playground.transcripts.storable import storable, without_surrogates
 
 from . import calls, lines, live, shutdown
 from .calls import CALLS, http_error
+from .connecting import ConnectWatch
 from .features import ALL, BY_COMMAND, FEATURES, Feature
 from .flood import PageWindow
-from .protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name
+from .protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name, share_group_name
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,17 @@ class SessionWorker:
         self._end_reason: str | None = None     # set once the session is ending
         self._stop_reason: str | None = None    # why this side ended it, if it says (stop(reason))
         self._serving = False                   # connected and listed: waiting for the end
+        # While connecting: what it waits for, said in the state strip; the session's state as
+        # it started (the strip is re-sent from it, without a database read, at each step).
+        self.connecting: ConnectWatch | None = ConnectWatch(config)
+        self._state: dict[str, Any] = {}
+        self._state_due = False
+        self.hint: dict[str, Any] | None = None  # what a failed connection's evidence suggests trying
+        # Live share viewers (their channels): lines are rendered for them too, redacted of the
+        # server's header and env secrets as well (the OAuth ones are the masker's), only while
+        # there is one. Without such secrets the owner's lines are theirs as they are.
+        self.share_viewers: set[str] = set()
+        self._share_redactor = Redactor(config.secret_values())
         # The features, and who listens to what.
         options = options or {}
         self.features: dict[str, Feature] = {cls.name: cls(self, options.get(cls.name)) for cls in FEATURES}
@@ -165,6 +177,7 @@ class SessionWorker:
         self.channel = await self.layer.new_channel()
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel, heartbeat_at=timezone.now())
+        self._state = await self.state()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
         live.add(self.session_id, self)
         shutdown.install()
@@ -203,7 +216,10 @@ class SessionWorker:
                                                  guard=security.net_guard(), auth=self.client_auth)
             except ConnectError as exc:
                 status, reason = Session.Status.FAILED, str(exc)
+                self.hint = exc.hint
                 return
+            finally:
+                self.connecting = None
             self._client.on_notification(self._on_notification)
             self._client.on_input_required(self._on_input_required)
             self._client.on_close(lambda why: self._stop.set())
@@ -225,6 +241,7 @@ class SessionWorker:
             status, reason = Session.Status.FAILED, f"worker error: {exc!r}"
             self.tap.note("error", f"worker error: {exc!r}")
         finally:
+            self.connecting = None
             # Calls still waiting get no answer now: say why (not "cancelled by the user").
             self._end_reason = reason
             for task in [*self._calls.values(), *self._spawned]:
@@ -272,13 +289,39 @@ class SessionWorker:
 
     async def state(self) -> dict[str, Any]:
         session = await database_sync_to_async(Session.objects.get)(pk=self.session_id)
-        return session.state()
+        return self._live_facts(session.state())
+
+    def _live_facts(self, state: dict[str, Any]) -> dict[str, Any]:
+        """What only the worker knows, added to the saved state: while connecting, what it
+        waits for; once failed, what the evidence suggests trying (the page finds that one in
+        the transcript after a reload: sessions.connecting_hint)."""
+        if self.connecting is not None and state.get("status") == Session.Status.CONNECTING:
+            state.update(self.connecting.facts())
+        elif self.hint is not None and state.get("status") == Session.Status.FAILED:
+            state["hint"] = self.hint
+        return state
+
+    def _state_soon(self) -> None:
+        """The strip, once, shortly after the connection's step changed (steps come in bursts)."""
+        if not self._state_due and self._state:
+            self._state_due = True
+            self.spawn("connect-step", self._send_step())
+
+    async def _send_step(self) -> None:
+        try:
+            await asyncio.sleep(0.05)
+        finally:
+            self._state_due = False
+        if self.connecting is not None:
+            await self.broadcast({"type": "session.state", "state": self._live_facts(dict(self._state))})
 
     # From the connection ----------------------------------------------------------------
 
     def _on_event(self, event: TranscriptEvent) -> None:
         if event.kind == "era":
             self.era_evidence = event.text or ""
+        if self.connecting is not None and self.connecting.observe(event):
+            self._state_soon()
         self.recorder.add(event)
 
     def _on_notification(self, message: dict[str, Any]) -> None:
@@ -305,9 +348,16 @@ class SessionWorker:
         """One windowed piece of transcript for every tab, rendered once: a marker for the lines
         left out, then the lines (in appends under daphne's 1 MiB message). Rendering per tab
         made 30 tabs of a flood cost 30 times the rendering."""
+        rows = self.masker().obj(rows)
+        line_frames = lines.transcript_append_frames(rows)
         frames = [lines.skipped(self.session_id, skipped)] if skipped else []
-        frames += lines.transcript_append_frames(self.masker().obj(rows))
-        await self.broadcast({"type": "session.lines", "frames": frames})
+        await self.broadcast({"type": "session.lines", "frames": frames + line_frames})
+        if self.share_viewers:
+            if self._share_redactor:
+                line_frames = lines.transcript_append_frames(self._share_redactor.obj(rows))
+            frames = [lines.skipped(self.session_id, skipped, export_url="#share-downloads")] if skipped else []
+            await self.to_layer(self.layer.group_send, share_group_name(self.session_id),
+                                {"type": "session.lines", "frames": frames + line_frames})
 
     def masker(self) -> Redactor:
         """Masks what the OAuth flow obtained in what the pages get, as the session's
@@ -317,6 +367,8 @@ class SessionWorker:
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         await self.to_layer(self.layer.group_send, group_name(self.session_id), message)
+        if self.share_viewers and message.get("type") == "session.state":   # (redacted by each viewer)
+            await self.to_layer(self.layer.group_send, share_group_name(self.session_id), message)
 
     async def to_layer(self, send: Callable[[str, dict[str, Any]], Any], to: str, message: dict[str, Any]) -> None:
         """Send on the channel layer, OAuth values masked (a server may echo a token in a
@@ -370,8 +422,19 @@ class SessionWorker:
     async def _refresh(self, message: Command) -> None:
         self.spawn("refresh", self.refresh_catalogue())
 
+    async def _share_join(self, message: Command) -> None:
+        """A live share viewer: lines go to the share group from now on; it replays once told."""
+        channel = message.get("reply_channel")
+        if channel:
+            self.share_viewers.add(channel)
+            await self.to_layer(self.layer.send, channel, {"type": "share.follow"})
+
+    async def _share_leave(self, message: Command) -> None:
+        self.share_viewers.discard(message.get("reply_channel", ""))
+
     _core: dict[str, Callable[["SessionWorker", Command], Coroutine[Any, Any, None]]] = {
-        "disconnect": _disconnect, "sync": _sync, "cancel": _cancel, "refresh": _refresh}
+        "disconnect": _disconnect, "sync": _sync, "cancel": _cancel, "refresh": _refresh,
+        "share_join": _share_join, "share_leave": _share_leave}
 
     # Calls ------------------------------------------------------------------------------
 
@@ -480,9 +543,12 @@ class SessionWorker:
         """What a (re)connecting page needs besides the transcript."""
         for started in self.inflight.values():
             started["announced"] = True          # the reloading page shows it: its result must remove it
-        return {"type": "session.snapshot", "catalogue": self._catalogue, "results": self.results,
-                "progress": self.progress, "inflight": list(self.inflight.values()),
-                "features": [event for f in self.features.values() for event in f.snapshot()]}
+        snapshot: Snapshot = {"type": "session.snapshot", "catalogue": self._catalogue, "results": self.results,
+                              "progress": self.progress, "inflight": list(self.inflight.values()),
+                              "features": [event for f in self.features.values() for event in f.snapshot()]}
+        if self.connecting is not None and self._state:
+            snapshot["state"] = self._live_facts(dict(self._state))   # (a reloaded tab: what it waits for)
+        return snapshot
 
 
 async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None) -> Session:
