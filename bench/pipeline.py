@@ -7,7 +7,12 @@ process and of the event loop's thread alone (the rest is mostly the database th
 the reader was paused waiting for saves, and how long the database thread spent saving and
 sat idle between saves.
 
-    .venv/bin/python bench/pipeline.py [COUNT] [ROUNDS]
+    .venv/bin/python bench/pipeline.py [COUNT] [ROUNDS] [--share-viewer] [--share-secret]
+
+`--share-viewer` registers a live share viewer with the worker (a channel drained as a share
+page's socket would be): the worker then sends every windowed piece of transcript to the share
+group too. `--share-secret` gives the server an env secret, so the share's lines are redacted
+and rendered once more (without one, the owner's fragments are shared as they are).
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ import playground.asgi  # noqa: E402,F401  (the server's start-up: preloads, gc 
 from playground.mcp.events import Tap  # noqa: E402
 from playground.registry.models import Server  # noqa: E402
 from playground.sessions import live, worker as worker_module  # noqa: E402
+from playground.sessions.protocol import share_group_name  # noqa: E402
 from playground.transcripts import recorder as recorder_module  # noqa: E402
 from playground.transcripts.models import Session  # noqa: E402
 
@@ -72,20 +78,37 @@ class Meter:
         self.last_end: float | None = None
 
 
-def setup() -> tuple[Server, object]:
+def setup(secret: bool) -> tuple[Server, object]:
     call_command("migrate", verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="pipeline")
     server = Server.objects.create(name="flood", owner=user, transport="stdio", command=sys.executable,
-                                   args=[str(ROOT / "bench" / "peer_flood.py")])
+                                   args=[str(ROOT / "bench" / "peer_flood.py")],
+                                   env={"API_TOKEN": "bench-secret-value-123"} if secret else {})
     return server, user
 
 
-async def main(server: Server, user: object, count: int, rounds: int) -> None:
+async def share_viewer(worker: object) -> tuple[asyncio.Task[None], list[int]]:
+    """A live share viewer: registered with the worker, its channel drained; counts frames."""
+    layer = worker.layer                                                   # type: ignore[attr-defined]
+    channel = await layer.new_channel()
+    await layer.group_add(share_group_name(worker.session_id), channel)    # type: ignore[attr-defined]
+    await worker.handle({"command": "share_join", "reply_channel": channel})  # type: ignore[attr-defined]
+    frames = [0]
+
+    async def drain() -> None:
+        while True:
+            message = await layer.receive(channel)
+            frames[0] += len(message.get("frames", ()))
+    return asyncio.create_task(drain()), frames
+
+
+async def main(server: Server, user: object, count: int, rounds: int, viewer: bool) -> None:
     meter = Meter()
     session = await worker_module.start_session(server, user)
     worker = live.WORKERS[session.pk]
     while worker.client is None or not worker.catalogue:
         await asyncio.sleep(0.05)
+    drained, frames = await share_viewer(worker) if viewer else (None, [0])
 
     def saved() -> int:
         return Session.objects.get(pk=session.pk).event_count
@@ -101,12 +124,15 @@ async def main(server: Server, user: object, count: int, rounds: int) -> None:
         loop_cpu = time.thread_time() - loop_cpu
         print(f"{count / wall:8.0f} msg/s   cpu {cpu / count * 1e6:5.1f} us/msg (loop thread {loop_cpu / count * 1e6:5.1f})"
               f"   reader paused {meter.paused:.2f} s   saving {meter.saving:.2f} s, idle between saves "
-              f"{meter.idle:.2f} s   ({wall:.2f} s)")
+              f"{meter.idle:.2f} s   ({wall:.2f} s)" + (f"   share frames {frames[0]}" if viewer else ""))
     await worker.stop()
+    if drained is not None:
+        drained.cancel()
 
 
 if __name__ == "__main__":
-    server, user = setup()
+    numbers = [a for a in sys.argv[1:] if not a.startswith("--")]
+    server, user = setup("--share-secret" in sys.argv)
     gc.collect()
-    asyncio.run(main(server, user, int(sys.argv[1]) if len(sys.argv) > 1 else 20_000,
-                     int(sys.argv[2]) if len(sys.argv) > 2 else 3))
+    asyncio.run(main(server, user, int(numbers[0]) if numbers else 20_000, int(numbers[1]) if len(numbers) > 1 else 3,
+                     "--share-viewer" in sys.argv))
