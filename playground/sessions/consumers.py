@@ -17,7 +17,6 @@ from typing import Any
 import uritemplate
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.consumer import get_handler_name
 from django.conf import settings
 
@@ -37,7 +36,7 @@ REPLAY_WINDOW = 1000      # events sent on (re)connect; older ones stay in the d
 TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
 
-class SessionConsumer(AsyncWebsocketConsumer):
+class SessionConsumer(render.FragmentSocket):
     """Keeps the session's worker channel and catalogue from connect on, updated by the group's
     messages: a call then costs no database read (reads queue behind the worker's transcript
     writes on Channels' one database thread, which made each call wait for a commit).
@@ -108,12 +107,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 await watchdog
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
-
-    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
-        """Every fragment goes through here, made sendable (render.sendable)."""
-        if text_data is not None:
-            text_data = render.sendable(text_data, self.session_id)
-        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     @database_sync_to_async
     def _session(self) -> Session | None:

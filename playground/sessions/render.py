@@ -11,6 +11,7 @@ import logging
 import re
 from typing import Any
 
+from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from .html import oob
@@ -59,6 +60,15 @@ def sendable(text: str, session_id: Any) -> str:
         log.warning("session %s: a %d-byte fragment was replaced by a notice", session_id, size)
         text = too_large(text, size)
     return text
+
+
+class FragmentSocket(AsyncWebsocketConsumer):
+    """A tab's socket (a session's, a share's): every fragment made sendable on its way out."""
+
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+        if text_data is not None:
+            text_data = sendable(text_data, getattr(self, "session_id", None))
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
 
 def too_large(fragment: str, size: int) -> str:

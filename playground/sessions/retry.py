@@ -17,7 +17,7 @@ from playground.registry.models import Server
 from playground.registry.services import own_server
 from playground.transcripts.access import own_session
 
-from .worker import start_session
+from . import views
 
 URL_TRANSPORTS = (Server.Transport.AUTO, Server.Transport.HTTP, Server.Transport.SSE)
 
@@ -39,8 +39,8 @@ async def retry(request: HttpRequest, pk: int) -> HttpResponse:
         await sync_to_async(server.save)(update_fields=["transport", "updated"])
         await sync_to_async(messages.info)(
             request, f"{server.name} now uses the {server.get_transport_display()} transport.")
-    new = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")))
-    return go_to(request, reverse("sessions:detail", args=[new.pk]))
+    started = await views.connect(request, server.pk)          # (a redirect: to the new session's page)
+    return go_to(request, started["Location"])
 
 
 def go_to(request: HttpRequest, url: str) -> HttpResponse:

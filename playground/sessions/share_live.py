@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 from django.urls import reverse
 
@@ -40,7 +38,6 @@ from .durability import reap_dead_sessions
 from .html import oob
 from .protocol import share_group_name, share_link_group_name
 
-log = logging.getLogger(__name__)
 
 # How long a viewer waits for the worker's answer before replaying anyway (a worker whose
 # process died: the session is then a snapshot).
@@ -62,7 +59,7 @@ def shared_state(session: Session) -> dict[str, Any]:
     return state
 
 
-class ShareConsumer(AsyncWebsocketConsumer):
+class ShareConsumer(render.FragmentSocket):
     token: str = ""
     link_id: int | None = None
     session_id: int | None = None
@@ -115,11 +112,6 @@ class ShareConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.send(self.worker_channel, {"command": "share_leave",
                                                                 "reply_channel": self.channel_name})
             self.worker_channel = ""
-
-    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
-        if text_data is not None:
-            text_data = render.sendable(text_data, self.session_id)
-        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
     # The database ----------------------------------------------------------------------
 

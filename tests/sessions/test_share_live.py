@@ -41,6 +41,19 @@ async def call_echo(owner: WebsocketCommunicator, text: str) -> None:
     await owner.send_to(text_data=json.dumps({"action": "call_tool", "name": "echo", "args.text": text}))
 
 
+REPLY = re.compile(r'<details class="ev ev-recv[^"]*" id="ev-\d+" data-dir="recv" data-method="result" '
+                   r'data-reply-to="\d+">(?:(?!</details>\n</details>).)*plain text.*?</details>\n</details>', re.S)
+
+
+async def reply_line(comm: WebsocketCommunicator) -> str:
+    """The transcript line of the echo's response, as this tab received it."""
+    seen = ""
+    async with asyncio.timeout(20):
+        while not (found := REPLY.search(seen)):
+            seen += await comm.receive_from(20)
+    return found.group(0)
+
+
 async def closed_with(comm: WebsocketCommunicator, timeout: float = 10) -> int:
     """Read until the socket closes; its close code."""
     async with asyncio.timeout(timeout):
@@ -123,11 +136,7 @@ async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_e
         await receive_until(v, 'id="session-state"')
         assert not WORKERS[session.pk]._share_redactor
         await call_echo(owner, "plain text")
-        reply = re.compile(r'<details class="ev ev-recv[^"]*" id="ev-\d+" data-dir="recv" data-method="result" '
-                           r'data-reply-to=.*?plain text.*?\n</details>', re.S)
-        mine = await receive_until(owner, 'data-method="result" data-reply-to')
-        theirs = await receive_until(v, 'data-method="result" data-reply-to')
-        assert reply.search(theirs).group(0) == reply.search(mine).group(0)      # the same line, rendered once
+        assert await reply_line(v) == await reply_line(owner)         # the same line, rendered once
         await owner.send_to(text_data=json.dumps({"action": "disconnect"}))
         ended = await receive_until(v, "status-ended", "Snapshot")
         assert "status-ended" in ended
