@@ -28,7 +28,7 @@ from . import lines, render
 from .connecting import with_hint
 from .durability import reap_dead_sessions
 from .features import BY_ACTION, BY_NAME
-from .protocol import Catalogue, Command, catalogue_item, group_name
+from .protocol import Catalogue, Command, catalogue_item, group_name, share_group_name
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,9 @@ class SessionConsumer(render.FragmentSocket):
         frames = lines.transcript_append_frames(session.owner_redactor().obj(last))
         await self.channel_layer.group_send(group, {"type": "session.lines", "frames": frames})
         await self.channel_layer.group_send(group, {"type": "session.state", "state": session.state()})
+        # Live share viewers too (each redacts the state for a share, and turns into a snapshot).
+        await self.channel_layer.group_send(share_group_name(self.session_id),
+                                            {"type": "session.state", "state": session.state()})
 
     async def disconnect(self, code: int) -> None:
         watchdog = getattr(self, "_watchdog", None)

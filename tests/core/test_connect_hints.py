@@ -58,3 +58,10 @@ async def test_the_right_transport_failing_otherwise_gives_no_hint(sdk_http):  #
         await open_client(ServerConfig(transport="http", url=sdk_http.replace("/mcp", "/nothing"), timeout=10),
                           tap=rec.tap)
     assert failure.value.hint is None and rec.notes("hint") == []
+
+
+async def test_a_stored_command_line_that_cannot_start_says_what_it_looks_like():
+    """A server saved before the form split command lines (or set in the admin) still fails, saying why."""
+    with pytest.raises(ConnectError, match=r"command not found \(a whole command line\? The program and its "
+                                           r"arguments go separately"):
+        await open_client(ServerConfig(transport="stdio", command="no-such-program-here -y pkg"), tap=Recorder().tap)

@@ -157,6 +157,10 @@ class StdioTransport(Transport):
         if self.cwd is not None and getattr(exc, "filename", None) == self.cwd:
             return f"cannot start {self.command!r}: working directory {self.cwd!r}: {getattr(exc, 'strerror', exc)}"
         if isinstance(exc, FileNotFoundError):
+            if any(c.isspace() for c in self.command.strip()):
+                # Saved before the server form split command lines, or set by hand (admin, API).
+                return (f"cannot start {self.command!r}: command not found (a whole command line? The program "
+                        "and its arguments go separately: saving the server's form splits it)")
             return f"cannot start {self.command!r}: command not found"
         if isinstance(exc, PermissionError):
             return f"cannot start {self.command!r}: not executable (permission denied)"
