@@ -113,7 +113,7 @@ class SessionWorker:
         # it started (the strip is re-sent from it, without a database read, at each step).
         self.connecting: ConnectWatch | None = ConnectWatch(config)
         self._state: dict[str, Any] = {}
-        self._state_due = False
+        self._step_task: asyncio.Task[None] | None = None
         self.hint: dict[str, Any] | None = None  # what a failed connection's evidence suggests trying
         # Live share viewers (their channels): lines are rendered for them too, redacted of the
         # server's header and env secrets as well (the OAuth ones are the masker's), only while
@@ -271,6 +271,7 @@ class SessionWorker:
             Session.objects.filter(pk=self.session_id).update(
                 status=status, end_reason=storable(reason), ended_at=timezone.now(), worker_channel="")
         await database_sync_to_async(save)()
+        await self._steps_done()
         await self.broadcast({"type": "session.state", "state": await self.state()})
 
     async def _save_facts(self) -> None:
@@ -285,6 +286,7 @@ class SessionWorker:
                 instructions=storable(client.instructions or ""), transport=client.transport.name,
                 era_evidence=storable(self.era_evidence))
         await database_sync_to_async(save)()
+        await self._steps_done()
         await self.broadcast({"type": "session.state", "state": await self.state()})
 
     async def state(self) -> dict[str, Any]:
@@ -303,17 +305,21 @@ class SessionWorker:
 
     def _state_soon(self) -> None:
         """The strip, once, shortly after the connection's step changed (steps come in bursts)."""
-        if not self._state_due and self._state:
-            self._state_due = True
-            self.spawn("connect-step", self._send_step())
+        if (self._step_task is None or self._step_task.done()) and self._state:
+            self._step_task = asyncio.get_running_loop().create_task(self._send_step())
 
     async def _send_step(self) -> None:
-        try:
-            await asyncio.sleep(0.05)
-        finally:
-            self._state_due = False
+        await asyncio.sleep(0.05)
         if self.connecting is not None:
             await self.broadcast({"type": "session.state", "state": self._live_facts(dict(self._state))})
+
+    async def _steps_done(self) -> None:
+        """No step's strip may arrive after the state that ends connecting."""
+        task, self._step_task = self._step_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     # From the connection ----------------------------------------------------------------
 
