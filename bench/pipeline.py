@@ -7,7 +7,12 @@ process and of the event loop's thread alone (the rest is mostly the database th
 the reader was paused waiting for saves, and how long the database thread spent saving and
 sat idle between saves.
 
-    .venv/bin/python bench/pipeline.py [COUNT] [ROUNDS]
+    .venv/bin/python bench/pipeline.py [COUNT] [ROUNDS] [--postgres] [--share-viewer] [--share-secret]
+
+`--share-viewer` registers a live share viewer with the worker (a channel drained as a share
+page's socket would be): the worker then sends every windowed piece of transcript to the share
+group too, rendered for the share (without the owner's controls; `--share-secret` gives the
+server an env secret, so the share's lines are also masked of it).
 """
 from __future__ import annotations
 
@@ -49,6 +54,7 @@ import playground.asgi  # noqa: E402,F401  (the server's start-up: preloads, gc 
 from playground.mcp.events import Tap  # noqa: E402
 from playground.registry.models import Server  # noqa: E402
 from playground.sessions import live, worker as worker_module  # noqa: E402
+from playground.sessions.protocol import share_group_name  # noqa: E402
 from playground.transcripts import recorder as recorder_module  # noqa: E402
 from playground.transcripts.models import Session  # noqa: E402
 from playground.transcripts.search import catch_up, engine, indexer  # noqa: E402
@@ -93,18 +99,35 @@ class Meter:
         self.index_chunks = 0
 
 
-def setup() -> tuple[Server, object]:
+def setup(secret: bool) -> tuple[Server, object]:
     call_command("migrate", verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="pipeline")
     server = Server.objects.create(name="flood", owner=user, transport="stdio", command=sys.executable,
-                                   args=[str(ROOT / "bench" / "peer_flood.py")])
+                                   args=[str(ROOT / "bench" / "peer_flood.py")],
+                                   env={"API_TOKEN": "bench-secret-value-123"} if secret else {})
     return server, user
 
 
-async def main(server: Server, user: object, count: int, rounds: int) -> None:
+async def share_viewer(worker: object) -> tuple[asyncio.Task[None], list[int]]:
+    """A live share viewer: registered with the worker, its channel drained; counts frames."""
+    layer = worker.layer                                                   # type: ignore[attr-defined]
+    channel = await layer.new_channel()
+    await layer.group_add(share_group_name(worker.session_id), channel)    # type: ignore[attr-defined]
+    await worker.handle({"command": "share_join", "reply_channel": channel})  # type: ignore[attr-defined]
+    frames = [0]
+
+    async def drain() -> None:
+        while True:
+            message = await layer.receive(channel)
+            frames[0] += len(message.get("frames", ()))
+    return asyncio.create_task(drain()), frames
+
+
+async def main(server: Server, user: object, count: int, rounds: int, viewer: bool) -> None:
     meter = Meter()
     session = await worker_module.start_session(server, user)
     worker = live.WORKERS[session.pk]
+    drained, frames = await share_viewer(worker) if viewer else (None, [0])
     while worker.client is None or not worker.catalogue:
         await asyncio.sleep(0.05)
 
@@ -122,8 +145,11 @@ async def main(server: Server, user: object, count: int, rounds: int) -> None:
         loop_cpu = time.thread_time() - loop_cpu
         print(f"{count / wall:8.0f} msg/s   cpu {cpu / count * 1e6:5.1f} us/msg (loop thread {loop_cpu / count * 1e6:5.1f})"
               f"   reader paused {meter.paused:.2f} s   saving {meter.saving:.2f} s, idle between saves "
-              f"{meter.idle:.2f} s   ({wall:.2f} s)   search chunks indexed meanwhile {meter.index_chunks}")
+              f"{meter.idle:.2f} s   ({wall:.2f} s)   search chunks indexed meanwhile {meter.index_chunks}"
+              + (f"   share frames {frames[0]}" if viewer else ""))
     await worker.stop()
+    if drained is not None:
+        drained.cancel()
     task = indexer.INDEXER.task()
     if task is not None:
         task.cancel()
@@ -144,9 +170,10 @@ def drop_database() -> None:
 
 if __name__ == "__main__":
     try:
-        server, user = setup()
+        server, user = setup("--share-secret" in sys.argv)
         gc.collect()
-        asyncio.run(main(server, user, int(ARGS[0]) if ARGS else 20_000, int(ARGS[1]) if len(ARGS) > 1 else 3))
+        asyncio.run(main(server, user, int(ARGS[0]) if ARGS else 20_000, int(ARGS[1]) if len(ARGS) > 1 else 3),
+                         "--share-viewer" in sys.argv)
     finally:
         if POSTGRES:
             drop_database()

@@ -271,6 +271,8 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
             client = await open_client(config, tap=tap, responder=responder, auth=auth)
         except ConnectError as exc:
             print(f"mcp: could not connect: {exc}", file=sys.stderr)
+            if exc.hint:
+                print(f"mcp: hint: {exc.hint['text']} (--transport {exc.hint['suggest']})", file=sys.stderr)
             return EXIT_CONNECT
         try:
             if runner is not None:

@@ -43,7 +43,8 @@ MAX_INPUT_ROUNDS = 10
 
 
 class RequestTimeout(Exception):
-    """No response within the timeout (progress resets it); the request was cancelled."""
+    """No response within the timeout (progress resets it); the request was cancelled, or abandoned
+    where it may not be cancelled (initialize)."""
 
     def __init__(self, method: str, request_id: Any, timeout: float) -> None:
         super().__init__(f"{method} (id {request_id}) timed out after {timeout:g} s without a response")
@@ -386,9 +387,9 @@ class McpClient:
                     pending.deadline = loop.time() + limit   # a person is authorizing: wait for them
                     continue
                 if remaining <= 0:
-                    await self._cancel_request(request_id, f"timed out after {limit:g} s", method)
-                    self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; "
-                                             "cancelled", request_id=request_id, method=method)
+                    how = await self._cancel_request(request_id, f"timed out after {limit:g} s", method, note=False)
+                    self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; {how}",
+                                  request_id=request_id, method=method)
                     raise RequestTimeout(method, request_id, limit)
                 done, _ = await asyncio.wait({pending.future}, timeout=None if remaining == float("inf") else remaining)
                 if done:
@@ -410,21 +411,28 @@ class McpClient:
             raise JsonRpcError.from_error(message["error"])
         return message.get("result")
 
-    async def _cancel_request(self, request_id: Any, reason: str, method: str | None = None) -> None:
+    async def _cancel_request(self, request_id: Any, reason: str, method: str | None = None, *,
+                              note: bool = True) -> str:
+        """Tell the server we gave up on a request, the way the era and transport allow; returns
+        what was done, in words ("cancelled (…)", "abandoned: …"), for the note that says why.
+        `note`: also note it when the request is abandoned rather than cancelled (a caller that
+        notes the outcome itself says it in one statement)."""
         if self.closed:
-            return
+            return "abandoned: the connection is closed"
         try:
             if await self.transport.cancel(request_id):
-                return
+                return "cancelled (its response stream closed)"
             if method == "initialize":
                 # "The initialize request MUST NOT be cancelled by clients" (lifecycle, cancellation).
-                self.tap.note("info", f"initialize (id {request_id}) abandoned ({reason}); not cancelled: "
-                                      "the protocol forbids cancelling initialize", request_id=request_id)
-                return
+                how = "abandoned, not cancelled: the protocol forbids cancelling initialize"
+                if note:
+                    self.tap.note("info", f"initialize (id {request_id}) {how} ({reason})", request_id=request_id)
+                return how
             await self.transport.send(jsonrpc.notification(
                     "notifications/cancelled", {"requestId": request_id, "reason": reason}))
-        except TransportError:
-            pass
+            return "cancelled (notifications/cancelled sent)"
+        except TransportError as exc:
+            return f"abandoned: the cancellation could not be sent ({exc})"
 
     async def cancel(self, request_id: Any, reason: str = "cancelled by the user") -> None:
         """Cancel one of our requests by id (its waiter gets a JsonRpcError-free CancelledError upstream)."""

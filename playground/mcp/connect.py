@@ -26,7 +26,40 @@ STDIO_PROBE_TIMEOUT = 5.0
 
 
 class ConnectError(Exception):
-    """Could not connect or complete the handshake; the message says where it failed."""
+    """Could not connect or complete the handshake; the message says where it failed. `hint`:
+    what the evidence suggests trying instead (`transport_hint`), if anything."""
+
+    def __init__(self, message: str, hint: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+# What each transport's failure looks like on an endpoint of the other kind.
+_LOOKS_LIKE = {"sse": "an SSE endpoint", "http": "a Streamable HTTP endpoint"}
+
+
+def transport_hint(kind: str, transport: Transport, exc: BaseException | None) -> dict[str, Any] | None:
+    """When a configured transport failed the way it fails on the other transport's endpoint,
+    what to try and the evidence: Streamable HTTP POSTing to an SSE endpoint gets 405 (it takes
+    only GET); HTTP+SSE GETting a Streamable HTTP endpoint gets 4xx for a GET without a session
+    (the SDK's "Missing session ID", a JSON-RPC error body) or 405 (no GET stream at all)."""
+    if not isinstance(exc, HttpStatusError) or exc.status in (401, 403, 404):
+        return None
+    body = (exc.body or "").strip()
+    if kind == "http" and exc.status == 405:
+        looks_like, method = "sse", "POST"
+    elif (kind == "sse" and getattr(transport, "endpoint", None) is None and 400 <= exc.status < 500
+          and (exc.status == 405 or "session" in body.lower()
+               or (isinstance(exc.json, dict) and isinstance(exc.json.get("error"), dict)))):
+        looks_like, method = "http", "GET"
+    else:
+        return None
+    error = exc.json.get("error") if isinstance(exc.json, dict) else None
+    detail = error.get("message") if isinstance(error, dict) and isinstance(error.get("message"), str) else body
+    evidence = f"{method} answered HTTP {exc.status}" + (f' "{detail[:200]}"' if detail else "")
+    return {"looks_like": looks_like, "suggest": "auto", "status": exc.status, "evidence": evidence,
+            "text": f"This looks like {_LOOKS_LIKE[looks_like]} ({evidence}): try Auto, which tries Streamable "
+                    "HTTP, then HTTP+SSE."}
 
 
 def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None,
@@ -135,7 +168,10 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
             break
     message = _describe(last_error)
     tap.note("error", f"could not connect: {message}")
-    raise ConnectError(message) from last_error
+    hint = transport_hint(kind, transport, last_error) if config.transport in ("http", "sse") else None
+    if hint is not None:
+        tap.note("hint", hint["text"], **{k: v for k, v in hint.items() if k != "text"})
+    raise ConnectError(message, hint) from last_error
 
 
 def _describe(exc: BaseException | None) -> str:

@@ -9,6 +9,7 @@ from playground.mcp.client import LEGACY_VERSIONS, MODERN_VERSIONS
 from playground.mcp.secrets import mask_env, mask_headers, unmask
 
 from . import interchange
+from .command_line import CommandLineError, split_command_line
 from .models import Server
 
 _MONO = {"class": "mono", "spellcheck": "false", "autocomplete": "off"}
@@ -19,7 +20,9 @@ class ServerForm(forms.ModelForm):
     transport = forms.ChoiceField(label="Transport", choices=Server.Transport.choices, initial=Server.Transport.STDIO)
     command = forms.CharField(label="Command", required=False, max_length=1000,
                               widget=forms.TextInput(attrs=_MONO),
-                              help_text="The program to start, e.g. npx, uvx, python, or an absolute path.")
+                              help_text="The program to start, e.g. npx, uvx, python, or an absolute path. A whole "
+                                        "command line (npx -y @scope/server) is split into the program and its "
+                                        "arguments on save.")
     args = forms.CharField(label="Arguments", required=False,
                            widget=forms.Textarea(attrs={**_MONO, "rows": 4}),
                            help_text="One argument per line.")
@@ -43,9 +46,7 @@ class ServerForm(forms.ModelForm):
                             widget=forms.Textarea(attrs={**_MONO, "rows": 2}),
                             help_text="Answers to the server's roots/list: one URI per line, optionally a name "
                                       "after a space, e.g. file:///home/me/project Project.")
-    era = forms.ChoiceField(label="Era", choices=Server.Era.choices, initial=Server.Era.LEGACY,
-                            help_text="Legacy: initialize handshake (2025-11-25 and before). "
-                                      "Modern: 2026-07-28, no handshake. Auto: probe with server/discover.")
+    era = forms.ChoiceField(label="Era", choices=Server.Era.choices, initial=Server.Era.LEGACY)
     protocol_version = forms.ChoiceField(
         label="Protocol version", required=False,
         choices=[("", "The latest of the era")] + [(v, v) for v in MODERN_VERSIONS + LEGACY_VERSIONS],
@@ -62,10 +63,33 @@ class ServerForm(forms.ModelForm):
         fields = ["name", "transport", "command", "args", "env", "inherit_env", "cwd", "url", "headers", "roots",
                   "era", "protocol_version", "replay_ignore"]
 
+    # Which fields each transport uses (the page hides the others: static/server_form.js), and
+    # one line per choice saying what it does (the page shows the chosen one's).
+    STDIO_FIELDS = ("command", "args", "env", "inherit_env", "cwd")
+    HTTP_FIELDS = ("url", "headers")
+    CHOICE_HELP = {
+        "transport": {
+            "stdio": "stdio: the playground starts the server as a process and talks over its stdin and stdout.",
+            "http": "Streamable HTTP: POST to one endpoint (usually …/mcp); answers as JSON or an SSE stream.",
+            "sse": "SSE: the deprecated HTTP+SSE transport (2024-11-05): GET an event stream (usually …/sse), "
+                   "POST to the endpoint it names.",
+            "auto": "Auto: try Streamable HTTP, and fall back to HTTP+SSE if the endpoint refuses it.",
+        },
+        "era": {
+            "legacy": "Legacy: the initialize handshake (2024-11-05 to 2025-11-25), what servers speak today.",
+            "auto": "Auto: ask server/discover (2026-07-28) first; fall back to initialize if the server does not "
+                    "know it.",
+            "modern": "Modern: 2026-07-28 only: no handshake, server/discover and _meta on every request.",
+        },
+    }
+
     def __init__(self, *args, user=None, **kwargs) -> None:
         """`user`: who saves it (the owner of a new server; PLAYGROUND_STDIO_USERS applies to them)."""
         super().__init__(*args, **kwargs)
         self.user = user
+        self.split_message = ""      # what clean() did to a whole command line typed as the command
+        for name in self.CHOICE_HELP:
+            self.fields[name].widget.attrs["aria-describedby"] = f"{self[name].auto_id}-help"
         # Secrets are never printed back: shown masked, and a mask posted back keeps the stored value.
         self.stored_env, self.stored_headers = dict(self.instance.env or {}), dict(self.instance.headers or {})
         self.shown_env, self.shown_headers = mask_env(self.stored_env), mask_headers(self.stored_headers)
@@ -127,9 +151,12 @@ class ServerForm(forms.ModelForm):
         data = super().clean()
         transport = data.get("transport")
         if transport == Server.Transport.STDIO:
+            if data.get("command"):
+                self._split_command_line(data)
             if not data.get("command"):
-                self.add_error("command", "A stdio server needs a command.")
-            else:
+                if "command" not in self.errors:
+                    self.add_error("command", "A stdio server needs a command.")
+            elif "command" not in self.errors:
                 try:
                     security.check_stdio_user(self.user)
                     security.check_stdio(data["command"], data.get("env"), data.get("cwd"))
@@ -157,6 +184,29 @@ class ServerForm(forms.ModelForm):
             self.add_error("protocol_version", f"{version} is a legacy version (initialize handshake): "
                                                "choose the legacy era (or auto) for it.")
         return data
+
+    def _split_command_line(self, data: dict) -> None:
+        """`npx -y pkg` typed as the command: the program, then its words as arguments (before
+        any given), its leading NAME=value words into the environment; said in `split_message`.
+        Shown in the form too when it comes back with other errors, so a second save keeps it."""
+        try:
+            split = split_command_line(data["command"], data.get("args") or [])
+        except CommandLineError as exc:
+            self.add_error("command", str(exc))
+            return
+        if split is None:
+            return
+        data["command"], data["args"] = split.command, split.args
+        if split.assigned and "env" in data:
+            data["env"] = {**data["env"], **split.assigned}
+        self.split_message = split.message
+        shown = self.data.copy()
+        shown["command"] = split.command
+        shown["args"] = interchange.format_arg_lines(split.args)
+        if split.assigned:     # typed in this very request: echoed, never a stored secret
+            shown["env"] = "\n".join(filter(None, [str(self.data.get("env", "")).rstrip(),
+                                                   interchange.format_env_lines(split.assigned)]))
+        self.data = shown
 
 
 class ImportForm(forms.Form):

@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 
 from playground.schemaforms.fields import json_type
 
+from .command_line import CommandLineError, split_command_line
+
 TRANSPORTS = ("stdio", "http", "sse", "auto")
 MAX_NAME = 200
 
@@ -229,6 +231,14 @@ def parse_entry(name: str, spec: Any, dialect: str = "mcpServers") -> Entry:
         entry.command = command.strip()
         entry.args = _str_list(spec.get("args"), "args")
         entry.env = _str_dict(spec.get("env"), "env")
+        try:
+            split = split_command_line(entry.command, entry.args)
+        except CommandLineError as exc:
+            raise InterchangeError(str(exc)) from None
+        if split is not None:
+            entry.command, entry.args = split.command, split.args
+            entry.env = {**entry.env, **split.assigned}
+            entry.notes.append(split.message)
         cwd = spec.get("cwd") or ""
         if not isinstance(cwd, str):
             raise InterchangeError(f"\"cwd\" must be a string, got a JSON {json_type(cwd)}.")

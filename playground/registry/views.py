@@ -35,6 +35,8 @@ def add(request: HttpRequest) -> HttpResponse:
         server.owner = request.user
         server.save()
         messages.success(request, f"Added {server.name}.")
+        if form.split_message:
+            messages.info(request, form.split_message)
         return redirect(server)
     return render(request, "registry/form.html", {"form": form, "title": "Add server"})
 
@@ -52,6 +54,8 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         if list(server.roots or []) != roots_before:
             tell_live_sessions_roots(server)
         messages.success(request, f"Saved {server.name}.")
+        if form.split_message:
+            messages.info(request, form.split_message)
         return redirect(server)
     return render(request, "registry/form.html", {"form": form, "server": server, "title": f"Edit {server.name}"})
 

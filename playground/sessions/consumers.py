@@ -18,7 +18,6 @@ from urllib.parse import parse_qs
 import uritemplate
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.consumer import get_handler_name
 from django.conf import settings
 
@@ -27,9 +26,10 @@ from playground.schemaforms import form_too_large, parse_form, validate_argument
 from playground.transcripts.models import Event, Session
 
 from . import lines, render
+from .connecting import with_hint
 from .durability import reap_dead_sessions
 from .features import BY_ACTION, BY_NAME
-from .protocol import Catalogue, Command, catalogue_item, group_name
+from .protocol import Catalogue, Command, catalogue_item, group_name, share_group_name
 from .window import seq_param, transcript_window
 
 log = logging.getLogger(__name__)
@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
 
-class SessionConsumer(AsyncWebsocketConsumer):
+class SessionConsumer(render.FragmentSocket):
     """Keeps the session's worker channel and catalogue from connect on, updated by the group's
     messages: a call then costs no database read (reads queue behind the worker's transcript
     writes on Channels' one database thread, which made each call wait for a commit).
@@ -105,6 +105,9 @@ class SessionConsumer(AsyncWebsocketConsumer):
         frames = lines.transcript_append_frames(session.owner_redactor().obj(last), owner=True)
         await self.channel_layer.group_send(group, {"type": "session.lines", "frames": frames})
         await self.channel_layer.group_send(group, {"type": "session.state", "state": session.state()})
+        # Live share viewers too (each redacts the state for a share, and turns into a snapshot).
+        await self.channel_layer.group_send(share_group_name(self.session_id),
+                                            {"type": "session.state", "state": session.state()})
 
     async def disconnect(self, code: int) -> None:
         watchdog = getattr(self, "_watchdog", None)
@@ -115,24 +118,6 @@ class SessionConsumer(AsyncWebsocketConsumer):
         if hasattr(self, "session_id"):
             await self.channel_layer.group_discard(group_name(self.session_id), self.channel_name)
 
-    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
-        """Every fragment goes through here. daphne closes this tab's socket (and then the same
-        one again on every reconnect) rather than send text it cannot encode (a server's JSON
-        may hold unpaired surrogates: "\\ud800") or a message over its limit: the first is
-        sent with U+FFFD in their place, the second becomes a notice."""
-        if text_data is not None and not text_data.isascii():
-            try:
-                size = len(text_data.encode("utf-8"))
-            except UnicodeEncodeError:
-                text_data = text_data.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-                size = len(text_data.encode("utf-8"))
-        else:
-            size = len(text_data or "")
-        if size > render.WS_MESSAGE_LIMIT:
-            log.warning("session %s: a %d-byte fragment was replaced by a notice", self.session_id, size)
-            text_data = render.too_large(text_data or "", size)
-        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
-
     @database_sync_to_async
     def _session(self) -> Session | None:
         return Session.objects.filter(pk=self.session_id).first()
@@ -140,10 +125,10 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def _replay(self, session: Session) -> None:
         window = await database_sync_to_async(transcript_window)(self.session_id, self.around)
         self.shows_latest = window.latest
-        for frame in lines.transcript_replace_frames(session.owner_redactor().obj(window.rows), window.total,
-                                                     session.pk, window, owner=True):
+        rows = session.owner_redactor().obj(window.rows)
+        for frame in lines.transcript_replace_frames(rows, window.total, session.pk, window, owner=True):
             await self.send(text_data=frame)
-        await self.send(text_data=render.state(session.state()))
+        await self.send(text_data=render.state(with_hint(session.state(), rows)))
         if session.catalogue:
             await self.send(text_data=render.catalogue(session.pk, session.catalogue))
 
@@ -163,7 +148,7 @@ class SessionConsumer(AsyncWebsocketConsumer):
                 return
             self.worker_channel = session.worker_channel
         if not self.worker_channel:
-            await self.send(text_data=render.notice("This session has ended. Connect again from the server page."))
+            await self.send(text_data=render.notice("This session has ended: Reconnect starts a new one."))
             return
         core = _ACTIONS.get(action) if isinstance(action, str) else None
         command: Command | None = None
@@ -308,6 +293,8 @@ class SessionConsumer(AsyncWebsocketConsumer):
     async def session_snapshot(self, message: dict[str, Any]) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
         self.catalogue = message.get("catalogue") or self.catalogue
+        if message.get("state"):
+            await self.send(text_data=render.state(message["state"]))
         for outcome in message.get("results", [])[-1:]:
             for frame in render.result_frames(outcome, self.catalogue):
                 await self.send(text_data=frame)

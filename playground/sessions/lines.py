@@ -104,16 +104,18 @@ def transcript_lines(rows: list[dict[str, Any]], owner: bool = False) -> str:
 
 
 def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id: int,
-                              window: Any = None, *, owner: bool = False) -> list[str]:
+                              window: Any = None, *, owner: bool = False,
+                              export_url: str | None = None) -> list[str]:
     """The replay on (re)connect: the first fragment replaces the lines, the others append the
     rest, each under FRAME_BUDGET (1,000 lines of a few KB each were one 3 MB message, which
     closed the socket on every connect, and htmx reconnected in a loop). `window`
     (sessions/window.py) says so when the lines are around an older event, not the latest.
-    `owner`: lines for the owner's page (see `line`)."""
+    `owner`: lines for the owner's page (see `line`). `export_url`: where "Export all" points
+    (a share page's own export; the owner's by default)."""
     chunks = _line_chunks(rows, owner) or [""]
     first = oob("transcript-lines", "innerHTML", render_to_string("sessions/_transcript_replace.html", {
         "first": SafeString(chunks[0]), "total": total, "shown": len(rows), "session_id": session_id,
-        "window": window}))
+        "window": window, "export_url": export_url}))
     return [first] + [_append(chunk) for chunk in chunks[1:]]
 
 
@@ -148,9 +150,11 @@ def transcript_append_frames(rows: list[dict[str, Any]], owner: bool = False) ->
     return [_append(chunk) for chunk in _line_chunks(rows, owner)]
 
 
-def skipped(session_id: int, count: int) -> str:
-    """The marker for lines a flood left out of the page (the export has them)."""
-    return _append(render_to_string("sessions/_skipped.html", {"session_id": session_id, "count": count}))
+def skipped(session_id: int, count: int, export_url: str | None = None) -> str:
+    """The marker for lines a flood left out of the page (the export has them; `export_url` as
+    in transcript_replace_frames)."""
+    return _append(render_to_string("sessions/_skipped.html", {"session_id": session_id, "count": count,
+                                                               "export_url": export_url}))
 
 
 def line_html(line: dict[str, Any]) -> str:

@@ -24,6 +24,17 @@ def group_name(session_id: int) -> str:
     return f"session.{session_id}"
 
 
+def share_group_name(session_id: int) -> str:
+    """The channel group of a session's live share viewers: only what a share may show, redacted
+    for them (transcript lines, the state), and only while one is watching."""
+    return f"share.{session_id}"
+
+
+def share_link_group_name(link_id: int) -> str:
+    """The viewers of one share link: revoking it closes their sockets."""
+    return f"sharelink.{link_id}"
+
+
 # Commands (consumer -> worker) ----------------------------------------------------------
 
 class Command(TypedDict, total=False):
@@ -64,6 +75,12 @@ class SessionState(TypedDict):
     transport: str
     end_reason: str
     event_count: int
+    started: float                      # epoch seconds: the page counts the time connecting from it
+    # Known to the worker only (sessions.connecting): while connecting, what it waits for and the
+    # request timeout; once failed on the wrong transport, what to try (connect.transport_hint).
+    waiting: NotRequired[str]
+    request_timeout: NotRequired[float]
+    hint: NotRequired[dict[str, Any]]
 
 
 class Catalogue(TypedDict, total=False):
@@ -108,6 +125,7 @@ class Snapshot(TypedDict):
     progress: dict[str, dict[str, Any]]
     inflight: list[dict[str, Any]]
     features: list[FeatureEvent]
+    state: NotRequired[dict[str, Any]]      # while connecting: the strip with what it waits for
 
 
 class Lines(TypedDict):

@@ -7,14 +7,18 @@ server data anywhere). Every fragment is an out-of-band swap made by `html.oob`.
 """
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
+from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
 from .html import oob
 from .result_html import piece_html, result_html
 from .results import describe_result
+
+log = logging.getLogger(__name__)
 
 # daphne closes the page's socket rather than send a websocket message over 1 MiB
 # (`websocket_max_message_size`): no fragment may be larger, whatever a server sent.
@@ -37,6 +41,34 @@ def capped_state(state: dict[str, Any]) -> dict[str, Any]:
     info = state.get("server_info")
     return {**state, "instructions": cut(state.get("instructions")), "end_reason": cut(state.get("end_reason")),
             "server_info": {k: cut(v) for k, v in info.items()} if isinstance(info, dict) else info}
+
+
+def sendable(text: str, session_id: Any) -> str:
+    """A fragment as a tab's socket can carry it. daphne closes the socket (and then the same
+    one again on every reconnect) rather than send text it cannot encode (a server's JSON may
+    hold unpaired surrogates: "\\ud800") or a message over its limit: the first is sent with
+    U+FFFD in their place, the second becomes a notice."""
+    if not text.isascii():
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            size = len(text.encode("utf-8"))
+    else:
+        size = len(text)
+    if size > WS_MESSAGE_LIMIT:
+        log.warning("session %s: a %d-byte fragment was replaced by a notice", session_id, size)
+        text = too_large(text, size)
+    return text
+
+
+class FragmentSocket(AsyncWebsocketConsumer):
+    """A tab's socket (a session's, a share's): every fragment made sendable on its way out."""
+
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+        if text_data is not None:
+            text_data = sendable(text_data, getattr(self, "session_id", None))
+        await super().send(text_data=text_data, bytes_data=bytes_data, close=close)
 
 
 def too_large(fragment: str, size: int) -> str:

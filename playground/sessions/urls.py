@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import check_views, replay_views, search_page, views
+from . import check_views, replay_views, retry, search_page, views
 
 app_name = "sessions"
 
@@ -16,6 +16,7 @@ urlpatterns = [
     path("sessions/<int:pk>/share/", views.share, name="share"),
     path("sessions/<int:pk>/replay/", replay_views.replay, name="replay"),
     path("sessions/<int:pk>/differences/ignore/", replay_views.differences_ignore, name="differences_ignore"),
+    path("sessions/<int:pk>/retry/", retry.retry, name="retry"),
     path("sessions/<int:pk>/export.jsonl", views.export_jsonl, name="export_jsonl"),
     path("sessions/<int:pk>/export.json", views.export_json, name="export_json"),
     path("share/<str:token>/", views.share_page, name="share_page"),

@@ -26,12 +26,14 @@ from playground.transcripts.access import own_session
 from playground.transcripts.models import Session, ShareLink
 
 from . import resend
+from .connecting import with_hint
+from .share_live import close_share_viewers, shared_state
 from .durability import reap_dead_sessions
 from .features import FEATURES
 from .features.check import share_context as check_share_context
 from .lines import line
 from .protocol import catalogue_item
-from .window import REPLAY_WINDOW, seq_param, transcript_window
+from .window import seq_param, transcript_window
 from .worker import start_session
 
 
@@ -75,13 +77,13 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     # replays the same window (?around=SEQ).
     at = seq_param(request.GET.get("at"))
     window = transcript_window(session.pk, at)
-    redact = session.owner_redactor()
+    rows = session.owner_redactor().obj(window.rows)
     context: dict[str, Any] = {}
     for feature in FEATURES:
         context.update(feature.page_context(session))
     return render(request, "sessions/session.html", {
-        **context, "session": session, "state": session.state(),
-        "lines": [line(redact.obj(r), owner=True) for r in window.rows], "window": window,
+        **context, "session": session, "state": with_hint(session.state(), rows),
+        "lines": [line(r, owner=True) for r in rows], "window": window,
         "ws_url": f"/ws/sessions/{session.pk}/" + (f"?around={at}" if at else ""),
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
         "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
@@ -198,6 +200,7 @@ def revoke(request: HttpRequest, token: str) -> HttpResponse:
     own_session(request.user, link.session_id)
     link.revoked_at = timezone.now()
     link.save(update_fields=["revoked_at"])
+    close_share_viewers(link)
     return redirect("sessions:detail", pk=link.session_id)
 
 
@@ -209,13 +212,17 @@ def _shared(token: str) -> tuple[Session, Redactor]:
 
 
 def share_page(request: HttpRequest, token: str) -> HttpResponse:
-    """Read-only, no login: the transcript with every secret value masked."""
+    """Read-only, no login: the transcript with every secret value masked. A live session's
+    page follows it (share_live.ShareConsumer); an ended one's is a snapshot."""
     session, redact = _shared(token)
-    total = session.events.count()
-    rows = list(session.events.order_by("-seq").values_list("data", flat=True)[:REPLAY_WINDOW])[::-1]
+    window = transcript_window(session.pk)
+    total, rows = window.total, window.rows
+    live = session.is_live
     return render(request, "sessions/share.html", {
-        "session": session, "token": token, "total": total, "state": redact.obj(session.state()),
-        "lines": [line(redact.obj(r)) for r in rows], **check_share_context(session, redact),
+        "session": session, "token": token, "total": total, "state": shared_state(session),
+        "lines": [line(redact.obj(r)) for r in rows], "live": live, "snapshot": not live,
+        "mode": "live" if live else "snapshot", "ws_url": f"/ws/share/{token}/",
+        **check_share_context(session, redact),
     })
 
 

@@ -41,9 +41,10 @@ from playground.transcripts.storable import storable, without_surrogates
 
 from . import calls, lines, live, shutdown
 from .calls import CALLS, http_error
+from .connecting import ConnectWatch
 from .features import ALL, BY_COMMAND, FEATURES, Feature
 from .flood import PageWindow
-from .protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name
+from .protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name, share_group_name
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,17 @@ class SessionWorker:
         self._end_reason: str | None = None     # set once the session is ending
         self._stop_reason: str | None = None    # why this side ended it, if it says (stop(reason))
         self._serving = False                   # connected and listed: waiting for the end
+        # While connecting: what it waits for, said in the state strip; the session's state as
+        # it started (the strip is re-sent from it, without a database read, at each step).
+        self.connecting: ConnectWatch | None = ConnectWatch(config)
+        self._state: dict[str, Any] = {}
+        self._step_task: asyncio.Task[None] | None = None
+        self.hint: dict[str, Any] | None = None  # what a failed connection's evidence suggests trying
+        # Live share viewers (their channels): lines are rendered for them too, redacted of the
+        # server's header and env secrets as well (the OAuth ones are the masker's), only while
+        # there is one. Without such secrets the owner's lines are theirs as they are.
+        self.share_viewers: set[str] = set()
+        self._share_redactor = Redactor(config.secret_values())
         # The features, and who listens to what.
         options = options or {}
         self.features: dict[str, Feature] = {cls.name: cls(self, options.get(cls.name)) for cls in FEATURES}
@@ -177,6 +189,7 @@ class SessionWorker:
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel, heartbeat_at=timezone.now(),
             clock_origin=datetime.datetime.fromtimestamp(self.tap.epoch, datetime.UTC))
+        self._state = await self.state()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
         live.add(self.session_id, self)
         shutdown.install()
@@ -215,7 +228,10 @@ class SessionWorker:
                                                  guard=security.net_guard(), auth=self.client_auth)
             except ConnectError as exc:
                 status, reason = Session.Status.FAILED, str(exc)
+                self.hint = exc.hint
                 return
+            finally:
+                self.connecting = None
             self._client.on_notification(self._on_notification)
             self._client.on_input_required(self._on_input_required)
             self._client.on_close(lambda why: self._stop.set())
@@ -237,6 +253,7 @@ class SessionWorker:
             status, reason = Session.Status.FAILED, f"worker error: {exc!r}"
             self.tap.note("error", f"worker error: {exc!r}")
         finally:
+            self.connecting = None
             # Calls still waiting get no answer now: say why (not "cancelled by the user").
             self._end_reason = reason
             for task in [*self._calls.values(), *self._spawned]:
@@ -266,6 +283,7 @@ class SessionWorker:
             Session.objects.filter(pk=self.session_id).update(
                 status=status, end_reason=storable(reason), ended_at=timezone.now(), worker_channel="")
         await database_sync_to_async(save)()
+        await self._steps_done()
         await self.broadcast({"type": "session.state", "state": await self.state()})
 
     async def _save_facts(self) -> None:
@@ -280,17 +298,48 @@ class SessionWorker:
                 instructions=storable(client.instructions or ""), transport=client.transport.name,
                 era_evidence=storable(self.era_evidence))
         await database_sync_to_async(save)()
+        await self._steps_done()
         await self.broadcast({"type": "session.state", "state": await self.state()})
 
     async def state(self) -> dict[str, Any]:
         session = await database_sync_to_async(Session.objects.get)(pk=self.session_id)
-        return session.state()
+        return self._live_facts(session.state())
+
+    def _live_facts(self, state: dict[str, Any]) -> dict[str, Any]:
+        """What only the worker knows, added to the saved state: while connecting, what it
+        waits for; once failed, what the evidence suggests trying (the page finds that one in
+        the transcript after a reload: sessions.connecting_hint)."""
+        if self.connecting is not None and state.get("status") == Session.Status.CONNECTING:
+            state.update(self.connecting.facts())
+        elif self.hint is not None and state.get("status") == Session.Status.FAILED:
+            state["hint"] = self.hint
+        return state
+
+    def _state_soon(self) -> None:
+        """The strip, once, shortly after the connection's step changed (steps come in bursts)."""
+        if (self._step_task is None or self._step_task.done()) and self._state:
+            self._step_task = asyncio.get_running_loop().create_task(self._send_step())
+
+    async def _send_step(self) -> None:
+        await asyncio.sleep(0.05)
+        if self.connecting is not None:
+            await self.broadcast({"type": "session.state", "state": self._live_facts(dict(self._state))})
+
+    async def _steps_done(self) -> None:
+        """No step's strip may arrive after the state that ends connecting."""
+        task, self._step_task = self._step_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     # From the connection ----------------------------------------------------------------
 
     def _on_event(self, event: TranscriptEvent) -> None:
         if event.kind == "era":
             self.era_evidence = event.text or ""
+        if self.connecting is not None and self.connecting.observe(event):
+            self._state_soon()
         self.recorder.add(event)
 
     def _on_notification(self, message: dict[str, Any]) -> None:
@@ -317,9 +366,15 @@ class SessionWorker:
         """One windowed piece of transcript for every tab, rendered once: a marker for the lines
         left out, then the lines (in appends under daphne's 1 MiB message). Rendering per tab
         made 30 tabs of a flood cost 30 times the rendering."""
+        rows = self.masker().obj(rows)
         frames = [lines.skipped(self.session_id, skipped)] if skipped else []
-        frames += lines.transcript_append_frames(self.masker().obj(rows), owner=True)
-        await self.broadcast({"type": "session.lines", "frames": frames})
+        await self.broadcast({"type": "session.lines", "frames": frames + lines.transcript_append_frames(rows, owner=True)})
+        if self.share_viewers:
+            # Rendered again for the shares: without the owner's controls, every secret masked.
+            shared = self._share_redactor.obj(rows) if self._share_redactor else rows
+            frames = [lines.skipped(self.session_id, skipped, export_url="#share-downloads")] if skipped else []
+            await self.to_layer(self.layer.group_send, share_group_name(self.session_id),
+                                {"type": "session.lines", "frames": frames + lines.transcript_append_frames(shared)})
 
     def masker(self) -> Redactor:
         """Masks what the OAuth flow obtained in what the pages get, as the session's
@@ -329,6 +384,8 @@ class SessionWorker:
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         await self.to_layer(self.layer.group_send, group_name(self.session_id), message)
+        if self.share_viewers and message.get("type") == "session.state":   # (redacted by each viewer)
+            await self.to_layer(self.layer.group_send, share_group_name(self.session_id), message)
 
     async def to_layer(self, send: Callable[[str, dict[str, Any]], Any], to: str, message: dict[str, Any]) -> None:
         """Send on the channel layer, OAuth values masked (a server may echo a token in a
@@ -382,8 +439,19 @@ class SessionWorker:
     async def _refresh(self, message: Command) -> None:
         self.spawn("refresh", self.refresh_catalogue())
 
+    async def _share_join(self, message: Command) -> None:
+        """A live share viewer: lines go to the share group from now on; it replays once told."""
+        channel = message.get("reply_channel")
+        if channel:
+            self.share_viewers.add(channel)
+            await self.to_layer(self.layer.send, channel, {"type": "share.follow"})
+
+    async def _share_leave(self, message: Command) -> None:
+        self.share_viewers.discard(message.get("reply_channel", ""))
+
     _core: dict[str, Callable[["SessionWorker", Command], Coroutine[Any, Any, None]]] = {
-        "disconnect": _disconnect, "sync": _sync, "cancel": _cancel, "refresh": _refresh}
+        "disconnect": _disconnect, "sync": _sync, "cancel": _cancel, "refresh": _refresh,
+        "share_join": _share_join, "share_leave": _share_leave}
 
     # Calls ------------------------------------------------------------------------------
 
@@ -492,9 +560,12 @@ class SessionWorker:
         """What a (re)connecting page needs besides the transcript."""
         for started in self.inflight.values():
             started["announced"] = True          # the reloading page shows it: its result must remove it
-        return {"type": "session.snapshot", "catalogue": self._catalogue, "results": self.results,
-                "progress": self.progress, "inflight": list(self.inflight.values()),
-                "features": [event for f in self.features.values() for event in f.snapshot()]}
+        snapshot: Snapshot = {"type": "session.snapshot", "catalogue": self._catalogue, "results": self.results,
+                              "progress": self.progress, "inflight": list(self.inflight.values()),
+                              "features": [event for f in self.features.values() for event in f.snapshot()]}
+        if self.connecting is not None and self._state:
+            snapshot["state"] = self._live_facts(dict(self._state))   # (a reloaded tab: what it waits for)
+        return snapshot
 
 
 async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None,

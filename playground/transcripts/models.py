@@ -88,7 +88,8 @@ class Session(models.Model):
         return {"id": self.pk, "status": self.status, "era": self.era, "era_evidence": self.era_evidence,
                 "protocol_version": self.protocol_version, "server_info": self.server_info,
                 "capabilities": self.capabilities, "instructions": self.instructions,
-                "transport": self.transport, "end_reason": self.end_reason, "event_count": self.event_count}
+                "transport": self.transport, "end_reason": self.end_reason, "event_count": self.event_count,
+                "started": self.started_at.timestamp()}
 
     @property
     def clock_origin_ms(self) -> int:

@@ -252,9 +252,10 @@ def peer_args(mode: str = "stdio", *extra: str) -> tuple[str, list[str]]:
 
 
 class HttpPeer:
-    """The SDK peer over Streamable HTTP on a free loopback port, ready when uvicorn says so."""
+    """The SDK peer over Streamable HTTP (or, `mode="sse"`, the older HTTP+SSE transport) on a
+    free loopback port, ready when uvicorn says so."""
 
-    def __init__(self) -> None:
+    def __init__(self, mode: str = "http") -> None:
         import socket
         import subprocess
         import threading
@@ -262,8 +263,8 @@ class HttpPeer:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.proc = subprocess.Popen([sys.executable, str(SDK_PEER), "http", str(self.port)],
+        self.url = f"http://127.0.0.1:{self.port}/{'sse' if mode == 'sse' else 'mcp'}"
+        self.proc = subprocess.Popen([sys.executable, str(SDK_PEER), mode, str(self.port)],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE, text=True, start_new_session=True)
         self.output: list[str] = []

@@ -49,8 +49,11 @@ class ShareTests(LiveBrowserTestCase):
         return page, sockets
 
     def assert_read_only(self, page: Page, sockets: list[str]) -> None:
-        assert sockets == [], sockets
-        for selector in ("form", "[hx-ws\\:connect]", "[hx-ws\\:send]", "[hx-post]", "[hx-get]", "textarea"):
+        # A live session's share follows it over its own read-only socket, and nothing else.
+        token = page.url.rstrip("/").rsplit("/", 1)[-1]
+        assert all(url.endswith(f"/ws/share/{token}/") for url in sockets), sockets
+        expect(page.locator("[hx-ws\\:connect]")).to_have_count(len(sockets[:1]))
+        for selector in ("form", "[hx-ws\\:send]", "[hx-post]", "[hx-get]", "textarea"):
             expect(page.locator(selector)).to_have_count(0)
         for name in ("Call tool", "Share", "Disconnect", "Reconnect", "Ping", "Connect", "Send"):
             expect(page.get_by_role("button", name=name, exact=True)).to_have_count(0)

@@ -133,9 +133,10 @@ async def test_sdk_peer_handshake_and_tools_list(make, python_exe):
     h = make(python_exe, [str(PEERS / "sdk_server.py"), "stdio"])
     await h.transport.start()
     pid = h.transport.pid
-    connected = h.notes("connected")
-    assert len(connected) == 1 and connected[0].data == {"pid": pid}
-    assert connected[0].text == f"spawned {python_exe} (pid {pid})"
+    started = h.notes("started")
+    assert len(started) == 1 and started[0].data == {"pid": pid}
+    assert started[0].text == f"spawned {python_exe} (pid {pid})"
+    assert h.notes("connected") == []       # nothing answered yet
 
     await h.transport.send(initialize(1))
     init = await h.message()

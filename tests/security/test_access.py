@@ -144,8 +144,23 @@ async def test_websockets_check_host_and_origin_and_only_serve_owners():
     assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")        # anonymous
     other = await database_sync_to_async(_logged_in_cookie)("mallory")
     assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", other)   # someone else
-    # The only socket route is the owner's session socket: a share link opens none.
-    assert [str(p.pattern) for p in websocket_urlpatterns] == ["ws/sessions/<int:session_id>/"]
+    # Two socket routes: the owner's session socket, and a share link's read-only one (whose
+    # Host and Origin are checked the same way; what it does: tests/sessions/test_share_live.py).
+    assert [str(p.pattern) for p in websocket_urlpatterns] == ["ws/sessions/<int:session_id>/",
+                                                                "ws/share/<str:token>/"]
+    link = await database_sync_to_async(ShareLink.objects.create)(session=session)
+
+    async def share_attempt(host: bytes, origin: bytes | None) -> bool:
+        headers = [(b"host", host)] + ([(b"origin", origin)] if origin else [])
+        comm = WebsocketCommunicator(application, f"/ws/share/{link.token}/", headers=headers)
+        connected, _ = await comm.connect()
+        await comm.disconnect()
+        return connected
+
+    assert await share_attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")        # anyone with the link
+    for host, origin in ((b"evil.example:8000", b"http://evil.example:8000"), (b"127.0.0.1:8000", None),
+                         (b"127.0.0.1:8000", b"http://127.0.0.1:3000"), (b"127.0.0.1:8000", b"null")):
+        assert not await share_attempt(host, origin), (host, origin)
 
 
 def _logged_in_cookie(username: str) -> bytes:

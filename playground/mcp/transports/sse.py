@@ -50,7 +50,7 @@ class SseTransport(HttpTransportBase):
         except Exception:
             await self.close()
             raise
-        self.tap.note("connected", f"HTTP+SSE stream open; POSTing frames to {shown_url(endpoint)}",
+        self.tap.note("transport", f"HTTP+SSE stream open; POSTing frames to {shown_url(endpoint)}",
                       url=self._shown_url, endpoint=shown_url(endpoint))
 
     async def _wait_endpoint(self) -> str:

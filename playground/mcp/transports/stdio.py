@@ -146,7 +146,8 @@ class StdioTransport(Transport):
             raise TransportError(message) from exc
         self._transport, self._protocol = transport, protocol
         self.process = asyncio.subprocess.Process(transport, protocol, loop)
-        self.tap.note("connected", f"spawned {self.command} (pid {self.process.pid})", pid=self.process.pid)
+        # "started", not "connected": nothing has answered yet (initialize will tell).
+        self.tap.note("started", f"spawned {self.command} (pid {self.process.pid})", pid=self.process.pid)
         self._stdout_task = asyncio.create_task(self._read_stdout(), name=f"stdio-stdout-{self.pid}")
         self._stderr_task = asyncio.create_task(self._read_stderr(), name=f"stdio-stderr-{self.pid}")
         self._watch_task = asyncio.create_task(self._watch(), name=f"stdio-watch-{self.pid}")
@@ -156,6 +157,10 @@ class StdioTransport(Transport):
         if self.cwd is not None and getattr(exc, "filename", None) == self.cwd:
             return f"cannot start {self.command!r}: working directory {self.cwd!r}: {getattr(exc, 'strerror', exc)}"
         if isinstance(exc, FileNotFoundError):
+            if any(c.isspace() for c in self.command.strip()):
+                # Saved before the server form split command lines, or set by hand (admin, API).
+                return (f"cannot start {self.command!r}: command not found (a whole command line? The program "
+                        "and its arguments go separately: saving the server's form splits it)")
             return f"cannot start {self.command!r}: command not found"
         if isinstance(exc, PermissionError):
             return f"cannot start {self.command!r}: not executable (permission denied)"

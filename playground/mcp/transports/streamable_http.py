@@ -52,7 +52,7 @@ class StreamableHttpTransport(HttpTransportBase):
 
     async def start(self) -> None:
         self._ensure_client()
-        self.tap.note("connected", f"Streamable HTTP endpoint {self._shown_url} (nothing is sent before the first frame)",
+        self.tap.note("transport", f"Streamable HTTP endpoint {self._shown_url} (nothing is sent before the first frame)",
                       url=self._shown_url)
 
     # sending -------------------------------------------------------------------------------

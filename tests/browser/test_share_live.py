@@ -1,0 +1,113 @@
+"""Live shares in Chromium: a share link of a live session streams to several logged-out viewers
+as it happens (read-only, secrets masked, marked Live), revoking the link disconnects them, and a
+share of an ended session is a Snapshot with no Following control."""
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from .helpers import EVERYTHING, LiveBrowserTestCase, peer_args
+
+ENV_SECRET = "s3cr3t-env-live-456"
+MASK = "••••"
+
+
+class LiveShareTests(LiveBrowserTestCase):
+
+    def share(self) -> str:
+        self.page.get_by_role("button", name="Share").click()
+        link = self.page.get_by_role("link", name="Share link")
+        expect(link).to_be_visible()
+        return link.get_attribute("href")
+
+    def viewer(self, href: str, width: int = 1440) -> tuple[Page, dict[str, list]]:
+        """The link in a fresh, logged-out context; records its sockets and their closing."""
+        context = self.browser.new_context(viewport={"width": width, "height": 900})
+        self.addCleanup(context.close)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: self.js_errors.append(f"viewer: {exc}"))
+        sockets: dict[str, list] = {"opened": [], "closed": [], "sent": []}
+
+        def on_socket(ws) -> None:
+            sockets["opened"].append(ws.url)
+            ws.on("close", lambda _ws: sockets["closed"].append(ws.url))
+            ws.on("framesent", lambda frame: sockets["sent"].append(frame))
+        page.on("websocket", on_socket)
+        page.goto(href)
+        expect(page.get_by_role("link", name="Add server")).to_have_count(0)      # not logged in
+        return page, sockets
+
+    def assert_acts_on_nothing(self, page: Page) -> None:
+        for selector in ("form", "[hx-ws\\:send]", "[hx-post]", "[hx-get]", "textarea"):
+            expect(page.locator(selector)).to_have_count(0)
+        for name in ("Call tool", "Share", "Disconnect", "Reconnect", "Ping", "Raw request", "Revoke", "Edit"):
+            expect(page.get_by_role("button", name=name, exact=True)).to_have_count(0)
+
+    def test_a_live_share_streams_to_viewers_masked_and_revoking_disconnects_them(self) -> None:
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("Peer with a token", command=command, args=args, env={"API_TOKEN": ENV_SECRET})
+        self.connect("echo")
+        href = self.share()
+        viewers = [self.viewer(href), self.viewer(href, width=800)]
+        for page, sockets in viewers:
+            expect(page.locator("#share-mode .mode-name")).to_have_text("Live")
+            expect(page.get_by_role("button", name="Following")).to_be_visible()
+            expect(self.transcript(page).locator('[data-method="tools/list"]')).to_have_count(1)
+            assert sockets["opened"] == [self.url(href.split(self.live_server_url)[-1]).replace("http", "ws", 1)
+                                         .replace("/share/", "/ws/share/")], sockets
+            self.assert_acts_on_nothing(page)
+
+        # The owner works; every viewer sees it as it happens, with the secret masked.
+        form = self.open_tool("echo")
+        form.get_by_label("text", exact=True).fill(f"the token is {ENV_SECRET}")
+        form.get_by_role("button", name="Call tool").click()
+        expect(self.result().locator("pre.text").first).to_have_text(f"the token is {ENV_SECRET}")
+        for page, _sockets in viewers:
+            _request, response = self.exchange("tools/call", page)
+            expect(response).to_contain_text(f"the token is {MASK}")
+            assert ENV_SECRET not in page.content()
+        self.shot("1-viewer-live-1440", viewers[0][0])
+        self.shot("1-viewer-live-800", viewers[1][0])
+        self.shot("1-owner")
+
+        # Revoked: the viewers' sockets close, and their pages say so (keeping what they had).
+        self.page.locator("#share-area").get_by_role("button", name="Revoke").click()
+        for page, sockets in viewers:
+            expect(page.locator("#share-mode .mode-name")).to_have_text("Revoked")
+            expect(page.get_by_text("This share link was revoked.")).to_be_visible()
+            page.wait_for_function("() => true")        # (a turn of the page's loop: the close event is in)
+            assert sockets["closed"] == sockets["opened"], sockets
+            assert sockets["sent"] == [], sockets["sent"]                  # a viewer never sent a thing
+            expect(self.transcript(page).locator('[data-method="tools/call"]')).to_have_count(1)
+        self.shot("2-viewer-revoked", viewers[0][0])
+        assert viewers[0][0].goto(href).status == 404
+        self.assert_no_js_errors()
+
+    def test_an_ended_sessions_share_is_a_snapshot(self) -> None:
+        self.log_in()
+        self.add_server("Everything", command=str(EVERYTHING), args=["stdio"])
+        self.connect("echo")
+        watching, sockets = self.viewer(self.share())
+        expect(watching.locator("#share-mode .mode-name")).to_have_text("Live")
+        self.page.get_by_role("button", name="Disconnect").click()
+        expect(self.page.get_by_role("status")).to_have_text("ended")
+        # The page that was watching turns into the snapshot it now is.
+        expect(watching.locator("#share-mode .mode-name")).to_have_text("Snapshot")
+        expect(watching.get_by_role("status")).to_have_text("ended")
+        expect(self.transcript(watching).locator('[data-method="closed"]')).to_have_count(1)
+
+        # A share made now, of the ended session: a snapshot from the start, no socket, no Following.
+        page, sockets = self.viewer(self.share())
+        expect(page.locator("#share-mode .mode-name")).to_have_text("Snapshot")
+        expect(page.get_by_role("status")).to_have_text("ended")
+        expect(self.transcript(page).locator('[data-method="tools/list"]').first).to_be_attached()
+        expect(page.get_by_role("button", name="Following")).to_have_count(0)
+        expect(page.locator("[hx-ws\\:connect]")).to_have_count(0)
+        page.wait_for_load_state("networkidle")
+        assert sockets["opened"] == [], sockets
+        self.assert_acts_on_nothing(page)
+        self.shot("1-snapshot", page)
+        assert re.search(r"session \d{4}-\d{2}-\d{2}", page.locator("h1").text_content())
+        self.assert_no_js_errors()

@@ -1,0 +1,170 @@
+"""A live session's share link streams to any number of viewers: read-only (nothing a viewer
+sends acts), redacted for a share (header and env secrets masked, which the owner's tab shows),
+the replay-then-follow path of the owner's tab; revoking the link closes its viewers' sockets;
+a share of an ended session is a snapshot."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+
+from playground.sessions.live import WORKERS
+from playground.sessions.routing import websocket_urlpatterns
+from playground.sessions.share_live import CLOSE_ENDED, CLOSE_GONE
+from playground.sessions.worker import start_session
+from playground.transcripts.models import Event, ShareLink
+from tests.conftest import PEERS
+from tests.sessions.test_live import communicator, make_user_and_server, receive_until, stop_all
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SECRET = "s3cr3t-env-value-789"
+MASK = "••••"
+
+
+def viewer(token: str) -> WebsocketCommunicator:
+    return WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/share/{token}/")
+
+
+async def share(session, user) -> ShareLink:
+    return await database_sync_to_async(ShareLink.objects.create)(session=session, created_by=user)
+
+
+async def call_echo(owner: WebsocketCommunicator, text: str) -> None:
+    await owner.send_to(text_data=json.dumps({"action": "call_tool", "name": "echo", "args.text": text}))
+
+
+REPLY = re.compile(r'<details class="ev ev-recv[^"]*" id="ev-\d+" data-dir="recv" data-method="result" '
+                   r'data-reply-to="\d+">(?:(?!</details>\n</details>).)*plain text.*?</details>\n</details>', re.S)
+
+
+async def reply_line(comm: WebsocketCommunicator) -> str:
+    """The transcript line of the echo's response, as this tab received it."""
+    seen = ""
+    async with asyncio.timeout(20):
+        while not (found := REPLY.search(seen)):
+            seen += await comm.receive_from(20)
+    return found.group(0)
+
+
+async def closed_with(comm: WebsocketCommunicator, timeout: float = 10) -> int:
+    """Read until the socket closes; its close code."""
+    async with asyncio.timeout(timeout):
+        while True:
+            output = await comm.output_queue.get()
+            if output["type"] == "websocket.close":
+                return output.get("code")
+
+
+async def test_viewers_follow_live_redacted_and_cannot_act():
+    user, server = await make_user_and_server(env={"API_TOKEN": SECRET})
+    session = await start_session(server, user)
+    owner = communicator(session.pk, user)
+    viewers = []
+    try:
+        await owner.connect()
+        await receive_until(owner, 'id="catalogue"')
+        link = await share(session, user)
+        for _ in range(2):
+            v = viewer(link.token)
+            assert (await v.connect())[0]
+            viewers.append(v)
+            replay = await receive_until(v, 'id="transcript-lines" hx-swap-oob="innerHTML"', 'id="session-state"')
+            assert "initialize" in replay and "tools/list" in replay
+        worker = WORKERS[session.pk]
+        assert len(worker.share_viewers) == 2 and worker._share_redactor   # rendered once more: env secrets
+
+        await call_echo(owner, f"the token is {SECRET}")
+        await receive_until(owner, f"the token is {SECRET}", 'data-method="tools/call"')   # the owner's, unmasked
+        for v in viewers:        # live, without a reload, and masked
+            seen = await receive_until(v, f"the token is {MASK}", 'data-method="tools/call"')
+            assert SECRET not in seen and 'id="catalogue"' not in seen and 'aria-label="Result"' not in seen
+
+        # Whatever a viewer sends is ignored: no call, no disconnect, no command to the worker.
+        calls = await database_sync_to_async(Event.objects.filter(session=session, method="tools/call").count)()
+        for action in ({"action": "call_tool", "name": "echo", "args.text": "from a viewer"},
+                       {"action": "disconnect"}, {"action": "raw", "frame": '{"jsonrpc":"2.0","id":99,"method":"ping"}'},
+                       {"command": "disconnect"}):
+            await viewers[0].send_to(text_data=json.dumps(action))
+        await call_echo(owner, "after the viewer's attempts")
+        await receive_until(viewers[1], "after the viewer&#x27;s attempts")
+        assert await database_sync_to_async(Event.objects.filter(session=session, method="tools/call").count)() \
+            == calls + 1          # the owner's second call; nothing of the viewer's
+        rows = await database_sync_to_async(lambda: list(Event.objects.filter(session=session)
+                                                         .values_list("data", flat=True)))()
+        assert session.pk in WORKERS and "from a viewer" not in json.dumps(rows)
+
+        # Revoking the link closes every viewer's socket, with a code the page does not reconnect on.
+        browser = Client()
+        await database_sync_to_async(browser.force_login)(user)
+        await database_sync_to_async(browser.post)(f"/share/{link.token}/revoke/")
+        for v in viewers:
+            await receive_until(v, "Revoked", "This share link was revoked.")
+            assert await closed_with(v) == CLOSE_GONE
+        async with asyncio.timeout(10):
+            while worker.share_viewers:          # their leaving reached the worker: no more share rendering
+                await asyncio.sleep(0.01)
+        # A revoked link's socket gets the same answer, and nothing of the session.
+        late = viewer(link.token)
+        await late.connect()
+        assert "transcript-lines" not in await receive_until(late, "Revoked")
+        assert await closed_with(late) == CLOSE_GONE
+    finally:
+        for v in viewers:
+            await v.disconnect()
+        await owner.disconnect()
+        await stop_all()
+
+
+async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_end_is_a_snapshot():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    owner = communicator(session.pk, user)
+    try:
+        await owner.connect()
+        await receive_until(owner, 'id="catalogue"')
+        link = await share(session, user)
+        v = viewer(link.token)
+        await v.connect()
+        await receive_until(v, 'id="session-state"')
+        assert not WORKERS[session.pk]._share_redactor
+        await call_echo(owner, "plain text")
+        assert await reply_line(v) == await reply_line(owner)         # the same line, rendered once
+        await owner.send_to(text_data=json.dumps({"action": "disconnect"}))
+        ended = await receive_until(v, "status-ended", "Snapshot")
+        assert "status-ended" in ended
+        assert await closed_with(v) == CLOSE_ENDED
+        # A viewer of the ended session gets the snapshot and the socket closes.
+        snap = viewer(link.token)
+        await snap.connect()
+        seen = await receive_until(snap, 'id="transcript-lines"', "Snapshot")
+        assert "plain text" in seen
+        assert await closed_with(snap) == CLOSE_ENDED
+        page = (await database_sync_to_async(Client().get)(f"/share/{link.token}/")).content.decode()
+        assert "hx-ws:connect" not in page and "data-follow" not in page and ">Snapshot<" in page
+    finally:
+        await owner.disconnect()
+        await stop_all()
+
+
+async def test_a_live_share_page_connects_and_says_live(settings):
+    user, server = await make_user_and_server(command=sys.executable, args=[str(PEERS / "sdk_server.py"), "stdio"])
+    session = await start_session(server, user)
+    try:
+        owner = communicator(session.pk, user)
+        await owner.connect()
+        await receive_until(owner, 'id="catalogue"')
+        await owner.disconnect()
+        link = await share(session, user)
+        page = (await database_sync_to_async(Client().get)(f"/share/{link.token}/")).content.decode()
+        assert f'hx-ws:connect="/ws/share/{link.token}/"' in page and ">Live<" in page and "data-follow" in page
+        assert "hx-ws:send" not in page and "<form" not in page.split("</header>")[1]
+    finally:
+        await stop_all()
