@@ -137,17 +137,17 @@ def _rounds(rounds: list[dict[str, Any]]) -> str:
     return f'<ol class="rounds" aria-label="Input rounds">{"".join(items)}</ol>'
 
 
-def _task(task: dict[str, Any] | None, actions: list[tuple[str, str]]) -> str:
+def _task(task: dict[str, Any] | None, created: bool) -> str:
+    """A task in a Result (a CreateTaskResult, a tasks/get or tasks/cancel answer); its card, above,
+    follows it and has its actions."""
     if not task:
         return ""
     poll = f' <span class="dim">poll every {_e(task["poll"])} ms</span>' if task.get("poll") else ""
-    forms = "".join(
-        f'<form hx-ws:send class="inline"><input type="hidden" name="action" value="{_e(action)}">'
-        f'<input type="hidden" name="task_id" value="{_e(task["id"])}">'
-        f'<button type="submit" class="small">{_e(label)}</button></form> ' for action, label in actions)
+    where = ('\n    <p class="dim">Its card above follows it (tasks/get at the server\'s pace) and fetches its '
+             "result when it needs input or ends.</p>") if created else ""
     return (f'<div class="task" role="group" aria-label="Task">\n    <p>task <code>{_e(task["id"])}</code> '
             f'<span class="badge task-{_e(task["status"])}">{_e(task["status"])}</span> {_e(task["message"])}{poll}'
-            f'</p>\n    {forms}\n  </div>')
+            f"</p>{where}\n  </div>")
 
 
 def _structured(d: dict[str, Any]) -> str:
@@ -183,7 +183,7 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
     out.append(_url_elicitations(d.get("url_elicitations") or []))
     if d.get("description"):
         out.append(f'  <p class="desc">{_e(d["description"])}</p>\n')
-    out.append(f"  {_rounds(d.get('rounds') or [])}{_task(d.get('task'), d.get('task_actions') or [])}\n  ")
+    out.append(f"  {_rounds(d.get('rounds') or [])}{_task(d.get('task'), outcome.get('command') == 'call_tool')}\n  ")
     out.extend(content_html(item) for item in d.get("items") or [])
     out.extend(content_html(item) for item in d.get("contents") or [])
     out.extend(f'<div class="prompt-message"><span class="role">{_e(m["role"])}</span>{content_html(m["item"])}</div>'

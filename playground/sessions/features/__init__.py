@@ -18,11 +18,12 @@ from .oauth import Authorization
 from .roots import Roots
 from .server_requests import ServerRequests
 from .subscriptions import Subscriptions
+from .tasks import Tasks
 from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Authorization,
+    ServerRequests, Tasks, Authorization,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}
