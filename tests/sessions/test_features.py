@@ -106,6 +106,14 @@ async def test_legacy_elicitation_template_cancel_and_malformed_frame():
         # params that are not JSON are refused (the exact frame is the place for broken text).
         await send(comm, action="raw", method="tools/list", params="{")
         assert "params is not valid JSON" in await receive_until(comm, 'id="raw-errors"')
+        # The error box goes once a request goes out, an exact frame as well.
+        await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": "again", "method": "ping"}')
+        await receive_fragment(comm, '<div id="raw-errors" hx-swap-oob="innerHTML"></div>')
+        # A prompt form's notice, likewise.
+        await send(comm, action="get_prompt", name="review", **{f"args.a{i}": "x" for i in range(2001)})
+        assert "Not sent: the form has 2001 fields" in await receive_fragment(comm, 'id="notices"')
+        await send(comm, action="get_prompt", name="review", **{"args.code": "print(1)"})
+        await receive_fragment(comm, '<div id="notices" hx-swap-oob="innerHTML"></div>')
     finally:
         await comm.disconnect()
         await stop_all()
