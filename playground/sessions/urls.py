@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, workspace
 
 app_name = "sessions"
 
@@ -11,6 +11,8 @@ urlpatterns = [
     path("sessions/<int:pk>/prompt/", views.prompt_form, name="prompt_form"),
     path("sessions/<int:pk>/template/", views.template_form, name="template_form"),
     path("sessions/<int:pk>/raw/", views.raw_form, name="raw_form"),
+    path("sessions/<int:pk>/resource/", workspace.resource_view, name="resource_view"),
+    path("sessions/<int:pk>/tool/fields/", workspace.tool_fields, name="tool_fields"),
     path("sessions/<int:pk>/share/", views.share, name="share"),
     path("sessions/<int:pk>/export.jsonl", views.export_jsonl, name="export_jsonl"),
     path("sessions/<int:pk>/export.json", views.export_json, name="export_json"),

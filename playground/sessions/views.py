@@ -85,7 +85,7 @@ def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
     execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
     task_support = execution.get("taskSupport") if _server_tasks_tools(session) else None
     return render(request, "sessions/tool_form.html", {
-        "tool": tool, "form_html": render_form(schema, prefix="args"),
+        "tool": tool, "form_html": render_form(schema, prefix="args"), "session_id": session.pk,
         "task_support": task_support if task_support in ("optional", "required") else None,
         "schema_json": json.dumps(schema), "input_schema_pretty": json.dumps(schema, indent=2, ensure_ascii=False),
         "output_schema_json": json.dumps(tool.get("outputSchema"), indent=2, ensure_ascii=False),
