@@ -195,3 +195,62 @@ async def test_a_raw_request_waits_for_the_person_too():
     assert not waiting.done()
     t.deliver({"jsonrpc": "2.0", "id": "mine", "result": {"ok": True}})
     assert await waiting == {"ok": True}
+
+
+# The SDK peer, for real, over each transport ---------------------------------------------------
+
+PEER_TIMEOUT = 0.5          # the call's; the person answers after three times that
+
+
+@pytest.fixture(scope="module")
+def peer_urls():
+    """The SDK peer over Streamable HTTP and over HTTP+SSE (stdio is started per test)."""
+    import sys
+
+    from .http_peers import ROOT, free_port, start_peer, stop_peer
+    procs, urls = [], {}
+    for mode, path in (("http", "/mcp"), ("sse", "/sse")):
+        port = free_port()
+        procs.append(start_peer([sys.executable, str(ROOT / "tests" / "peers" / "sdk_server.py"), mode, str(port)], port))
+        urls[mode] = f"http://127.0.0.1:{port}{path}"
+    yield urls
+    for proc in procs:
+        stop_peer(proc)
+
+
+class SlowName(SlowPerson):
+    async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.asked.append((method, CALLER.get()))
+        await asyncio.sleep(3 * PEER_TIMEOUT)
+        return {"action": "accept", "content": {"name": "Ada"}}
+
+
+@pytest.mark.parametrize("transport,era,tool", [("stdio", "legacy", "ask_name"), ("http", "legacy", "ask_name"),
+                                                ("sse", "legacy", "ask_name"), ("http", "modern", "greet")])
+async def test_the_sdk_peer_gets_a_slow_answer_over_every_transport(peer_urls, transport, era, tool):
+    """stdio and HTTP+SSE cannot tell which call an elicitation belongs to, Streamable HTTP
+    can (the call's stream), the modern era asks in an input round: the call waits in each."""
+    import sys
+
+    from playground.mcp.config import ServerConfig
+    from playground.mcp.connect import open_client
+
+    from .http_peers import ROOT
+    if transport == "stdio":
+        config = ServerConfig(transport="stdio", command=sys.executable,
+                              args=[str(ROOT / "tests" / "peers" / "sdk_server.py"), "stdio"], era=era)
+    else:
+        config = ServerConfig(transport="http" if transport == "http" else "sse", url=peer_urls[transport], era=era)
+    tap = Tap()
+    events: list[Any] = []
+    tap.subscribe(events.append)
+    person = SlowName()
+    client = await open_client(config, tap=tap, responder=person)
+    try:
+        CALLER.set("the call")
+        result = await client.call_tool(tool, {}, timeout=PEER_TIMEOUT)
+        assert result["content"][0]["text"] == "Hello, Ada!"
+        assert not any(e.kind == "timeout" for e in events)
+        assert person.asked == [("elicitation/create", "the call")]
+    finally:
+        await client.close()
