@@ -149,8 +149,10 @@
       jsonBox(form).value = saved.text;
       showMode(form, "json");
     } else if (saved && saved.args && typeof saved.args === "object") {
+      let typed = false;                 // what the person types meanwhile wins over what is restored
+      form.addEventListener("input", () => { typed = true; }, { once: true });
       const got = await renderFields(form, saved.args);
-      if (got.ok && form.isConnected) fields(form).innerHTML = got.html;
+      if (got.ok && form.isConnected && !typed) fields(form).innerHTML = got.html;
     }
     if (!form.isConnected) return;
     preview(form);
@@ -227,9 +229,21 @@
   }
   function watchWorkspace() {
     const ws = workspace();
-    if (!ws || ws._watched) return;
-    ws._watched = true;
-    new MutationObserver(workspaceChanged).observe(ws, { childList: true });
+    if (ws && !ws._watched) {
+      ws._watched = true;
+      new MutationObserver(workspaceChanged).observe(ws, { childList: true });
+      new MutationObserver((records) => {                          // suggestions came for a field
+        for (const r of records) r.addedNodes.forEach((n) => {
+          const input = n.nodeType === 1 && n.matches("[data-suggestions]") && document.getElementById(n.id.replace(/^sugg-/, ""));
+          if (input) syncCombobox(input);
+        });
+      }).observe(ws, { childList: true, subtree: true });
+    }
+    const column = document.querySelector(".catalogue-col");        // a new catalogue (a refresh)
+    if (column && !column._watched) {
+      column._watched = true;
+      new MutationObserver(markCurrent).observe(column, { childList: true });
+    }
   }
 
   // --- completion as an ARIA combobox -------------------------------------------------------
@@ -246,7 +260,6 @@
     input.setAttribute("aria-controls", list ? list.id : "sugg-" + input.id);
     input.removeAttribute("aria-activedescendant");
   }
-  function syncComboboxes() { document.querySelectorAll("#workspace [role=combobox]").forEach(syncCombobox); }
   function setActive(input, index) {
     const opts = options(input);
     opts.forEach((o, i) => { o.setAttribute("aria-selected", String(i === index)); o.classList.toggle("active", i === index); });
@@ -363,7 +376,6 @@
     const input = box && document.getElementById(box.id.replace(/^sugg-/, ""));
     if (input) pick(input, option);
   });
-  document.addEventListener("htmx:after:swap", () => { syncComboboxes(); markCurrent(); watchWorkspace(); });
   function start() { watchWorkspace(); markCurrent(); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
 })();
