@@ -145,7 +145,7 @@ async def test_polling_stops_after_failures_or_at_once_when_the_task_is_gone() -
     assert len(server.gets) == tasks_module.MAX_FAILURES
     assert "polling stopped after 3 failed polls" in cards(session)[-1]
     assert 'role="alert"' in cards(session)[-1]
-    # "Poll now" starts it again; a success clears the error.
+    # "Poll status" starts it again; a success clears the error.
     await feature.handle({"command": "task_poll", "key": "t1"})
     await until(lambda: len(server.gets) > tasks_module.MAX_FAILURES)
     await until(lambda: "polled every" in cards(session)[-1])
