@@ -538,8 +538,9 @@ class McpClient:
         task_id = jsonrpc.member(meta, META_RELATED_TASK).get("taskId")
         if isinstance(task_id, str):
             about = [p for p in live if p.task_id == task_id]
-            if about:
-                return about
+            results = [p for p in about if p.method == "tasks/result"]   # (not a tasks/get poll meanwhile)
+            if results or about:
+                return results or about
         sending = self._pending.get(_SENDING.get() or "")
         if sending is not None and not sending.future.done():
             return [sending]

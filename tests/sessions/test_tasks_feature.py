@@ -94,7 +94,8 @@ async def test_a_status_notification_updates_the_card_and_input_required_calls_t
     server = TaskServer("working", poll_ms=60_000)            # polls a minute apart: only the notification counts
     session, feature = start(server)
     feature.on_notification({"method": "notifications/tasks/status", "params": task("input_required", 60_000)})
-    assert session.calls == [{"command": "task_result", "task_id": "T", "name": "T"}]   # no click, no poll
+    # No click, no poll; it waits for the task's end, however long (the card polls meanwhile).
+    assert session.calls == [{"command": "task_result", "task_id": "T", "name": "T", "timeout": float("inf")}]
     assert server.gets == []
     await until(lambda: any('data-status="input_required"' in c for c in cards(session)))
     assert "the server's questions come with it" in cards(session)[-1]

@@ -145,8 +145,12 @@ class Tasks(Feature):
         if (followed.status in FETCH_AT and followed.result_call is None and not followed.result_fetched
                 and followed.auto_results < MAX_AUTO_RESULTS and followed.key in self.followed):
             followed.auto_results += 1
-            followed.result_call = self.ctx.call({"command": "task_result", "task_id": followed.task_id,
-                                                  "name": followed.task_id})
+            command: Command = {"command": "task_result", "task_id": followed.task_id, "name": followed.task_id}
+            if followed.status == "input_required":
+                # tasks/result answers once the task has ended, however long that takes; the card
+                # keeps polling meanwhile, and the call can be cancelled.
+                command["timeout"] = float("inf")
+            followed.result_call = self.ctx.call(command)
 
     # Polling -------------------------------------------------------------------------------
 
