@@ -109,7 +109,13 @@
   async function switchMode(form, mode) {
     if (mode === "json") {
       if (!form.querySelector("[data-json-fields]").hidden) return;     // the editor is already there
-      jsonBox(form).value = JSON.stringify(collect(form), null, 2);
+      const read = window.schemaForms ? window.schemaForms.collectDetailed(fields(form)) : { arguments: {}, errors: [] };
+      if (read.errors.length) {          // a field the JSON could not carry as typed
+        showMode(form, "form");
+        jsonError(form, "Not switched: " + read.errors.join("; ") + ". Fix it to go to JSON; the form is kept.");
+        return;
+      }
+      jsonBox(form).value = JSON.stringify(read.arguments, null, 2);
       jsonError(form, "");
       showMode(form, "json");
     } else {
@@ -342,8 +348,12 @@
     if (!el.closest) return;
     const tool = el.closest("#tool-form");
     if (tool) {
-      if (el.matches("[name=arguments_json]") && tool.querySelector("[data-json-error] *")) {
-        try { JSON.parse(el.value || "{}"); jsonError(tool, ""); } catch (err) { /* still broken: keep saying so */ }
+      if (tool.querySelector("[data-json-error] *")) {          // the switch's error: gone once fixed
+        if (inJson(tool)) {
+          try { JSON.parse(jsonBox(tool).value || "{}"); jsonError(tool, ""); } catch (err) { /* still broken */ }
+        } else if (!window.schemaForms.collectDetailed(fields(tool)).errors.length) {
+          jsonError(tool, "");
+        }
       }
       rememberTool(tool);
       preview(tool);

@@ -133,6 +133,7 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         expect(card).to_have_attribute("data-status", "completed")
         expect(card).to_contain_text("not polling")
         expect(card.get_by_role("button", name="Cancel task")).to_have_count(0)
+        card.scroll_into_view_if_needed()
         self.shot("2-task-done")
         log = self.transcript()
         polls = log.locator('.ev-send[data-method="tasks/get"]')
