@@ -150,7 +150,9 @@
     preview(form);
   }
   async function openTool(form) {
-    const saved = load("tool:" + form.dataset.tool);
+    // A form the server filled (Edit and resend: data-prefilled) shows those values, not the remembered ones.
+    const saved = form.hasAttribute("data-prefilled") ? null : load("tool:" + form.dataset.tool);
+    if (form.hasAttribute("data-prefilled")) rememberTool(form);
     if (saved && saved.mode === "json" && typeof saved.text === "string") {
       jsonBox(form).value = saved.text;
       showMode(form, "json");
