@@ -3,6 +3,8 @@
  * Markup: <button type="button" data-copy="#some-id">Copy</button> copies the text of the
  * element the selector names (a <textarea>/<input> gives its value); data-copy-text="..."
  * copies that literal text instead; data-copy="closest:.line" looks up from the button.
+ * A source element with data-copy-more="id" has the rest of its text in that element (a long
+ * text sent in pieces): it is copied too.
  * The button keeps its accessible name "Copy"; success is shown by a class and a status
  * message for screen readers, so tests and people can tell it worked.
  */
@@ -22,7 +24,9 @@
     }
     if (!el) return null;
     if ("value" in el && (el.tagName === "TEXTAREA" || el.tagName === "INPUT")) return el.value;
-    return el.getAttribute("data-copy-value") !== null ? el.getAttribute("data-copy-value") : el.textContent;
+    if (el.getAttribute("data-copy-value") !== null) return el.getAttribute("data-copy-value");
+    var rest = el.hasAttribute("data-copy-more") ? document.getElementById(el.getAttribute("data-copy-more")) : null;
+    return el.textContent + (rest ? rest.textContent : "");
   }
 
   function fallback(text) {

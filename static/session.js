@@ -1,6 +1,6 @@
 // The session page's small behaviours htmx cannot do: transcript follow/filter/window,
-// catalogue search, the Form ⇄ JSON toggle with a live params preview, and answers to
-// server requests (built as JSON and sent through the page's websocket form).
+// catalogue search, and answers to server requests (built as JSON and sent through the page's
+// websocket form). The workspace (forms, completion, keyboard) is workspace.js's.
 (function () {
   "use strict";
   // Lines kept in the DOM (PLAYGROUND_PAGE_KEEP_LINES, on the element); the database keeps everything.
@@ -116,21 +116,12 @@
       const q = el.value.trim().toLowerCase();
       document.querySelectorAll("#catalogue li[data-search]").forEach((li) => { li.hidden = q && !li.dataset.search.includes(q); });
     }
-    const form = el.closest && el.closest("#tool-form");
-    if (form) preview(form);
-    if (el.matches("[data-complete]")) scheduleCompletion(el);
-  });
-  document.addEventListener("focusin", (e) => {
-    if (e.target.matches && e.target.matches("[data-complete]")) scheduleCompletion(e.target);
   });
   document.addEventListener("change", (e) => {
     const el = e.target;
     if (el.matches("[data-dir-filter]")) refilter();
     if (el.matches("[data-auto-refresh]")) el.closest("form").requestSubmit();
     if (el.matches("[data-session-timeout]") && el.checkValidity()) el.closest("form").requestSubmit();
-    if (el.matches("[data-mode]")) switchMode(el.closest("form"), el.value);
-    const form = el.closest && el.closest("#tool-form");
-    if (form) preview(form);
   });
   document.addEventListener("click", (e) => {
     const b = e.target.closest("button");
@@ -138,37 +129,7 @@
     if (b.matches("[data-follow]")) setFollowing(!following);
     if (b.matches("[data-elicit-action]")) answerElicitation(b);
     if (b.matches("[data-sampling-action]")) answerSampling(b);
-    if (b.matches("[data-suggest]")) useSuggestion(b);
-    const form = b.closest("#tool-form");
-    if (form) setTimeout(() => preview(form), 0);
   });
-
-  // --- tool form: Form ⇄ JSON and the params preview -----------------------------
-  function collectArgs(form) {
-    if (form.querySelector("[data-mode][value=json]:checked")) {
-      try { return JSON.parse(form.querySelector("[name=arguments_json]").value || "{}"); }
-      catch (err) { return { "(invalid JSON)": String(err.message) }; }
-    }
-    return window.schemaForms ? window.schemaForms.collect(form.querySelector("[data-form-fields]") || form, "args") : {};
-  }
-  function preview(form) {
-    const out = document.querySelector("[data-params-preview]");
-    if (!out) return;
-    out.textContent = JSON.stringify({ name: form.dataset.tool, arguments: collectArgs(form) }, null, 2);
-  }
-  function switchMode(form, mode) {
-    if (!form) return;
-    const fields = form.querySelector("[data-form-fields]");
-    const json = form.querySelector("[data-json-fields]");
-    if (mode === "json") {
-      const args = window.schemaForms ? window.schemaForms.collect(fields, "args") : {};
-      form.querySelector("[name=arguments_json]").value = JSON.stringify(args, null, 2);
-    }
-    fields.hidden = mode === "json";
-    json.hidden = mode !== "json";
-    fields.querySelectorAll("input, select, textarea").forEach((i) => { i.disabled = mode === "json"; });
-    preview(form);
-  }
 
   // --- server requests ----------------------------------------------------------------
   function sendAnswer(key, result, reject) {
@@ -201,40 +162,6 @@
     sendAnswer(form.dataset.key, { role: v("role"), content: { type: "text", text: v("text") }, model: v("model"), stopReason: v("stopReason") });
   }
 
-  // --- completion/complete as the user types (debounced; the answer is an OOB fragment) ---
-  const COMPLETE_DELAY_MS = 250;
-  const timers = new WeakMap();
-  function scheduleCompletion(input) {
-    clearTimeout(timers.get(input));
-    timers.set(input, setTimeout(() => requestCompletion(input), COMPLETE_DELAY_MS));
-  }
-  function requestCompletion(input) {
-    const form = document.getElementById("complete-form");
-    if (!form || !input.isConnected) return;
-    const context = {};
-    const owner = input.closest("form");
-    if (owner) owner.querySelectorAll("[data-complete]").forEach((other) => {
-      if (other !== input && other.value !== "") context[other.dataset.argument] = other.value;
-    });
-    const set = (n, v) => { form.querySelector(`[name=${n}]`).value = v; };
-    set("ref_type", input.dataset.complete);
-    set("ref", input.dataset.ref);
-    set("argument", input.dataset.argument);
-    set("value", input.value);
-    set("context", JSON.stringify(context));
-    set("target", "sugg-" + input.id);
-    form.requestSubmit();
-  }
-  function useSuggestion(button) {
-    const box = button.closest("[data-suggestions]");
-    const input = box && document.getElementById(box.id.replace(/^sugg-/, ""));
-    if (!input) return;
-    input.value = button.dataset.suggest;
-    box.replaceChildren();
-    input.focus();
-    clearTimeout(timers.get(input));   // focusing asked again: the pick is the answer, not a new question
-  }
-
   // --- elapsed time of calls in flight ------------------------------------------------
   setInterval(() => {
     document.querySelectorAll(".inflight [data-started]").forEach((el) => {
@@ -251,7 +178,7 @@
     });
   }
 
-  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncLogLevel(); syncSubscriptions(); markAsking(); const f = document.getElementById("tool-form"); if (f) preview(f); });
+  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncLogLevel(); syncSubscriptions(); markAsking(); });
   document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); watchRequests(); refilter(); });
   if (document.readyState !== "loading") { watchTranscript(); watchResult(); watchRequests(); }
 })();

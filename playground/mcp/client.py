@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+import contextvars
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,10 +37,13 @@ META_INFO = META_PREFIX + "clientInfo"
 META_LOG_LEVEL = META_PREFIX + "logLevel"
 META_SERVER_INFO = META_PREFIX + "serverInfo"
 META_SUBSCRIPTION = META_PREFIX + "subscriptionId"
+META_RELATED_TASK = META_PREFIX + "related-task"
 
 # Methods whose result may be `input_required` (MRTR).
 MRTR_METHODS = frozenset({"tools/call", "resources/read", "prompts/get"})
 MAX_INPUT_ROUNDS = 10
+# Requests about one task: a server request related to that task (`related-task`) is caused by them.
+_TASK_METHODS = frozenset({"tasks/result", "tasks/get"})
 
 
 class RequestTimeout(Exception):
@@ -64,6 +68,12 @@ NotificationListener = Callable[[dict[str, Any]], None]
 InputRequiredListener = Callable[[str, int, dict[str, Any]], None]
 
 
+# The request a coroutine is sending: the tasks a transport starts while sending it (a Streamable
+# HTTP POST's stream reader) inherit it, so a server request arriving on that stream is known to
+# be caused by that request.
+_SENDING: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_sending", default=None)
+
+
 @dataclass
 class _Pending:
     method: str
@@ -72,6 +82,13 @@ class _Pending:
     on_progress: ProgressCallback | None = None
     progress_token: Any = None
     deadline: float = 0.0
+    task_id: str | None = None                     # tasks/get, tasks/result: the task it is about
+    context: contextvars.Context | None = None     # the requester's, to answer its server requests in
+    # Server requests this request caused that still wait for an answer (a person's, often): its
+    # timeout does not run meanwhile, and starts afresh once the last is answered.
+    paused: int = 0
+    resumed: asyncio.Future[None] | None = None
+    paused_past_deadline: bool = False
 
 
 @dataclass
@@ -303,22 +320,46 @@ class McpClient:
             raise ValueError(f"id {request_id!r} is already in use by a request in flight")
         loop = asyncio.get_running_loop()
         limit = self.timeout if timeout is None else timeout
-        pending = _Pending(method="(raw)", future=loop.create_future(), timeout=limit, deadline=loop.time() + limit)
+        pending = _Pending(method="(raw)", future=loop.create_future(), timeout=limit, deadline=loop.time() + limit,
+                           context=contextvars.copy_context())
         self._pending[key] = pending
         try:
-            await self.transport.send(frame)
+            sending = _SENDING.set(key)
             try:
-                async with asyncio.timeout(limit):
-                    message = await pending.future
-            except TimeoutError:
+                await self.transport.send(frame)
+            finally:
+                _SENDING.reset(sending)
+            if not await self._wait(pending):
                 self.tap.note("timeout", f"raw request (id {request_id}) got no response within {limit:g} s",
                               request_id=request_id)
-                raise RequestTimeout("raw request", request_id, limit) from None
+                raise RequestTimeout("raw request", request_id, limit)
         finally:
             self._pending.pop(key, None)
+        message = pending.future.result()
         if "error" in message:
             raise JsonRpcError.from_error(message["error"])
         return message.get("result")
+
+    async def _wait(self, pending: _Pending) -> bool:
+        """Wait for the response: True once it is there, False when the timeout ran out. Progress
+        moves the deadline; the clock stops while a person is authorizing, or answering a server
+        request this request caused (see `_pause`)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            if pending.paused and pending.resumed is not None:
+                await asyncio.wait({pending.future, pending.resumed}, return_when=asyncio.FIRST_COMPLETED)
+                if pending.future.done():
+                    return True
+                continue
+            remaining = pending.deadline - loop.time()
+            if remaining <= 0 and self.transport.waiting_on_user():
+                pending.deadline = loop.time() + pending.timeout   # a person is authorizing: wait for them
+                continue
+            if remaining <= 0:
+                return pending.future.done()
+            done, _ = await asyncio.wait({pending.future}, timeout=None if remaining == float("inf") else remaining)
+            if done:
+                return True
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
                       timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Any:
@@ -372,28 +413,27 @@ class McpClient:
         sent_params = self._with_meta(params, token)
         loop = asyncio.get_running_loop()
         limit = self.timeout if timeout is None else timeout
+        task_id = params.get("taskId") if method in _TASK_METHODS and isinstance(params, dict) else None
         pending = _Pending(method=method, future=loop.create_future(), timeout=limit,
-                           on_progress=on_progress, progress_token=token, deadline=loop.time() + limit)
+                           on_progress=on_progress, progress_token=token, deadline=loop.time() + limit,
+                           task_id=task_id if isinstance(task_id, str) else None,
+                           context=contextvars.copy_context())
         key = jsonrpc.id_key(request_id)
         self._pending[key] = pending
         if token is not None:
             self._by_token[jsonrpc.id_key(token)] = pending
         try:
-            await self.transport.send(jsonrpc.request(request_id, method, sent_params),
-                                      headers=self._extra_headers(method, sent_params))
-            while True:
-                remaining = pending.deadline - loop.time()
-                if remaining <= 0 and self.transport.waiting_on_user():
-                    pending.deadline = loop.time() + limit   # a person is authorizing: wait for them
-                    continue
-                if remaining <= 0:
-                    how = await self._cancel_request(request_id, f"timed out after {limit:g} s", method, note=False)
-                    self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; {how}",
-                                  request_id=request_id, method=method)
-                    raise RequestTimeout(method, request_id, limit)
-                done, _ = await asyncio.wait({pending.future}, timeout=None if remaining == float("inf") else remaining)
-                if done:
-                    break
+            sending = _SENDING.set(key)
+            try:
+                await self.transport.send(jsonrpc.request(request_id, method, sent_params),
+                                          headers=self._extra_headers(method, sent_params))
+            finally:
+                _SENDING.reset(sending)
+            if not await self._wait(pending):
+                how = await self._cancel_request(request_id, f"timed out after {limit:g} s", method, note=False)
+                self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; {how}",
+                              request_id=request_id, method=method)
+                raise RequestTimeout(method, request_id, limit)
         except asyncio.CancelledError:
             # The caller gave up (Cancel button, task cancelled): tell the server.
             if not self.closed:
@@ -461,7 +501,7 @@ class McpClient:
                 return
             pending.future.set_result(message)
         elif kind == "request":
-            self._spawn(self._answer_server_request(message))
+            self._start_answer(message)
         elif kind == "notification":
             self._on_notification(message)
         elif isinstance(message, dict) and "error" in message:
@@ -487,24 +527,74 @@ class McpClient:
             except Exception as exc:
                 self.tap.note("error", f"notification listener failed: {exc!r}")
 
-    async def _answer_server_request(self, message: dict[str, Any]) -> None:
+    def _start_answer(self, message: dict[str, Any]) -> None:
+        """Answer a server request in a task of its own, in the context of the request that caused
+        it when there is one (so the page can thread it under its call); that request's timeout
+        stops until the answer is sent."""
+        caused_by = self._caused_by(message) if message["method"] != "ping" else []
+        for pending in caused_by:
+            self._pause(pending)
+        context = caused_by[0].context if len(caused_by) == 1 else None
+        self._spawn(self._answer_server_request(message, caused_by), context=context.copy() if context else None)
+
+    def _caused_by(self, message: dict[str, Any]) -> list[_Pending]:
+        """The requests in flight a server request belongs to: those about the task it names
+        (`related-task`), else the one on whose stream it came (Streamable HTTP), else, where the
+        transport cannot tell (stdio, HTTP+SSE), every request in flight that has a timeout."""
+        live = [p for p in self._pending.values() if not p.future.done()]
+        meta = jsonrpc.member(jsonrpc.member(message, "params"), "_meta")
+        task_id = jsonrpc.member(meta, META_RELATED_TASK).get("taskId")
+        if isinstance(task_id, str):
+            about = [p for p in live if p.task_id == task_id]
+            results = [p for p in about if p.method == "tasks/result"]   # (not a tasks/get poll meanwhile)
+            if results or about:
+                return results or about
+        sending = self._pending.get(_SENDING.get() or "")
+        if sending is not None and not sending.future.done():
+            return [sending]
+        return [p for p in live if p.timeout != float("inf")]
+
+    def _pause(self, pending: _Pending) -> None:
+        pending.paused += 1
+        if pending.resumed is None:
+            pending.resumed = asyncio.get_running_loop().create_future()
+
+    def _resume(self, pending: _Pending, method: str) -> None:
+        pending.paused -= 1
+        if pending.paused > 0:
+            return
+        now = asyncio.get_running_loop().time()
+        if now > pending.deadline and not pending.future.done():
+            self.tap.note("info", f"{pending.method} waited past its {pending.timeout:g} s timeout for the answer to "
+                                  f"the server's {method}, which stops the clock; it starts afresh now",
+                          method=pending.method)
+        pending.deadline = now + pending.timeout
+        if pending.resumed is not None and not pending.resumed.done():
+            pending.resumed.set_result(None)
+        pending.resumed = None
+
+    async def _answer_server_request(self, message: dict[str, Any], caused_by: Sequence[_Pending] = ()) -> None:
         method = message["method"]
         params = jsonrpc.member(message, "params")
         try:
-            if method == "ping":
-                result: Any = {}
-            else:
-                result = await self.responder.answer(method, params)
-            reply = jsonrpc.result_response(message["id"], result)
-        except JsonRpcError as exc:
-            reply = {"jsonrpc": jsonrpc.JSONRPC, "id": message["id"], "error": exc.to_error()}
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            reply = jsonrpc.error_response(message["id"], jsonrpc.INTERNAL_ERROR, f"client error: {exc}")
-        if not self.closed:
-            with contextlib.suppress(TransportError):
-                await self.transport.send(reply)
+            try:
+                if method == "ping":
+                    result: Any = {}
+                else:
+                    result = await self.responder.answer(method, params)
+                reply = jsonrpc.result_response(message["id"], result)
+            except JsonRpcError as exc:
+                reply = {"jsonrpc": jsonrpc.JSONRPC, "id": message["id"], "error": exc.to_error()}
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                reply = jsonrpc.error_response(message["id"], jsonrpc.INTERNAL_ERROR, f"client error: {exc}")
+            if not self.closed:
+                with contextlib.suppress(TransportError):
+                    await self.transport.send(reply)
+        finally:
+            for pending in caused_by:
+                self._resume(pending, method)
 
     def _on_failed(self, request_id: Any, exc: Exception) -> None:
         pending = self._pending.get(jsonrpc.id_key(request_id))
@@ -525,8 +615,8 @@ class McpClient:
             if not pending.future.done():
                 pending.future.set_exception(exc)
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+    def _spawn(self, coro: Any, context: contextvars.Context | None = None) -> None:
+        task = asyncio.get_running_loop().create_task(coro, context=context)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

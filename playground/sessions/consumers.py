@@ -171,8 +171,9 @@ class SessionConsumer(render.FragmentSocket):
         if not content.get("name"):
             return None
         if too_large := form_too_large(content, "args"):
-            await self.send(text_data=render.notice(f"Not sent: {too_large}."))
+            await self._notice(f"Not sent: {too_large}.")
             return None
+        await self._notice("")
         args = {k[len("args."):]: str(v) for k, v in content.items() if k.startswith("args.") and v != ""}
         return {"command": "get_prompt", "name": str(content["name"]), "arguments": args}
 
@@ -218,10 +219,23 @@ class SessionConsumer(render.FragmentSocket):
         if catalogue_item(self.catalogue, "templates", template) is None:
             return None
         if too_large := form_too_large(content, "vars"):
-            await self.send(text_data=render.notice(f"Not read: {too_large}."))
+            await self._notice(f"Not read: {too_large}.")
             return None
+        await self._notice("")
         variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
         return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
+
+    async def _notice(self, text: str) -> None:
+        """A notice about a form this tab sent; cleared by the next one that goes through."""
+        if text or getattr(self, "_notice_shown", False):
+            await self.send(text_data=render.notice(text))
+        self._notice_shown = bool(text)
+
+    async def _raw_errors(self, errors: list[str]) -> None:
+        """The raw composer's errors, cleared (if shown) once a request goes out."""
+        if errors or getattr(self, "_raw_errors_shown", False):
+            await self.send(text_data=render.raw_errors(errors))
+        self._raw_errors_shown = bool(errors)
 
     async def _form_errors(self, errors: list[dict[str, Any]]) -> None:
         """Show errors under the form; clear them only if this tab was shown some (a fresh
@@ -236,19 +250,20 @@ class SessionConsumer(render.FragmentSocket):
         refused, and says so: the exact frame is the place for broken text)."""
         text = str(content.get("frame") or "")
         if text.strip():
+            await self._raw_errors([])
             return {"command": "raw", "frame": text, "notification": bool(content.get("notification"))}
         method = str(content.get("method") or "").strip()
         if not method:
-            await self.send(text_data=render.raw_errors(["Give a method, or an exact frame."]))
+            await self._raw_errors(["Give a method, or an exact frame."])
             return None
         params_text = str(content.get("params") or "").strip()
         try:
             params = json.loads(params_text) if params_text else None
         except ValueError as exc:
-            await self.send(text_data=render.raw_errors([
-                f"params is not valid JSON ({exc}); to send broken JSON on purpose, use the exact frame"]))
+            await self._raw_errors([
+                f"params is not valid JSON ({exc}); to send broken JSON on purpose, use the exact frame"])
             return None
-        await self.send(text_data=render.raw_errors([]))
+        await self._raw_errors([])
         return {"command": "raw", "method": method, "params": params,
                 "notification": bool(content.get("notification"))}
 

@@ -175,8 +175,12 @@ def line_html(line: dict[str, Any]) -> str:
     if line.get("progress") is not None:
         out.append(f' data-progress="{_e(line["progress"])}"')
     t_ms = _e(line["t_ms"])
+    # Copy (static/copy.js): the pretty JSON, else the raw text, else the line's text. No text in
+    # the button (its name is its label): the transcript's text filter must not find "Copy" in every line.
     # The time as recorded (ms since the session started); the page shows it as the time of day.
-    out.append(f'>\n  <summary><span class="arrow" aria-label="{dir_}">{_e(line["arrow"])}</span>'
+    source = "pre.json" if line.get("pretty") else "details.raw pre" if line.get("raw") is not None else ".preview"
+    out.append(f'>\n  <summary><button type="button" class="copy" aria-label="Copy" data-copy="closest:.ev {source}">'
+               f'</button><span class="arrow" aria-label="{dir_}">{_e(line["arrow"])}</span>'
                f'<span class="t" data-ms="{t_ms}">{t_ms}</span><span class="label">{label}</span>')
     if line.get("rpc_id") is not None:
         out.append(f'<span class="rid">#{_e(line["rpc_id"])}</span>')

@@ -7,6 +7,7 @@ markup written here is unescaped. Input is `results.describe_result`'s dict.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
@@ -14,6 +15,9 @@ from django.utils.safestring import SafeString
 from .html import esc as _e
 from .html import latency_ms as _latency_ms
 from .html import oob
+
+
+COPY = '<button type="button" class="copy" data-copy="closest:.copyable pre">Copy</button>'
 
 
 def _more(more: dict[str, Any] | None) -> str:
@@ -24,22 +28,38 @@ def _more(more: dict[str, Any] | None) -> str:
             f'<pre class="text" id="{_e(more["id"])}"></pre></details>')
 
 
+def _copyable(css: str, text: str, more: dict[str, Any] | None = None, dom_id: str = "") -> str:
+    """A block of text or JSON with its Copy button (static/copy.js), which copies all of it,
+    the rest appended in pieces (`_more`) included."""
+    attrs = f' id="{dom_id}"' if dom_id else ""
+    if more:
+        attrs += f' data-copy-more="{_e(more["id"])}"'
+    return f'<div class="copyable">{COPY}<pre class="{css}"{attrs}>{_e(text)}</pre>{_more(more)}</div>'
+
+
+def _resource_link(uri: str) -> str:
+    """A resource a result links to, opened in the workspace (read there) by a click. The URL is
+    relative to the session page, the only page that shows a Result."""
+    url = _e("resource/?uri=" + quote(uri, safe=""))
+    return f'<a class="mono" href="{url}" hx-get="{url}" hx-target="#workspace" hx-swap="innerHTML">{_e(uri)}</a>'
+
+
 def content_html(item: dict[str, Any]) -> str:
     """One content block (`results.content_item`): text, media only from checked data URLs."""
     kind = item.get("kind")
     out = [f'<div class="content content-{_e(kind)}">\n']
     if kind == "text":
-        out.append(f'<pre class="text">{_e(item["text"])}</pre>{_more(item.get("text_more"))}')
+        out.append(_copyable("text", item["text"], item.get("text_more")))
     elif kind == "image":
         out.append(f'<img src="{_e(item["src"])}" alt="image ({_e(item["mime"])})">')
     elif kind == "audio":
         out.append(f'<audio controls src="{_e(item["src"])}"></audio>')
     elif kind == "resource_link":
-        out.append(f'<div class="resource-link">🔗 <span class="mono">{_e(item["uri"])}</span> {_e(item["name"])} '
+        out.append(f'<div class="resource-link">🔗 {_resource_link(item["uri"])} {_e(item["name"])} '
                    f'{_e(item["mime"])} <span class="dim">{_e(item["description"])}</span></div>')
     elif kind == "resource_text":
         out.append(f'<div class="mono dim">{_e(item["uri"])} {_e(item["mime"])}</div>'
-                   f'<pre class="text">{_e(item["text"])}</pre>{_more(item.get("text_more"))}')
+                   + _copyable("text", item["text"], item.get("text_more")))
     elif kind == "resource_blob":
         out.append(f'<div class="mono dim">{_e(item["uri"])} {_e(item["mime"])} (blob, {_e(item["size"])} bytes)</div>\n  ')
         preview = item.get("preview")
@@ -48,7 +68,7 @@ def content_html(item: dict[str, Any]) -> str:
         elif preview == "audio":
             out.append(f'<audio controls src="{_e(item["media"])}"></audio>')
         elif preview == "text":
-            out.append(f'<pre class="text blob-text">{_e(item["text"])}</pre>')
+            out.append(_copyable("text blob-text", item["text"]))
             if item.get("cut"):
                 out.append('<p class="dim">preview cut; download for the whole blob</p>')
         elif item.get("why"):
@@ -58,7 +78,7 @@ def content_html(item: dict[str, Any]) -> str:
     elif kind == "blocked":
         out.append(f'<p class="dim">{_e(item["why"])} ({_e(item["mime"])})</p>')
     else:
-        out.append(f'<pre class="json">{_e(item.get("json", ""))}</pre>')
+        out.append(_copyable("json", item.get("json", "")))
     out.append("\n</div>\n")
     return "".join(out)
 
@@ -131,23 +151,23 @@ def _rounds(rounds: list[dict[str, Any]]) -> str:
         state = ""
         if r.get("request_state") is not None:
             state = (f'<details><summary>requestState ({_e(r.get("state_size"))} characters, sent back unchanged)'
-                     f'</summary><pre class="json state">{_e(r["request_state"])}</pre></details>')
+                     f'</summary>{_copyable("json state", r["request_state"])}</details>')
         items.append(f"<li>input_required round {_e(r.get('round'))}: {_e(r.get('method'))} asked for {keys}; "
                      f"answered and retried{state}</li>")
     return f'<ol class="rounds" aria-label="Input rounds">{"".join(items)}</ol>'
 
 
-def _task(task: dict[str, Any] | None, actions: list[tuple[str, str]]) -> str:
+def _task(task: dict[str, Any] | None, created: bool) -> str:
+    """A task in a Result (a CreateTaskResult, a tasks/get or tasks/cancel answer); its card, above,
+    follows it and has its actions."""
     if not task:
         return ""
     poll = f' <span class="dim">poll every {_e(task["poll"])} ms</span>' if task.get("poll") else ""
-    forms = "".join(
-        f'<form hx-ws:send class="inline"><input type="hidden" name="action" value="{_e(action)}">'
-        f'<input type="hidden" name="task_id" value="{_e(task["id"])}">'
-        f'<button type="submit" class="small">{_e(label)}</button></form> ' for action, label in actions)
+    where = ('\n    <p class="dim">Its card above follows it (tasks/get at the server\'s pace) and fetches its '
+             "result when it needs input or ends.</p>") if created else ""
     return (f'<div class="task" role="group" aria-label="Task">\n    <p>task <code>{_e(task["id"])}</code> '
             f'<span class="badge task-{_e(task["status"])}">{_e(task["status"])}</span> {_e(task["message"])}{poll}'
-            f'</p>\n    {forms}\n  </div>')
+            f"</p>{where}\n  </div>")
 
 
 def _structured(d: dict[str, Any]) -> str:
@@ -163,7 +183,7 @@ def _structured(d: dict[str, Any]) -> str:
             f'<li><code>{_e(e.get("path") or "/")}</code> {_e(e.get("message"))}</li>'
             for e in d["structured_errors"]) + "</ul>"
     return (f"\n  <h4>structuredContent {check}</h4>\n  {errors}\n  "
-            f'<pre class="json">{_e(d.get("structured") or "")}</pre>{_more(d.get("structured_more"))}')
+            + _copyable("json", d.get("structured") or "", d.get("structured_more")))
 
 
 def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
@@ -174,7 +194,9 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
     out.append(f'<section id="result" role="region" aria-label="Result" '
                f'class="result{" result-error" if error or is_error else ""}">\n'
                f'  <header><strong>{_e(outcome.get("command"))}</strong> {_e(outcome.get("name"))} '
-               f'{_badges(error, bool(is_error))}{_latency(outcome, bool(d.get("rounds")))}</header>\n')
+               f'{_badges(error, bool(is_error))}{_latency(outcome, bool(d.get("rounds")))}'
+               '<button type="button" class="copy" data-copy="#result-raw" title="Copy the result (raw JSON)">Copy</button>'
+               '</header>\n')
     if error:
         out.append(f'  <p class="error-message">{_e(error.get("message"))}</p>\n')
     if d.get("too_large"):
@@ -183,7 +205,7 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
     out.append(_url_elicitations(d.get("url_elicitations") or []))
     if d.get("description"):
         out.append(f'  <p class="desc">{_e(d["description"])}</p>\n')
-    out.append(f"  {_rounds(d.get('rounds') or [])}{_task(d.get('task'), d.get('task_actions') or [])}\n  ")
+    out.append(f"  {_rounds(d.get('rounds') or [])}{_task(d.get('task'), outcome.get('command') == 'call_tool')}\n  ")
     out.extend(content_html(item) for item in d.get("items") or [])
     out.extend(content_html(item) for item in d.get("contents") or [])
     out.extend(f'<div class="prompt-message"><span class="role">{_e(m["role"])}</span>{content_html(m["item"])}</div>'
@@ -193,7 +215,7 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
     alone = not (d.get("items") or d.get("contents") or d.get("messages") or d.get("has_structured")
                  or d.get("task") or d.get("url_elicitations")) and (not error or error.get("data"))
     out.append(f'\n  <details class="raw"{" open" if alone else ""}><summary>raw JSON</summary>'
-               f'<pre class="json">{_e(d.get("raw") or "")}</pre>{_more(d.get("raw_more"))}</details>\n</section>')
+               f'{_copyable("json", d.get("raw") or "", d.get("raw_more"), "result-raw")}</details>\n</section>')
     region = oob("result", "outerHTML", "".join(out))
     if outcome.get("announced", True):
         return oob(f"call-{outcome.get('call_id')}", "delete") + "\n" + region

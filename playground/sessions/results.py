@@ -104,13 +104,6 @@ def describe_task(task: Any) -> dict[str, Any] | None:
             "terminal": status in TERMINAL_TASK_STATES}
 
 
-def task_actions(task: dict[str, Any] | None) -> list[tuple[str, str]]:
-    if task is None:
-        return []
-    actions = [("task_get", "Poll status"), ("task_result", "Get result")]
-    return actions if task["terminal"] else actions + [("task_cancel", "Cancel task")]
-
-
 def _error(error: Any) -> Any:
     """The error as shown: a server's message is cut at ERROR_CHARS (the raw JSON has more)."""
     message = error.get("message") if isinstance(error, dict) else None
@@ -156,7 +149,6 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
             if isinstance(message, dict):
                 described["messages"].append({"role": str(message.get("role", "")),
                                               "item": content_item(message.get("content"))})
-    described["task_actions"] = task_actions(described["task"])
     return described
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import check_views, replay_views, retry, search_page, views
+from . import check_views, replay_views, retry, search_page, views, workspace
 
 app_name = "sessions"
 
@@ -13,6 +13,8 @@ urlpatterns = [
     path("sessions/<int:pk>/prompt/", views.prompt_form, name="prompt_form"),
     path("sessions/<int:pk>/template/", views.template_form, name="template_form"),
     path("sessions/<int:pk>/raw/", views.raw_form, name="raw_form"),
+    path("sessions/<int:pk>/resource/", workspace.resource_view, name="resource_view"),
+    path("sessions/<int:pk>/tool/fields/", workspace.tool_fields, name="tool_fields"),
     path("sessions/<int:pk>/share/", views.share, name="share"),
     path("sessions/<int:pk>/replay/", replay_views.replay, name="replay"),
     path("sessions/<int:pk>/differences/ignore/", replay_views.differences_ignore, name="differences_ignore"),

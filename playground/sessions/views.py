@@ -114,6 +114,7 @@ def _tool_form(request: HttpRequest, session: Session, tool: dict[str, Any], *, 
     json_mode = arguments is not None and not resend.fits_form(schema, arguments)
     return render(request, "sessions/tool_form.html", {
         "tool": tool, "form_html": render_form(schema, prefix="args", values=arguments if not json_mode else None),
+        "session_id": session.pk,
         "task_support": task_support if task_support in ("optional", "required") else None,
         "schema_json": json.dumps(schema), "input_schema_pretty": json.dumps(schema, indent=2, ensure_ascii=False),
         "output_schema_json": json.dumps(tool.get("outputSchema"), indent=2, ensure_ascii=False),

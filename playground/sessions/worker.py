@@ -418,12 +418,20 @@ class SessionWorker:
         elif command in BY_COMMAND:
             await self.features[BY_COMMAND[command].name].handle(message)
         elif command in CALLS:
-            call_id = message.get("call_id") or f"c{next(self._call_ids)}"
-            task = asyncio.create_task(self._perform(command, message, call_id))
-            self._calls[call_id] = task
-            task.add_done_callback(lambda _t: self._calls.pop(call_id, None))
+            self._start_call(command, message)
         else:
             self.tap.note("error", f"unknown command from the page: {command!r}")
+
+    def call(self, command: Command) -> str:
+        """Run one of the page's calls as if a page had asked (SessionContext)."""
+        return self._start_call(str(command["command"]), command)
+
+    def _start_call(self, command: str, message: Command) -> str:
+        call_id = message.get("call_id") or f"c{next(self._call_ids)}"
+        task = asyncio.create_task(self._perform(command, message, call_id))
+        self._calls[call_id] = task
+        task.add_done_callback(lambda _t: self._calls.pop(call_id, None))
+        return call_id
 
     async def _disconnect(self, message: Command) -> None:
         self._stop.set()

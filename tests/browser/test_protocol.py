@@ -139,13 +139,13 @@ class ProtocolTests(LiveBrowserTestCase):
         page.locator("#catalogue").get_by_role("button", name="completable-prompt", exact=True).click()
         workspace = page.locator("#workspace")
         workspace.get_by_label("department", exact=True).fill("E")
-        workspace.get_by_role("button", name="Engineering").click()
+        workspace.get_by_role("option", name="Engineering").click()
         expect(workspace.get_by_label("department", exact=True)).to_have_value("Engineering")
         workspace.get_by_label("name", exact=True).focus()
-        expect(workspace.get_by_role("button", name="Alice")).to_be_visible()
-        expect(workspace.get_by_role("button", name="Charlie")).to_be_visible()
+        expect(workspace.get_by_role("option", name="Alice")).to_be_visible()
+        expect(workspace.get_by_role("option", name="Charlie")).to_be_visible()
         self.shot("2-completion")
-        workspace.get_by_role("button", name="Bob").click()
+        workspace.get_by_role("option", name="Bob").click()
         workspace.get_by_role("button", name="Get prompt").click()
         expect(result).to_contain_text("Please promote Bob to the head of the Engineering team.")
 
@@ -224,7 +224,7 @@ class ProtocolTests(LiveBrowserTestCase):
         page.locator("#catalogue").get_by_role("button", name="Dynamic Text Resource", exact=True).click()
         workspace = page.locator("#workspace")
         field = workspace.get_by_label("resourceId", exact=True)
-        suggestions = workspace.locator("[data-suggestions]").get_by_role("button")
+        suggestions = workspace.locator("[data-suggestions]").get_by_role("option")
 
         field.fill("42")
         expect(suggestions).to_have_text(["42"])
@@ -241,7 +241,7 @@ class ProtocolTests(LiveBrowserTestCase):
 
         # Pick the server's suggestion, then read the expanded URI.
         field.fill("7")
-        workspace.get_by_role("group", name="Suggestions").get_by_role("button", name="7", exact=True).click()
+        workspace.get_by_role("listbox", name="Suggestions").get_by_role("option", name="7", exact=True).click()
         expect(field).to_have_value("7")
         expect(suggestions).to_have_count(0)            # the pick closes the list
         workspace.get_by_role("button", name="Read resource").click()

@@ -100,7 +100,7 @@ class SessionPageTests(LiveBrowserTestCase):
         result = self.result()
         expect(result).to_contain_text("matches outputSchema")
         expect(result.get_by_role("heading", name="structuredContent")).to_be_in_viewport()   # not hidden under the long form
-        structured = json.loads(result.locator("h4 + pre.json, h4 ~ pre.json").first.text_content())
+        structured = json.loads(result.locator("h4 + .copyable > pre.json, h4 ~ .copyable > pre.json").first.text_content())
         assert structured["title"] == "Printer on fire"
         assert structured["priority"] == "high"
         assert [a["name"] for a in structured["assignees"]] == ["Ada Lovelace", "Grace Hopper"]

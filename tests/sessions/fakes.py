@@ -25,6 +25,7 @@ class FakeSession:
         self.refreshes = 0
         self.features: dict[str, Any] = {}
         self.ended: str | None = None
+        self.calls: list[dict[str, Any]] = []
 
     async def publish(self, feature: str, event: dict[str, Any]) -> None:
         self.published.append((feature, event))
@@ -42,6 +43,10 @@ class FakeSession:
 
     async def refresh_catalogue(self) -> None:
         self.refreshes += 1
+
+    def call(self, command: Any) -> str:
+        self.calls.append(dict(command))
+        return f"call-{len(self.calls)}"
 
     def set_request_timeout(self, seconds: float) -> None:
         self.config.timeout = seconds

@@ -106,6 +106,14 @@ async def test_legacy_elicitation_template_cancel_and_malformed_frame():
         # params that are not JSON are refused (the exact frame is the place for broken text).
         await send(comm, action="raw", method="tools/list", params="{")
         assert "params is not valid JSON" in await receive_until(comm, 'id="raw-errors"')
+        # The error box goes once a request goes out, an exact frame as well.
+        await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": "again", "method": "ping"}')
+        await receive_fragment(comm, '<div id="raw-errors" hx-swap-oob="innerHTML"></div>')
+        # A prompt form's notice, likewise.
+        await send(comm, action="get_prompt", name="review", **{f"args.a{i}": "x" for i in range(2001)})
+        assert "Not sent: the form has 2001 fields" in await receive_fragment(comm, 'id="notices"')
+        await send(comm, action="get_prompt", name="review", **{"args.code": "print(1)"})
+        await receive_fragment(comm, '<div id="notices" hx-swap-oob="innerHTML"></div>')
     finally:
         await comm.disconnect()
         await stop_all()
@@ -230,31 +238,35 @@ async def test_everything_completion_roots_subscription_logging_and_tasks():
         await send(comm, action="unsubscribe", uri=uri)
         await receive_until(comm, "Subscribe to a resource from the list")
 
-        # A task-augmented call returns a task; polling and the final result follow.
+        # A task-augmented call returns a task; its card follows it on its own: tasks/get at the
+        # server's pollInterval, then the result once the task has completed, with no click.
         await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
                    **{"args.topic": "tides", "args.ambiguous": ""}, send_anyway="1")
         got = await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong> simulate-research-query")
-        task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
         assert task_status(got) == "working"            # a CreateTaskResult starts working
-        assert "Poll status" in got and "Cancel task" in got
-        await send(comm, action="task_get", task_id=task_id)
-        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>task_get</strong>")
-        assert f"task <code>{html.escape(task_id)}</code>" in got
-        # The research takes four one-second stages: still working, unless this machine was slower.
-        assert task_status(got) in ("working", "completed")
-        await send(comm, action="task_result", task_id=task_id)
+        assert "Its card above follows it" in got
+        card = await receive_fragment(comm, 'id="task-cards"', 'aria-label="Task"')
+        task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', card).group(1))
+        assert all(name in card for name in ("Get result", "Cancel task", "Poll status", "Dismiss"))
         got = await receive_fragment(comm, 'aria-label="Result"', "<strong>task_result</strong>", timeout=30)
-        assert "# Research Report: tides" in got
-        # tasks/result answers once the task is done: polling now says so, with nothing to cancel.
-        await send(comm, action="task_get", task_id=task_id)
-        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>task_get</strong>")
-        assert task_status(got) == "completed" and "Poll status" in got and "Cancel task" not in got
+        assert "# Research Report: tides" in got and html.escape(task_id) in got
+        card = await receive_fragment(comm, 'id="task-t1"', 'data-status="completed"', "result fetched")
+        assert "not polling" in card and "Cancel task" not in card
+        # Dismiss: the card goes.
+        await send(comm, action="task_dismiss", key="t1")
+        await receive_fragment(comm, 'id="task-t1"', 'hx-swap-oob="delete"')
     finally:
         await comm.disconnect()
         await stop_all()
     rows = await events(session.pk)
     call = next(m for m in sent(rows, "tools/call") if m["params"]["name"] == "simulate-research-query")
     assert call["params"]["task"] == {"ttl": 300000}
+    # The research takes four one-second stages and the server asks for a poll every second.
+    polls = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "tasks/get"]
+    assert len(polls) >= 2 and all(p["message"]["params"] == {"taskId": task_id} for p in polls)
+    gaps = [b["t"] - a["t"] for a, b in zip(polls, polls[1:])]
+    assert all(gap >= 0.95 for gap in gaps)                 # never faster than the server's pollInterval
+    assert sent(rows, "tasks/result")[0]["params"] == {"taskId": task_id}
     assert sent(rows, "logging/setLevel")[0]["params"] == {"level": "debug"}
     assert sent(rows, "resources/subscribe")[0]["params"] == {"uri": uri}
     assert sent(rows, "resources/unsubscribe")[0]["params"] == {"uri": uri}

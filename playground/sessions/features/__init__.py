@@ -20,11 +20,12 @@ from .replay import Replay
 from .roots import Roots
 from .server_requests import ServerRequests
 from .subscriptions import Subscriptions
+from .tasks import Tasks
 from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Authorization, Check, Replay,
+    ServerRequests, Tasks, Authorization, Check, Replay,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

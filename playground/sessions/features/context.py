@@ -13,7 +13,7 @@ from playground.mcp.client import McpClient
 from playground.mcp.config import ServerConfig
 from playground.mcp.events import Tap
 
-from ..protocol import Catalogue
+from ..protocol import Catalogue, Command
 
 
 class SessionContext(Protocol):
@@ -42,6 +42,10 @@ class SessionContext(Protocol):
 
     async def refresh_catalogue(self) -> None:
         """Fetch every list again and show it."""
+
+    def call(self, command: Command) -> str:
+        """Start one of the page's calls (`calls.CALLS`: its in-flight card, its Result), as if
+        the page had asked; its call id (its end reaches `on_call_end`)."""
 
     def set_request_timeout(self, seconds: float) -> None:
         """The session's per-request timeout from now on."""

@@ -13,7 +13,7 @@ from playground.mcp.jsonrpc import JsonRpcError
 from playground.schemaforms import render_form
 
 from ..html import oob
-from ..protocol import Command, FeatureEvent
+from ..protocol import CURRENT_CALL, Command, FeatureEvent
 from ..result_html import content_block
 from ..results import RELATED_TASK, content_item, url_parts
 from .base import Feature, render
@@ -64,8 +64,10 @@ class ServerRequests(Feature):
         key = f"q{next(self._keys)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         rounds = self.ctx.feature("input_rounds")          # an input round of one of our calls?
-        asked = {"key": key, "method": method, "params": params,
-                 "context": rounds.request_context() if rounds is not None else None}
+        context = rounds.request_context() if rounds is not None else None
+        if context is None and (call_id := CURRENT_CALL.get()) is not None:
+            context = {"call_id": call_id}                 # a legacy request caused by one of our calls
+        asked = {"key": key, "method": method, "params": params, "context": context}
         self.waiting[key] = (asked, future)
         await self.publish(asked)
         try:
