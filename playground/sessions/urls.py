@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, wire_views
 
 app_name = "sessions"
 
@@ -14,8 +14,10 @@ urlpatterns = [
     path("sessions/<int:pk>/share/", views.share, name="share"),
     path("sessions/<int:pk>/export.jsonl", views.export_jsonl, name="export_jsonl"),
     path("sessions/<int:pk>/export.json", views.export_json, name="export_json"),
+    path("sessions/<int:pk>/model-view.json", wire_views.model_view_json, name="model_view_json"),
     path("share/<str:token>/", views.share_page, name="share_page"),
     path("share/<str:token>/revoke/", views.revoke, name="revoke"),
     path("share/<str:token>/export.jsonl", views.share_jsonl, name="share_jsonl"),
     path("share/<str:token>/export.json", views.share_json, name="share_json"),
+    path("share/<str:token>/model-view.json", wire_views.share_model_view_json, name="share_model_view_json"),
 ]

@@ -14,6 +14,7 @@ from .feed import Feed
 from .input_rounds import InputRounds
 from .listen import Listen
 from .logging import Logging
+from .model_view import ModelView
 from .oauth import Authorization
 from .roots import Roots
 from .server_requests import ServerRequests
@@ -22,7 +23,7 @@ from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Authorization,
+    ServerRequests, Authorization, ModelView,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

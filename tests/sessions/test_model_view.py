@@ -1,0 +1,101 @@
+"""The Model view panel: rendered from the catalogue on the owner's page and on share pages
+(redacted), refreshed with the catalogue and after each tool call in a live session, and
+downloadable as one JSON document."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from playground.registry.models import Server
+from playground.transcripts.models import Event, Session, ShareLink
+from tests.sessions.fakes import FakeSession
+
+SECRET = "sk-live-model-view-0123456789"
+TOOLS = [
+    {"name": "lookup", "description": f"Looks things up with key {SECRET}.",
+     "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "description": "The query"}},
+                     "required": ["q"]}},
+    {"name": "bad name", "inputSchema": {"type": "object", "properties": {"xs": {"type": "array"}}}},
+]
+
+
+def _rows(session: Session, rows: list[dict]) -> None:
+    for row in rows:
+        Event.objects.create(session=session, seq=row["seq"], t=row["t"], dir=row["dir"],
+                             method=(row.get("message") or {}).get("method", "") if row["dir"] == "send" else "",
+                             data=row)
+
+
+@pytest.fixture
+def saved(client):
+    user = get_user_model().objects.create_user("mv", password="pw")
+    server = Server.objects.create(name="s", transport="http", url="http://127.0.0.1:1/mcp",
+                                   headers={"X-Key": SECRET}, owner=user)
+    session = Session.objects.create(server=server, server_name="s", owner=user, status="ended",
+                                     catalogue={"tools": TOOLS}, secret_values=server.to_config().secret_values())
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "x"}}}
+    answer = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": f"found {SECRET}"}],
+                                                   "structuredContent": {"found": 1}}}
+    _rows(session, [{"seq": 1, "t": 0.1, "dir": "send", "raw": json.dumps(call), "message": call},
+                    {"seq": 2, "t": 0.2, "dir": "recv", "raw": json.dumps(answer), "message": answer, "reply_to": 1}])
+    client.force_login(user)
+    return session
+
+
+@pytest.mark.django_db
+def test_owner_page_shows_each_provider_its_findings_and_the_last_result(client, saved):
+    page = client.get(reverse("sessions:detail", args=[saved.pk])).content.decode()
+    assert "Model view" in page
+    for label in ("OpenAI Chat Completions tools", "OpenAI Responses tools", "Anthropic Messages tools",
+                  "Google Gemini tools", "SDK simple chatbot text"):
+        assert f'aria-label="{label}"' in page
+    assert 'data-rule="openai.name"' in page and 'data-rule="openai.array-items"' in page
+    assert 'data-rule="gemini.array-items"' in page and "Tokens: ≈ 1 token per 4 characters" in page
+    assert "Last tool result" in page and "Tool execution result: meta=None" in page       # the SDK chatbot's text
+    assert "&quot;functionResponse&quot;" in page and "&quot;found&quot;: 1" in page
+    assert SECRET in page                         # the owner sees what the server sent (no OAuth value here)
+
+
+@pytest.mark.django_db
+def test_share_page_and_its_download_mask_every_secret(client, saved):
+    link = ShareLink.objects.create(session=saved, created_by=saved.owner)
+    client.logout()
+    page = client.get(reverse("sessions:share_page", args=[link.token])).content.decode()
+    assert "Model view" in page and 'aria-label="Anthropic Messages tools"' in page and "Last tool result" in page
+    assert SECRET not in page
+    response = client.get(reverse("sessions:share_model_view_json", args=[link.token]))
+    body = response.content.decode()
+    assert response["Content-Disposition"].startswith("attachment;") and SECRET not in body
+    document = json.loads(body)
+    assert {"openai-chat", "openai-responses", "anthropic", "gemini", "findings", "token_rule"} <= set(document)
+    assert document["anthropic"]["tools"][1]["name"] == "bad name"
+    assert document["findings"]["openai"]["bad name"][0]["rule"] == "openai.name"
+
+
+@pytest.mark.django_db
+def test_owner_download_is_the_owners_only(client, saved):
+    response = client.get(reverse("sessions:model_view_json", args=[saved.pk]))
+    assert json.loads(response.content)["openai-chat"]["tools"][0]["function"]["name"] == "lookup"
+    get_user_model().objects.create_user("eve", password="pw")
+    client.login(username="eve", password="pw")
+    assert client.get(reverse("sessions:model_view_json", args=[saved.pk])).status_code == 404
+
+
+async def test_live_panel_follows_the_catalogue_and_each_tool_result():
+    session = FakeSession(catalogue={"tools": TOOLS})
+    feature = session.add("model_view")
+    feature.on_catalogue()
+    await session.settle()
+    (name, event), = session.published
+    assert name == "model_view" and 'id="model-view"' in event["html"] and "hx-swap-oob" in event["html"]
+    assert 'data-rule="openai.name"' in event["html"]
+    feature.on_call_end("c1", {"command": "call_tool", "name": "lookup",
+                               "result": {"content": [{"type": "text", "text": "hello"}]}})
+    feature.on_call_end("c2", {"command": "read_resource", "result": {"contents": []}})       # not a tool: nothing
+    await session.settle()
+    assert len(session.published) == 2 and "model-view-result" in session.published[1][1]["html"]
+    assert "Tool execution result:" in session.published[1][1]["html"]
+    assert [e["event"] for e in feature.snapshot()] == [event, session.published[1][1]]     # a reloading tab gets both
