@@ -48,15 +48,19 @@ def saved(client):
 @pytest.mark.django_db
 def test_owner_page_shows_each_provider_its_findings_and_the_last_result(client, saved):
     page = client.get(reverse("sessions:detail", args=[saved.pk])).content.decode()
-    assert "Model view" in page
+    panel_url = reverse("sessions:model_view", args=[saved.pk])
+    assert "Model view" in page and f'hx-get="{panel_url}" hx-trigger="load"' in page       # fetched by the page
+    panel = client.get(panel_url).content.decode()
+    assert panel.startswith('<div id="model-view"')                  # replaces the loader (outerHTML)
     for label in ("OpenAI Chat Completions tools", "OpenAI Responses tools", "Anthropic Messages tools",
                   "Google Gemini tools", "SDK simple chatbot text"):
-        assert f'aria-label="{label}"' in page
-    assert 'data-rule="openai.name"' in page and 'data-rule="openai.array-items"' in page
-    assert 'data-rule="gemini.array-items"' in page and "Tokens: ≈ 1 token per 4 characters" in page
-    assert "Last tool result" in page and "Tool execution result: meta=None" in page       # the SDK chatbot's text
-    assert "&quot;functionResponse&quot;" in page and "&quot;found&quot;: 1" in page
-    assert SECRET in page                         # the owner sees what the server sent (no OAuth value here)
+        assert f'aria-label="{label}"' in panel
+    assert 'data-rule="openai.name"' in panel and 'data-rule="openai.array-items"' in panel
+    assert 'data-rule="gemini.array-items"' in panel and "Tokens: ≈ 1 token per 4 characters" in panel
+    assert SECRET in panel                         # the owner sees what the server sent (no OAuth value here)
+    result = client.get(reverse("sessions:model_view_result", args=[saved.pk])).content.decode()
+    assert "Last tool result" in result and "Tool execution result: meta=None" in result   # the SDK chatbot's text
+    assert "&quot;functionResponse&quot;" in result and "&quot;found&quot;: 1" in result
 
 
 @pytest.mark.django_db
@@ -64,8 +68,11 @@ def test_share_page_and_its_download_mask_every_secret(client, saved):
     link = ShareLink.objects.create(session=saved, created_by=saved.owner)
     client.logout()
     page = client.get(reverse("sessions:share_page", args=[link.token])).content.decode()
-    assert "Model view" in page and 'aria-label="Anthropic Messages tools"' in page and "Last tool result" in page
-    assert SECRET not in page
+    assert "Model view" in page and reverse("sessions:share_model_view", args=[link.token]) in page
+    panel = client.get(reverse("sessions:share_model_view", args=[link.token])).content.decode()
+    result = client.get(reverse("sessions:share_model_view_result", args=[link.token])).content.decode()
+    assert 'aria-label="Anthropic Messages tools"' in panel and "Last tool result" in result
+    assert SECRET not in panel + result and "found ••••" in result
     response = client.get(reverse("sessions:share_model_view_json", args=[link.token]))
     body = response.content.decode()
     assert response["Content-Disposition"].startswith("attachment;") and SECRET not in body
@@ -76,26 +83,34 @@ def test_share_page_and_its_download_mask_every_secret(client, saved):
 
 
 @pytest.mark.django_db
-def test_owner_download_is_the_owners_only(client, saved):
+def test_owner_views_are_the_owners_only(client, saved):
     response = client.get(reverse("sessions:model_view_json", args=[saved.pk]))
     assert json.loads(response.content)["openai-chat"]["tools"][0]["function"]["name"] == "lookup"
     get_user_model().objects.create_user("eve", password="pw")
     client.login(username="eve", password="pw")
-    assert client.get(reverse("sessions:model_view_json", args=[saved.pk])).status_code == 404
+    for name in ("model_view_json", "model_view", "model_view_result"):
+        assert client.get(reverse(f"sessions:{name}", args=[saved.pk])).status_code == 404
 
 
-async def test_live_panel_follows_the_catalogue_and_each_tool_result():
+@pytest.mark.django_db
+def test_a_session_without_tool_calls_says_so(client, saved):
+    saved.events.all().delete()
+    result = client.get(reverse("sessions:model_view_result", args=[saved.pk])).content.decode()
+    assert "No tool result in this session yet" in result and "Show the last tool result again" in result
+
+
+async def test_a_live_session_makes_its_tabs_fetch_the_panel_again():
+    """The worker renders nothing: after a catalogue refresh (and for a reloading tab) it sends the
+    loader that fetches the panel."""
     session = FakeSession(catalogue={"tools": TOOLS})
     feature = session.add("model_view")
     feature.on_catalogue()
     await session.settle()
     (name, event), = session.published
-    assert name == "model_view" and 'id="model-view"' in event["html"] and "hx-swap-oob" in event["html"]
-    assert 'data-rule="openai.name"' in event["html"]
-    feature.on_call_end("c1", {"command": "call_tool", "name": "lookup",
-                               "result": {"content": [{"type": "text", "text": "hello"}]}})
-    feature.on_call_end("c2", {"command": "read_resource", "result": {"contents": []}})       # not a tool: nothing
+    html = event["html"]
+    assert name == "model_view" and 'hx-swap-oob="outerHTML' in html and 'hx-trigger="load"' in html
+    assert f'hx-get="{reverse("sessions:model_view", args=[1])}"' in html and len(html) < 400
+    assert [e["event"] for e in feature.snapshot()] == [event]
+    feature.on_call_end("c1", {"command": "call_tool", "name": "lookup", "result": {"content": []}})
     await session.settle()
-    assert len(session.published) == 2 and "model-view-result" in session.published[1][1]["html"]
-    assert "Tool execution result:" in session.published[1][1]["html"]
-    assert [e["event"] for e in feature.snapshot()] == [event, session.published[1][1]]     # a reloading tab gets both
+    assert len(session.published) == 1                      # nothing on the relay path

@@ -2,12 +2,11 @@
 rule they break, a token estimate, and the last tool result as a model reads it
 (playground/modelview holds the renderings and the rules; this is the panel).
 
-Rendered again whenever the catalogue is (in a thread: a large tool list is real work), once for
-every tab; the owner's page and the share page render it from the saved catalogue.
+The panel is rendered by views (wire_views.py) from the saved catalogue and transcript, for the
+owner or, redacted, for a share page; a live session only tells its tabs to fetch it again.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -74,8 +73,8 @@ def result_context(result: dict[str, Any] | None, tool: str) -> dict[str, Any]:
     return {"mv_result": shown}
 
 
-def result_html(result: dict[str, Any] | None, tool: str) -> str:
-    return render("sessions/features/model_view_result.html", result_context(result, tool))
+def result_html(result: dict[str, Any] | None, tool: str, refresh_url: str = "") -> str:
+    return render("sessions/features/model_view_result.html", {**result_context(result, tool), "refresh_url": refresh_url})
 
 
 def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | None, str]:
@@ -96,51 +95,26 @@ def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | N
     return redact.obj(result), redact.text(name)
 
 
-def page_parts(session: Any, redact: Redactor, download_url: str) -> dict[str, Any]:
-    """The panel's two parts for a page (the owner's, or a share) from what was saved."""
-    result, tool = last_tool_result(session, redact)
-    return {"model_view_html": body_html(redact.obj(session.catalogue or {}), download_url),
-            "model_view_result_html": result_html(result, tool)}
-
-
 class ModelView(Feature):
+    """The panel's content is fetched by the page (`model_view_panel`, `model_view_result`):
+    the worker renders nothing, on the relay path or elsewhere; when the catalogue changes it
+    sends the small loader that makes each tab fetch the panel again (and so does a snapshot:
+    a tab reconnecting may have missed a change)."""
+
     name = "model_view"
     panel_template = "sessions/features/model_view_panel.html"
 
     @classmethod
     def page_context(cls, session: Any) -> dict[str, Any]:
-        return page_parts(session, session.owner_redactor(), reverse("sessions:model_view_json", args=[session.pk]))
-
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
-        super().__init__(ctx, options)
-        self._body: dict[str, Any] | None = None        # the last rendered events, for reloading tabs
-        self._result: dict[str, Any] | None = None
-        self._versions = {"body": 0, "result": 0}
+        return {"model_view_url": reverse("sessions:model_view", args=[session.pk]),
+                "model_view_result_url": reverse("sessions:model_view_result", args=[session.pk])}
 
     def on_catalogue(self) -> None:
-        self.ctx.spawn("model-view", self._show("body", self._render_body))
+        self.ctx.spawn("model-view", self.publish(self._loader()))
 
-    def on_call_end(self, call_id: str, outcome: dict[str, Any]) -> None:
-        if outcome.get("command") == "call_tool" and isinstance(outcome.get("result"), dict):
-            result, tool = outcome["result"], str(outcome.get("name", ""))
-            self.ctx.spawn("model-view-result", self._show("result", lambda: result_html(result, tool)))
-
-    def _render_body(self) -> str:
-        return body_html(self.ctx.catalogue, reverse("sessions:model_view_json", args=[self.ctx.session_id]))
-
-    async def _show(self, part: str, make: Any) -> None:
-        """Render in a thread; publish unless a newer rendering of the same part started meanwhile."""
-        self._versions[part] += 1
-        version = self._versions[part]
-        html = await asyncio.to_thread(make)
-        if version != self._versions[part]:
-            return
-        event = {"html": oob("model-view" if part == "body" else "model-view-result", "outerHTML", html)}
-        if part == "body":
-            self._body = event
-        else:
-            self._result = event
-        await self.publish(event)
+    def _loader(self) -> dict[str, Any]:
+        url = reverse("sessions:model_view", args=[self.ctx.session_id])
+        return {"html": oob("model-view", "outerHTML", render("sessions/features/model_view_loader.html", {"url": url}))}
 
     def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(e) for e in (self._body, self._result) if e is not None]
+        return [self.event(self._loader())]
