@@ -28,6 +28,7 @@ from playground.transcripts.models import Session, ShareLink
 from .consumers import REPLAY_WINDOW
 from .durability import reap_dead_sessions
 from .features import FEATURES
+from .features.model_view import inline_parts as model_view_inline
 from .lines import line
 from .protocol import catalogue_item
 from .worker import start_session
@@ -181,8 +182,7 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "sessions/share.html", {
         "session": session, "token": token, "total": total, "state": redact.obj(session.state()),
         "lines": [line(redact.obj(r)) for r in rows],
-        "model_view_url": reverse("sessions:share_model_view", args=[token]),
-        "model_view_result_url": reverse("sessions:share_model_view_result", args=[token]),
+        **model_view_inline(session, redact, reverse("sessions:share_model_view_json", args=[token])),
     })
 
 

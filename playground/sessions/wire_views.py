@@ -24,36 +24,20 @@ from .lines import is_request
 from .views import _shared, _stream
 
 
-def _model_view(session: Session, redact: Redactor, download_url: str) -> HttpResponse:
-    return HttpResponse(body_html(redact.obj(session.catalogue or {}), download_url))
-
-
-def _model_view_result(session: Session, redact: Redactor, refresh_url: str) -> HttpResponse:
-    result, tool = last_tool_result(session, redact)
-    return HttpResponse(result_html(result, tool, refresh_url))
-
-
 @login_required
 def model_view(request: HttpRequest, pk: int) -> HttpResponse:
-    """The Model view panel, fetched by the session page (again after each catalogue refresh)."""
+    """The Model view panel, fetched by the session page (again after each catalogue refresh;
+    share pages have it in the page)."""
     session = own_session(request.user, pk)
-    return _model_view(session, session.owner_redactor(), reverse("sessions:model_view_json", args=[pk]))
+    download_url = reverse("sessions:model_view_json", args=[pk])
+    return HttpResponse(body_html(session.owner_redactor().obj(session.catalogue or {}), download_url))
 
 
 @login_required
 def model_view_result(request: HttpRequest, pk: int) -> HttpResponse:
     session = own_session(request.user, pk)
-    return _model_view_result(session, session.owner_redactor(), reverse("sessions:model_view_result", args=[pk]))
-
-
-def share_model_view(request: HttpRequest, token: str) -> HttpResponse:
-    session, redact = _shared(token)
-    return _model_view(session, redact, reverse("sessions:share_model_view_json", args=[token]))
-
-
-def share_model_view_result(request: HttpRequest, token: str) -> HttpResponse:
-    session, redact = _shared(token)
-    return _model_view_result(session, redact, reverse("sessions:share_model_view_result", args=[token]))
+    result, tool = last_tool_result(session, session.owner_redactor())
+    return HttpResponse(result_html(result, tool, reverse("sessions:model_view_result", args=[pk])))
 
 
 def _model_view_file(session: Session, catalogue: object) -> HttpResponse:

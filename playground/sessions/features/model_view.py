@@ -95,6 +95,13 @@ def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | N
     return redact.obj(result), redact.text(name)
 
 
+def inline_parts(session: Any, redact: Redactor, download_url: str) -> dict[str, Any]:
+    """The panel rendered in the page (share pages: read-only, nothing fetched), masked by `redact`."""
+    result, tool = last_tool_result(session, redact)
+    return {"model_view_html": body_html(redact.obj(session.catalogue or {}), download_url),
+            "model_view_result_html": result_html(result, tool)}
+
+
 class ModelView(Feature):
     """The panel's content is fetched by the page (`model_view_panel`, `model_view_result`):
     the worker renders nothing, on the relay path or elsewhere; when the catalogue changes it
