@@ -40,22 +40,20 @@ def model_view_result(request: HttpRequest, pk: int) -> HttpResponse:
     return HttpResponse(result_html(result, tool, reverse("sessions:model_view_result", args=[pk])))
 
 
-def _model_view_file(session: Session, catalogue: object) -> HttpResponse:
-    response = HttpResponse(download(tools_of(catalogue)), content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="session-{session.pk}-model-view.json"'
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+def _model_view_file(request: HttpRequest, session: Session, catalogue: object) -> StreamingHttpResponse:
+    return _stream(request, iter([download(tools_of(catalogue))]), "application/json",
+                   f"session-{session.pk}-model-view.json")
 
 
 @login_required
-def model_view_json(request: HttpRequest, pk: int) -> HttpResponse:
+def model_view_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = own_session(request.user, pk)
-    return _model_view_file(session, session.owner_redactor().obj(session.catalogue or {}))
+    return _model_view_file(request, session, session.owner_redactor().obj(session.catalogue or {}))
 
 
-def share_model_view_json(request: HttpRequest, token: str) -> HttpResponse:
+def share_model_view_json(request: HttpRequest, token: str) -> StreamingHttpResponse:
     session, redact = _shared(token)
-    return _model_view_file(session, redact.obj(session.catalogue or {}))
+    return _model_view_file(request, session, redact.obj(session.catalogue or {}))
 
 
 # --- Copy as curl ------------------------------------------------------------------------------

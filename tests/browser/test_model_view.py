@@ -48,6 +48,10 @@ class ModelViewTests(LiveBrowserTestCase):
         # The panel names what each API refuses: the peer's tools keep to OpenAI's non-strict rules,
         # strict mode wants more (additionalProperties false, every property required).
         expect(openai.locator("summary").first).to_contain_text("strict only")
+        # After "Refresh lists" the worker tells the page to fetch the panel again.
+        with page.expect_response(lambda r: r.url.endswith(f"/sessions/{session.pk}/model-view/")):
+            page.get_by_role("button", name="Refresh lists").click()
+        expect(openai).to_be_visible()
         # The last tool result, as a model receives it.
         form = self.open_tool("echo")
         form.get_by_label("text", exact=True).fill("for the model")

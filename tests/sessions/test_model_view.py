@@ -72,7 +72,7 @@ def test_share_page_and_its_download_mask_every_secret(client, saved):
     assert 'aria-label="Anthropic Messages tools"' in page and "Last tool result" in page
     assert SECRET not in page and "found ••••" in page
     response = client.get(reverse("sessions:share_model_view_json", args=[link.token]))
-    body = response.content.decode()
+    body = b"".join(response.streaming_content).decode()
     assert response["Content-Disposition"].startswith("attachment;") and SECRET not in body
     document = json.loads(body)
     assert {"openai-chat", "openai-responses", "anthropic", "gemini", "findings", "token_rule"} <= set(document)
@@ -83,7 +83,7 @@ def test_share_page_and_its_download_mask_every_secret(client, saved):
 @pytest.mark.django_db
 def test_owner_views_are_the_owners_only(client, saved):
     response = client.get(reverse("sessions:model_view_json", args=[saved.pk]))
-    assert json.loads(response.content)["openai-chat"]["tools"][0]["function"]["name"] == "lookup"
+    assert json.loads(b"".join(response.streaming_content))["openai-chat"]["tools"][0]["function"]["name"] == "lookup"
     get_user_model().objects.create_user("eve", password="pw")
     client.login(username="eve", password="pw")
     for name in ("model_view_json", "model_view", "model_view_result"):
