@@ -491,10 +491,13 @@ class Finding:
                 "details": list(self.details), "more": self.more, "sources": list(rule.sources + rule.evidence)}
 
 
+SHOWN_CHARS = 200          # of one place or detail (a server's names may be megabytes)
+
+
 def finding(rule: Rule, hits: list[Hit]) -> Finding:
     shown = hits[:MAX_HITS_SHOWN]
-    return Finding(rule.id, rule.severity, rule.message, tuple(w for w, _ in shown), tuple(d for _, d in shown),
-                   len(hits) - len(shown))
+    return Finding(rule.id, rule.severity, rule.message, tuple(w[:SHOWN_CHARS] for w, _ in shown),
+                   tuple(d[:SHOWN_CHARS] for _, d in shown), len(hits) - len(shown))
 
 
 def check_tool(tool: dict[str, Any], provider: Provider, subject: Subject | None = None) -> list[Finding]:

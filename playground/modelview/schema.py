@@ -5,6 +5,7 @@ hostile schema must not make the page's rendering unbounded), and says so.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,15 +102,24 @@ def ref_problem(root: Any, ref: str, recursive: frozenset[str]) -> str:
     return ""
 
 
+MAX_REF_TARGETS = 256
+
+
 def recursive_refs(root: Any, nodes: list[Node]) -> frozenset[str]:
-    """The local references that reach themselves again (inlining them would never end)."""
-    refs = {n.path: n.schema["$ref"] for n in nodes if isinstance(n.schema.get("$ref"), str)}
-    targets = {r for r in refs.values() if r.startswith("#")}
+    """The local references that reach themselves again (inlining them would never end). A schema
+    naming more than MAX_REF_TARGETS targets counts them all as recursive: the check is quadratic."""
+    refs = sorted((n.path, n.schema["$ref"]) for n in nodes
+                  if isinstance(n.schema.get("$ref"), str) and n.schema["$ref"].startswith("#"))
+    targets = {r for _, r in refs}
+    if len(targets) > MAX_REF_TARGETS:
+        return frozenset(targets)
+    paths = [p for p, _ in refs]
     inside: dict[str, set[str]] = {}
     for target in targets:
         prefix = target[1:]
-        inside[target] = {r for path, r in refs.items()
-                          if r.startswith("#") and (path == prefix or path.startswith(prefix + "/") or not prefix)}
+        start = bisect.bisect_left(paths, prefix)
+        inside[target] = {r for p, r in refs[start:bisect.bisect_left(paths, prefix + "0", start)]
+                          if p == prefix or p.startswith(prefix + "/")} if prefix else {r for _, r in refs}
     found: set[str] = set()
     for start in targets:
         seen: set[str] = set()

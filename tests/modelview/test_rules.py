@@ -107,3 +107,18 @@ def test_the_gemini_rendering_drops_and_keeps_what_its_findings_say(tools):
     assert by_name["type_union"]["parameters"]["properties"]["value"]["anyOf"] == [{"type": "STRING"}, {"type": "INTEGER"}]
     assert "enum" not in by_name["integer_enum"]["parameters"]["properties"]["level"]
     assert "additionalProperties" not in str(by_name["clean"])
+
+
+def test_a_schema_of_a_thousand_references_is_checked_in_bounded_time():
+    import time
+
+    defs = {f"D{i}": {"type": "object", "description": "A level.",
+                      "properties": {"next": {"$ref": f"#/$defs/D{i + 1}", "description": "The next."}}}
+            for i in range(1000)}
+    tool = {"name": "chain", "description": "A long chain.",
+            "inputSchema": {"type": "object", "properties": {"first": {"$ref": "#/$defs/D0"}}, "$defs": defs}}
+    started = time.process_time()
+    found = {f.rule for f in rules.check_tool(tool, "gemini")}
+    model_view([tool])
+    assert time.process_time() - started < 5            # quadratic work is cut off, not run
+    assert "gemini.ref-unresolvable" in found           # past the limit, references are not inlined

@@ -112,3 +112,16 @@ async def test_a_live_session_makes_its_tabs_fetch_the_panel_again():
     feature.on_call_end("c1", {"command": "call_tool", "name": "lookup", "result": {"content": []}})
     await session.settle()
     assert len(session.published) == 1                      # nothing on the relay path
+
+
+def test_megabytes_in_names_and_descriptions_keep_the_panel_small():
+    """A server's text is capped on the page (the download has it whole)."""
+    from playground.sessions.features.model_view import body_html, result_html
+
+    huge = "n" * 3_000_000
+    catalogue = {"tools": [{"name": huge, "description": huge,
+                            "inputSchema": {"type": "object", "properties": {huge: {"type": "string"}}}}]}
+    html = body_html(catalogue, "/download")
+    assert len(html) < 200_000 and "too large to show here" in html
+    shown = result_html({"content": [{"type": "text", "text": huge}]}, huge)
+    assert len(shown) < 600_000

@@ -52,7 +52,8 @@ def panel_context(catalogue: Any, download_url: str) -> dict[str, Any]:
         all_findings = [f for fs in found["tools"] for f in fs] + found["server"]
         providers.append({**found, "targets": shown, "rows": rows, "summary": _counts(all_findings),
                           "tokens": first["tokens"]["total"]})
-    return {"mv_tools": len(tools), "mv_providers": providers, "mv_chatbot": view["chatbot"],
+    chatbot = {**view["chatbot"], "chars": len(view["chatbot"]["text"]), "shown": len(view["chatbot"]["text"]) <= JSON_SHOWN}
+    return {"mv_tools": len(tools), "mv_providers": providers, "mv_chatbot": chatbot,
             "mv_token_rule": tokens.RULE, "mv_download": download_url,
             "mv_errors": (catalogue or {}).get("errors", {}).get("tools") if isinstance(catalogue, dict) else None}
 
