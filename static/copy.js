@@ -5,6 +5,9 @@
  * copies that literal text instead; data-copy="closest:.line" looks up from the button.
  * A source element with data-copy-more="id" has the rest of its text in that element (a long
  * text sent in pieces): it is copied too.
+ * data-copy-fetch="12" copies what the server answers for it: GET <base>12/, the base being the
+ * data-copy-base of an enclosing element, whose data-copy-option may name a checkbox: when it
+ * is ticked, its name=value goes in the query (Copy as curl: "include secrets").
  * The button keeps its accessible name "Copy"; success is shown by a class and a status
  * message for screen readers, so tests and people can tell it worked.
  */
@@ -51,16 +54,40 @@
     window.setTimeout(function () { button.classList.remove("copied", "copy-failed"); }, 1500);
   }
 
+  function fetched(button) {
+    var holder = button.closest("[data-copy-base]");
+    if (!holder) return null;
+    var url = holder.getAttribute("data-copy-base") + encodeURIComponent(button.getAttribute("data-copy-fetch")) + "/";
+    var option = holder.getAttribute("data-copy-option");
+    var box = option ? document.querySelector(option) : null;
+    if (box && box.checked) url += "?" + encodeURIComponent(box.name) + "=" + encodeURIComponent(box.value);
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "text/plain" } }).then(function (response) {
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      return response.text();
+    });
+  }
+
+  function write(text) {
+    return navigator.clipboard && window.isSecureContext
+      ? navigator.clipboard.writeText(text).catch(function () { return fallback(text); })
+      : fallback(text);
+  }
+
   document.addEventListener("click", function (event) {
-    var button = event.target.closest && event.target.closest("button[data-copy], button[data-copy-text]");
+    var button = event.target.closest &&
+      event.target.closest("button[data-copy], button[data-copy-text], button[data-copy-fetch]");
     if (!button) return;
     event.preventDefault();
     event.stopPropagation();
-    var text = source(button);
-    if (text === null) { announce(button, false); return; }
-    var attempt = navigator.clipboard && window.isSecureContext
-      ? navigator.clipboard.writeText(text).catch(function () { return fallback(text); })
-      : fallback(text);
+    var attempt;
+    if (button.hasAttribute("data-copy-fetch")) {
+      attempt = fetched(button);
+      if (attempt) attempt = attempt.then(write);
+    } else {
+      var text = source(button);
+      attempt = text === null ? null : write(text);
+    }
+    if (!attempt) { announce(button, false); return; }
     attempt.then(function () { announce(button, true); }, function () { announce(button, false); });
   });
 })();

@@ -108,6 +108,12 @@ class Tap:
         self._open: dict[tuple[str, str], tuple[int, float]] = {}
         self._gate = asyncio.Event()
         self._gate.set()
+        self.exchanges = 0
+
+    def exchange(self) -> int:
+        """A new HTTP exchange's number: its request's and its response's events carry it (`http.exchange`)."""
+        self.exchanges += 1
+        return self.exchanges
 
     # Back-pressure: a listener that cannot keep up (the worker saving to a database) pauses the
     # tap; transports that support it stop reading until it resumes, so a flooding server blocks

@@ -76,12 +76,13 @@ def line(row: dict[str, Any], *, owner: bool = False) -> dict[str, Any]:
         problems.insert(0, f"not JSON: {row['parse_error']}")
     if row.get("truncated"):
         problems.append(f"truncated: {row.get('size')} bytes, shown up to the cap")
+    http = row.get("http")
     return {
         "seq": row["seq"], "t_ms": f"{row['t'] * 1000:.1f}", "dir": row["dir"], "arrow": ARROWS.get(row["dir"], "?"),
         "label": label, "rpc_id": rpc_id, "preview": preview, "pretty": pretty, "raw": raw,
         "latency": row.get("latency_ms"), "reply_to": row.get("reply_to"), "problems": problems,
-        "is_error": is_error or bool(problems), "http": row.get("http"), "sse_id": row.get("sse_id"),
-        "kind": row.get("kind") or "", "progress": progress,
+        "is_error": is_error or bool(problems), "http": http, "sse_id": row.get("sse_id"),
+        "kind": row.get("kind") or "", "progress": progress, "request": bool(http) and is_request(row),
         "resend": owner and row["dir"] == "send" and isinstance(message, dict) and "id" in message
                   and isinstance(message.get("method"), str),
     }
@@ -96,6 +97,22 @@ def _progress_token(method: str, params: dict[str, Any]) -> str | int | None:
         meta = params.get("_meta")
         token = meta.get("progressToken") if type(meta) is dict else None
     return token if type(token) in (str, int) else None
+
+
+def is_request(row: dict[str, Any]) -> bool:
+    """Whether the row records an HTTP request the playground sent: a POSTed frame, or the note
+    that opens another exchange (a GET stream, DELETE, an OAuth exchange); the events of a POST's
+    response carry its facts too, and are not."""
+    http = row.get("http")
+    if not isinstance(http, dict) or not isinstance(http.get("method"), str):
+        return False
+    if row["dir"] == "send":
+        return True
+    return "request_headers" in http and (http["method"] != "POST" or bool((row.get("data") or {}).get("auth_step")))
+
+
+def _headers(headers: Any) -> str:
+    return "\n".join(f"{k}: {v}" for k, v in headers.items()) if isinstance(headers, dict) else ""
 
 
 def transcript_lines(rows: list[dict[str, Any]], owner: bool = False) -> str:
@@ -204,7 +221,17 @@ def line_html(line: dict[str, Any]) -> str:
             facts += f" → {_e(status)}"
         if line.get("sse_id"):
             facts += f" · SSE id {_e(line['sse_id'])}"
+        if line.get("request"):
+            facts += f' <button type="button" class="small curl" data-copy-fetch="{_e(line["seq"])}">Copy as curl</button>'
         out.append(f'<div class="httpfacts">{facts}</div>')
+        if line["dir"] == "send":
+            out.append(f'<pre class="headers" aria-label="Request headers">{_e(_headers(http.get("headers")))}</pre>')
+        elif line["dir"] == "recv" and status:
+            if http.get("request_headers"):
+                out.append('<details class="hdrs"><summary>request headers, as sent</summary><pre class="headers">'
+                           f'{_e(_headers(http["request_headers"]))}</pre></details>')
+            out.append(f'<details class="hdrs"><summary>response headers</summary><pre class="headers">'
+                       f'{_e(_headers(http.get("headers")))}</pre></details>')
     out.append("\n  ")
     if line.get("raw") is not None:
         out.append(f'<details class="raw"><summary>raw</summary><pre>{_e(line["raw"])}</pre></details>')

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import check_views, replay_views, retry, search_page, views, workspace
+from . import check_views, replay_views, retry, search_page, views, wire_views, workspace
 
 app_name = "sessions"
 
@@ -21,8 +21,16 @@ urlpatterns = [
     path("sessions/<int:pk>/retry/", retry.retry, name="retry"),
     path("sessions/<int:pk>/export.jsonl", views.export_jsonl, name="export_jsonl"),
     path("sessions/<int:pk>/export.json", views.export_json, name="export_json"),
+    path("sessions/<int:pk>/export.har", wire_views.export_har, name="export_har"),
+    path("sessions/<int:pk>/model-view/", wire_views.model_view, name="model_view"),
+    path("sessions/<int:pk>/model-view/result/", wire_views.model_view_result, name="model_view_result"),
+    path("sessions/<int:pk>/model-view.json", wire_views.model_view_json, name="model_view_json"),
+    path("sessions/<int:pk>/curl/<int:seq>/", wire_views.curl_command, name="curl"),
     path("share/<str:token>/", views.share_page, name="share_page"),
     path("share/<str:token>/revoke/", views.revoke, name="revoke"),
     path("share/<str:token>/export.jsonl", views.share_jsonl, name="share_jsonl"),
     path("share/<str:token>/export.json", views.share_json, name="share_json"),
+    path("share/<str:token>/export.har", wire_views.share_har, name="share_har"),
+    path("share/<str:token>/model-view.json", wire_views.share_model_view_json, name="share_model_view_json"),
+    path("share/<str:token>/curl/<int:seq>/", wire_views.share_curl_command, name="share_curl"),
 ]

@@ -31,6 +31,7 @@ from .share_live import close_share_viewers, shared_state
 from .durability import reap_dead_sessions
 from .features import FEATURES
 from .features.check import share_context as check_share_context
+from .features.model_view import inline_parts as model_view_inline
 from .lines import line
 from .protocol import catalogue_item
 from .window import seq_param, transcript_window
@@ -224,6 +225,7 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
         "lines": [line(redact.obj(r)) for r in rows], "live": live, "snapshot": not live,
         "mode": "live" if live else "snapshot", "ws_url": f"/ws/share/{token}/",
         **check_share_context(session, redact),
+        **model_view_inline(session, redact, reverse("sessions:share_model_view_json", args=[token])),
     })
 
 

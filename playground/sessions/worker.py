@@ -563,6 +563,8 @@ class SessionWorker:
         await database_sync_to_async(lambda: Session.objects.filter(pk=self.session_id).update(
             catalogue=storable(catalogue)))()
         await self.broadcast({"type": "session.catalogue", "catalogue": catalogue})
+        for feature in self.features.values():
+            feature.on_catalogue()
 
     def snapshot(self) -> Snapshot:
         """What a (re)connecting page needs besides the transcript."""

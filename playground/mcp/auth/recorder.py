@@ -130,6 +130,12 @@ class Recorder:
     def record(self, step: str, ex: Exchange, request_headers: dict[str, str], request_body: bytes | None,
                request_ctype: str, response: httpx.Response | None) -> None:
         facts = self.facts(ex.method, ex.url, request_headers, response)
+        facts["exchange"] = self.tap.exchange()         # one note is one whole exchange (the HAR export's entry)
+        try:
+            if response is not None:
+                facts["wait_ms"] = round(response.elapsed.total_seconds() * 1000, 3)
+        except RuntimeError:                           # (not read to its end)
+            pass
         data: dict[str, Any] = {"auth_step": step}
         # A redirect's code is not known as a secret yet, and its HTML body repeats it.
         location = ex.headers.get("location") or ""

@@ -13,8 +13,17 @@ from .. import jsonrpc
 from ..auth import OAuth, OAuthHttpxAuth
 from ..events import INVALID_UTF8, Tap
 from ..netguard import NetGuard
+from ..secrets import mask_value
 from .base import Transport, TransportError
 from .http_common import MAX_FRAME, SseParser, content_type, masked, shown_url
+
+# Facts only the first event of an exchange carries (the rest of an SSE stream need not repeat them).
+FIRST_ONLY = ("request_headers", "wait_ms")
+
+
+def later(facts: dict[str, Any]) -> dict[str, Any]:
+    """The facts for an exchange's events after its first."""
+    return {k: v for k, v in facts.items() if k not in FIRST_ONLY}
 
 
 def set_header(headers: dict[str, str], name: str, value: str) -> None:
@@ -93,16 +102,29 @@ class HttpTransportBase(Transport):
         items = headers.items() if hasattr(headers, "items") else headers
         return masked(items, self.headers.keys())
 
-    def _request_facts(self, method: str, url: str, headers: dict[str, str]) -> dict[str, Any]:
-        return {"method": method, "url": shown_url(url), "headers": self._mask(headers)}
+    async def _request_facts(self, method: str, url: str, headers: dict[str, str], exchange: int) -> dict[str, Any]:
+        """A POST's facts, recorded with its frame before it is sent: the headers this transport
+        sets, and the OAuth token's header the request will carry (masked), if there is one.
+        `exchange` ties the request to its response's events (the HAR export groups by it)."""
+        shown = dict(headers)
+        if self.auth is not None and not any(k.lower() == "authorization" for k in headers):
+            token = await self.auth.authorization_header()
+            if token:
+                shown["Authorization"] = mask_value(token)
+        return {"method": method, "url": shown_url(url), "headers": self._mask(shown), "exchange": exchange}
 
-    def _response_facts(self, method: str, url: str, response: httpx.Response,
-                        request_headers: dict[str, str] | None = None) -> dict[str, Any]:
+    def _response_facts(self, method: str, url: str, response: httpx.Response, exchange: int,
+                        started: float | None = None) -> dict[str, Any]:
+        """A response's facts. `request_headers` are the headers as sent, httpx's own and the
+        OAuth token's included (masked), and `wait_ms` the time from the request to the
+        response's headers: the first event of the exchange carries them (`later()` for the rest)."""
         facts: dict[str, Any] = {"method": method, "url": shown_url(url), "status": response.status_code,
                                  "headers": self._mask(response.headers.multi_items()),
-                                 "content_type": content_type(response.headers)}
-        if request_headers is not None:
-            facts["request_headers"] = self._mask(request_headers)
+                                 "content_type": content_type(response.headers), "exchange": exchange,
+                                 "request_headers": self._mask([(k.decode("latin-1"), v.decode("latin-1"))
+                                                                for k, v in response.request.headers.raw])}
+        if started is not None:
+            facts["wait_ms"] = round((self.tap.clock() - started) * 1000, 3)
         return facts
 
     def _spawn(self, coro: Any, name: str) -> asyncio.Task[Any]:
@@ -166,6 +188,7 @@ class HttpTransportBase(Transport):
         out = StreamOutcome()
         loop = asyncio.get_running_loop()
         started: float | None = None
+        shown, rest = facts, later(facts)
         try:
             async for chunk in response.aiter_bytes():
                 await self.tap.ready()      # paused while the tap's listener catches up (a flood)
@@ -178,7 +201,8 @@ class HttpTransportBase(Transport):
                         f"SSE event type {event.event!r} (expected 'message')"]
                     if event.invalid_utf8:
                         problems.append(INVALID_UTF8)
-                    _, parsed = self.tap.recv(event.data, http=facts, sse_id=event.id, problems=problems)
+                    _, parsed = self.tap.recv(event.data, http=shown, sse_id=event.id, problems=problems)
+                    shown = rest
                     out.frames += 1
                     if parsed is not None:
                         self._deliver(parsed)
@@ -205,7 +229,7 @@ class HttpTransportBase(Transport):
         if parser.in_event:
             partial = parser.partial()
             self.tap.note("error", "SSE stream cut in the middle of an event; the partial event is dropped",
-                          http=facts, partial=partial[:2000], partial_size=len(partial))
+                          http=shown, partial=partial[:2000], partial_size=len(partial))
         if out.error:
-            self.tap.note("error", f"SSE stream ended: {out.error}", http=facts)
+            self.tap.note("error", f"SSE stream ended: {out.error}", http=shown)
         return out

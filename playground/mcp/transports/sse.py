@@ -23,7 +23,7 @@ from ..events import INVALID_UTF8, Tap
 from ..netguard import NetGuard
 from .base import HttpStatusError, TransportError
 from .http_common import ACCEPT_SSE, MAX_FRAME, SseParser, same_origin, shown_url
-from .http_base import HttpTransportBase, Trickle, describe_http_error, set_header
+from .http_base import HttpTransportBase, Trickle, describe_http_error, later, set_header
 
 
 class SseTransport(HttpTransportBase):
@@ -75,10 +75,11 @@ class SseTransport(HttpTransportBase):
         for name, value in self.headers.items():
             set_header(headers, name, value)
         reason = "the server closed the SSE stream"
+        exchange, started = self.tap.exchange(), self.tap.clock()
         try:
             async with client.stream("GET", self.url, headers=headers,
                                      timeout=httpx.Timeout(self.timeout, read=None)) as response:
-                facts = self._response_facts("GET", self.url, response, headers)
+                facts = self._response_facts("GET", self.url, response, exchange, started)
                 status = response.status_code
                 if not 200 <= status < 300 or facts["content_type"] != "text/event-stream":
                     raw = await self._read_body(response)
@@ -94,7 +95,7 @@ class SseTransport(HttpTransportBase):
                     reason = str(error)
                     return
                 self.tap.note("http", f"GET → HTTP {status}: SSE stream open", http=facts)
-                reason = await self._events(response, facts)
+                reason = await self._events(response, later(facts))
         except asyncio.CancelledError:
             self._settle(TransportError("closed before the endpoint event"))
             raise
@@ -170,11 +171,13 @@ class SseTransport(HttpTransportBase):
         request_headers = {"Content-Type": "application/json"}
         for name, value in {**self.headers, **(headers or {})}.items():
             set_header(request_headers, name, value)
-        self.tap.send(text, http=self._request_facts("POST", self.endpoint, request_headers))
+        exchange = self.tap.exchange()
+        self.tap.send(text, http=await self._request_facts("POST", self.endpoint, request_headers, exchange))
+        started = self.tap.clock()
         try:
             async with client.stream("POST", self.endpoint, content=text.encode("utf-8"),
                                      headers=request_headers) as response:
-                facts = self._response_facts("POST", self.endpoint, response)
+                facts = self._response_facts("POST", self.endpoint, response, exchange, started)
                 raw = await self._read_body(response)
         except (Trickle, httpx.HTTPError) as exc:
             self._fail(request_id, TransportError(f"POST {shown_url(self.endpoint)}: {describe_http_error(exc)}"))

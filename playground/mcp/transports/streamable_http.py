@@ -35,7 +35,7 @@ from ..auth.httpx_auth import auth_failure
 from ..events import Tap
 from ..netguard import NetGuard
 from .base import HttpStatusError, SessionExpired, TransportError
-from .http_base import HttpTransportBase, StreamOutcome, TooLarge, Trickle, describe_http_error, set_header
+from .http_base import HttpTransportBase, StreamOutcome, TooLarge, Trickle, describe_http_error, later, set_header
 from .http_common import ACCEPT_POST, ACCEPT_SSE, DEFAULT_RETRY_MS, MAX_RECONNECTS, modern_headers
 
 
@@ -87,11 +87,13 @@ class StreamableHttpTransport(HttpTransportBase):
         kind = jsonrpc.classify(parsed)
         request_id = parsed["id"] if kind == "request" and isinstance(parsed["id"], (str, int)) else None
         request_headers = self._headers_for(parsed, headers)
-        self.tap.send(text, http=self._request_facts("POST", self.url, request_headers))
+        exchange = self.tap.exchange()
+        self.tap.send(text, http=await self._request_facts("POST", self.url, request_headers, exchange))
         body = text.encode("utf-8")
         if request_id is not None:
             key = jsonrpc.id_key(request_id)
-            task = self._spawn(self._post(body, parsed, request_headers, request_id), f"request {request_id!r}")
+            task = self._spawn(self._post(body, parsed, request_headers, request_id, exchange),
+                               f"request {request_id!r}")
             self._streams[key] = task
 
             def forget(t: asyncio.Task[Any], key: str = key) -> None:
@@ -101,15 +103,17 @@ class StreamableHttpTransport(HttpTransportBase):
         else:
             try:
                 async with asyncio.timeout(self.timeout):
-                    await self._post(body, parsed, request_headers, None)
+                    await self._post(body, parsed, request_headers, None, exchange)
             except TimeoutError:
                 self.tap.note("timeout", f"no HTTP answer to a POSTed {kind} within {self.timeout:g} s")
 
-    async def _post(self, body: bytes, parsed: Any, headers: dict[str, str], request_id: Any) -> None:
+    async def _post(self, body: bytes, parsed: Any, headers: dict[str, str], request_id: Any, exchange: int) -> None:
         client = self._ensure_client()
+        started = self.tap.clock()
         try:
             async with client.stream("POST", self.url, content=body, headers=headers) as response:
-                await self._answer(response, parsed, headers, request_id)
+                facts = self._response_facts("POST", self.url, response, exchange, started)
+                await self._answer(response, facts, parsed, headers, request_id)
         except asyncio.CancelledError:
             raise
         except Trickle as exc:
@@ -120,8 +124,8 @@ class StreamableHttpTransport(HttpTransportBase):
         except Exception as exc:  # never let a task die unhandled
             self._fail(request_id, TransportError(f"POST {self._shown_url}: {exc!r}"))
 
-    async def _answer(self, response: httpx.Response, parsed: Any, headers: dict[str, str], request_id: Any) -> None:
-        facts = self._response_facts("POST", self.url, response)
+    async def _answer(self, response: httpx.Response, facts: dict[str, Any], parsed: Any, headers: dict[str, str],
+                      request_id: Any) -> None:
         status = response.status_code
         method = parsed.get("method") if isinstance(parsed, dict) else None
         if self.era != "modern" and method == "initialize" and 200 <= status < 300:
@@ -235,10 +239,11 @@ class StreamableHttpTransport(HttpTransportBase):
         """One GET of the SSE stream; returns the outcome, or the error that stopped it (after noting it)."""
         client = self._ensure_client()
         headers = self._get_headers(last_event_id)
+        exchange, started = self.tap.exchange(), self.tap.clock()
         try:
             async with client.stream("GET", self.url, headers=headers,
                                      timeout=httpx.Timeout(self.timeout, read=None)) as response:
-                facts = self._response_facts("GET", self.url, response, headers)
+                facts = self._response_facts("GET", self.url, response, exchange, started)
                 status = response.status_code
                 if status == 405:
                     self.tap.note("http", "GET → HTTP 405: the server offers no standalone SSE stream", http=facts)
@@ -258,7 +263,7 @@ class StreamableHttpTransport(HttpTransportBase):
                                               "not text/event-stream")
                     return HttpStatusError(status, body, parsed, auth_failure(response))
                 self.tap.note("http", f"GET ({purpose}) → HTTP {status}: SSE stream open", http=facts)
-                out = await self._read_sse(response, facts, request_id)
+                out = await self._read_sse(response, later(facts), request_id)
                 return out
         except asyncio.CancelledError:
             raise
@@ -328,12 +333,13 @@ class StreamableHttpTransport(HttpTransportBase):
     async def _delete(self, client: httpx.AsyncClient) -> None:
         headers = self._get_headers(None)
         del headers["Accept"]
+        exchange, started = self.tap.exchange(), self.tap.clock()
         try:
             response = await client.request("DELETE", self.url, headers=headers, timeout=min(self.timeout, 5.0))
         except httpx.HTTPError as exc:
             self.tap.note("error", f"DELETE (end session) failed: {describe_http_error(exc)}")
             return
-        facts = self._response_facts("DELETE", self.url, response, headers)
+        facts = self._response_facts("DELETE", self.url, response, exchange, started)
         if response.status_code == 405:
             self.tap.note("http", "DELETE → HTTP 405: the server does not let clients end sessions", http=facts)
         else:

@@ -15,6 +15,7 @@ from .feed import Feed
 from .input_rounds import InputRounds
 from .listen import Listen
 from .logging import Logging
+from .model_view import ModelView
 from .oauth import Authorization
 from .replay import Replay
 from .roots import Roots
@@ -25,7 +26,7 @@ from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Tasks, Authorization, Check, Replay,
+    ServerRequests, Tasks, Authorization, Check, Replay, ModelView,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

@@ -174,6 +174,10 @@ class Feature:
     def on_call_end(self, call_id: str, outcome: dict[str, Any]) -> None:
         """A call has its outcome, about to be shown: add to it."""
 
+    def on_catalogue(self) -> None:
+        """The server's lists were fetched again (`ctx.catalogue`) and shown (runs in the
+        worker's loop: spawn anything slow)."""
+
     def snapshot(self) -> list[FeatureEvent]:
         """The events a (re)connecting tab needs to show this feature's state."""
         state = self.state()

@@ -1,0 +1,128 @@
+"""Model view: the server's tools as the OpenAI, Anthropic and Gemini APIs receive them, each
+rule they break, a token estimate, and the last tool result as a model reads it
+(playground/modelview holds the renderings and the rules; this is the panel).
+
+The panel is rendered by views (wire_views.py) from the saved catalogue and transcript, for the
+owner or, redacted, for a share page; a live session only tells its tabs to fetch it again.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.urls import reverse
+
+from playground.mcp.secrets import Redactor
+from playground.modelview import results, rules, tokens
+from playground.modelview.view import model_view, tools_of
+
+from ..html import oob
+from ..protocol import FeatureEvent
+from .base import Feature, render
+
+JSON_SHOWN = 150_000        # characters of one rendering's JSON on the page (the download has it all)
+RESULT_SHOWN = 64 * 1024    # characters of one tool-result shape
+REPLY_WINDOW = 5000         # events after a tools/call searched for its response (page loads)
+SEVERITY_WORDS = {"error": "refused", "strict": "strict only", "warning": "changed", "info": "advice"}
+
+
+def _counts(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"severity": s, "n": n, "word": SEVERITY_WORDS[s]} for s in rules.SEVERITIES
+            if (n := sum(1 for f in findings if f["severity"] == s))]
+
+
+def panel_context(catalogue: Any, download_url: str) -> dict[str, Any]:
+    """What model_view_body.html shows for a catalogue."""
+    tools = tools_of(catalogue)
+    view = model_view(tools)
+    targets = view["targets"]
+    providers = []
+    for found in view["findings"]:
+        mine = [t for t in targets if t["provider"] == found["provider"]]
+        first = mine[0]
+        rows = []
+        for i, name in enumerate(view["tools"]):
+            findings = [{**f, "hits": list(zip(f["where"], f["details"]))} for f in found["tools"][i]]
+            rows.append({"name": name, "tokens": first["tokens"]["per_tool"][i], "findings": findings,
+                         "counts": _counts(findings)})
+        shown = []
+        for target in mine:
+            text = json.dumps(target["json"], indent=2, ensure_ascii=False)
+            shown.append({**target, "text": text if len(text) <= JSON_SHOWN else "", "chars": len(text)})
+        all_findings = [f for fs in found["tools"] for f in fs] + found["server"]
+        providers.append({**found, "targets": shown, "rows": rows, "summary": _counts(all_findings),
+                          "tokens": first["tokens"]["total"]})
+    chatbot = {**view["chatbot"], "chars": len(view["chatbot"]["text"]), "shown": len(view["chatbot"]["text"]) <= JSON_SHOWN}
+    return {"mv_tools": len(tools), "mv_providers": providers, "mv_chatbot": chatbot,
+            "mv_token_rule": tokens.RULE, "mv_download": download_url,
+            "mv_errors": (catalogue or {}).get("errors", {}).get("tools") if isinstance(catalogue, dict) else None}
+
+
+def body_html(catalogue: Any, download_url: str) -> str:
+    return render("sessions/features/model_view_body.html", panel_context(catalogue, download_url))
+
+
+def result_context(result: dict[str, Any] | None, tool: str) -> dict[str, Any]:
+    if result is None:
+        return {"mv_result": None}
+    shown = results.view(result, tool)
+    for shape in shown["shapes"]:
+        value = shape["value"]
+        text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+        shape["text"] = text[:RESULT_SHOWN]
+        shape["cut"] = len(text) > RESULT_SHOWN
+    return {"mv_result": shown}
+
+
+def result_html(result: dict[str, Any] | None, tool: str, refresh_url: str = "") -> str:
+    return render("sessions/features/model_view_result.html", {**result_context(result, tool), "refresh_url": refresh_url})
+
+
+def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | None, str]:
+    """The session's last `tools/call` that has a result, from its saved events (page loads)."""
+    request = (session.events.filter(method="tools/call", dir="send").order_by("-seq")
+               .values_list("seq", "data").first())
+    if request is None:
+        return None, ""
+    seq, data = request
+    params = (data.get("message") or {}).get("params") if isinstance(data.get("message"), dict) else None
+    name = str(params.get("name", "")) if isinstance(params, dict) else ""
+    reply = (session.events.filter(seq__gt=seq, seq__lte=seq + REPLY_WINDOW, data__reply_to=seq)
+             .values_list("data", flat=True).first())
+    message = reply.get("message") if isinstance(reply, dict) else None
+    result = message.get("result") if isinstance(message, dict) else None
+    if not isinstance(result, dict):
+        return None, name
+    return redact.obj(result), redact.text(name)
+
+
+def inline_parts(session: Any, redact: Redactor, download_url: str) -> dict[str, Any]:
+    """The panel rendered in the page (share pages: read-only, nothing fetched), masked by `redact`."""
+    result, tool = last_tool_result(session, redact)
+    return {"model_view_html": body_html(redact.obj(session.catalogue or {}), download_url),
+            "model_view_result_html": result_html(result, tool)}
+
+
+class ModelView(Feature):
+    """The panel's content is fetched by the page (`model_view_panel`, `model_view_result`):
+    the worker renders nothing, on the relay path or elsewhere; when the catalogue changes it
+    sends the small loader that makes each tab fetch the panel again (and so does a snapshot:
+    a tab reconnecting may have missed a change)."""
+
+    name = "model_view"
+    panel_template = "sessions/features/model_view_panel.html"
+
+    @classmethod
+    def page_context(cls, session: Any) -> dict[str, Any]:
+        return {"model_view_url": reverse("sessions:model_view", args=[session.pk]),
+                "model_view_result_url": reverse("sessions:model_view_result", args=[session.pk])}
+
+    def on_catalogue(self) -> None:
+        self.ctx.spawn("model-view", self.publish(self._loader()))
+
+    def _loader(self) -> dict[str, Any]:
+        url = reverse("sessions:model_view", args=[self.ctx.session_id])
+        return {"html": oob("model-view", "outerHTML", render("sessions/features/model_view_loader.html", {"url": url}))}
+
+    def snapshot(self) -> list[FeatureEvent]:
+        return [self.event(self._loader())]

@@ -1,0 +1,137 @@
+"""The session as other tools read it: the Model view's download, the HAR export and
+"Copy as curl". Owner variants mask what the owner's exports mask (OAuth values); share
+variants mask every secret (`Session.share_redactor`) and never offer the real values."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.urls import reverse
+
+from playground.mcp.auth import AuthRecord
+from playground.mcp.secrets import Redactor
+from playground.mcp.transports.http_common import shown_url
+from playground.modelview.view import download, tools_of
+from playground.oauth.models import OAuthRecord
+from playground.transcripts import curl, har
+from playground.transcripts.access import own_session
+from playground.transcripts.models import Session
+
+from .features.model_view import body_html, last_tool_result, result_html
+from .lines import is_request
+from .views import _shared, _stream
+
+
+@login_required
+def model_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """The Model view panel, fetched by the session page (again after each catalogue refresh;
+    share pages have it in the page)."""
+    session = own_session(request.user, pk)
+    download_url = reverse("sessions:model_view_json", args=[pk])
+    return HttpResponse(body_html(session.owner_redactor().obj(session.catalogue or {}), download_url))
+
+
+@login_required
+def model_view_result(request: HttpRequest, pk: int) -> HttpResponse:
+    session = own_session(request.user, pk)
+    result, tool = last_tool_result(session, session.owner_redactor())
+    return HttpResponse(result_html(result, tool, reverse("sessions:model_view_result", args=[pk])))
+
+
+def _model_view_file(request: HttpRequest, session: Session, catalogue: object) -> StreamingHttpResponse:
+    return _stream(request, iter([download(tools_of(catalogue))]), "application/json",
+                   f"session-{session.pk}-model-view.json")
+
+
+@login_required
+def model_view_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    session = own_session(request.user, pk)
+    return _model_view_file(request, session, session.owner_redactor().obj(session.catalogue or {}))
+
+
+def share_model_view_json(request: HttpRequest, token: str) -> StreamingHttpResponse:
+    session, redact = _shared(token)
+    return _model_view_file(request, session, redact.obj(session.catalogue or {}))
+
+
+# --- Copy as curl ------------------------------------------------------------------------------
+
+def _text(text: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/plain; charset=utf-8")
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _request_row(session: Session, seq: int) -> dict[str, Any]:
+    row = session.events.filter(seq=seq).values_list("data", flat=True).first()
+    if not isinstance(row, dict) or not is_request(row):
+        raise Http404("this event records no HTTP request")
+    return row
+
+
+def _curl(row: dict[str, Any], **real: Any) -> HttpResponse:
+    try:
+        return _text(curl.command(row, **real))
+    except curl.NotARequest as exc:
+        raise Http404(str(exc)) from None
+
+
+def _real_values(session: Session, row: dict[str, Any]) -> dict[str, Any]:
+    """The secrets a request carried, for its owner: the server's configured header values (as
+    stored now), the OAuth access token stored for it, the URL as configured."""
+    server = session.server
+    if server is None:
+        return {}
+    config = server.to_config()
+    configured = {k.lower(): v for k, v in config.headers.items()}
+    record = OAuthRecord.objects.filter(server=server).order_by("-updated").first()
+    tokens = AuthRecord.from_dict(record.data).tokens if record is not None else None
+
+    def unmask(name: str, value: str) -> str:
+        if name.lower() in configured:
+            return configured[name.lower()]
+        if name.lower() == "authorization" and tokens is not None and value.lower().startswith("bearer"):
+            return f"Bearer {tokens.access_token}"
+        return value
+    url = row["http"].get("url")
+    return {"unmask": unmask, "real_url": config.url if config.url and url == shown_url(config.url) else None}
+
+
+@login_required
+def curl_command(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
+    """Masked as the owner's exports are; `?secrets=1` puts the real values back (the owner only)."""
+    session = own_session(request.user, pk)
+    row = _request_row(session, seq)
+    if request.GET.get("secrets") == "1":
+        return _curl(row, **_real_values(session, row))
+    return _curl(session.owner_redactor().obj(row))
+
+
+def share_curl_command(request: HttpRequest, token: str, seq: int) -> HttpResponse:
+    """Masked as every share is; never with the real values."""
+    session, redact = _shared(token)
+    return _curl(redact.obj(_request_row(session, seq)))
+
+
+# --- HAR -------------------------------------------------------------------------------------------
+
+def _har(session: Session, redact: Redactor) -> Iterator[str]:
+    rows = (redact.obj(data) for data in session.events.exclude(dir="stderr").order_by("seq")
+            .values_list("data", flat=True).iterator(chunk_size=2000))
+    comment = redact.text(f"{session.server_name}, session {session.pk} ({session.transport or 'HTTP'}), "
+                          "recorded by MCP Playground")
+    return har.document(rows, session.started_at, comment)
+
+
+@login_required
+def export_har(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    session = own_session(request.user, pk)
+    return _stream(request, _har(session, session.owner_redactor()), "application/json", f"session-{session.pk}.har")
+
+
+def share_har(request: HttpRequest, token: str) -> StreamingHttpResponse:
+    session, redact = _shared(token)
+    return _stream(request, _har(session, redact), "application/json", f"session-{session.pk}.har")

@@ -1,0 +1,102 @@
+"""Model view and Copy as curl in Chromium: the panel shows the server's tools as each model API
+receives them and copies one provider's JSON; an HTTP request line shows its headers and copies
+a curl command, masked unless the owner ticks "include secrets"."""
+from __future__ import annotations
+
+import json
+import re
+
+from playwright.sync_api import expect
+
+from playground.modelview import providers
+from playground.transcripts.models import Session
+
+from .helpers import HttpPeer, LiveBrowserTestCase, peer_args
+
+HEADER_SECRET = "s3cr3t-curl-789"
+MASK = "••••"
+
+
+class ModelViewTests(LiveBrowserTestCase):
+
+    def clipboard(self) -> str:
+        return self.page.evaluate("() => navigator.clipboard.readText()")
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=self.live_server_url)
+
+    def test_model_view_copies_a_providers_json(self) -> None:
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("Model view peer", command=command, args=args)
+        self.connect("echo")
+        panel = page.locator("details.model-view-panel")
+        panel.locator("summary", has_text="Model view").click()
+        openai = panel.locator('details.mv-provider[data-provider="openai"]')
+        expect(openai).to_be_visible()                        # fetched and shown
+        openai.locator("summary").first.click()
+        chat = openai.get_by_role("region", name="OpenAI Chat Completions tools")
+        expect(chat).to_contain_text("≈")
+        self.shot("1-openai-open")
+        chat.get_by_role("button", name="Copy").click()
+        expect(chat.get_by_role("button", name="Copy")).to_have_class("copy copied")
+        copied = json.loads(self.clipboard())
+        session = Session.objects.get(server_name="Model view peer")
+        expected = providers.render(providers.BY_ID["openai-chat"], session.catalogue["tools"])
+        assert copied == expected and copied[0]["type"] == "function"
+        # The panel names what each API refuses: the peer's tools keep to OpenAI's non-strict rules,
+        # strict mode wants more (additionalProperties false, every property required).
+        expect(openai.locator("summary").first).to_contain_text("strict only")
+        # After "Refresh lists" the worker tells the page to fetch the panel again.
+        with page.expect_response(lambda r: r.url.endswith(f"/sessions/{session.pk}/model-view/")):
+            page.get_by_role("button", name="Refresh lists").click()
+        expect(openai).to_be_visible()
+        # The last tool result, as a model receives it.
+        form = self.open_tool("echo")
+        form.get_by_label("text", exact=True).fill("for the model")
+        form.get_by_role("button", name="Call tool").click()
+        expect(self.result().locator("pre.text").first).to_have_text("for the model")
+        panel.get_by_role("button", name="Show the last tool result as a model receives it").click()
+        shown = page.locator("#model-view-result")
+        expect(shown).to_contain_text("Last tool result")
+        expect(shown).to_contain_text("SDK simple chatbot")
+        shown.locator("summary", has_text="SDK simple chatbot").click()
+        expect(shown).to_contain_text("Tool execution result: meta=None content=[TextContent(type='text', "
+                                      "text='for the model'")
+        self.shot("2-tool-result")
+        self.page.set_viewport_size({"width": 1100, "height": 800})
+        self.shot("3-narrow")
+        self.assert_no_js_errors()
+
+    def test_copy_as_curl_masked_then_with_secrets(self) -> None:
+        peer = HttpPeer()
+        self.addCleanup(peer.stop)
+        page = self.page
+        self.log_in()
+        self.add_server("Curl peer", transport="Streamable HTTP", url=peer.url,
+                        headers={"X-Api-Key": HEADER_SECRET})
+        self.connect("echo")
+        form = self.open_tool("echo")
+        form.get_by_label("text", exact=True).fill("it's curl")
+        form.get_by_role("button", name="Call tool").click()
+        request, _response = self.exchange("tools/call")
+        request.locator("summary").first.click()
+        headers = request.get_by_label("Request headers")
+        expect(headers).to_contain_text("Mcp-Session-Id: ")
+        expect(headers).to_contain_text(f"X-Api-Key: {MASK}")
+        expect(headers).to_contain_text("MCP-Protocol-Version: ")
+        self.shot("1-request-line")
+        request.get_by_role("button", name="Copy as curl").click()
+        expect(request.get_by_role("button", name="Copy as curl")).to_have_class("small curl copied")
+        masked = self.clipboard()
+        assert f"X-Api-Key: {MASK}" in masked and HEADER_SECRET not in masked and peer.url in masked
+        assert "--data-raw" in masked and "it'\"'\"'s curl" in masked
+        page.get_by_label("include secrets").check()
+        button = request.get_by_role("button", name="Copy as curl")
+        expect(button).not_to_have_class(re.compile(r"\bcopied\b"))        # the first copy's mark has gone
+        button.click()
+        expect(button).to_have_class("small curl copied")                    # set once the text is written
+        assert f"X-Api-Key: {HEADER_SECRET}" in self.clipboard()
+        self.assert_no_js_errors()

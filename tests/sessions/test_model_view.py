@@ -1,0 +1,127 @@
+"""The Model view panel: rendered from the catalogue on the owner's page and on share pages
+(redacted), refreshed with the catalogue and after each tool call in a live session, and
+downloadable as one JSON document."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from playground.registry.models import Server
+from playground.transcripts.models import Event, Session, ShareLink
+from tests.sessions.fakes import FakeSession
+
+SECRET = "sk-live-model-view-0123456789"
+TOOLS = [
+    {"name": "lookup", "description": f"Looks things up with key {SECRET}.",
+     "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "description": "The query"}},
+                     "required": ["q"]}},
+    {"name": "bad name", "inputSchema": {"type": "object", "properties": {"xs": {"type": "array"}}}},
+]
+
+
+def _rows(session: Session, rows: list[dict]) -> None:
+    for row in rows:
+        Event.objects.create(session=session, seq=row["seq"], t=row["t"], dir=row["dir"],
+                             method=(row.get("message") or {}).get("method", "") if row["dir"] == "send" else "",
+                             data=row)
+
+
+@pytest.fixture
+def saved(client):
+    user = get_user_model().objects.create_user("mv", password="pw")
+    server = Server.objects.create(name="s", transport="http", url="http://127.0.0.1:1/mcp",
+                                   headers={"X-Key": SECRET}, owner=user)
+    session = Session.objects.create(server=server, server_name="s", owner=user, status="ended",
+                                     catalogue={"tools": TOOLS}, secret_values=server.to_config().secret_values())
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "x"}}}
+    answer = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": f"found {SECRET}"}],
+                                                   "structuredContent": {"found": 1}}}
+    _rows(session, [{"seq": 1, "t": 0.1, "dir": "send", "raw": json.dumps(call), "message": call},
+                    {"seq": 2, "t": 0.2, "dir": "recv", "raw": json.dumps(answer), "message": answer, "reply_to": 1}])
+    client.force_login(user)
+    return session
+
+
+@pytest.mark.django_db
+def test_owner_page_shows_each_provider_its_findings_and_the_last_result(client, saved):
+    page = client.get(reverse("sessions:detail", args=[saved.pk])).content.decode()
+    panel_url = reverse("sessions:model_view", args=[saved.pk])
+    assert "Model view" in page and f'hx-get="{panel_url}" hx-trigger="load"' in page       # fetched by the page
+    panel = client.get(panel_url).content.decode()
+    assert panel.startswith('<div id="model-view"')                  # replaces the loader (outerHTML)
+    for label in ("OpenAI Chat Completions tools", "OpenAI Responses tools", "Anthropic Messages tools",
+                  "Google Gemini tools", "SDK simple chatbot text"):
+        assert f'aria-label="{label}"' in panel
+    assert 'data-rule="openai.name"' in panel and 'data-rule="openai.array-items"' in panel
+    assert 'data-rule="gemini.array-items"' in panel and "Tokens: ≈ 1 token per 4 characters" in panel
+    assert SECRET in panel                         # the owner sees what the server sent (no OAuth value here)
+    result = client.get(reverse("sessions:model_view_result", args=[saved.pk])).content.decode()
+    assert "Last tool result" in result and "Tool execution result: meta=None" in result   # the SDK chatbot's text
+    assert "&quot;functionResponse&quot;" in result and "&quot;found&quot;: 1" in result
+
+
+@pytest.mark.django_db
+def test_share_page_and_its_download_mask_every_secret(client, saved):
+    link = ShareLink.objects.create(session=saved, created_by=saved.owner)
+    client.logout()
+    page = client.get(reverse("sessions:share_page", args=[link.token])).content.decode()
+    assert "Model view" in page and "hx-get" not in page                      # in the page: nothing to fetch
+    assert 'aria-label="Anthropic Messages tools"' in page and "Last tool result" in page
+    assert SECRET not in page and "found ••••" in page
+    response = client.get(reverse("sessions:share_model_view_json", args=[link.token]))
+    body = b"".join(response.streaming_content).decode()
+    assert response["Content-Disposition"].startswith("attachment;") and SECRET not in body
+    document = json.loads(body)
+    assert {"openai-chat", "openai-responses", "anthropic", "gemini", "findings", "token_rule"} <= set(document)
+    assert document["anthropic"]["tools"][1]["name"] == "bad name"
+    assert document["findings"]["openai"]["bad name"][0]["rule"] == "openai.name"
+
+
+@pytest.mark.django_db
+def test_owner_views_are_the_owners_only(client, saved):
+    response = client.get(reverse("sessions:model_view_json", args=[saved.pk]))
+    assert json.loads(b"".join(response.streaming_content))["openai-chat"]["tools"][0]["function"]["name"] == "lookup"
+    get_user_model().objects.create_user("eve", password="pw")
+    client.login(username="eve", password="pw")
+    for name in ("model_view_json", "model_view", "model_view_result"):
+        assert client.get(reverse(f"sessions:{name}", args=[saved.pk])).status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_session_without_tool_calls_says_so(client, saved):
+    saved.events.all().delete()
+    result = client.get(reverse("sessions:model_view_result", args=[saved.pk])).content.decode()
+    assert "No tool result in this session yet" in result and "Show the last tool result again" in result
+
+
+async def test_a_live_session_makes_its_tabs_fetch_the_panel_again():
+    """The worker renders nothing: after a catalogue refresh (and for a reloading tab) it sends the
+    loader that fetches the panel."""
+    session = FakeSession(catalogue={"tools": TOOLS})
+    feature = session.add("model_view")
+    feature.on_catalogue()
+    await session.settle()
+    (name, event), = session.published
+    html = event["html"]
+    assert name == "model_view" and 'hx-swap-oob="outerHTML' in html and 'hx-trigger="load"' in html
+    assert f'hx-get="{reverse("sessions:model_view", args=[1])}"' in html and len(html) < 400
+    assert [e["event"] for e in feature.snapshot()] == [event]
+    feature.on_call_end("c1", {"command": "call_tool", "name": "lookup", "result": {"content": []}})
+    await session.settle()
+    assert len(session.published) == 1                      # nothing on the relay path
+
+
+def test_megabytes_in_names_and_descriptions_keep_the_panel_small():
+    """A server's text is capped on the page (the download has it whole)."""
+    from playground.sessions.features.model_view import body_html, result_html
+
+    huge = "n" * 3_000_000
+    catalogue = {"tools": [{"name": huge, "description": huge,
+                            "inputSchema": {"type": "object", "properties": {huge: {"type": "string"}}}}]}
+    html = body_html(catalogue, "/download")
+    assert len(html) < 200_000 and "too large to show here" in html
+    shown = result_html({"content": [{"type": "text", "text": huge}]}, huge)
+    assert len(shown) < 600_000

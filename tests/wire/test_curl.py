@@ -1,0 +1,95 @@
+"""Copy as curl: the command a transcript line gives repeats the request — run with the curl
+binary against a live SDK peer (Streamable HTTP, the live session's id), it gets the same
+answer; masked by default, the real values for the owner only, never on a share."""
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.test import AsyncClient
+
+from playground.mcp.config import ServerConfig
+from playground.mcp.connect import open_client
+from playground.mcp.events import Tap
+from playground.mcp.secrets import MASK
+from playground.registry.models import Server
+from playground.transcripts.models import Event, Session, ShareLink
+from tests.core.test_http_transports import sdk_http  # noqa: F401  (the fixture)
+
+SECRET = "k-curl-0123456789abcdef"
+TEXT = "it's \"quoted\" $HOME `uname` \\ and\na new line, é"
+
+
+def _save(session: Session, rows: list[dict[str, Any]]) -> None:
+    Event.objects.bulk_create([Event(session=session, seq=r["seq"], t=r["t"], dir=r["dir"], data=r,
+                                     method=(r.get("message") or {}).get("method", "") if r["dir"] == "send" else "")
+                               for r in rows])
+
+
+def _answer(output: str) -> dict[str, Any]:
+    """The JSON-RPC message in a response body: JSON, or the data of an SSE stream's events."""
+    text = output.strip()
+    if text.startswith("{"):
+        return json.loads(text)
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    messages = [json.loads(d) for d in data if d]
+    return next(m for m in messages if "result" in m or "error" in m)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http):  # noqa: F811
+    user = await sync_to_async(get_user_model().objects.create_user)("curl", password="pw")
+    server = await sync_to_async(Server.objects.create)(name="sdk", transport="http", url=sdk_http,
+                                                        headers={"X-Api-Key": SECRET}, owner=user)
+    session = await sync_to_async(Session.objects.create)(
+        server=server, server_name="sdk", owner=user, status="connected", transport="streamable-http",
+        secret_values=server.to_config().secret_values())
+    tap = Tap()
+    rows: list[dict[str, Any]] = []
+    tap.subscribe(lambda e: rows.append(e.to_dict()))
+    client = await open_client(ServerConfig(transport="http", url=sdk_http, headers={"X-Api-Key": SECRET},
+                                            timeout=20), tap=tap)
+    try:
+        await client.call_tool("echo", {"text": TEXT})
+        await sync_to_async(_save)(session, rows)
+        call = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/call")
+        recorded = next(r for r in rows if r.get("reply_to") == call["seq"])["message"]
+        browser = AsyncClient()
+        await browser.aforce_login(user)
+        url = f"/sessions/{session.pk}/curl/{call['seq']}/"
+
+        masked = (await browser.get(url)).content.decode()
+        assert SECRET not in masked and f"X-Api-Key: {MASK}" in masked and masked.startswith("# masked")
+        for header in ("Mcp-Session-Id: ", "MCP-Protocol-Version: ", "Accept: application/json, text/event-stream",
+                       "Content-Type: application/json"):
+            assert header in masked
+        assert f"curl -sS -N {sdk_http}" in masked and "--data-raw '" in masked
+
+        full = await browser.get(url + "?secrets=1")
+        command = full.content.decode()
+        assert full["Cache-Control"] == "no-store" and f"X-Api-Key: {SECRET}" in command and MASK not in command
+        ran = await asyncio.to_thread(subprocess.run, ["bash", "-c", command], capture_output=True, text=True,
+                                      timeout=30)
+        assert ran.returncode == 0, ran.stderr
+        answer = _answer(ran.stdout)
+        assert answer["id"] == call["message"]["id"] and answer["result"] == recorded["result"]
+        assert answer["result"]["content"][0]["text"] == TEXT                  # the body went byte for byte
+
+        # A share never gives the real values, whatever the query says.
+        link = await sync_to_async(ShareLink.objects.create)(session=session, created_by=user)
+        shared = (await AsyncClient().get(f"/share/{link.token}/curl/{call['seq']}/?secrets=1")).content.decode()
+        assert SECRET not in shared and f"X-Api-Key: {MASK}" in shared
+        # Someone else's session is not there at all; a line that is no HTTP request neither.
+        other = await sync_to_async(get_user_model().objects.create_user)("eve", password="pw")
+        intruder = AsyncClient()
+        await intruder.aforce_login(other)
+        assert (await intruder.get(url + "?secrets=1")).status_code == 404
+        note = next(r for r in rows if r["dir"] == "note" and not r.get("http"))
+        assert (await browser.get(f"/sessions/{session.pk}/curl/{note['seq']}/")).status_code == 404
+    finally:
+        await client.close()

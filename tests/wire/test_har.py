@@ -1,0 +1,218 @@
+"""The HAR export: one entry per HTTP exchange of a real session (Streamable HTTP, HTTP+SSE,
+the OAuth flow), SSE streams as their event text, secrets masked as the other exports mask them,
+and every file valid against the HAR 1.2 JSON Schema (tests/wire/har-schema, what DevTools'
+importer reads)."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import jsonschema
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.test import AsyncClient
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT6
+
+from playground.mcp.auth import HeadlessAuthorizer, MemoryStore, OAuth
+from playground.mcp.config import ServerConfig
+from playground.mcp.connect import open_client
+from playground.mcp.events import Tap
+from playground.mcp.secrets import MASK, Redactor
+from playground.registry.models import Server
+from playground.transcripts import har
+from playground.transcripts.models import Event, Session, ShareLink
+from tests.auth_peer import auth_mock
+from tests.core.test_http_transports import sdk_http, sdk_sse  # noqa: F401  (the fixtures)
+
+SCHEMAS = Path(__file__).resolve().parent / "har-schema"
+SECRET = "k-har-0123456789abcdef"
+STARTED = datetime(2026, 11, 20, 10, 0, 0, tzinfo=timezone.utc)
+
+
+def _validator() -> jsonschema.Draft6Validator:
+    resources = []
+    for path in SCHEMAS.glob("*.json"):
+        contents = json.loads(path.read_text())
+        resources.append((path.name, Resource.from_contents(contents, default_specification=DRAFT6)))
+    registry = Registry().with_resources(resources)
+    return jsonschema.Draft6Validator(json.loads((SCHEMAS / "har.json").read_text()), registry=registry,
+                                      format_checker=jsonschema.Draft6Validator.FORMAT_CHECKER)
+
+
+def valid_har(text: str) -> dict[str, Any]:
+    """Parse and validate, plus what the schema's formats leave unchecked here (no uri or
+    date-time checker is installed): ASCII URIs and dates DevTools' importer can parse."""
+    document = json.loads(text)
+    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    for entry in document["log"]["entries"]:
+        assert entry["request"]["url"].isascii() and urlsplit(entry["request"]["url"]).scheme in ("http", "https")
+        datetime.fromisoformat(entry["startedDateTime"])
+        assert all(isinstance(entry["timings"][k], (int, float)) and entry["timings"][k] >= 0
+                   for k in ("send", "wait", "receive"))
+    return document
+
+
+async def _record(config: ServerConfig, work: Any, auth: OAuth | None = None) -> list[dict[str, Any]]:
+    tap = Tap()
+    rows: list[dict[str, Any]] = []
+    tap.subscribe(lambda e: rows.append(e.to_dict()))
+    client = await open_client(config, tap=tap, auth=auth)
+    try:
+        await work(client)
+    finally:
+        await client.close()
+    return rows
+
+
+def _exchanges(rows: list[dict[str, Any]]) -> set[int]:
+    return {r["http"]["exchange"] for r in rows if isinstance(r.get("http"), dict)}
+
+
+def _document(rows: list[dict[str, Any]], redact: Redactor = Redactor()) -> dict[str, Any]:
+    return valid_har("".join(har.document([redact.obj(r) for r in rows], STARTED, "test")))
+
+
+@pytest.mark.timeout(60)
+async def test_streamable_http_session_one_entry_per_exchange(sdk_http):  # noqa: F811
+    async def work(client: Any) -> None:
+        await client.list_tools()
+        await client.call_tool("echo", {"text": "hello"})
+
+    rows = await _record(ServerConfig(transport="http", url=sdk_http, headers={"X-Api-Key": SECRET}, timeout=20), work)
+    document = _document(rows)
+    entries = document["log"]["entries"]
+    assert len(entries) == len(_exchanges(rows))
+    assert SECRET not in json.dumps(document)                   # the tap masked the configured header
+    by_method: dict[str, list[dict[str, Any]]] = {}
+    for entry in entries:
+        by_method.setdefault(entry["request"]["method"], []).append(entry)
+    assert len(by_method["DELETE"]) == 1 and by_method["GET"]          # the session's end, the standalone stream
+    call = next(e for e in by_method["POST"] if '"tools/call"' in e["request"]["postData"]["text"])
+    sent = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/call")
+    assert call["request"]["postData"] == {"mimeType": "application/json", "text": sent["raw"]}
+    headers = {h["name"].lower(): h["value"] for h in call["request"]["headers"]}
+    assert headers["x-api-key"] == MASK and headers["mcp-session-id"] and headers["mcp-protocol-version"]
+    assert headers["user-agent"].startswith("python-httpx")           # as sent, httpx's own headers too
+    assert call["response"]["status"] == 200
+    if call["response"]["content"]["mimeType"].startswith("text/event-stream"):
+        assert call["response"]["content"]["text"].startswith(("data: ", "id: "))
+        assert '"hello"' in call["response"]["content"]["text"]
+    assert call["_transcriptSeq"][0] == sent["seq"]
+    assert entries == sorted(entries, key=lambda e: e["startedDateTime"])
+    initialized = next(e for e in by_method["POST"] if "notifications/initialized" in e["request"]["postData"]["text"])
+    assert initialized["response"]["status"] == 202 and initialized["response"]["content"]["text"] == ""
+
+
+@pytest.mark.timeout(60)
+async def test_http_sse_session_stream_as_event_text(sdk_sse):  # noqa: F811
+    async def work(client: Any) -> None:
+        await client.call_tool("echo", {"text": "over sse"})
+
+    rows = await _record(ServerConfig(transport="sse", url=sdk_sse, timeout=20), work)
+    document = _document(rows)
+    entries = document["log"]["entries"]
+    assert len(entries) == len(_exchanges(rows))
+    stream = next(e for e in entries if e["request"]["method"] == "GET")
+    frames = [r for r in rows if r["dir"] == "recv"]
+    assert stream["response"]["content"]["mimeType"].startswith("text/event-stream")
+    assert stream["response"]["content"]["text"].count("\n\n") == len(frames)          # every frame, as an event
+    assert "over sse" in stream["response"]["content"]["text"]
+    assert stream["timings"]["receive"] >= 0 and len(stream["_transcriptSeq"]) == len(frames) + 2
+    posts = [e for e in entries if e["request"]["method"] == "POST"]
+    assert posts and all(e["response"]["status"] == 202 for e in posts)
+
+
+@pytest.mark.timeout(90)
+async def test_oauth_exchanges_are_entries_with_their_secrets_masked():
+    with auth_mock("auth/scope-step-up", "2025-11-25") as url:
+        tap_holder: dict[str, OAuth] = {}
+
+        async def work(client: Any) -> None:
+            await client.list_tools()
+            await client.call_tool("test-tool", {})
+
+        tap = Tap()
+        rows: list[dict[str, Any]] = []
+        tap.subscribe(lambda e: rows.append(e.to_dict()))
+        oauth = OAuth(tap, url, authorizer=HeadlessAuthorizer(), store=MemoryStore())
+        tap_holder["oauth"] = oauth
+        client = await open_client(ServerConfig(transport="http", url=url, timeout=20), tap=tap, auth=oauth)
+        try:
+            await work(client)
+        finally:
+            await client.close()
+    document = _document(rows, oauth.redactor())
+    dumped = json.dumps(document)
+    assert not [s for s in oauth.secret_values() if s in dumped]
+    entries = document["log"]["entries"]
+    assert len(entries) == len(_exchanges(rows))
+    token = [e for e in entries if e["request"]["method"] == "POST" and "grant_type=" in
+             (e["request"].get("postData") or {}).get("text", "")]
+    assert token and "access_token" in token[0]["response"]["content"]["text"]
+    assert token[0]["request"]["postData"]["mimeType"] == "application/x-www-form-urlencoded"
+    challenges = [e for e in entries if e["response"]["status"] == 401]
+    assert challenges and any(h["name"].lower() == "www-authenticate" for h in challenges[0]["response"]["headers"])
+    # The MCP requests after the token carry it, masked, on the frame's own line too.
+    sends = [r for r in rows if r["dir"] == "send" and "Authorization" in r["http"]["headers"]]
+    assert sends and all(r["http"]["headers"]["Authorization"] == f"Bearer {MASK}" for r in sends)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.timeout(60)
+async def test_owner_and_share_exports_stream_a_valid_masked_har(sdk_http):  # noqa: F811
+    async def work(client: Any) -> None:
+        await client.call_tool("echo", {"text": f"echo {SECRET}"})       # the server repeats a secret
+
+    rows = await _record(ServerConfig(transport="http", url=sdk_http, headers={"X-Api-Key": SECRET}, timeout=20), work)
+    user = await sync_to_async(get_user_model().objects.create_user)("har", password="pw")
+
+    def save() -> tuple[Session, ShareLink]:
+        server = Server.objects.create(name="sdk", transport="http", url=sdk_http, headers={"X-Api-Key": SECRET},
+                                       owner=user)
+        session = Session.objects.create(server=server, server_name="sdk", owner=user, status="ended",
+                                         transport="streamable-http", secret_values=server.to_config().secret_values())
+        Event.objects.bulk_create([Event(session=session, seq=r["seq"], t=r["t"], dir=r["dir"], data=r) for r in rows])
+        return session, ShareLink.objects.create(session=session, created_by=user)
+    session, link = await sync_to_async(save)()
+    browser = AsyncClient()
+    await browser.aforce_login(user)
+    owner = await browser.get(f"/sessions/{session.pk}/export.har")
+    assert owner["Content-Disposition"] == f'attachment; filename="session-{session.pk}.har"'
+    owned = b"".join([chunk async for chunk in owner.streaming_content]).decode()
+    assert f"echo {SECRET}" in owned                          # the owner's export keeps what the server sent
+    valid_har(owned)
+    shared = await AsyncClient().get(f"/share/{link.token}/export.har")
+    text = b"".join([chunk async for chunk in shared.streaming_content]).decode()
+    assert SECRET not in text and f"echo {MASK}" in text
+    assert len(valid_har(text)["log"]["entries"]) == len(_exchanges(rows))
+    page = (await browser.get(f"/sessions/{session.pk}/")).content.decode()
+    assert "Export HAR" in page and "Copy as curl" in page and 'id="curl-secrets"' in page
+    share_page = (await AsyncClient().get(f"/share/{link.token}/")).content.decode()
+    assert f"/share/{link.token}/export.har" in share_page and "Copy as curl" in share_page
+    assert 'id="curl-secrets"' not in share_page and "include secrets" not in share_page
+
+
+def test_rows_recorded_before_exchange_numbers_are_grouped_by_what_they_say():
+    post = {"method": "POST", "url": "http://127.0.0.1:1/mcp", "headers": {"Content-Type": "application/json"}}
+    answer = {"method": "POST", "url": "http://127.0.0.1:1/mcp", "status": 200, "headers": {"content-type": "application/json"},
+              "content_type": "application/json"}
+    stream = {"method": "GET", "url": "http://127.0.0.1:1/mcp", "status": 200,
+              "headers": {"content-type": "text/event-stream"}, "content_type": "text/event-stream"}
+    rows = [
+        {"seq": 1, "t": 0.1, "dir": "send", "raw": '{"id":1}', "http": post},
+        {"seq": 2, "t": 0.2, "dir": "note", "kind": "http", "text": "GET → 200", "http": stream},
+        {"seq": 3, "t": 0.3, "dir": "recv", "raw": '{"id":1,"result":{}}', "reply_to": 1, "http": answer},
+        {"seq": 4, "t": 0.4, "dir": "recv", "raw": '{"method":"a"}', "sse_id": "7", "http": stream},
+        {"seq": 5, "t": 0.5, "dir": "recv", "raw": '{"method":"b"}', "http": stream},
+        {"seq": 6, "t": 0.6, "dir": "stderr", "raw": "x"},
+    ]
+    entries = _document(rows)["log"]["entries"]
+    assert [e["_transcriptSeq"] for e in entries] == [[1, 3], [2, 4, 5]]
+    assert entries[1]["response"]["content"]["text"] == 'id: 7\ndata: {"method":"a"}\n\ndata: {"method":"b"}\n\n'
+    assert entries[0]["timings"]["wait"] == pytest.approx(200.0)
