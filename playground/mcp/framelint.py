@@ -8,6 +8,7 @@ where the frames are. The CLI does all three at once (`lint`).
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -44,13 +45,17 @@ class LintBudget:
 
     def refill(self) -> None:
         now = self.clock()
-        if now - self._second >= 1.0:
+        if now - self._second >= 1.0 and not math.isinf(self.frames):
             self.frames, self._second = self.rate, now
         self.seconds = min(self.burst, self.seconds + (now - self._last) * self.share)
         self._last = now
 
     def spend(self, seconds: float) -> None:
         self.seconds -= seconds
+
+    def lift_rate(self) -> None:
+        """Check every frame from now on while time lasts (a session's last batches, as it ends)."""
+        self.frames = math.inf
 
 
 @dataclass(slots=True)
@@ -75,7 +80,7 @@ class FrameLinter:
         self._last_seq = 0
         self.seen = 0            # frames that could be checked (parsed JSON, sent or received)
         self.checked = 0
-        self.skipped = 0         # not checked: over the budget or MAX_BYTES
+        self.skipped = 0         # not checked: over the budget (a frame over MAX_BYTES says so itself)
 
     def pick(self, events: Iterable[TranscriptEvent]) -> list[Pick]:
         """The frames of `events` to check now; every frame is observed (version, requests),
@@ -83,7 +88,7 @@ class FrameLinter:
         budget = self.budget
         if budget is not None:
             budget.refill()
-            timely, unasked = budget.seconds > 0, int(budget.frames)
+            timely, unasked = budget.seconds > 0, -1 if math.isinf(budget.frames) else int(budget.frames)
         else:
             timely, unasked = True, -1          # -1: no limit
         picks: list[Pick] = []
@@ -101,7 +106,10 @@ class FrameLinter:
             request = None
             if type(message) is dict and "id" in message:
                 request = self._observe(event, message)
-            if not timely or (event.size or 0) > MAX_BYTES:
+            if (event.size or 0) > MAX_BYTES:
+                event.schema_lint = {"version": self.version, "unchecked": f"larger than {MAX_BYTES:,} bytes"}
+                continue
+            if not timely:
                 skipped += 1
                 continue
             if event.dir == "recv" and event.reply_to is None and unasked >= 0:
@@ -110,8 +118,8 @@ class FrameLinter:
                     continue
                 unasked -= 1
             picks.append(Pick(event, self.version, request))
-        if budget is not None:
-            budget.frames = max(unasked, 0)
+        if budget is not None and unasked >= 0:
+            budget.frames = unasked
         self._last_seq = last
         self.seen += seen
         self.skipped += skipped

@@ -187,9 +187,10 @@ class Schema:
         report = Report(version, label, spec)
         found: list[dict[str, str]] = []
         try:
-            found += self._problems(self.validator(*names), message, "")
+            # The result's own definition first: where both say the same, its schema path is the telling one.
             if result_def is not None and isinstance(message.get("result"), dict):
                 found += self._problems(self.validator(result_def), message["result"], "/result")
+            found += self._problems(self.validator(*names), message, "")
         except RecursionError:
             report.unchecked = "nested deeper than the checker goes"
         if unknown is not None:

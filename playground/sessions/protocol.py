@@ -64,6 +64,7 @@ class SessionState(TypedDict):
     transport: str
     end_reason: str
     event_count: int
+    schema_problems: int
 
 
 class Catalogue(TypedDict, total=False):

@@ -264,7 +264,23 @@ def test_the_budget_checks_unasked_frames_at_its_rate_and_answers_always():
     now[0] += 20.0
     big = _frames(("recv", note))
     big[0].seq, big[0].size = 300, MAX_BYTES + 1
-    assert linter.pick(big) == [] and linter.skipped == 20 + 2 + 1 + 1
+    assert linter.pick(big) == [] and linter.skipped == 20 + 2 + 1      # not for the budget: it says why itself
+    assert big[0].schema_lint == {"version": "2025-11-25", "unchecked": "larger than 1,000,000 bytes"}
+    assert big[0].to_dict()["schema_lint"]["unchecked"] and "schema_problems" not in big[0].to_dict()
+    # As a session ends, what is left is checked whole (while time lasts).
+    budget.lift_rate()
+    rest = _frames(*[("recv", note)] * 50)
+    for i, event in enumerate(rest):
+        event.seq = 400 + i
+    assert len(linter.pick(rest)) == 50
+    now[0] += 5.0
+    assert len(linter.pick(_renumbered(_frames(*[("recv", note)] * 300), 500))) == 300 and budget.rate == 10
+
+
+def _renumbered(events, start):
+    for i, event in enumerate(events):
+        event.seq = start + i
+    return events
 
 
 def test_spec_sections_by_version():

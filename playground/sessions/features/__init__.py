@@ -16,13 +16,14 @@ from .listen import Listen
 from .logging import Logging
 from .oauth import Authorization
 from .roots import Roots
+from .schema_lint import SchemaLint
 from .server_requests import ServerRequests
 from .subscriptions import Subscriptions
 from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Authorization,
+    ServerRequests, Authorization, SchemaLint,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}
