@@ -1,0 +1,249 @@
+"""Our own frames follow the MCP schema: every feature of the page, driven through the consumer
+as a tab drives it, against servers nobody here wrote (the official SDK's MCPServer in both eras,
+server-everything), and not one `send` line of the transcript has a schema problem. Every frame
+of these sessions was checked (none skipped by the budget), each feature really sent its frames
+(the methods are listed), and a request made invalid on purpose (the Raw request composer) is the
+one frame flagged."""
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+import pytest
+
+from playground.sessions.live import WORKERS
+from playground.sessions.worker import start_session
+from tests.conftest import NPM_BIN
+
+from .test_features import card_key, edit_server, receive_fragment, receive_until, send
+from .test_live import communicator, events, make_user_and_server, stop_all
+
+pytestmark = pytest.mark.django_db(transaction=True)
+EVERYTHING = NPM_BIN / "mcp-server-everything"
+SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "a reply"}, "model": "human", "stopReason": "endTurn"}
+
+
+BROKEN_ON_PURPOSE = {"name": 5}      # a raw tools/call's params: the control, the one frame that must be flagged
+
+
+def assert_own_frames_clean(rows: list[dict[str, Any]], linter: Any, methods: set[str]) -> None:
+    ours = [r for r in rows if r["dir"] == "send"]
+    def on_purpose(row: dict[str, Any]) -> bool:       # (modern: with the client's _meta added)
+        params = (row.get("message") or {}).get("params")
+        return isinstance(params, dict) and params.get("name") == BROKEN_ON_PURPOSE["name"]
+
+    flagged = [(r["seq"], r["message"], r["schema_problems"]) for r in ours if r.get("schema_problems")
+               and not on_purpose(r)]
+    assert flagged == [], flagged
+    [control] = [r for r in ours if on_purpose(r)]
+    assert [(p["pointer"], p["message"]) for p in control["schema_problems"]] == [
+        ("/params/name", "5 is not of type 'string'")]
+    assert linter.skipped == 0 and linter.checked == linter.seen       # every frame was checked
+    sent = {r["message"].get("method") for r in ours if isinstance(r.get("message"), dict)}
+    assert methods - {"answers"} <= sent, methods - {"answers"} - sent
+    # "answers": our responses to the server's requests were among them.
+    assert any(isinstance(r["message"], dict) and "result" in r["message"] for r in ours) == ("answers" in methods)
+
+
+async def result(comm, command: str, name: str, *more: str, timeout: float = 20) -> str:
+    return await receive_fragment(comm, 'aria-label="Result"', f"<strong>{command}</strong> {name}", *more,
+                                  timeout=timeout)
+
+
+async def test_every_page_feature_against_the_sdk_peer_legacy():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    linter = WORKERS[session.pk].feature("schema_lint").linter
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', ">greet<", "peer://items/{item_id}")
+        await send(comm, action="call_tool", name="echo", **{"args.text": "hi"})
+        await result(comm, "call_tool", "echo")
+        await send(comm, action="call_tool", name="add", **{"args.a": "2", "args.b": "40"})
+        await result(comm, "call_tool", "add")
+        await send(comm, action="call_tool", name="weather", mode="json", arguments_json='{"city": "Paris"}')
+        await result(comm, "call_tool", "weather")
+        await send(comm, action="call_tool", name="slow", timeout="30", **{"args.steps": "2"})
+        await result(comm, "call_tool", "slow")
+        await send(comm, action="call_tool", name="fail")
+        await result(comm, "call_tool", "fail")
+        await send(comm, action="read_resource", uri="peer://pixel.png")
+        await result(comm, "read_resource", "peer://pixel.png")
+        await send(comm, action="read_template", template="peer://items/{item_id}", **{"vars.item_id": "7"})
+        await result(comm, "read_resource", "peer://items/7")
+        await send(comm, action="get_prompt", name="review", **{"args.code": "x = 1", "args.language": "python"})
+        await result(comm, "get_prompt", "review")
+        await send(comm, action="complete", ref_type="ref/prompt", ref="review", argument="language", value="py",
+                   context=json.dumps({"code": "x = 1"}), target="sugg-1")
+        await receive_until(comm, 'id="sugg-1"')
+        await send(comm, action="set_level", level="debug")
+        await receive_until(comm, 'data-method="logging/setLevel"')
+        # The server's elicitation, answered on its card.
+        await send(comm, action="call_tool", name="ask_name")
+        card = await receive_until(comm, 'aria-label="Server request"')
+        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "accept",
+                                                                                "content": {"name": "Ada"}}))
+        await receive_until(comm, "Hello, Ada!")
+        await send(comm, action="call_tool", name="greet")
+        card = await receive_until(comm, 'aria-label="Server request"')
+        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "decline"}))
+        await receive_until(comm, "No name (decline)")
+        # Cancel a call in flight.
+        await send(comm, action="call_tool", name="hang", call_id="")
+        started = await receive_until(comm, "Cancel request")
+        await send(comm, action="cancel", call_id=re.search(r'id="call-(c\d+)"', started).group(1))
+        await receive_until(comm, 'data-method="notifications/cancelled"')
+        # Ping, raw requests (a method with params, an exact frame), a refresh, new roots.
+        await send(comm, action="ping")
+        await result(comm, "ping", "")
+        await send(comm, action="raw", method="resources/read", params='{"uri": "peer://greeting"}')
+        await result(comm, "raw", "resources/read")
+        await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": "mine", "method": "prompts/list"}')
+        await receive_until(comm, "<strong>raw</strong>")
+        await send(comm, action="raw", method="notifications/roots/list_changed", notification="1")
+        await send(comm, action="refresh")
+        await edit_server(user, server.pk, {"name": "peer", "transport": "stdio", "command": server.command,
+                                            "args": "\n".join(server.args), "env": "", "cwd": "", "url": "",
+                                            "headers": "", "era": "legacy", "roots": "file:///tmp/a A"})
+        await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
+        await send(comm, action="ping")
+        await result(comm, "ping", "")
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    assert_own_frames_clean(await events(session.pk), linter, {
+        "initialize", "notifications/initialized", "tools/list", "resources/list", "resources/templates/list",
+        "prompts/list", "tools/call", "resources/read", "prompts/get", "completion/complete", "logging/setLevel",
+        "notifications/cancelled", "ping", "notifications/roots/list_changed", "answers"})
+
+
+async def test_every_page_feature_against_the_sdk_peer_modern():
+    user, server = await make_user_and_server(era="modern")
+    session = await start_session(server, user)
+    linter = WORKERS[session.pk].feature("schema_lint").linter
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', ">greet<", "peer://items/{item_id}")
+        await send(comm, action="set_level", level="debug")        # modern: per request, in _meta
+        await receive_until(comm, "debug")
+        await send(comm, action="call_tool", name="echo", **{"args.text": "hi"})
+        await result(comm, "call_tool", "echo")
+        await send(comm, action="call_tool", name="slow", timeout="30", **{"args.steps": "2"})
+        await result(comm, "call_tool", "slow")
+        # An input_required round, answered, and the call retried with inputResponses.
+        await send(comm, action="call_tool", name="greet")
+        card = await receive_until(comm, 'aria-label="Server request"')
+        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "accept",
+                                                                                "content": {"name": "Grace"}}))
+        await receive_until(comm, "Hello, Grace!")
+        await send(comm, action="read_resource", uri="peer://greeting")
+        await result(comm, "read_resource", "peer://greeting")
+        await send(comm, action="read_template", template="peer://items/{item_id}", **{"vars.item_id": "a b"})
+        await result(comm, "read_resource", "peer://items/a%20b")
+        await send(comm, action="get_prompt", name="review", **{"args.code": "x"})
+        await result(comm, "get_prompt", "review")
+        await send(comm, action="complete", ref_type="ref/resource", ref="peer://items/{item_id}", argument="item_id",
+                   value="", context="{}", target="sugg-2")
+        await receive_until(comm, 'id="sugg-2"')
+        # subscriptions/listen, a notification on it, and its end (notifications/cancelled).
+        await send(comm, action="listen", toolsListChanged="1", resourcesListChanged="1", promptsListChanged="1",
+                   uris="peer://greeting")
+        await receive_until(comm, "<strong>open</strong>")
+        await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
+        await receive_until(comm, "notifications/resources/updated</code>")
+        await send(comm, action="stop_listen")
+        await receive_until(comm, "closed by us")
+        await send(comm, action="call_tool", name="hang", call_id="")
+        started = await receive_until(comm, "Cancel request")
+        await send(comm, action="cancel", call_id=re.search(r'id="call-(c\d+)"', started).group(1))
+        await receive_until(comm, "cancelled by the user")
+        await send(comm, action="raw", method="tools/list", params="{}")
+        await result(comm, "raw", "tools/list")
+        await send(comm, action="refresh")
+        await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
+        await send(comm, action="call_tool", name="echo", **{"args.text": "last"})
+        await result(comm, "call_tool", "echo")
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    assert_own_frames_clean(await events(session.pk), linter, {
+        "server/discover", "tools/list", "resources/list", "resources/templates/list", "prompts/list", "tools/call",
+        "resources/read", "prompts/get", "completion/complete", "subscriptions/listen", "notifications/cancelled"})
+
+
+async def test_every_page_feature_against_server_everything():
+    if not EVERYTHING.exists():
+        pytest.fail("server-everything is not installed: run `make peers`")
+    user, server = await make_user_and_server(name="everything", command=str(EVERYTHING), args=["stdio"],
+                                              roots=[{"uri": "file:///tmp/first", "name": "First"}])
+    session = await start_session(server, user)
+    linter = WORKERS[session.pk].feature("schema_lint").linter
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, 'id="catalogue"', ">get-roots-list<", ">trigger-sampling-request<")
+        await send(comm, action="complete", ref_type="ref/prompt", ref="completable-prompt", argument="department",
+                   value="E", context="{}", target="sugg-3")
+        await receive_until(comm, 'id="sugg-3"')
+        await send(comm, action="get_prompt", name="args-prompt", **{"args.city": "Paris", "args.state": "IdF"})
+        await result(comm, "get_prompt", "args-prompt")
+        await send(comm, action="read_resource", uri="demo://resource/static/document/architecture.md")
+        await result(comm, "read_resource", "demo://resource/static/document/architecture.md")
+        # Roots from the server's settings, without asking; sampling and elicitation answered on cards.
+        await send(comm, action="call_tool", name="get-roots-list")
+        await result(comm, "call_tool", "get-roots-list")
+        await send(comm, action="call_tool", name="trigger-sampling-request", **{"args.prompt": "hello"})
+        card = await receive_until(comm, 'aria-label="Server request"')
+        await send(comm, action="answer", key=card_key(card), result=json.dumps(SAMPLED))
+        await result(comm, "call_tool", "trigger-sampling-request")
+        await send(comm, action="call_tool", name="trigger-sampling-request", **{"args.prompt": "again"})
+        card = await receive_until(comm, 'aria-label="Server request"')
+        await send(comm, action="answer", key=card_key(card), reject="1")          # "Reject": an error response
+        await result(comm, "call_tool", "trigger-sampling-request")
+        await send(comm, action="call_tool", name="trigger-elicitation-request")
+        card = await receive_until(comm, 'aria-label="Server request"')
+        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "cancel"}))
+        await result(comm, "call_tool", "trigger-elicitation-request")
+        await send(comm, action="set_level", level="debug")
+        await receive_until(comm, "level set to <strong>debug</strong>")
+        uri = "demo://resource/static/document/architecture.md"
+        await send(comm, action="subscribe", uri=uri)
+        await receive_until(comm, 'aria-label="Subscribed resources"')
+        await send(comm, action="unsubscribe", uri=uri)
+        await receive_until(comm, "Subscribe to a resource from the list")
+        # Tasks: a task-augmented call, polled, its result, and another one cancelled.
+        await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
+                   **{"args.topic": "tides", "args.ambiguous": ""}, send_anyway="1")
+        got = await result(comm, "call_tool", "simulate-research-query")
+        task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
+        await send(comm, action="task_get", task_id=task_id)
+        await result(comm, "task_get", "")
+        await send(comm, action="task_result", task_id=task_id)
+        await result(comm, "task_result", "", timeout=30)
+        await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
+                   **{"args.topic": "waves", "args.ambiguous": ""}, send_anyway="1")
+        got = await result(comm, "call_tool", "simulate-research-query")
+        other = html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
+        await send(comm, action="task_cancel", task_id=other)
+        await result(comm, "task_cancel", "")
+        await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
+        await send(comm, action="ping")
+        await result(comm, "ping", "")
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    rows = await events(session.pk)
+    assert_own_frames_clean(rows, linter, {
+        "initialize", "notifications/initialized", "completion/complete", "prompts/get", "resources/read",
+        "tools/call", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/get",
+        "tasks/result", "tasks/cancel", "ping", "answers"})
+    answered = [r["message"] for r in rows if r["dir"] == "send" and isinstance(r["message"], dict)
+                and "method" not in r["message"]]
+    assert any("roots" in (m.get("result") or {}) for m in answered)               # roots/list
+    assert any((m.get("result") or {}).get("model") == "human" for m in answered)  # sampling
+    assert any("error" in m for m in answered)                                      # the rejected one
+    assert any((m.get("result") or {}).get("action") == "cancel" for m in answered)  # elicitation
