@@ -52,8 +52,9 @@ async def result(comm, command: str, name: str, *more: str, timeout: float = 20)
                                   timeout=timeout)
 
 
-async def test_every_page_feature_against_the_sdk_peer_legacy():
-    user, server = await make_user_and_server()
+@pytest.mark.parametrize("offered", ["", "2024-11-05"])       # the latest of the era, and the oldest
+async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
+    user, server = await make_user_and_server(protocol_version=offered)
     session = await start_session(server, user)
     linter = WORKERS[session.pk].feature("schema_lint").linter
     comm = communicator(session.pk, user)
@@ -107,7 +108,8 @@ async def test_every_page_feature_against_the_sdk_peer_legacy():
         await send(comm, action="refresh")
         await edit_server(user, server.pk, {"name": "peer", "transport": "stdio", "command": server.command,
                                             "args": "\n".join(server.args), "env": "", "cwd": "", "url": "",
-                                            "headers": "", "era": "legacy", "roots": "file:///tmp/a A"})
+                                            "headers": "", "era": "legacy", "protocol_version": offered,
+                                            "roots": "file:///tmp/a A"})
         await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
         await send(comm, action="ping")
         await result(comm, "ping", "")
@@ -118,6 +120,7 @@ async def test_every_page_feature_against_the_sdk_peer_legacy():
         "initialize", "notifications/initialized", "tools/list", "resources/list", "resources/templates/list",
         "prompts/list", "tools/call", "resources/read", "prompts/get", "completion/complete", "logging/setLevel",
         "notifications/cancelled", "ping", "notifications/roots/list_changed", "answers"})
+    assert linter.version == (offered or "2025-11-25")          # checked against the version in use
 
 
 async def test_every_page_feature_against_the_sdk_peer_modern():
