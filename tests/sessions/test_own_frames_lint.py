@@ -52,25 +52,63 @@ async def result(comm, command: str, name: str, *more: str, timeout: float = 20)
                                   timeout=timeout)
 
 
+async def call(comm, name: str, *, timeout: float = 20, **fields: str) -> str:
+    """Call a tool as its form does; the Result."""
+    await send(comm, action="call_tool", name=name, **fields)
+    return await result(comm, "call_tool", name, timeout=timeout)
+
+
+async def answer_card(comm, name: str, answer: dict[str, Any] | None, **fields: str) -> None:
+    """Call a tool that makes the server ask; answer its card (None: "Reject")."""
+    await send(comm, action="call_tool", name=name, **fields)
+    key = card_key(await receive_until(comm, 'aria-label="Server request"'))
+    if answer is None:
+        await send(comm, action="answer", key=key, reject="1")
+    else:
+        await send(comm, action="answer", key=key, result=json.dumps(answer))
+
+
+async def cancel_hang(comm) -> None:
+    await send(comm, action="call_tool", name="hang", call_id="")
+    started = await receive_until(comm, "Cancel request")
+    await send(comm, action="cancel", call_id=re.search(r'id="call-(c\d+)"', started).group(1))
+    await receive_until(comm, "cancelled by the user")
+
+
+async def task(comm, topic: str) -> str:
+    """A task-augmented call (server-everything's research); its task id."""
+    await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
+               **{"args.topic": topic, "args.ambiguous": ""}, send_anyway="1")
+    got = await result(comm, "call_tool", "simulate-research-query")
+    return html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
+
+
+async def control_then_ping(comm) -> None:
+    """The request made invalid on purpose, then a ping answered: everything before it was saved."""
+    await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
+    await send(comm, action="ping")
+    await result(comm, "ping", "")
+
+
+async def open_session(**server: Any) -> tuple[Any, Any, int, Any, Any]:
+    """A session on a new server, and a tab on it: (user, server, session id, its linter, the tab)."""
+    user, srv = await make_user_and_server(**server)
+    session = await start_session(srv, user)
+    comm = communicator(session.pk, user)
+    await comm.connect()
+    return user, srv, session.pk, WORKERS[session.pk].feature("schema_lint").linter, comm
+
+
 @pytest.mark.parametrize("offered", ["", "2024-11-05"])       # the latest of the era, and the oldest
 async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
-    user, server = await make_user_and_server(protocol_version=offered)
-    session = await start_session(server, user)
-    linter = WORKERS[session.pk].feature("schema_lint").linter
-    comm = communicator(session.pk, user)
+    user, server, session, linter, comm = await open_session(protocol_version=offered)
     try:
-        await comm.connect()
         await receive_until(comm, 'id="catalogue"', ">greet<", "peer://items/{item_id}")
-        await send(comm, action="call_tool", name="echo", **{"args.text": "hi"})
-        await result(comm, "call_tool", "echo")
-        await send(comm, action="call_tool", name="add", **{"args.a": "2", "args.b": "40"})
-        await result(comm, "call_tool", "add")
-        await send(comm, action="call_tool", name="weather", mode="json", arguments_json='{"city": "Paris"}')
-        await result(comm, "call_tool", "weather")
-        await send(comm, action="call_tool", name="slow", timeout="30", **{"args.steps": "2"})
-        await result(comm, "call_tool", "slow")
-        await send(comm, action="call_tool", name="fail")
-        await result(comm, "call_tool", "fail")
+        await call(comm, "echo", **{"args.text": "hi"})
+        await call(comm, "add", **{"args.a": "2", "args.b": "40"})
+        await call(comm, "weather", mode="json", arguments_json='{"city": "Paris"}')
+        await call(comm, "slow", timeout="30", **{"args.steps": "2"})
+        await call(comm, "fail")
         await send(comm, action="read_resource", uri="peer://pixel.png")
         await result(comm, "read_resource", "peer://pixel.png")
         await send(comm, action="read_template", template="peer://items/{item_id}", **{"vars.item_id": "7"})
@@ -82,22 +120,13 @@ async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
         await receive_until(comm, 'id="sugg-1"')
         await send(comm, action="set_level", level="debug")
         await receive_until(comm, 'data-method="logging/setLevel"')
-        # The server's elicitation, answered on its card.
-        await send(comm, action="call_tool", name="ask_name")
-        card = await receive_until(comm, 'aria-label="Server request"')
-        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "accept",
-                                                                                "content": {"name": "Ada"}}))
+        # The server's elicitations, answered on their cards.
+        await answer_card(comm, "ask_name", {"action": "accept", "content": {"name": "Ada"}})
         await receive_until(comm, "Hello, Ada!")
-        await send(comm, action="call_tool", name="greet")
-        card = await receive_until(comm, 'aria-label="Server request"')
-        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "decline"}))
+        await answer_card(comm, "greet", {"action": "decline"})
         await receive_until(comm, "No name (decline)")
-        # Cancel a call in flight.
-        await send(comm, action="call_tool", name="hang", call_id="")
-        started = await receive_until(comm, "Cancel request")
-        await send(comm, action="cancel", call_id=re.search(r'id="call-(c\d+)"', started).group(1))
-        await receive_until(comm, 'data-method="notifications/cancelled"')
-        # Ping, raw requests (a method with params, an exact frame), a refresh, new roots.
+        await cancel_hang(comm)
+        # Ping, raw requests (a method with params, an exact frame, a notification), a refresh, new roots.
         await send(comm, action="ping")
         await result(comm, "ping", "")
         await send(comm, action="raw", method="resources/read", params='{"uri": "peer://greeting"}')
@@ -110,13 +139,11 @@ async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
                                             "args": "\n".join(server.args), "env": "", "cwd": "", "url": "",
                                             "headers": "", "era": "legacy", "protocol_version": offered,
                                             "roots": "file:///tmp/a A"})
-        await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
-        await send(comm, action="ping")
-        await result(comm, "ping", "")
+        await control_then_ping(comm)
     finally:
         await comm.disconnect()
         await stop_all()
-    assert_own_frames_clean(await events(session.pk), linter, {
+    assert_own_frames_clean(await events(session), linter, {
         "initialize", "notifications/initialized", "tools/list", "resources/list", "resources/templates/list",
         "prompts/list", "tools/call", "resources/read", "prompts/get", "completion/complete", "logging/setLevel",
         "notifications/cancelled", "ping", "notifications/roots/list_changed", "answers"})
@@ -124,24 +151,15 @@ async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
 
 
 async def test_every_page_feature_against_the_sdk_peer_modern():
-    user, server = await make_user_and_server(era="modern")
-    session = await start_session(server, user)
-    linter = WORKERS[session.pk].feature("schema_lint").linter
-    comm = communicator(session.pk, user)
+    _user, _server, session, linter, comm = await open_session(era="modern")
     try:
-        await comm.connect()
         await receive_until(comm, 'id="catalogue"', ">greet<", "peer://items/{item_id}")
         await send(comm, action="set_level", level="debug")        # modern: per request, in _meta
         await receive_until(comm, "debug")
-        await send(comm, action="call_tool", name="echo", **{"args.text": "hi"})
-        await result(comm, "call_tool", "echo")
-        await send(comm, action="call_tool", name="slow", timeout="30", **{"args.steps": "2"})
-        await result(comm, "call_tool", "slow")
+        await call(comm, "echo", **{"args.text": "hi"})
+        await call(comm, "slow", timeout="30", **{"args.steps": "2"})
         # An input_required round, answered, and the call retried with inputResponses.
-        await send(comm, action="call_tool", name="greet")
-        card = await receive_until(comm, 'aria-label="Server request"')
-        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "accept",
-                                                                                "content": {"name": "Grace"}}))
+        await answer_card(comm, "greet", {"action": "accept", "content": {"name": "Grace"}})
         await receive_until(comm, "Hello, Grace!")
         await send(comm, action="read_resource", uri="peer://greeting")
         await result(comm, "read_resource", "peer://greeting")
@@ -160,20 +178,16 @@ async def test_every_page_feature_against_the_sdk_peer_modern():
         await receive_until(comm, "notifications/resources/updated</code>")
         await send(comm, action="stop_listen")
         await receive_until(comm, "closed by us")
-        await send(comm, action="call_tool", name="hang", call_id="")
-        started = await receive_until(comm, "Cancel request")
-        await send(comm, action="cancel", call_id=re.search(r'id="call-(c\d+)"', started).group(1))
-        await receive_until(comm, "cancelled by the user")
+        await cancel_hang(comm)
         await send(comm, action="raw", method="tools/list", params="{}")
         await result(comm, "raw", "tools/list")
         await send(comm, action="refresh")
         await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
-        await send(comm, action="call_tool", name="echo", **{"args.text": "last"})
-        await result(comm, "call_tool", "echo")
+        await call(comm, "echo", **{"args.text": "last"})
     finally:
         await comm.disconnect()
         await stop_all()
-    assert_own_frames_clean(await events(session.pk), linter, {
+    assert_own_frames_clean(await events(session), linter, {
         "server/discover", "tools/list", "resources/list", "resources/templates/list", "prompts/list", "tools/call",
         "resources/read", "prompts/get", "completion/complete", "subscriptions/listen", "notifications/cancelled"})
 
@@ -181,65 +195,45 @@ async def test_every_page_feature_against_the_sdk_peer_modern():
 async def test_every_page_feature_against_server_everything():
     if not EVERYTHING.exists():
         pytest.fail("server-everything is not installed: run `make peers`")
-    user, server = await make_user_and_server(name="everything", command=str(EVERYTHING), args=["stdio"],
-                                              roots=[{"uri": "file:///tmp/first", "name": "First"}])
-    session = await start_session(server, user)
-    linter = WORKERS[session.pk].feature("schema_lint").linter
-    comm = communicator(session.pk, user)
+    _user, _server, session, linter, comm = await open_session(
+        name="everything", command=str(EVERYTHING), args=["stdio"], roots=[{"uri": "file:///tmp/first", "name": "First"}])
     try:
-        await comm.connect()
         await receive_until(comm, 'id="catalogue"', ">get-roots-list<", ">trigger-sampling-request<")
         await send(comm, action="complete", ref_type="ref/prompt", ref="completable-prompt", argument="department",
                    value="E", context="{}", target="sugg-3")
         await receive_until(comm, 'id="sugg-3"')
         await send(comm, action="get_prompt", name="args-prompt", **{"args.city": "Paris", "args.state": "IdF"})
         await result(comm, "get_prompt", "args-prompt")
-        await send(comm, action="read_resource", uri="demo://resource/static/document/architecture.md")
-        await result(comm, "read_resource", "demo://resource/static/document/architecture.md")
+        uri = "demo://resource/static/document/architecture.md"
+        await send(comm, action="read_resource", uri=uri)
+        await result(comm, "read_resource", uri)
         # Roots from the server's settings, without asking; sampling and elicitation answered on cards.
-        await send(comm, action="call_tool", name="get-roots-list")
-        await result(comm, "call_tool", "get-roots-list")
-        await send(comm, action="call_tool", name="trigger-sampling-request", **{"args.prompt": "hello"})
-        card = await receive_until(comm, 'aria-label="Server request"')
-        await send(comm, action="answer", key=card_key(card), result=json.dumps(SAMPLED))
+        await call(comm, "get-roots-list")
+        await answer_card(comm, "trigger-sampling-request", SAMPLED, **{"args.prompt": "hello"})
         await result(comm, "call_tool", "trigger-sampling-request")
-        await send(comm, action="call_tool", name="trigger-sampling-request", **{"args.prompt": "again"})
-        card = await receive_until(comm, 'aria-label="Server request"')
-        await send(comm, action="answer", key=card_key(card), reject="1")          # "Reject": an error response
+        await answer_card(comm, "trigger-sampling-request", None, **{"args.prompt": "again"})    # an error response
         await result(comm, "call_tool", "trigger-sampling-request")
-        await send(comm, action="call_tool", name="trigger-elicitation-request")
-        card = await receive_until(comm, 'aria-label="Server request"')
-        await send(comm, action="answer", key=card_key(card), result=json.dumps({"action": "cancel"}))
+        await answer_card(comm, "trigger-elicitation-request", {"action": "cancel"})
         await result(comm, "call_tool", "trigger-elicitation-request")
         await send(comm, action="set_level", level="debug")
         await receive_until(comm, "level set to <strong>debug</strong>")
-        uri = "demo://resource/static/document/architecture.md"
         await send(comm, action="subscribe", uri=uri)
         await receive_until(comm, 'aria-label="Subscribed resources"')
         await send(comm, action="unsubscribe", uri=uri)
         await receive_until(comm, "Subscribe to a resource from the list")
         # Tasks: a task-augmented call, polled, its result, and another one cancelled.
-        await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
-                   **{"args.topic": "tides", "args.ambiguous": ""}, send_anyway="1")
-        got = await result(comm, "call_tool", "simulate-research-query")
-        task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
+        task_id = await task(comm, "tides")
         await send(comm, action="task_get", task_id=task_id)
         await result(comm, "task_get", "")
         await send(comm, action="task_result", task_id=task_id)
         await result(comm, "task_result", "", timeout=30)
-        await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
-                   **{"args.topic": "waves", "args.ambiguous": ""}, send_anyway="1")
-        got = await result(comm, "call_tool", "simulate-research-query")
-        other = html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
-        await send(comm, action="task_cancel", task_id=other)
+        await send(comm, action="task_cancel", task_id=await task(comm, "waves"))
         await result(comm, "task_cancel", "")
-        await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
-        await send(comm, action="ping")
-        await result(comm, "ping", "")
+        await control_then_ping(comm)
     finally:
         await comm.disconnect()
         await stop_all()
-    rows = await events(session.pk)
+    rows = await events(session)
     assert_own_frames_clean(rows, linter, {
         "initialize", "notifications/initialized", "completion/complete", "prompts/get", "resources/read",
         "tools/call", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/get",
