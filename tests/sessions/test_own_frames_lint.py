@@ -52,10 +52,10 @@ async def result(comm, command: str, name: str, *more: str, timeout: float = 20)
                                   timeout=timeout)
 
 
-async def call(comm, name: str, *, timeout: float = 20, **fields: str) -> str:
-    """Call a tool as its form does; the Result."""
+async def call(comm, name: str, *, wait: float = 20, **fields: str) -> str:
+    """Call a tool as its form does (`fields`: the form's, its timeout among them); the Result."""
     await send(comm, action="call_tool", name=name, **fields)
-    return await result(comm, "call_tool", name, timeout=timeout)
+    return await result(comm, "call_tool", name, timeout=wait)
 
 
 async def answer_card(comm, name: str, answer: dict[str, Any] | None, **fields: str) -> None:
