@@ -151,3 +151,25 @@ def test_the_badge_escapes_what_it_shows_and_links_only_to_the_spec():
                                    "schema_lint": {"version": "2025-11-25", "unchecked": "larger than 1,000,000 bytes"}}])
     assert "schema-flag" not in big and "schema: not checked (larger than 1,000,000 bytes)" in big
     assert "schema" not in lines.transcript_lines([{**row, "schema_problems": None, "schema_lint": None}])
+
+
+async def test_a_check_cut_short_as_the_session_ends_still_reaches_its_events():
+    """The recorder's save is cancelled as a session ends and its batch saved again by the final
+    flush: the findings of the check under way still land on the events before that save."""
+    import asyncio
+
+    from .fakes import FakeSession
+
+    ctx = FakeSession()
+    lint = ctx.add("schema_lint")
+    events: list = []
+    ctx.tap.subscribe(events.append)
+    ctx.tap.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+    ctx.tap.recv(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "no schema"}]}}))
+    first = asyncio.ensure_future(lint.check_frames(events))
+    await asyncio.sleep(0)                       # the check is under way (in the pool)
+    first.cancel()
+    await lint.check_frames(events)              # the final flush: waits for it, checks nothing twice
+    assert first.cancelled()
+    assert [p["pointer"] for p in events[1].schema_problems] == ["/result/tools/0"]
+    assert lint.problems == 1 and lint.linter.checked == 2

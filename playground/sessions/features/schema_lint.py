@@ -45,6 +45,11 @@ class SchemaLint(Feature):
         return {"schema_problems": session.schema_problems}
 
     async def check_frames(self, events: list[TranscriptEvent]) -> None:
+        # Shielded: a save cancelled as the session ends (its events then saved again by the final
+        # flush) still gets its findings onto the events; the final flush's check waits for it.
+        await asyncio.shield(self._check(events))
+
+    async def _check(self, events: list[TranscriptEvent]) -> None:
         linter = self.linter
         async with self._order:
             before = (linter.seen, linter.checked, linter.skipped)
