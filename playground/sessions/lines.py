@@ -145,6 +145,9 @@ def line_html(line: dict[str, Any]) -> str:
         classes += " ev-bad"
     if line.get("kind"):
         classes += f" kind-{_e(line['kind'])}"
+    schema = schema_badge(line.get("schema_problems"), line.get("schema_lint"))
+    if schema and schema[0]:
+        classes += " ev-schema"             # (the frame breaks the MCP schema: for filters and styles)
     out = [f'<details class="{classes}" id="ev-{_e(line["seq"])}" data-dir="{dir_}" data-method="{label}"']
     if reply_to:
         out.append(f' data-reply-to="{_e(reply_to)}"')
@@ -156,7 +159,6 @@ def line_html(line: dict[str, Any]) -> str:
         out.append(f'<span class="lat">{latency_ms(line["latency"])} ms</span>')
     if status:
         out.append(f'<span class="http">HTTP {_e(status)}</span>')
-    schema = schema_badge(line.get("schema_problems"), line.get("schema_lint"))
     if schema and schema[0]:
         out.append(schema[0])
     out.append(f'<span class="preview">{_e(line["preview"])}</span></summary>\n  ')

@@ -144,6 +144,7 @@ def test_the_badge_escapes_what_it_shows_and_links_only_to_the_spec():
     html = lines.transcript_lines([row])
     assert ('<a href="https://modelcontextprotocol.io/specification/2025-11-25/server/tools#calling-tools" '
             'target="_blank" rel="noopener noreferrer">spec: Calling tools</a>') in html
+    assert '<details class="ev ev-recv ev-schema" id="ev-5"' in html
     two = lines.transcript_lines([{**row, "schema_problems": row["schema_problems"] * 2}])
     assert '<span class="schema-flag">2 schema problems</span>' in two
     # A frame too large to check says so, without a flag.
