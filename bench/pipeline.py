@@ -143,9 +143,11 @@ async def main(server: Server, user: object, count: int, rounds: int, viewer: bo
             await asyncio.sleep(0.005)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         loop_cpu = time.thread_time() - loop_cpu
+        lint = worker.feature("schema_lint")
+        checked = f"   schema lint checked {lint.linter.checked:,} of {lint.linter.seen:,} frames" if lint else ""
         print(f"{count / wall:8.0f} msg/s   cpu {cpu / count * 1e6:5.1f} us/msg (loop thread {loop_cpu / count * 1e6:5.1f})"
               f"   reader paused {meter.paused:.2f} s   saving {meter.saving:.2f} s, idle between saves "
-              f"{meter.idle:.2f} s   ({wall:.2f} s)   search chunks indexed meanwhile {meter.index_chunks}"
+              f"{meter.idle:.2f} s   ({wall:.2f} s)   search chunks indexed meanwhile {meter.index_chunks}{checked}"
               + (f"   share frames {frames[0]}" if viewer else ""))
     await worker.stop()
     if drained is not None:

@@ -19,6 +19,7 @@ from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
 from .events import Tap, TranscriptEvent
+from .framelint import FrameLinter
 from .jsonrpc import JsonRpcError
 from .responder import Responder, StaticResponder
 from .transports.base import TransportError
@@ -169,7 +170,7 @@ def oauth_from_args(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> O
 
 
 # The event fields a server's text can reach.
-_SERVER_FIELDS = ("raw", "message", "parse_error", "problems", "text", "http", "data")
+_SERVER_FIELDS = ("raw", "message", "parse_error", "problems", "text", "http", "data", "schema_problems")
 
 
 def _masked(event: TranscriptEvent, auth: OAuth | None) -> TranscriptEvent:
@@ -199,7 +200,9 @@ def describe_event(event: TranscriptEvent) -> str:
     body = json.dumps(msg.get("params", msg.get("result", msg.get("error"))), ensure_ascii=False)
     if len(body) > 300:
         body = body[:300] + "…"
-    return f"{head} {label}{ident}{latency} {body}"
+    schema = "".join(f"\n{'':16}schema problem at {p['pointer'] or '(the message)'}: {p['message']}"
+                     for p in event.schema_problems or [])
+    return f"{head} {label}{ident}{latency} {body}{schema}"
 
 
 @dataclass
@@ -250,7 +253,10 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     auth = oauth_from_args(ns, config, tap)
     file = open(ns.transcript, "w", encoding="utf-8") if ns.transcript else None
 
+    linter = FrameLinter()          # every frame, against the schema of the version in use
+
     def emit(event: TranscriptEvent) -> None:
+        linter.lint(event)
         event = _masked(event, auth)
         line = json.dumps(event.to_dict(), ensure_ascii=False)
         if file:

@@ -39,6 +39,8 @@ class TranscriptEvent:
     size: int | None = None                   # size in bytes of the frame as received/sent
     truncated: bool = False
     data: dict[str, Any] | None = None        # extra structured facts (era evidence, ...)
+    schema_problems: list[dict[str, str]] | None = None   # where the frame breaks the MCP schema (lint.py)
+    schema_lint: dict[str, Any] | None = None  # what it was checked against: version, definition, spec
 
     @property
     def method(self) -> str | None:
@@ -79,6 +81,10 @@ class TranscriptEvent:
             out["data"] = self.data
         if self.truncated:
             out["truncated"] = True
+        if self.schema_problems is not None:
+            out["schema_problems"] = self.schema_problems
+        if self.schema_lint is not None:
+            out["schema_lint"] = self.schema_lint
         return out
 
     @classmethod

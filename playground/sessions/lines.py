@@ -13,7 +13,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
-from playground.mcp import jsontext
+from playground.mcp import jsontext, spec_sections
 
 from .html import esc as _e
 from .html import latency_ms, oob
@@ -85,6 +85,7 @@ def line(row: dict[str, Any], *, owner: bool = False) -> dict[str, Any]:
         "kind": row.get("kind") or "", "progress": progress, "request": bool(http) and is_request(row),
         "resend": owner and row["dir"] == "send" and isinstance(message, dict) and "id" in message
                   and isinstance(message.get("method"), str),
+        "schema_problems": row.get("schema_problems"), "schema_lint": row.get("schema_lint"),
     }
 
 
@@ -186,6 +187,9 @@ def line_html(line: dict[str, Any]) -> str:
         classes += " ev-bad"
     if line.get("kind"):
         classes += f" kind-{_e(line['kind'])}"
+    schema = schema_badge(line.get("schema_problems"), line.get("schema_lint"))
+    if schema and schema[0]:
+        classes += " ev-schema"             # (the frame breaks the MCP schema: for filters and styles)
     out = [f'<details class="{classes}" id="ev-{_e(line["seq"])}" data-dir="{dir_}" data-method="{label}"']
     if reply_to:
         out.append(f' data-reply-to="{_e(reply_to)}"')
@@ -205,9 +209,13 @@ def line_html(line: dict[str, Any]) -> str:
         out.append(f'<span class="lat">{latency_ms(line["latency"])} ms</span>')
     if status:
         out.append(f'<span class="http">HTTP {_e(status)}</span>')
+    if schema and schema[0]:
+        out.append(schema[0])
     out.append(f'<span class="preview">{_e(line["preview"])}</span></summary>\n  ')
     if line.get("problems"):
         out.append('<ul class="problems">' + "".join(f"<li>{_e(p)}</li>" for p in line["problems"]) + "</ul>")
+    if schema:
+        out.append(schema[1])
     out.append("\n  ")
     if reply_to:
         out.append(f'<div class="pair">answers <a href="#ev-{_e(reply_to)}">event {_e(reply_to)}</a></div>')
@@ -241,6 +249,36 @@ def line_html(line: dict[str, Any]) -> str:
                    'hx-target="#workspace" hx-swap="innerHTML">Edit and resend</button>')
     out.append("\n</details>")
     return "".join(out)
+
+
+def schema_badge(problems: Any, info: Any) -> tuple[str, str] | None:
+    """A line's schema problems: the flag in its summary, and the list in its body — each
+    problem's JSON pointer, the schema's message and where in the schema, under a link to the
+    spec section of the message type; or why the frame was not checked. None for a line
+    without either. (Rows come from the database: every value is escaped, and the link must be
+    the spec's own.)"""
+    info = info if isinstance(info, dict) else {}
+    if not isinstance(problems, list) or not problems:
+        unchecked = info.get("unchecked")
+        return ("", f'<div class="schema-unchecked">schema: not checked ({_e(unchecked)})</div>') if unchecked else None
+    count = len(problems)
+    flag = f'<span class="schema-flag">{"schema problem" if count == 1 else f"{count} schema problems"}</span>'
+    items = []
+    for problem in problems:
+        problem = problem if isinstance(problem, dict) else {"message": str(problem)}
+        items.append(f'<li><code class="pointer">{_e(problem.get("pointer") or "(the message)")}</code> '
+                     f'{_e(problem.get("message", ""))} <span class="schema-path">{_e(problem.get("schema_path", ""))}</span></li>')
+    if info.get("more"):
+        items.append("<li>more problems were found than are listed</li>")
+    spec = info.get("spec")
+    definition, version = _e(info.get("definition", "")), _e(info.get("version", ""))
+    against = f"{definition} of MCP {version}" if definition else "the MCP schema"
+    if isinstance(spec, str) and spec.startswith(spec_sections.BASE + "/"):
+        against += (f' · <a href="{_e(spec)}" target="_blank" rel="noopener noreferrer">spec: '
+                    f"{_e(spec_sections.title(spec))}</a>")
+    body = (f'<div class="schema-problems" role="group" aria-label="schema problem"><p>Breaks {against}</p>'
+            f'<ul>{"".join(items)}</ul></div>')
+    return flag, body
 
 
 def lines_html(lines: list[dict[str, Any]]) -> SafeString:

@@ -137,6 +137,7 @@ class SessionWorker:
                     self._by_method.setdefault(method, []).append(feature)
         self._listeners: dict[str, tuple[Feature, ...]] = {}      # by method, built as methods come
         self.responder = FeatureResponder(listed)
+        self.recorder.checks = [f.check_frames for f in listed if f.checks_frames]
         self.client_auth: OAuth | None = next((a for f in listed if (a := f.client_auth()) is not None), None)
 
     # SessionContext ---------------------------------------------------------------------

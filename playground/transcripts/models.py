@@ -38,6 +38,8 @@ class Session(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.TextField(blank=True)
     event_count = models.PositiveIntegerField(default=0)
+    # Problems the schema lint found in the saved frames (each frame's are on its event: `schema_problems`).
+    schema_problems = models.PositiveIntegerField(default=0)
     # The last lists fetched (tools, resources, templates, prompts): forms are built from these.
     catalogue = models.JSONField(default=dict, blank=True)
     # The channel of the worker that owns the live connection (empty when none does).
@@ -89,7 +91,7 @@ class Session(models.Model):
                 "protocol_version": self.protocol_version, "server_info": self.server_info,
                 "capabilities": self.capabilities, "instructions": self.instructions,
                 "transport": self.transport, "end_reason": self.end_reason, "event_count": self.event_count,
-                "started": self.started_at.timestamp()}
+                "started": self.started_at.timestamp(), "schema_problems": self.schema_problems}
 
     @property
     def clock_origin_ms(self) -> int:

@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 
 Rows = list[dict[str, Any]]
 SaveFn = Callable[[int, Rows], Awaitable[None]]
+# Runs on each batch's events before their rows are made and saved (the schema lint puts its
+# findings on them): what a check adds is in the database, the export and the page's lines alike.
+CheckFn = Callable[[list[TranscriptEvent]], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ class Recorder:
         self.save: SaveFn = save or save_and_index
         self.limits = limits
         self._high, self._high_chars = limits.backlog_high, limits.backlog_chars
+        self.checks: list[CheckFn] = []
         self.buffer: list[TranscriptEvent] = []
         self.buffer_chars = 0                     # recorded text held in `buffer`
         self._buffered = asyncio.Event()
@@ -121,8 +125,9 @@ class Recorder:
         Without `drain`, it stops once less than a full batch is left: what arrived during a save
         waits for the next window with the events after it (saving it at once made a batch of a
         row or two per save, back to back: the database thread never idled during a stream of calls)."""
-        # (rows of the batch, their recorded text, the save): a batch's rows are its first len(rows) events
-        in_flight: collections.deque[tuple[Rows, int, asyncio.Future[None]]] = collections.deque()
+        # (events of the batch, their recorded text, the save, giving the rows saved): a batch is
+        # the first len(events) events of the buffer
+        in_flight: collections.deque[tuple[list[TranscriptEvent], int, asyncio.Future[Rows]]] = collections.deque()
         queued = queued_chars = 0                 # buffered events (and their text) handed to a save
         limits = self.limits
         try:
@@ -131,17 +136,16 @@ class Recorder:
                         not in_flight or drain or self._full_batch_waits(queued, queued_chars)):
                     batch = self._next_batch(queued)
                     weight = sum(chars(event) for event in batch)
-                    rows = [event.to_dict() for event in batch]
-                    saving = asyncio.ensure_future(self.save(self.session_id, rows))
-                    in_flight.append((rows, weight, saving))
-                    queued, queued_chars = queued + len(rows), queued_chars + weight
+                    saving = asyncio.ensure_future(self._save_batch(batch))
+                    in_flight.append((batch, weight, saving))
+                    queued, queued_chars = queued + len(batch), queued_chars + weight
                 if not in_flight:
                     break
-                rows, weight, saving = in_flight[0]
-                await saving
+                batch, weight, saving = in_flight[0]
+                rows = await saving
                 in_flight.popleft()
-                queued, queued_chars = queued - len(rows), queued_chars - weight
-                del self.buffer[:len(rows)]
+                queued, queued_chars = queued - len(batch), queued_chars - weight
+                del self.buffer[:len(batch)]
                 self.buffer_chars -= weight
                 if len(self.buffer) <= limits.backlog_low and self.buffer_chars <= limits.backlog_chars - limits.batch_chars:
                     self.resume()
@@ -150,10 +154,21 @@ class Recorder:
                 if not in_flight and not drain and not self._full_batch_waits():
                     break
         finally:
-            for _rows, _weight, saving in in_flight:     # left behind by a failure: finish unobserved
+            for _batch, _weight, saving in in_flight:    # left behind by a failure: finish unobserved
                 saving.add_done_callback(_ignore_outcome)
         if not self.buffer:
             self._buffered.clear()
+
+    async def _save_batch(self, batch: list[TranscriptEvent]) -> Rows:
+        """Check the events (a check that fails is logged, never stops the save), then save their rows."""
+        for check in self.checks:
+            try:
+                await check(batch)
+            except Exception:
+                log.exception("checking transcript events failed; saving them unchecked")
+        rows = [event.to_dict() for event in batch]
+        await self.save(self.session_id, rows)
+        return rows
 
     async def final_flush(self, attempts: int = 5) -> None:
         """The session is ending: save what is left, trying a few times."""
@@ -189,7 +204,8 @@ def _same(text: str) -> str:
 
 
 def save_events(session_id: int, rows: Rows) -> None:
-    """One transaction: the rows, then the session's event count.
+    """One transaction: the rows, then the session's event count (and its schema problems:
+    those of the rows this save inserted, so a batch saved again counts nothing twice).
 
     Multi-row INSERT ... VALUES (...), (...) ON CONFLICT DO NOTHING statements (SQLite and
     PostgreSQL), not executemany: SQLite's driver releases the GIL around each statement's step
@@ -210,14 +226,31 @@ def save_events(session_id: int, rows: Rows) -> None:
     else:
         params = texts
     values: list[Any] = []
+    flagged: list[Any] = []          # rows with schema problems (few): inserted apart, to count them once
     for row, data in zip(rows, params):
-        values += (session_id, row["seq"], row["t"], row["dir"], _method(row), data)
+        values_of = flagged if "schema_problems" in row else values
+        values_of += (session_id, row["seq"], row["t"], row["dir"], _method(row), data)
     step = INSERT_ROWS * _EVENT_COLUMNS
     with transaction.atomic(), connection.cursor() as cursor:
         for start in range(0, len(values), step):
             part = values[start:start + step]
             cursor.execute(_insert_events(len(part) // _EVENT_COLUMNS), part)
-        cursor.execute(_COUNT_EVENTS, [rows[-1]["seq"], session_id])    # (the ORM compiled it every batch)
+        problems = 0
+        if flagged:
+            counts = {row["seq"]: _problem_count(row) for row in rows if "schema_problems" in row}
+            for start in range(0, len(flagged), step):
+                part = flagged[start:start + step]
+                cursor.execute(_insert_events(len(part) // _EVENT_COLUMNS) + " RETURNING seq", part)
+                problems += sum(counts.get(seq, 0) for (seq,) in cursor.fetchall())   # new rows only
+        if problems:
+            cursor.execute(_COUNT_EVENTS_AND_PROBLEMS, [rows[-1]["seq"], problems, session_id])
+        else:
+            cursor.execute(_COUNT_EVENTS, [rows[-1]["seq"], session_id])    # (the ORM compiled it every batch)
+
+
+def _problem_count(row: dict[str, Any]) -> int:
+    problems = row.get("schema_problems")
+    return len(problems) if isinstance(problems, list) else 0
 
 
 def _encoded(row: dict[str, Any]) -> tuple[dict[str, Any], str]:
@@ -260,3 +293,5 @@ def _insert_events(count: int) -> str:
 
 
 _COUNT_EVENTS = f"UPDATE {Session._meta.db_table} SET event_count = %s WHERE id = %s"
+_COUNT_EVENTS_AND_PROBLEMS = (f"UPDATE {Session._meta.db_table} SET event_count = %s, "
+                              "schema_problems = schema_problems + %s WHERE id = %s")

@@ -183,3 +183,24 @@ def test_an_oauth_token_the_server_echoes_is_masked_in_the_output_and_the_transc
         assert "Bearer eyJ" not in text and "eyJhbGciOi" not in text, name
     assert any(e.get("kind") == "auth" and e["data"]["step"] == "token" and e["data"]["status"] == "ok"
                for e in lines(jsonl))
+
+
+@pytest.mark.parametrize("version,pointer", [("2024-11-05", "/result/tools/0"), ("2025-03-26", "/params/level"),
+                                             ("2025-06-18", "/params/progress"), ("2025-11-25", "/result/content/0"),
+                                             ("2026-07-28", "/result")])
+def test_jsonl_lines_carry_schema_problems_against_the_version_in_use(tmp_path, version, pointer):
+    """Every frame is checked against the negotiated version's schema: the one broken frame of
+    tests/peers/schema_breaker.py carries schema_problems (and in the readable log too)."""
+    era = "modern" if version >= "2026" else "legacy"
+    breaker = [sys.executable, str(PEERS / "schema_breaker.py"), version]
+    out = tmp_path / "t.jsonl"
+    proc = mcp("--jsonl", "--transcript", str(out), "--era", era, "--list", "tools", "--call", "go", "--", *breaker)
+    assert proc.returncode == 0, proc.stderr
+    events = lines(proc)
+    flagged = [e for e in events if "schema_problems" in e]
+    assert [(e["dir"], [p["pointer"] for p in e["schema_problems"]]) for e in flagged] == [("recv", [pointer])]
+    assert set(flagged[0]["schema_problems"][0]) == {"pointer", "message", "schema_path"}
+    assert flagged[0]["schema_lint"]["version"] == version
+    assert [json.loads(line) for line in out.read_text().splitlines()] == events
+    readable = mcp("--era", era, "--list", "tools", "--call", "go", "--", *breaker)
+    assert f"schema problem at {pointer}: {flagged[0]['schema_problems'][0]['message']}" in readable.stdout

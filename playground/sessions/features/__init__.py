@@ -19,6 +19,7 @@ from .model_view import ModelView
 from .oauth import Authorization
 from .replay import Replay
 from .roots import Roots
+from .schema_lint import SchemaLint
 from .server_requests import ServerRequests
 from .subscriptions import Subscriptions
 from .tasks import Tasks
@@ -26,7 +27,7 @@ from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Tasks, Authorization, Check, Replay, ModelView,
+    ServerRequests, Tasks, Authorization, Check, Replay, ModelView, SchemaLint,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

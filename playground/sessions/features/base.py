@@ -10,8 +10,9 @@ names a feature. A feature declares what it takes and gives:
   (its actions, plus `commands` sent by other pages such as the OAuth callback), the server
   notifications it listens to, the server requests it answers (`server_requests`, with the
   client capabilities that declares), the events it publishes, and what a reloading tab needs
-  (`snapshot()`). A feature with a state line (`state_html()`) has it shown at start, in every
-  snapshot and after each of its actions, with the panels' error line (`attempt()`).
+  (`snapshot()`); with `checks_frames`, what it adds to each event before it is saved. A
+  feature with a state line (`state_html()`) has it shown at start, in every snapshot and after
+  each of its actions, with the panels' error line (`attempt()`).
 
 Register a feature by adding its class to `FEATURES` in `features/__init__.py`. It imports
 `sessions.protocol`, `sessions.html` and `playground.mcp` only — never the worker or the consumer.
@@ -26,6 +27,7 @@ from django.template.loader import render_to_string
 
 from playground.mcp.auth import OAuth
 from playground.mcp.client import McpClient, RequestTimeout
+from playground.mcp.events import TranscriptEvent
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
 
@@ -44,6 +46,7 @@ class Feature:
     ignored_notifications: ClassVar[frozenset[str]] = frozenset()      # with ALL: but these
     server_requests: ClassVar[frozenset[str]] = frozenset()
     answers_first: ClassVar[bool] = False      # sees every server request first (`answer_first`)
+    checks_frames: ClassVar[bool] = False      # `check_frames` sees every batch of events before it is saved
     head_template: ClassVar[str | None] = None
     panel_template: ClassVar[str | None] = None
 
@@ -164,6 +167,11 @@ class Feature:
 
     async def handle(self, command: Command) -> None:
         """One of this feature's commands (its actions, or `commands`)."""
+
+    async def check_frames(self, events: list[TranscriptEvent]) -> None:
+        """A batch of the transcript's events, before their rows are made and saved (with
+        `checks_frames`): what it sets on them is saved and shown with them. Batches come in
+        order, one at a time or two overlapping; heavy work goes off the event loop."""
 
     def on_notification(self, message: dict[str, Any]) -> None:
         """A server notification this feature listens to (runs in the reader: keep it cheap)."""

@@ -1,0 +1,173 @@
+"""A session's frames checked against the MCP schema, in order: the version in use as the
+frames negotiate it, the request each response answers, and — live — which frames there is
+time to check (`LintBudget`).
+
+Split in two for the live path: `pick` runs where the frames are (the event loop; a few
+dictionary lookups a frame), `check_all` wherever the work may go (a thread), `apply` back
+where the frames are. The CLI does all three at once (`lint`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from . import lint
+from .client import LATEST_LEGACY, META_VERSION
+from .events import TranscriptEvent
+
+MAX_BYTES = 1_000_000        # frames larger than this are not checked (a megabyte can take a second)
+REQUESTS_KEPT = 10_000       # open requests remembered for their responses (a server may never answer)
+
+
+class LintBudget:
+    """What a live session may spend on checking. A notification costs ~50 µs to check, a
+    megabyte frame up to a second, and a flooding server sends tens of thousands a second: the
+    flood must not slow down for it (bench/pipeline.py).
+
+    Two buckets. Frames the server sends unasked (notifications, its own requests, responses
+    to nothing) pass at most `rate` a second: the first `rate` of each second. (Refilled a
+    second at a time, not continuously: during a flood one batch a second goes to the checker
+    with its share, instead of every batch waiting for a few; each hand-over to the checker's
+    thread waits for the busy loop to let go of the GIL, and the database idled meanwhile.)
+    Every check draws on the checker's CPU time, `share` of a core, in bursts of `burst`
+    seconds: frames we send and the answers to our requests (as many as the person asks for)
+    are checked while it lasts. What is not checked is counted (`FrameLinter.skipped`)."""
+
+    def __init__(self, rate: float = 200.0, share: float = 0.1, burst: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate, self.share, self.burst, self.clock = rate, share, burst, clock
+        self.frames: float = rate
+        self.seconds = burst
+        self._last = self._second = clock()
+
+    def refill(self) -> None:
+        now = self.clock()
+        if now - self._second >= 1.0 and not math.isinf(self.frames):
+            self.frames, self._second = self.rate, now
+        self.seconds = min(self.burst, self.seconds + (now - self._last) * self.share)
+        self._last = now
+
+    def spend(self, seconds: float) -> None:
+        self.seconds -= seconds
+
+    def lift_rate(self) -> None:
+        """Check every frame from now on while time lasts (a session's last batches, as it ends)."""
+        self.frames = math.inf
+
+
+@dataclass(slots=True)
+class Pick:
+    """One frame to check, with what it is checked against."""
+
+    event: TranscriptEvent
+    version: str
+    request: lint.Request | None
+
+
+class FrameLinter:
+    """One session's frames, in order. The version starts as `version` (or the latest legacy
+    one) and follows the frames: the version an `initialize` offers (for the request itself
+    and what comes before its answer), the one its result chooses, the one each modern request
+    names in `_meta`."""
+
+    def __init__(self, version: str | None = None, budget: LintBudget | None = None) -> None:
+        self.version: str = version if lint.known(version) else LATEST_LEGACY
+        self.budget = budget
+        self._requests: dict[int, lint.Request] = {}        # request event seq -> what it asked
+        self._last_seq = 0
+        self.seen = 0            # frames that could be checked (parsed JSON, sent or received)
+        self.checked = 0
+        self.skipped = 0         # not checked: over the budget (a frame over MAX_BYTES says so itself)
+
+    def pick(self, events: Iterable[TranscriptEvent]) -> list[Pick]:
+        """The frames of `events` to check now; every frame is observed (version, requests),
+        once: events seen before (a batch saved again) are passed over."""
+        budget = self.budget
+        if budget is not None:
+            budget.refill()
+            timely, unasked = budget.seconds > 0, -1 if math.isinf(budget.frames) else int(budget.frames)
+        else:
+            timely, unasked = True, -1          # -1: no limit
+        picks: list[Pick] = []
+        seen = skipped = 0
+        last = self._last_seq
+        # (Once a frame, on the flood's path: a notification costs a few lookups here.)
+        for event in events:
+            if event.seq <= last:
+                continue
+            last = event.seq
+            message = event.message
+            if message is None:
+                continue                  # notes, stderr, frames that are not JSON or were cut at the cap
+            seen += 1
+            request = None
+            if type(message) is dict and "id" in message:
+                request = self._observe(event, message)
+            if (event.size or 0) > MAX_BYTES:
+                event.schema_lint = {"version": self.version, "unchecked": f"larger than {MAX_BYTES:,} bytes"}
+                continue
+            if not timely:
+                skipped += 1
+                continue
+            if event.dir == "recv" and event.reply_to is None and unasked >= 0:
+                if not unasked:
+                    skipped += 1
+                    continue
+                unasked -= 1
+            picks.append(Pick(event, self.version, request))
+        if budget is not None and unasked >= 0:
+            budget.frames = unasked
+        self._last_seq = last
+        self.seen += seen
+        self.skipped += skipped
+        self.checked += len(picks)
+        return picks
+
+    def _observe(self, event: TranscriptEvent, message: dict[str, Any]) -> lint.Request | None:
+        """Remember a request; for a response, the request it answers. Follow the version."""
+        method = message.get("method")
+        if isinstance(method, str):
+            params = message.get("params")
+            params = params if isinstance(params, dict) else {}
+            if event.dir == "send":
+                meta = params.get("_meta")
+                offered = params.get("protocolVersion") if method == "initialize" else (
+                    meta.get(META_VERSION) if isinstance(meta, dict) else None)
+                if lint.known(offered):
+                    self.version = offered
+            if len(self._requests) >= REQUESTS_KEPT:
+                del self._requests[next(iter(self._requests))]
+            self._requests[event.seq] = lint.Request(method, task=isinstance(params.get("task"), dict))
+            return None
+        request = self._requests.pop(event.reply_to, None) if event.reply_to is not None else None
+        if request is not None and request.method == "initialize" and event.dir == "recv":
+            result = message.get("result")
+            chosen = result.get("protocolVersion") if isinstance(result, dict) else None
+            if lint.known(chosen):
+                self.version = chosen
+        return request
+
+    def lint(self, event: TranscriptEvent) -> None:
+        """Check one event now, whatever it costs (the CLI)."""
+        picks = self.pick([event])
+        for pick, report in zip(picks, check_all(picks)[0]):
+            apply(pick, report)
+
+
+def check_all(picks: list[Pick]) -> tuple[list[lint.Report], float]:
+    """Check the picked frames; with the CPU time it took (of this thread)."""
+    started = time.thread_time()
+    reports = [lint.check(p.event.message, version=p.version, direction=p.event.dir, request=p.request)  # type: ignore[arg-type]
+               for p in picks]
+    return reports, time.thread_time() - started
+
+
+def apply(pick: Pick, report: lint.Report) -> int:
+    """Put the outcome on the event (its row and line carry it); the number of problems."""
+    event = pick.event
+    event.schema_problems = report.problems or None
+    event.schema_lint = report.info() if report.problems or report.unchecked else None
+    return len(report.problems)
