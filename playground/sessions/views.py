@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -30,8 +31,6 @@ from .connecting import with_hint
 from .share_live import close_share_viewers, shared_state
 from .durability import reap_dead_sessions
 from .features import FEATURES
-from .features.check import share_context as check_share_context
-from .features.model_view import inline_parts as model_view_inline
 from .lines import line
 from .protocol import catalogue_item
 from .window import seq_param, transcript_window
@@ -89,6 +88,8 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
         "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
         "feature_heads": [f.head_template for f in FEATURES if f.head_template],
+        "feature_regions": [f.region_template for f in FEATURES if f.region_template],
+        "feature_stylesheets": [css for f in FEATURES for css in f.stylesheets],
         "feature_panels": [f.panel_template for f in FEATURES if f.panel_template],
     })
 
@@ -224,9 +225,18 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
         "session": session, "token": token, "total": total, "state": shared_state(session),
         "lines": [line(redact.obj(r)) for r in rows], "live": live, "snapshot": not live,
         "mode": "live" if live else "snapshot", "ws_url": f"/ws/share/{token}/",
-        **check_share_context(session, redact),
-        **model_view_inline(session, redact, reverse("sessions:share_model_view_json", args=[token])),
+        "feature_parts": _share_parts(session, redact, token),
+        "feature_stylesheets": [css for f in FEATURES for css in f.stylesheets],
     })
+
+
+def _share_parts(session: Session, redact: Redactor, token: str) -> list[str]:
+    """What each feature shows on a share page (features/base.py: `share_template`)."""
+    parts = []
+    for feature in FEATURES:
+        if feature.share_template and (context := feature.share_context(session, redact, token)) is not None:
+            parts.append(render_to_string(feature.share_template, context))
+    return parts
 
 
 def _jsonl(session: Session, redact: Redactor) -> Iterator[str]:

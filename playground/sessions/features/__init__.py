@@ -27,7 +27,7 @@ from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
     AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Tasks, Authorization, Check, Replay, ModelView, SchemaLint,
+    ServerRequests, Tasks, Authorization, SchemaLint, Check, Replay, ModelView,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

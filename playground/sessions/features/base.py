@@ -5,7 +5,8 @@ names a feature. A feature declares what it takes and gives:
 - **page side** (the consumer's process; class attributes and classmethods, no instance):
   the page `actions` it takes and how each becomes a worker command (`command()`), how its
   events become fragments for one tab (`fragments()`), the static markup it adds to the session
-  page (`head_template`, `panel_template`);
+  page (`head_template`, `panel_template`, `region_template`, with `page_context()`) and to share
+  pages (`share_template`, with `share_context()`), and its `stylesheets`;
 - **worker side** (an instance per session, given a `SessionContext`): the commands it handles
   (its actions, plus `commands` sent by other pages such as the OAuth callback), the server
   notifications it listens to, the server requests it answers (`server_requests`, with the
@@ -49,6 +50,11 @@ class Feature:
     checks_frames: ClassVar[bool] = False      # `check_frames` sees every batch of events before it is saved
     head_template: ClassVar[str | None] = None
     panel_template: ClassVar[str | None] = None
+    # A region of the work column, above the workspace (a replay's Differences, a check's report).
+    region_template: ClassVar[str | None] = None
+    # What a share page shows of this feature (read-only, redacted): rendered with `share_context`.
+    share_template: ClassVar[str | None] = None
+    stylesheets: ClassVar[tuple[str, ...]] = ()     # static files the session and share pages link
 
     # Page side ------------------------------------------------------------------------
 
@@ -70,6 +76,12 @@ class Feature:
         """What `head_template` and `panel_template` need on the session page (keys are shared
         with the page's context: prefix them with the feature's name when in doubt)."""
         return {}
+
+    @classmethod
+    def share_context(cls, session: Any, redact: Any, token: str) -> dict[str, Any] | None:
+        """What `share_template` needs on the share page `token` of `session`, every server value
+        masked by `redact` (the share's redactor); None: this feature shows nothing there."""
+        return None
 
     @classmethod
     def prepare(cls, server: Any, **hints: Any) -> dict[str, Any]:

@@ -42,19 +42,21 @@ def report_context(report: Report, *, running: bool = False) -> dict[str, Any]:
             "check_failed": report.failed, "check_called": report.tools_called}
 
 
-def share_context(session: Session, redact: Redactor) -> dict[str, Any]:
-    """What a share page of a check session shows: its saved report, redacted like the transcript."""
-    if session.kind != Session.Kind.CHECK:
-        return {}
-    return {"check_report": True, **report_context(Report.from_dict(redact.obj(session.report or {})))}
-
-
 class Check(Feature):
     name = "check"
+    region_template = share_template = "sessions/features/check_region.html"
+    stylesheets = ("check.css",)
 
     @classmethod
     def prepare(cls, server: Any, *, check: dict[str, Any] | None = None, **hints: Any) -> dict[str, Any]:
         return {"run": True, **check} if isinstance(check, dict) else {}
+
+    @classmethod
+    def share_context(cls, session: Any, redact: Redactor, token: str) -> dict[str, Any] | None:
+        """A check session's saved report, redacted like the transcript."""
+        if getattr(session, "kind", None) != Session.Kind.CHECK:
+            return None
+        return {"check_report": True, **report_context(Report.from_dict(redact.obj(session.report or {})))}
 
     @classmethod
     def page_context(cls, session: Any) -> dict[str, Any]:

@@ -96,13 +96,6 @@ def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | N
     return redact.obj(result), redact.text(name)
 
 
-def inline_parts(session: Any, redact: Redactor, download_url: str) -> dict[str, Any]:
-    """The panel rendered in the page (share pages: read-only, nothing fetched), masked by `redact`."""
-    result, tool = last_tool_result(session, redact)
-    return {"model_view_html": body_html(redact.obj(session.catalogue or {}), download_url),
-            "model_view_result_html": result_html(result, tool)}
-
-
 class ModelView(Feature):
     """The panel's content is fetched by the page (`model_view_panel`, `model_view_result`):
     the worker renders nothing, on the relay path or elsewhere; when the catalogue changes it
@@ -111,6 +104,15 @@ class ModelView(Feature):
 
     name = "model_view"
     panel_template = "sessions/features/model_view_panel.html"
+    share_template = "sessions/features/model_view_share.html"
+
+    @classmethod
+    def share_context(cls, session: Any, redact: Redactor, token: str) -> dict[str, Any] | None:
+        """The panel rendered in the page (read-only, nothing fetched), masked by `redact`."""
+        result, tool = last_tool_result(session, redact)
+        download_url = reverse("sessions:share_model_view_json", args=[token])
+        return {"model_view_html": body_html(redact.obj(session.catalogue or {}), download_url),
+                "model_view_result_html": result_html(result, tool)}
 
     @classmethod
     def page_context(cls, session: Any) -> dict[str, Any]:

@@ -35,6 +35,18 @@ class Replay(Feature):
     answers_first = True
     commands = frozenset({"replay_compared"})     # from the ignore rules' view: the rows compared again
     head_template = "sessions/features/replay_head.html"
+    region_template = share_template = "sessions/features/replay_saved.html"
+    stylesheets = ("replay.css",)
+
+    @classmethod
+    def page_context(cls, session: Any) -> dict[str, Any]:
+        """The Differences from the saved report, until the websocket brings the live region."""
+        return {"differences_html": saved_region(session, session.owner_redactor(), owner=True)}
+
+    @classmethod
+    def share_context(cls, session: Any, redact: Any, token: str) -> dict[str, Any] | None:
+        html = saved_region(session, redact, owner=False)
+        return {"differences_html": html} if html else None
 
     @classmethod
     def prepare(cls, server: Any, *, replay_of: Any = None, **hints: Any) -> dict[str, Any]:
@@ -122,7 +134,7 @@ class Replay(Feature):
 
 
 # The Differences region, for the live page (the worker renders it once for every tab) and for
-# the saved report (the session page and its share page: templatetags/replay_tags.py). -------
+# the saved report (the session page and its share page: `saved_region`). -------
 
 STATE_WORDS = {"waiting": "starting", "running": "replaying", "done": "done", "stopped": "stopped"}
 
@@ -176,3 +188,12 @@ def region_html(report: dict[str, Any], *, session_id: int, owner: bool, live: b
         "unsolicited": report.get("unsolicited") if isinstance(report.get("unsolicited"), dict) else {},
         "answered": report.get("answered_from_recording") or 0,
     })
+
+
+def saved_region(session: Any, redact: Any, *, owner: bool) -> str:
+    """A replay session's Differences from its saved report, masked by `redact` (the owner's page,
+    live or not, or a share page: read-only); "" for other sessions."""
+    if getattr(session, "kind", None) != "replay":
+        return ""
+    return region_html(redact.obj(session.report or {}), session_id=session.pk, owner=owner,
+                       live=owner and session.is_live)

@@ -30,6 +30,7 @@ class SchemaLint(Feature):
     name = "schema_lint"
     checks_frames = True
     head_template = "sessions/features/schema_lint_head.html"
+    share_template = "sessions/features/schema_lint_head.html"
 
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
@@ -43,6 +44,10 @@ class SchemaLint(Feature):
     @classmethod
     def page_context(cls, session: Any) -> dict[str, Any]:
         return {"schema_problems": session.schema_problems}
+
+    @classmethod
+    def share_context(cls, session: Any, redact: Any, token: str) -> dict[str, Any] | None:
+        return cls.page_context(session)
 
     async def check_frames(self, events: list[TranscriptEvent]) -> None:
         # Shielded: a save cancelled as the session ends (its events then saved again by the final
