@@ -79,7 +79,7 @@ async def task(comm, topic: str) -> str:
     """A task-augmented call (server-everything's research); its task id."""
     await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
                **{"args.topic": topic, "args.ambiguous": ""}, send_anyway="1")
-    got = await result(comm, "call_tool", "simulate-research-query")
+    got = await receive_until(comm, 'class="task-card task"', 'name="task_id" value="')   # its card (features/tasks.py)
     return html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
 
 
