@@ -84,6 +84,8 @@ FAULT_CASES = [
     ("bad-output-schema", "legacy", (), "tools: output schemas", "badout: outputSchema is not a valid JSON Schema (2020-12) at /required"),
     ("bad-description", "legacy", (), "tools: descriptions", "numbered: description is int, not a string"),
     ("bad-annotations", "legacy", (), "tools: annotations", "hinted: readOnlyHint is 'yes', not a boolean"),
+    ("bad-description", "legacy", (), "schema: answers",
+     "tools/list (ListToolsResult): /result/tools/2/description 42 is not of type 'string'"),
     ("advertised-unanswered", "legacy", (), "capabilities: advertised methods answer", "advertises `prompts` but prompts/list got -32601"),
     ("answers-unadvertised", "legacy", (), "capabilities: unadvertised methods get -32601", "logging/setLevel answered with a result, but `logging` is not advertised"),
     ("structured-mismatch", "legacy", ("go",), "tools/call: go", "structuredContent does not match the outputSchema: /n"),

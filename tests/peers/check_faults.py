@@ -56,7 +56,18 @@ def write(obj: object) -> None:
     sys.stdout.flush()
 
 
+# The request being answered, when it is a modern one: its result carries what 2026-07-28
+# requires of every result (`resultType`) and of cacheable ones (`cacheScope`, `ttlMs`).
+MODERN_METHOD: list[str] = []
+CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "prompts/list",
+             "resources/read"}
+
+
 def result(rid: object, value: object) -> None:
+    if MODERN_METHOD and isinstance(value, dict):
+        value = {"resultType": "complete", **value}
+        if MODERN_METHOD[0] in CACHEABLE:
+            value = {"cacheScope": "private", "ttlMs": 0, **value}
     write({"jsonrpc": "2.0", "id": rid, "result": value})
 
 
@@ -178,6 +189,7 @@ def handle(msg: dict) -> None:
                      "serverInfo": {"name": "check-faults", "version": "1"}})
         return
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    MODERN_METHOD[:] = [str(method)] if meta.get(META_VERSION) == MODERN else []
     if method == "server/discover":
         asked = meta.get(META_VERSION)
         if asked in LEGACY and "modern-hang-older" in FAULTS:

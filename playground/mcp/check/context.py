@@ -8,6 +8,7 @@ from typing import Any
 
 from ..client import McpClient
 from ..config import ServerConfig
+from .conformance import Conformance
 from .probe import Answer, Trace, ask
 from .result import CheckResult, Status
 
@@ -54,6 +55,7 @@ class CheckContext:
     examples: dict[str, Any] = field(default_factory=dict)                   # tool name -> arguments sent
     timeouts_in_a_row: int = 0
     timeouts: int = 0
+    conformance: Conformance = field(default_factory=Conformance)      # every answer against the schema
 
     @property
     def caps(self) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class CheckContext:
         answer = await ask(self.client, self.trace, method, params,
                            timeout=self.options.timeout if timeout is None else timeout, progress=progress)
         self.answers.setdefault(method, answer)
+        await self.conformance.add(self.version, answer)
         if answer.timed_out:
             self.timeouts += 1
             self.timeouts_in_a_row += 1

@@ -9,7 +9,7 @@ from typing import Any
 from ..client import McpClient
 from ..config import ServerConfig
 from ..events import Tap
-from . import calls, capabilities, errors, handshake, lists, prompts, resources, timing, tools, utilities
+from . import calls, capabilities, conformance, errors, handshake, lists, prompts, resources, timing, tools, utilities
 from .context import CheckContext, CheckOptions, Connector, Stop
 from .probe import Trace
 from .result import FAIL, CheckResult, Report
@@ -19,7 +19,7 @@ OnRow = Callable[[CheckResult], Awaitable[None]]
 # In the order the report shows them.
 GROUPS: tuple[Callable[[CheckContext], Awaitable[None]], ...] = (
     handshake.this_session, handshake.run, lists.run, tools.run, capabilities.run, calls.run, resources.run,
-    prompts.run, errors.run, utilities.run,
+    prompts.run, errors.run, utilities.run, conformance.run,
 )
 
 
