@@ -174,8 +174,8 @@ if __name__ == "__main__":
     try:
         server, user = setup("--share-secret" in sys.argv)
         gc.collect()
-        asyncio.run(main(server, user, int(ARGS[0]) if ARGS else 20_000, int(ARGS[1]) if len(ARGS) > 1 else 3),
-                         "--share-viewer" in sys.argv)
+        asyncio.run(main(server, user, int(ARGS[0]) if ARGS else 20_000, int(ARGS[1]) if len(ARGS) > 1 else 3,
+                         "--share-viewer" in sys.argv))
     finally:
         if POSTGRES:
             drop_database()

@@ -23,3 +23,11 @@ def test_quick_bench_runs_every_part(tmp_path):
     # The relay's time splits into the server's (the tap's latency of each call) and ours.
     assert 0 < results["relay_server_ms_median"] < results["relay_median_ms"]
     assert results["flood_lost"] == 0 and results["flood_persisted"] == results["flood_count"]
+
+
+def test_pipeline_bench_runs_with_a_share_viewer():
+    """`bench/pipeline.py` (the flood path in one process) with its options: one small round."""
+    run = subprocess.run([sys.executable, "bench/pipeline.py", "2000", "1", "--share-viewer", "--share-secret"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "msg/s" in run.stdout and "share frames" in run.stdout and "search index afterwards" in run.stdout
