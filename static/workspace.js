@@ -254,6 +254,16 @@
     }
   }
 
+  // Whatever opens in the workspace (a catalogue item, a result's resource link: `data-open`)
+  // is one delegated click. A catalogue the websocket swaps in is clickable at once: with
+  // hx-get on each button, a click before htmx had processed the new buttons did nothing.
+  document.addEventListener("click", (event) => {
+    const opener = event.target instanceof Element ? event.target.closest("[data-open]") : null;
+    if (!opener || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    htmx.ajax("GET", opener.dataset.open, { target: "#workspace", swap: "innerHTML" });
+  });
+
   // --- completion as an ARIA combobox -------------------------------------------------------
   const timers = new WeakMap();
   const escaped = new WeakSet();         // closed (Escape, a pick): stays closed until the next keystroke

@@ -38,10 +38,10 @@ def _copyable(css: str, text: str, more: dict[str, Any] | None = None, dom_id: s
 
 
 def _resource_link(uri: str) -> str:
-    """A resource a result links to, opened in the workspace (read there) by a click. The URL is
-    relative to the session page, the only page that shows a Result."""
+    """A resource a result links to, opened in the workspace (read there) by a click (`data-open`,
+    static/workspace.js). The URL is relative to the session page, the only page that shows a Result."""
     url = _e("resource/?uri=" + quote(uri, safe=""))
-    return f'<a class="mono" href="{url}" hx-get="{url}" hx-target="#workspace" hx-swap="innerHTML">{_e(uri)}</a>'
+    return f'<a class="mono" href="{url}" data-open="{url}">{_e(uri)}</a>'
 
 
 def content_html(item: dict[str, Any]) -> str:
