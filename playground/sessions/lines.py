@@ -245,8 +245,8 @@ def line_html(line: dict[str, Any]) -> str:
         out.append(f'<details class="raw"><summary>raw</summary><pre>{_e(line["raw"])}</pre></details>')
     if line.get("resend"):
         # Relative to the owner's session page (/sessions/<pk>/): the composer, prefilled from this event.
-        out.append(f'<button type="button" class="small resend" hx-get="raw/?from_seq={_e(line["seq"])}" '
-                   'hx-target="#workspace" hx-swap="innerHTML">Edit and resend</button>')
+        out.append(f'<button type="button" class="small resend" data-open="raw/?from_seq={_e(line["seq"])}">'
+                   'Edit and resend</button>')
     out.append("\n</details>")
     return "".join(out)
 

@@ -15,6 +15,14 @@ os.environ.setdefault("PLAYGROUND_SHOTS_DIR", "/tmp/shots-issue14")
 
 
 class KeyboardTests(EverythingSession, LiveBrowserTestCase):
+    def answered_ping(self) -> None:
+        """A ping sent and answered: the page's earlier sends are in the transcript by then."""
+        pings = self.transcript().locator('.ev-send[data-method="ping"]')
+        count = pings.count()
+        self.page.get_by_role("button", name="Ping").click()
+        expect(pings).to_have_count(count + 1)
+        self.exchange("ping")
+
 
     def test_ctrl_enter_sends_from_a_tool_form_the_json_editor_and_the_raw_composer(self) -> None:
         self.everything()
@@ -43,8 +51,12 @@ class KeyboardTests(EverythingSession, LiveBrowserTestCase):
         workspace.get_by_label("params (JSON)").press("Control+Enter")
         expect(self.result()).to_contain_text("Echo: raw")
         expect(calls).to_have_count(3)
-        # A plain Enter in a textarea is a new line, not a send.
+        # A plain Enter in a textarea is a new line, not a send (a ping answered after it: anything
+        # the Enter had sent would be in the transcript before that ping's line).
+        workspace.get_by_label("params (JSON)").press("End")
         workspace.get_by_label("params (JSON)").press("Enter")
+        expect(workspace.get_by_label("params (JSON)")).to_have_value(re.compile(r"\n$"))
+        self.answered_ping()
         expect(calls).to_have_count(3)
         self.assert_no_js_errors()
 
@@ -72,6 +84,7 @@ class KeyboardTests(EverythingSession, LiveBrowserTestCase):
         expect(department).to_have_attribute("aria-expanded", "false")
         expect(workspace.get_by_role("listbox")).to_have_count(0)
         expect(department).to_be_focused()
+        self.answered_ping()              # (what the Enter had sent would be in the transcript before it)
         expect(self.transcript().locator('.ev-send[data-method="prompts/get"]')).to_have_count(0)
 
         # The second field: its options follow the first; arrows move both ways, with wrap-around.

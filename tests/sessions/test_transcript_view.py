@@ -75,3 +75,21 @@ def test_sessions_recorded_before_the_origin_was_kept_count_from_their_start():
     started = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     session = Session.objects.create(server_name="s", started_at=started)
     assert session.clock_origin_ms == int(started.timestamp() * 1000)
+
+
+def test_edit_and_resend_is_on_the_owners_request_lines_only():
+    """Only a request the client sent, and only on the owner's page (a share page has no control that acts)."""
+    from playground.sessions.lines import line, line_html
+
+    def row(dir_: str, message: dict) -> dict:
+        return {"seq": 3, "t": 0.1, "dir": dir_, "raw": json.dumps(message), "message": message}
+
+    button = 'class="small resend" data-open="raw/?from_seq=3"'
+    request = row("send", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert button in line_html(line(request, owner=True))
+    assert "resend" not in line_html(line(request))                                   # a share page's line
+    for other in (row("send", {"jsonrpc": "2.0", "method": "notifications/initialized"}),   # a notification
+                  row("send", {"jsonrpc": "2.0", "id": 7, "result": {}}),                 # our answer to the server
+                  row("recv", {"jsonrpc": "2.0", "id": 1, "result": {}}),                 # a response
+                  row("recv", {"jsonrpc": "2.0", "id": 2, "method": "roots/list"})):      # the server's request
+        assert "resend" not in line_html(line(other, owner=True)), other
