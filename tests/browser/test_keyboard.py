@@ -86,6 +86,7 @@ class KeyboardTests(EverythingSession, LiveBrowserTestCase):
         expect(department).to_be_focused()
         self.answered_ping()              # (what the Enter had sent would be in the transcript before it)
         expect(self.transcript().locator('.ev-send[data-method="prompts/get"]')).to_have_count(0)
+        department.focus()                # (back from the Ping button)
 
         # The second field: its options follow the first; arrows move both ways, with wrap-around.
         name = workspace.get_by_role("combobox", name="name")
