@@ -3,6 +3,7 @@ benchmarks are not tests; this only keeps the harness working."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,3 +32,15 @@ def test_pipeline_bench_runs_with_a_share_viewer():
                          cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "msg/s" in run.stdout and "share frames" in run.stdout and "search index afterwards" in run.stdout
+
+
+def test_http_flood_bench_runs():
+    """`bench/http_flood.py` (an SSE flood through the Streamable HTTP transport and the tap): one
+    small round, every notification and the answer through the tap."""
+    count = 500
+    run = subprocess.run([sys.executable, "bench/http_flood.py", str(count), "1"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-3000:]
+    (line,) = run.stdout.splitlines()
+    match = re.fullmatch(r"\s*\d+ msg/s\s+cpu\s+[\d.]+ us/msg\s+[\d.]+ bytes a row \((\d+) events\)", line)
+    assert match and int(match.group(1)) >= count + 2, line          # the call, each notification, its answer

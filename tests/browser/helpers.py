@@ -242,6 +242,17 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         expect(response).to_have_count(1)
         return request, response
 
+    def copy(self, button: Locator) -> str:
+        """Click a Copy button; the clipboard once the page says the text is in it. The page's
+        status line is emptied first (a previous copy's word is not this one's) and, unlike the
+        button's `copied` mark, stays until the next copy: no 1.5 s window to look in."""
+        status = self.page.locator("#copy-status")
+        status.evaluate("el => { el.textContent = ''; }")
+        button.click()
+        expect(status).to_have_text("Copied to the clipboard")
+        expect(button).to_have_attribute("title", "Copied")         # the button says it too
+        return self.page.evaluate("() => navigator.clipboard.readText()")
+
     def assert_no_js_errors(self) -> None:
         assert self.js_errors == [], self.js_errors
 

@@ -42,6 +42,7 @@ class SetupTests(LiveBrowserTestCase):
         page.get_by_label("Transport").select_option(label="Streamable HTTP")
         expect(command).to_be_hidden()
         expect(url).to_be_visible()
+        expect(page.get_by_label("Headers")).to_be_visible()     # (its hidden check above found a field)
         expect(page.locator("#id_transport-help")).to_have_text(re.compile(r"^Streamable HTTP: POST"),
                                                                 use_inner_text=True)
         self.at_widths("1-form-http")

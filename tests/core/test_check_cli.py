@@ -26,7 +26,10 @@ def test_a_failing_check_exits_1_and_jsonl_rows_cite_the_transcript_file(tmp_pat
     proc = mcp("--check", "--jsonl", "--timeout", "5", "--transcript", str(transcript), "--", *FAULTS, "ping-fails")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert rows[-1] == {"summary": rows[-1]["summary"], "failed": True}
+    checks, summary = rows[:-1], rows[-1]
+    assert summary == {"failed": True, "summary": {s: sum(r["status"] == s for r in checks)
+                                                   for s in ("pass", "warn", "fail", "skip")}}
+    assert summary["summary"]["fail"] == 1 and summary["summary"]["pass"] > 0     # the ping alone failed
     ping = next(r for r in rows if r.get("name") == "ping")
     assert ping["status"] == "fail" and "ping broke" in ping["reason"]
     events = {e["seq"]: e for e in map(json.loads, transcript.read_text().splitlines())}

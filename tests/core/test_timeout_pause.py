@@ -199,7 +199,12 @@ async def test_a_raw_request_waits_for_the_person_too():
 
 # The SDK peer, for real, over each transport ---------------------------------------------------
 
-PEER_TIMEOUT = 0.5          # the call's; the person answers after three times that
+# The call's timeout: a real peer over a real transport has that long (twice: before its question,
+# and after the answer), room enough on a loaded machine. The person answers once that long and
+# half as much again have passed since the call began: a clock that had not stopped would have
+# run out by then, so only a paused one lets the call live (and the test waits no longer than that).
+PEER_TIMEOUT = 2.0
+ANSWER_AT = 1.5 * PEER_TIMEOUT
 
 
 @pytest.fixture(scope="module")
@@ -219,9 +224,13 @@ def peer_urls():
 
 
 class SlowName(SlowPerson):
+    """Answers ANSWER_AT seconds after the call began (`call_began`, the loop's time)."""
+
+    call_began = 0.0
+
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self.asked.append((method, CALLER.get()))
-        await asyncio.sleep(3 * PEER_TIMEOUT)
+        await asyncio.sleep(self.call_began + ANSWER_AT - asyncio.get_running_loop().time())
         return {"action": "accept", "content": {"name": "Ada"}}
 
 
@@ -248,8 +257,11 @@ async def test_the_sdk_peer_gets_a_slow_answer_over_every_transport(peer_urls, t
     client = await open_client(config, tap=tap, responder=person)
     try:
         CALLER.set("the call")
+        loop = asyncio.get_running_loop()
+        person.call_began = loop.time()
         result = await client.call_tool(tool, {}, timeout=PEER_TIMEOUT)
         assert result["content"][0]["text"] == "Hello, Ada!"
+        assert loop.time() - person.call_began >= ANSWER_AT > PEER_TIMEOUT      # it outlived its timeout
         assert not any(e.kind == "timeout" for e in events)
         assert person.asked == [("elicitation/create", "the call")]
     finally:

@@ -18,10 +18,12 @@ from tests.daphne_process import listening
 ROOT = Path(__file__).resolve().parents[2]
 PG = ("127.0.0.1", 5432)
 FILES = ["tests/search/test_search_db.py", "tests/sessions/test_window.py"]
+RUN_LIMIT = 240             # seconds for that pytest (it takes 10-50 s on a loaded machine)
 
 pytestmark = pytest.mark.skipif(not listening(PG), reason="PostgreSQL is not listening on 127.0.0.1:5432")
 
 
+@pytest.mark.timeout(RUN_LIMIT + 60)           # (the run's own limit comes first: the database is dropped)
 def test_search_and_the_line_window_on_postgresql():
     import psycopg
 
@@ -31,7 +33,7 @@ def test_search_and_the_line_window_on_postgresql():
     env["DATABASE_URL"] = f"postgres://postgres@{PG[0]}:{PG[1]}/{name}"
     try:
         run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q", "--create-db", *FILES],
-                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+                             cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_LIMIT)
     finally:
         with psycopg.connect(f"postgresql://postgres@{PG[0]}:{PG[1]}/postgres", autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "test_{name}" WITH (FORCE)')

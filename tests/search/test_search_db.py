@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+from urllib.parse import urlsplit
 
 import pytest
 from channels.db import database_sync_to_async
@@ -67,6 +69,21 @@ def index_rows() -> int:
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM transcripts_event_search")
         return cursor.fetchone()[0]
+
+
+def test_the_suite_runs_on_the_database_DATABASE_URL_names():
+    """test_postgresql.py runs this file with DATABASE_URL set: its passing means PostgreSQL's
+    search only if the settings took the URL (SQLite would pass every other test here too)."""
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        assert connection.vendor == "sqlite"
+        return
+    parts = urlsplit(url)
+    assert connection.vendor == ("postgresql" if parts.scheme in ("postgres", "postgresql", "pgsql") else parts.scheme)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_database()")
+            assert cursor.fetchone()[0].startswith(f"test_{parts.path.lstrip('/')}")   # pytest-django's copy of it
 
 
 def test_this_database_has_full_text_search():
@@ -210,13 +227,15 @@ def test_a_search_that_could_not_index_everything_says_so(client, monkeypatch):
     import playground.transcripts.search as search_module
 
     alice = user("alice")
+    saved, chunk = 1200, engine().CHUNK
+    assert chunk < saved
     flood = [request(seq, "notifications/message", {"level": "info", "data": f"Accra line {seq}"})
-             for seq in range(1, 1201)]
+             for seq in range(1, saved + 1)]
     session_with(alice, flood)
     monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 0)        # one chunk, then it stops
     client.force_login(alice)
     page = client.get(reverse("sessions:search"), {"q": "accra"}).content.decode()
-    assert re.search(r"\b700 recently saved events are not searchable yet", page)
+    assert re.search(rf"\b{saved - chunk} recently saved events are not searchable yet", page)
     assert page.count('class="hit hit-send"') == 50 and "Older matches" in page
     monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 60)
     assert search(alice, "accra").pending == 0 and engine().pending() == 0

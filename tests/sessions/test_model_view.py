@@ -1,6 +1,7 @@
 """The Model view panel: rendered from the catalogue on the owner's page and on share pages
-(redacted), refreshed with the catalogue and after each tool call in a live session, and
-downloadable as one JSON document."""
+(redacted), fetched again by a live session's tabs when the catalogue changes (a tool call
+publishes nothing: the last result is shown when the person asks for it), and downloadable as
+one JSON document."""
 from __future__ import annotations
 
 import json

@@ -18,7 +18,7 @@ from playground.transcripts.models import Session, ShareLink
 from tests.conftest import PEERS
 from tests.core.test_cli import mcp
 
-from .test_features import card_key, receive_until, send
+from .test_features import card_key, receive_fragment, receive_until, send
 from .test_live import communicator, events, make_user_and_server, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -195,22 +195,35 @@ async def test_the_originals_secrets_stay_masked_on_the_replays_pages():
 
 
 async def test_rows_compared_again_reach_every_tab_of_a_live_replay():
-    """The ignore rules' view tells a live replay's worker: its tabs, and any that reconnects,
-    show the new comparison (not the first one the worker made)."""
-    from playground.mcp.replay import recording
-    from playground.sessions.features.replay import Replay
+    """The ignore rules' view tells a live replay's worker: the tab open on it shows the new
+    comparison, and a tab that connects afterwards gets that one too (not the worker's first)."""
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await recorded_with_a_secret(user, build_a)       # its echo answered otherwise than build a does
+    replay = await start_session(build_a, user, replay_of=original)
+    open_tab = communicator(replay.pk, user)
+    try:
+        await open_tab.connect()
+        seen = await receive_until(open_tab, 'data-state="done"', "1 request replayed: 1 changed", timeout=60)
+        # The view compares the saved rows again: wait for the replayed answer's line (a tab gets
+        # only saved rows), as a person reading it would have.
+        answer = re.search(r'replayed · <a href="#ev-(\d+)">', seen).group(1)
+        if f'id="ev-{answer}"' not in seen:
+            await receive_until(open_tab, f'id="ev-{answer}"')
+        rules = "/result/content/*/text\n/result/structuredContent\n/result/isError\n"   # all the echo changed
+        html = (await (await logged_in(user)).post(f"/sessions/{replay.pk}/differences/ignore/",
+                                                   {"ignore": rules})).content.decode()
+        assert "1 request replayed: 1 same" in html            # the view's answer, to the tab that asked
 
-    from .fakes import FakeSession
+        region = await receive_fragment(open_tab, 'id="differences"', "1 request replayed: 1 same")
+        assert 'data-status="same"' in region and 'data-status="changed"' not in region
 
-    ctx = FakeSession()
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "clock"}}
-    feature = Replay(ctx, {"recording": recording([{"seq": 1, "t": 0, "dir": "send", "message": call}]),
-                           "about": {"source": 1, "target": "build a"}})
-    await feature.stop()                        # the session ended first: saved as it was
-    assert 'data-state="stopped"' in feature.snapshot()[0]["event"]["region"]
-    compared = {**feature.report(), "state": "done", "counts": {"same": 1}, "requests": 1, "rows": [
-        {"n": 0, "status": "same", "kind": "request", "method": "tools/call", "name": "clock", "seq": 1}]}
-    await feature.handle({"command": "replay_compared", "report": compared})
-    region = feature.snapshot()[0]["event"]["region"]
-    assert 'data-status="same"' in region and "1 request replayed: 1 same" in region
-    assert ctx.published[-1] == ("replay", feature.snapshot()[0]["event"])
+        later_tab = communicator(replay.pk, user)
+        try:
+            await later_tab.connect()
+            region = await receive_fragment(later_tab, 'id="differences"', 'data-state="done"')
+            assert "1 request replayed: 1 same" in region and 'data-status="changed"' not in region
+        finally:
+            await later_tab.disconnect()
+    finally:
+        await open_tab.disconnect()
+        await stop_all()

@@ -100,9 +100,10 @@ async def test_streamable_http_session_one_entry_per_exchange(sdk_http):  # noqa
     assert headers["x-api-key"] == MASK and headers["mcp-session-id"] and headers["mcp-protocol-version"]
     assert headers["user-agent"].startswith("python-httpx")           # as sent, httpx's own headers too
     assert call["response"]["status"] == 200
-    if call["response"]["content"]["mimeType"].startswith("text/event-stream"):
-        assert call["response"]["content"]["text"].startswith(("data: ", "id: "))
-        assert '"hello"' in call["response"]["content"]["text"]
+    # The SDK peer answers a call on an SSE stream of its own: the body is that stream's text.
+    answer = next(r for r in rows if r["dir"] == "recv" and r.get("reply_to") == sent["seq"])
+    assert call["response"]["content"]["mimeType"] == "text/event-stream"
+    assert f"data: {answer['raw']}\n\n" in call["response"]["content"]["text"] and '"hello"' in answer["raw"]
     assert call["_transcriptSeq"][0] == sent["seq"]
     assert entries == sorted(entries, key=lambda e: e["startedDateTime"])
     initialized = next(e for e in by_method["POST"] if "notifications/initialized" in e["request"]["postData"]["text"])
