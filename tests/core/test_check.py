@@ -155,6 +155,37 @@ async def test_a_crash_ends_the_check_with_the_rows_so_far_and_a_fail():
     assert names[-1] == "timing"
 
 
+async def test_hostile_numbers_names_and_arguments_are_findings_not_crashes():
+    report, events = await check(faulty("hostile-numbers,tool-name-list,prompt-arguments-number"),
+                                 ("tiny", "huge", "go"))
+    assert not [r for r in report.rows if r.name.endswith(": crashed")], report.rows
+    assert row(report, "tools/call: tiny").status == "pass"         # multipleOf 5e-324: 1 is a multiple
+    huge = row(report, "tools/call: huge")                         # 1e308 / 1e-10 is infinite: no multiple made
+    assert huge.status == "warn" and "could not make arguments" in huge.reason and "not called" in huge.reason
+    assert "a tool has name []" in row(report, "tools: names").reason
+    assert "'hello': arguments is not a list of named arguments" in row(report, "prompts: get").reason
+    assert row(report, "capabilities: advertised methods answer").status == "pass"
+    assert report.finished and report.rows[-1].name == "timing"
+
+
+async def test_a_group_that_crashes_is_a_fail_row_and_the_next_groups_run(monkeypatch, caplog):
+    from playground.mcp.check import runner, utilities
+
+    async def broken(ctx):
+        await ctx.ask("ping")
+        raise KeyError("surprise")
+    monkeypatch.setattr(runner, "GROUPS", tuple(broken if g is utilities.run else g for g in runner.GROUPS))
+    broken.__module__ = utilities.__name__
+    broken.__name__ = "run"
+    report, events = await check(faulty("none"))
+    crashed = row(report, "utilities: crashed")
+    assert crashed.status == "fail" and "the check crashed: KeyError: 'surprise'" in crashed.reason
+    assert [e.method for e in cited(events, crashed) if e.dir == "send"] == ["ping"]     # what it was doing
+    names = [r.name for r in report.rows]
+    assert names.index("utilities: crashed") < names.index("schema: answers") and names[-1] == "timing"
+    assert report.finished and "server check: the utilities checks crashed" in caplog.text
+
+
 async def test_a_hanging_server_stops_the_check_instead_of_waiting_on_every_request():
     started = time.monotonic()
     report, _ = await check(faulty("hang"), timeout=1.0)

@@ -37,3 +37,12 @@ def test_usage_and_connection_failures_keep_their_codes():
     assert mcp("--check", "--ping", "--", *FAULTS, "none").returncode == 2
     assert mcp("--call-tools", "go", "--", *FAULTS, "none").returncode == 2
     assert mcp("--check", "--", "/nonexistent/server").returncode == 3
+
+
+def test_hostile_server_data_still_gives_the_whole_report():
+    proc = mcp("--check", "--timeout", "5", "--call-tools", "tiny,huge", "--", *FAULTS,
+               "hostile-numbers,tool-name-list,prompt-arguments-number")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("WARN  tools/call: huge — could not make arguments") for line in lines)
+    assert lines[-1].startswith("Server check: ") and proc.returncode == 1     # genuine findings fail

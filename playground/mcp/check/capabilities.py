@@ -30,7 +30,8 @@ def _methods(ctx: CheckContext) -> dict[str, list[tuple[str, dict[str, Any] | No
 def _completion_params(ctx: CheckContext) -> dict[str, Any]:
     """A real prompt argument to complete when there is one (else a name no server has)."""
     for prompt in ctx.lists.get("prompts") or []:
-        for argument in prompt.get("arguments") or []:
+        arguments = prompt.get("arguments")
+        for argument in arguments if isinstance(arguments, list) else ():
             if isinstance(argument, dict) and isinstance(argument.get("name"), str) and isinstance(prompt.get("name"), str):
                 return {"ref": {"type": "ref/prompt", "name": prompt["name"]},
                         "argument": {"name": argument["name"], "value": ""}}
