@@ -87,7 +87,6 @@ FAULT_CASES = [
     ("bad-description", "legacy", (), "schema: answers",
      "tools/list (ListToolsResult): /result/tools/2/description 42 is not of type 'string'"),
     ("advertised-unanswered", "legacy", (), "capabilities: advertised methods answer", "advertises `prompts` but prompts/list got -32601"),
-    ("answers-unadvertised", "legacy", (), "capabilities: unadvertised methods get -32601", "logging/setLevel answered with a result, but `logging` is not advertised"),
     ("structured-mismatch", "legacy", ("go",), "tools/call: go", "structuredContent does not match the outputSchema: /n"),
     ("call-error", "legacy", ("go",), "tools/call: go", 'called with {"n": 1}: error -32602'),
     ("read-fails", "legacy", (), "resources: read", "'fault://one': error -32603: could not read"),
@@ -98,6 +97,7 @@ FAULT_CASES = [
     ("invalid-params-result", "legacy", (), "errors: invalid params", "tools/call without a name: a result, as if nothing were wrong"),
     ("accepts-bad-args", "legacy", ("go",), "errors: invalid params", "go with 'n' given str 'not a number'"),
     ("ping-fails", "legacy", (), "ping", "error -32603: ping broke"),
+    ("ping-extra", "legacy", (), "ping", "not the empty result ping MUST answer with (members: pong)"),
     ("hang-ping", "legacy", (), "ping", "no answer within 3 s"),
     ("hang-ping", "legacy", (), "timing", "1 request(s) got no answer in time"),
     ("setlevel-fails", "legacy", (), "logging/setLevel", "`logging` is advertised, but setLevel got error -32603"),
@@ -113,6 +113,31 @@ async def test_each_check_fails_on_its_fault(fault, era, call, name, reason):
     assert reason in result.reason
     assert result.seqs and cited(events, result)
     assert report.finished and report.rows[-1].name == "timing"
+
+
+async def test_shoulds_are_warnings_and_an_empty_result_may_carry_meta():
+    report, _ = await check(faulty("answers-unadvertised,ping-meta"))
+    unadvertised = row(report, "capabilities: unadvertised methods get -32601")
+    assert unadvertised.status == "warn"        # "Both parties SHOULD respect capability negotiation"
+    assert "logging/setLevel answered with a result, but `logging` is not advertised" in unadvertised.reason
+    ping = row(report, "ping")
+    assert ping.status == "pass" and ping.reason == "an empty result (with _meta)"
+
+
+def test_over_http_an_unsupported_version_error_must_come_with_400():
+    from playground.mcp.check.handshake import judge_modern
+    from playground.mcp.check.probe import Answer
+    from playground.mcp.jsonrpc import JsonRpcError
+
+    def answer(status):
+        error = JsonRpcError(-32022, "Unsupported protocol version", {"supported": ["2026-07-28"]})
+        return Answer("server/discover", error=error, http_status=status)
+    assert judge_modern("2099-12-31", answer(400), older=False, http=True)[0] == "pass"
+    assert judge_modern("2099-12-31", answer(None), older=False, http=False)[0] == "pass"     # stdio: no status
+    status, reason = judge_modern("2099-12-31", answer(None), older=False, http=True)
+    assert status == "fail" and "-32022 with a success status (2xx); over HTTP it MUST come with 400" in reason
+    status, reason = judge_modern("2099-12-31", answer(422), older=False, http=True)
+    assert status == "fail" and "-32022 with HTTP 422" in reason
 
 
 async def test_the_fault_free_peer_passes_every_check_in_both_eras():

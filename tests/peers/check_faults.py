@@ -38,6 +38,8 @@ Faults:
   invalid-params-result tools/call without a name, or of an unknown tool, gets a plain result
   accepts-bad-args      tools/call of `go` with arguments its schema refuses gets a plain result
   ping-fails            ping gets -32603
+  ping-meta             ping gets {"_meta": {...}} (an EmptyResult may carry _meta)
+  ping-extra            ping gets {"pong": true}
   hang-ping             ping is never answered
   setlevel-fails        logging/setLevel gets -32603 (logging is advertised)
   crash-on-read         the process exits in the middle of the first resources/read
@@ -246,6 +248,10 @@ def handle(msg: dict) -> None:
             return
         if "ping-fails" in FAULTS:
             error(rid, -32603, "ping broke")
+        elif "ping-meta" in FAULTS:
+            result(rid, {"_meta": {"example.com/took": 1}})
+        elif "ping-extra" in FAULTS:
+            result(rid, {"pong": True})
         else:
             result(rid, {})
     elif method == "logging/setLevel" and ("logging" in capabilities() or "answers-unadvertised" in FAULTS):
