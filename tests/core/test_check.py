@@ -27,7 +27,7 @@ async def check(config: ServerConfig, call: tuple[str, ...] = (), timeout: float
     runner = Runner(tap, CheckOptions(call_tools=list(call), timeout=timeout, call_timeout=timeout))
     client = await open_client(config, tap=tap)
     try:
-        report = await runner.run(client, config, lambda changed: open_client(changed, tap=tap))
+        report = await runner.run(client, config, lambda changed, probe_tap: open_client(changed, tap=probe_tap))
     finally:
         await client.close()
     return report, events
@@ -156,6 +156,36 @@ async def test_a_row_cites_the_requests_it_judged_and_their_answers():
     handshake = cited(events, row(report, "handshake: legacy, older version 2025-06-18"))
     offered = [e.message["params"]["protocolVersion"] for e in handshake if e.method == "initialize"]
     assert offered == ["2025-06-18"]
+
+
+async def test_the_version_probes_do_not_change_the_version_the_session_is_linted_against():
+    from playground.mcp.framelint import FrameLinter
+
+    linter = FrameLinter()
+    picks = []
+    tap = Tap()
+    events: list[TranscriptEvent] = []
+    tap.subscribe(events.append)
+    tap.subscribe(lambda event: picks.extend(linter.pick([event])))
+    config = faulty("none", "modern")
+    client = await open_client(config, tap=tap)
+    try:
+        report = await Runner(tap, CheckOptions(timeout=3.0)).run(
+            client, config, lambda changed, probe_tap: open_client(changed, tap=probe_tap))
+    finally:
+        await client.close()
+    probes = {(p.event.data or {}).get("connection") for p in picks} - {None}
+    assert probes == {"check probe 1", "check probe 2", "check probe 3"}
+    # The legacy probe offered 2025-06-18, then the modern one named 2025-11-25 in _meta: the
+    # session's own frames, before and after, are checked as the 2026-07-28 they are.
+    ours = [p for p in picks if not p.event.data]
+    assert ours and {p.version for p in ours} == {"2026-07-28"}
+    offered = [(p.event.message["params"]["protocolVersion"], p.version) for p in picks if p.event.method == "initialize"]
+    assert offered == [("2025-06-18", "2025-06-18"), ("2099-12-31", "2025-11-25")]    # each probe: its own
+    last_probe = max(p.event.seq for p in picks if p.event.data)
+    assert any(p.event.seq > last_probe for p in ours)
+    for result in report.rows:                  # the probes' lines are the session's transcript's
+        cited(events, result)
 
 
 async def test_tools_are_called_only_when_ticked_with_arguments_from_their_schema():

@@ -47,7 +47,7 @@ class Runner:
                   on_row: OnRow | None = None) -> Report:
         self._on_row = on_row
         self.ctx = CheckContext(client=client, trace=self.trace, config=config, options=self.options,
-                                connect=connect, emit=self._emit, start=self.trace.mark())
+                                connector=connect, emit=self._emit, start=self.trace.mark())
         self.report.tools_called = list(self.options.call_tools)
         try:
             for group in GROUPS:
