@@ -6,7 +6,8 @@ response in the recording is waited for before the next is sent; one that did no
 a `subscriptions/listen` left open) runs alongside and is cancelled as it was, or at the end.
 The server's requests are answered from the recording when method and params match (ids and
 the default ignore rules aside), each recorded answer used once; others go to whoever answers
-otherwise (a person on the page, the CLI's flags).
+otherwise (a person on the page, the CLI's flags). Comparing is CPU work on a server's values
+(a response may be megabytes): it runs in a thread, never on the event loop.
 
 Each replayed request becomes a row: `same`, `changed` (a structural diff of the response),
 `error` (it failed where it had succeeded, or the other way round); the server's notifications
@@ -176,6 +177,7 @@ class Replayer:
         self._sent: dict[int, _Run] = {}    # replayed request events -> their run
         self._task_ids: dict[str, str] = {}
         self._counter = itertools.count()
+        self._taking = asyncio.Lock()
         tap.subscribe(self._on_event)
 
     # The server's requests ----------------------------------------------------------
@@ -183,7 +185,8 @@ class Replayer:
     async def answer_first(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """The recorded answer when the request matches one (raises JsonRpcError for a recorded
         error answer); None when it does not: whoever answers otherwise is asked."""
-        answer = self.answers.take(method, params)
+        async with self._taking:            # (each recorded answer used once: one lookup at a time)
+            answer = await asyncio.to_thread(self.answers.take, method, params)
         if answer is None:
             return None
         self.tap.note("info", f"{method} answered from the recording (as at event {answer.seq})",
@@ -255,13 +258,13 @@ class Replayer:
                     await self._perform(client, run)
                 finally:
                     self._current = None
-                await self._emit(self._rows(run), on_row)
+                await self._emit(await asyncio.to_thread(self._rows, run), on_row)
             for run, task in alongside:
                 if run.step.cancel_after is None and not task.done():
                     run.planned_cancel = True
                     task.cancel()
                 await asyncio.wait({task})
-                await self._emit(self._rows(run), on_row)
+                await self._emit(await asyncio.to_thread(self._rows, run), on_row)
             self.state = "stopped" if self.aborted else "done"
         finally:
             for _, task in alongside:

@@ -28,6 +28,22 @@ def test_json_equality_not_python_equality():
     assert changes("x", {"x": 1}) == [{"path": "", "old": "x", "new": {"x": 1}}]
 
 
+def test_equal_values_in_another_key_order_are_not_walked():
+    """A reordered response is the same response: found so at once, not node by node until the
+    node limit stops the walk and reports a change where there is none."""
+    old = {"result": {"content": [{"type": "text", "text": str(i), "meta": {"a": i, "b": [True, None]}}
+                                  for i in range(2000)], "isError": False}}
+    reordered = {"result": {"isError": False, "content": [{"meta": {"b": [True, None], "a": i}, "text": str(i),
+                                                           "type": "text"} for i in range(2000)]}}
+    found = diff.diff(old, reordered, max_nodes=10)
+    assert found.changes == [] and found.complete
+    reordered["result"]["content"][1500]["meta"]["b"][0] = 1            # true -> 1: a change, even reordered
+    found = diff.diff(old, reordered, max_nodes=10)
+    assert found.to_list() == [{"path": "/result/content/1500/meta/b/0", "old": True, "new": 1}] and found.complete
+    assert changes({"a": [2 ** 70, "\ud800"]}, {"a": [2 ** 70, "\ud800"]}) == []     # what orjson cannot write
+    assert changes({"a": [1, {"b": 2.0}]}, {"a": [1.0, {"b": 2}]}) == []
+
+
 def test_keys_are_escaped_as_json_pointers():
     assert changes({"a/b": {"~c": 1}}, {"a/b": {"~c": 2}}) == [{"path": "/a~1b/~0c", "old": 1, "new": 2}]
     assert diff.Rules(["/a~1b/~0c"]).ignores("/a~1b/~0c")

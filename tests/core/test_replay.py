@@ -175,6 +175,24 @@ async def test_replayed_against_the_same_build_everything_is_the_same(modern):
     assert [n["data"]["seq"] for n in notes] == [r["seq"] for r in report["rows"]]
 
 
+async def test_responses_are_compared_off_the_event_loop(monkeypatch):
+    import threading
+
+    from playground.mcp import diff
+
+    threads = []
+    real = diff.diff
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(diff, "diff", spy)
+    rows = await record()
+    report, _ = await replay(rows, "a")
+    assert report["answered_from_recording"] == 1          # a recorded answer looked up, too
+    assert len(threads) >= 7 and threading.main_thread() not in threads
+
+
 async def test_against_another_build_exactly_what_changed_shows():
     rows = await record()
     report, _ = await replay(rows, "b")
