@@ -21,6 +21,7 @@ import asyncio
 import contextvars
 import difflib
 import itertools
+import math
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -281,7 +282,9 @@ class Replayer:
 
     async def _alongside(self, client: McpClient, run: _Run) -> None:
         """A request that got no response in the recording: sent, and cancelled after as long
-        as it was then (bounded by the request timeout)."""
+        as it was then (bounded by the request timeout). One never cancelled (an open
+        `subscriptions/listen`, a call still hanging when the session ended) has no timeout:
+        it runs until the replay ends, as it ran until the recording did."""
         cancel_after = run.step.cancel_after
         task = asyncio.current_task()
         assert task is not None
@@ -292,7 +295,7 @@ class Replayer:
                 task.cancel()
             handle = asyncio.get_running_loop().call_later(min(cancel_after, client.timeout), cancel)
         try:
-            await self._perform(client, run)
+            await self._perform(client, run, timeout=None if cancel_after is not None else math.inf)
         except asyncio.CancelledError:
             if not run.planned_cancel:
                 raise
@@ -302,13 +305,13 @@ class Replayer:
             if handle is not None:
                 handle.cancel()
 
-    async def _perform(self, client: McpClient, run: _Run) -> None:
+    async def _perform(self, client: McpClient, run: _Run, timeout: float | None = None) -> None:
         step = run.step
         params = self._renumbered(step.params)
         token = _STEP.set(run)
         try:
             result = await client.request(step.method, params if isinstance(params, dict) else None,
-                                          on_progress=_ignore_progress if step.progress else None)
+                                          timeout=timeout, on_progress=_ignore_progress if step.progress else None)
             run.message = {"result": result}
         except JsonRpcError as exc:
             run.message = {"error": exc.to_error()}

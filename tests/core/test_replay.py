@@ -226,6 +226,33 @@ async def test_without_a_recorded_answer_the_fallback_is_asked_and_the_request_i
     assert report["answered_from_recording"] == 0
 
 
+async def test_a_request_never_answered_nor_cancelled_waits_as_long_as_the_replay_runs():
+    """A call still hanging when the recorded session ended (or an open subscriptions/listen):
+    "same" however long the replay runs, not "timed out" once it outlasts the request timeout."""
+    rows = await record()
+    sent = [r for r in rows if r["dir"] == "send" and isinstance(r["message"], dict)]
+    hang = next(r["seq"] for r in sent if (r["message"].get("params") or {}).get("name") == "hang")
+    rows = [r for r in rows if not (r in sent and r["message"].get("method") == "notifications/cancelled")]
+    rec = recording(rows)
+    assert next(e for e in rec.exchanges if e.seq == hang).cancel_after is None
+    client, tap, _ = client_for(server("a"))
+    client.timeout = 0.3
+
+    async def slow_last(t, msg):
+        if msg.get("method") == "no/such":          # the step after the hanging call: outlasts its timeout
+            await asyncio.sleep(3 * client.timeout)
+        await server("a")(t, msg)
+    client.transport.handler = slow_last
+    replayer = Replayer(rec, tap=tap)
+    client.responder = replayer.responder(NoResponder())
+    await client.start()
+    await client.initialize()
+    report = await replayer.run(client)
+    await client.close()
+    row = next(r for r in report["rows"] if r.get("name") == "hang")
+    assert row["status"] == "same" and row["detail"] == "no response, as recorded", row
+
+
 async def test_a_failure_where_it_succeeded_is_an_error_row():
     rows = await record()
     client, tap, _ = client_for(server("a"))
