@@ -63,6 +63,7 @@ class Exchange:
     requests: list[Seen] = field(default_factory=list)
     _ids: list[str] = field(default_factory=list)
     _inputs: dict[str, Any] | None = None     # the input requests of a pending input_required round
+    _state: Any = None                        # that round's requestState (None: it had none)
 
     @property
     def name(self) -> str:
@@ -252,9 +253,8 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
                 if isinstance(result, dict) and result.get("resultType") == "input_required":
                     inputs = result.get("inputRequests")
                     exchange._inputs = inputs if isinstance(inputs, dict) else {}
-                    for value in exchange._inputs.values():
-                        if isinstance(value, dict) and isinstance(value.get("method"), str):
-                            exchange.requests.append(Seen(seq, value["method"]))
+                    exchange._state = result.get("requestState")
+                    exchange.requests += input_requests(seq, exchange._inputs)
                     awaiting_retry.setdefault(exchange.method, []).append(exchange)
             elif kind == "request" and isinstance(method, str):
                 asked[_id(message)] = (seq, method, message.get("params"))
@@ -270,12 +270,26 @@ def _capabilities(rec: Recording, method: str, params: Any) -> None:
         rec.capabilities = params["capabilities"]
 
 
+def input_requests(seq: int, inputs: Any) -> list[Seen]:
+    """The server requests an `input_required` result (event `seq`) asks through `inputRequests`."""
+    if not isinstance(inputs, dict):
+        return []
+    return [Seen(seq, value["method"]) for value in inputs.values()
+            if isinstance(value, dict) and isinstance(value.get("method"), str)]
+
+
 def _retry_of(awaiting: dict[str, list[Exchange]], method: str, params: Any) -> Exchange | None:
-    """The exchange a modern retry (with `inputResponses` or `requestState`) continues."""
+    """The exchange a modern retry (with `inputResponses` or `requestState`) continues: the one
+    whose input_required result gave the `requestState` it echoes (the client echoes it exactly);
+    for a round without one, the latest such round of the same method."""
     if not isinstance(params, dict) or not ("inputResponses" in params or "requestState" in params):
         return None
-    waiting = awaiting.get(method)
-    return waiting.pop() if waiting else None
+    waiting = awaiting.get(method) or []
+    state = params.get("requestState")
+    for i in range(len(waiting) - 1, -1, -1):
+        if waiting[i]._state == state and type(waiting[i]._state) is type(state):
+            return waiting.pop(i)
+    return None
 
 
 def _inputs_answered(rec: Recording, exchange: Exchange, params: Any) -> None:

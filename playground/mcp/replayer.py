@@ -31,7 +31,7 @@ from . import diff, jsontext
 from .client import McpClient, ProtocolError, RequestTimeout
 from .events import Tap, TranscriptEvent
 from .jsonrpc import JsonRpcError
-from .replay import RAW_KEPT, Answer, Exchange, Notify, Recording, Seen, request_name
+from .replay import RAW_KEPT, Answer, Exchange, Notify, Recording, Seen, input_requests, request_name
 from .responder import Responder
 from .transports.base import TransportError
 
@@ -221,10 +221,7 @@ class Replayer:
             run.response_seq, run.response_raw = event.seq, (event.raw or "")[:RAW_KEPT]
             result = message.get("result") if isinstance(message, dict) else None
             if isinstance(result, dict) and result.get("resultType") == "input_required":
-                inputs = result.get("inputRequests")
-                for value in (inputs.values() if isinstance(inputs, dict) else ()):
-                    if isinstance(value, dict) and isinstance(value.get("method"), str):
-                        run.requests.append(Seen(event.seq, value["method"]))
+                run.requests += input_requests(event.seq, result.get("inputRequests"))
             return
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             return

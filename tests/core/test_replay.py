@@ -138,6 +138,42 @@ async def test_a_modern_input_round_is_one_request_and_its_answer_is_recorded():
     assert [e.name for e in rec.exchanges].count("ask") == 1
 
 
+def test_interleaved_input_rounds_are_matched_by_their_request_state():
+    """Two tools/calls both waiting for input, retried in the order they were asked: each retry
+    continues the call whose requestState it echoes, and a later hand-made request carrying a
+    requestState nobody issued is a request of its own."""
+    tap = Tap()
+    events = []
+    tap.subscribe(events.append)
+
+    def send(rid, params):
+        tap.frame("send", json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}))
+
+    def recv(rid, result):
+        tap.frame("recv", json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}))
+
+    def waiting(state, who):
+        return {"resultType": "input_required", "requestState": state, "inputRequests": {"q": {
+            "method": "elicitation/create", "params": {"message": f"Name for {who}?", "requestedSchema": {}}}}}
+    send(1, {"name": "ask", "arguments": {"who": "a"}})
+    send(2, {"name": "ask", "arguments": {"who": "b"}})
+    recv(1, waiting("state-a", "a"))
+    recv(2, waiting("state-b", "b"))
+    send(3, {"name": "ask", "arguments": {"who": "a"}, "requestState": "state-a",
+             "inputResponses": {"q": {"action": "accept", "content": {"name": "Ann"}}}})
+    send(4, {"name": "ask", "arguments": {"who": "b"}, "requestState": "state-b",
+             "inputResponses": {"q": {"action": "accept", "content": {"name": "Bo"}}}})
+    recv(3, {"resultType": "complete", "content": [{"type": "text", "text": "Hello, Ann!"}]})
+    recv(4, {"resultType": "complete", "content": [{"type": "text", "text": "Hello, Bo!"}]})
+    send(5, {"name": "ask", "arguments": {"who": "c"}, "requestState": "made-up"})
+    recv(5, {"resultType": "complete", "content": [{"type": "text", "text": "?"}]})
+    rec = recording([e.to_dict() for e in events])
+    assert [(e.params["arguments"]["who"], e.response["result"]["content"][0]["text"]) for e in rec.exchanges] == [
+        ("a", "Hello, Ann!"), ("b", "Hello, Bo!"), ("c", "?")]
+    assert [(a.params["message"], a.result["content"]["name"]) for a in rec.answers] == [
+        ("Name for a?", "Ann"), ("Name for b?", "Bo")]
+
+
 async def replay(rows, build: str, *, modern: bool = False, ignore=()):
     client, tap, events = client_for(server(build, modern=modern), era="modern" if modern else "legacy")
     replayer = Replayer(recording(rows), tap=tap, ignore=list(ignore))
