@@ -23,6 +23,8 @@ from typing import Any
 
 import orjson
 
+from playground import jsonpointer
+
 # Ignored by every comparison, on top of a server's own rules: what differs from one run to the
 # next by design — JSON-RPC ids, `_meta` (the protocol's side channel: versions, client facts,
 # related tasks), progress tokens, the ids of tasks (issued anew each run), and the timestamps
@@ -74,23 +76,19 @@ class Diff:
         return [c.to_dict() for c in self.changes]
 
 
-def escape_segment(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def unescape_segment(segment: str) -> str:
-    return segment.replace("~1", "/").replace("~0", "~")
-
-
 def parse_rule(rule: str) -> tuple[str, ...]:
-    """A rule's segments (unescaped; `*` and `**` kept as wildcards). `""` (the whole value)
-    is refused: it would ignore everything."""
+    """A rule's segments (unescaped; `*` and `**` kept as wildcards). A rule that would ignore
+    everything is refused: `""` (the whole value), `/**` (every path, the whole value included),
+    `/*` (every member of a response: its whole result or error), and the like."""
     rule = rule.strip()
     if not rule.startswith("/"):
         raise RuleError(f"{rule!r} is not a JSON pointer: it must start with /")
     if len(rule) > MAX_RULE_CHARS:
         raise RuleError(f"a rule is at most {MAX_RULE_CHARS} characters")
-    return tuple(s if s in ("*", "**") else unescape_segment(s) for s in rule[1:].split("/"))
+    pattern = tuple(s if s in ("*", "**") else jsonpointer.unescape(s) for s in rule[1:].split("/"))
+    if all(s in ("*", "**") for s in pattern) and pattern.count("*") <= 1:
+        raise RuleError(f"{rule!r} would ignore everything: name what to leave out, e.g. /result/content/*/text")
+    return pattern
 
 
 def clean_rules(lines: Iterable[str]) -> list[str]:
@@ -146,17 +144,6 @@ class Rules:
     def matched(self, states: tuple[frozenset[int], ...]) -> bool:
         return any(len(p) in s for p, s in zip(self.patterns, states))
 
-    def ignores(self, path: str) -> bool:
-        """Whether `path` (a JSON pointer) or one of its parents is ignored."""
-        states = self.start()
-        if self.matched(states):
-            return True
-        for segment in path[1:].split("/") if path else ():
-            states = self.step(states, unescape_segment(segment))
-            if self.matched(states):
-                return True
-        return False
-
 
 def rules(extra: Sequence[str] = ()) -> Rules:
     """The default rules and `extra` (a server's own), compiled."""
@@ -199,7 +186,7 @@ class _Walk:
                 a, b = old.get(key, _ABSENT), new.get(key, _ABSENT)
                 if not _same(a, b):
                     seg = str(key)
-                    self.visit(a, b, f"{path}/{escape_segment(seg)}", self.ignore.step(states, seg))
+                    self.visit(a, b, f"{path}/{jsonpointer.escape(seg)}", self.ignore.step(states, seg))
         elif isinstance(old, list) and isinstance(new, list):
             for i in range(max(len(old), len(new))):
                 a, b = old[i] if i < len(old) else _ABSENT, new[i] if i < len(new) else _ABSENT

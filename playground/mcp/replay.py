@@ -85,7 +85,7 @@ class Notify:
 
 
 @dataclass
-class Answer:
+class ClientAnswer:
     """A server request and the client's answer to it."""
 
     seq: int
@@ -98,7 +98,7 @@ class Answer:
 @dataclass
 class Recording:
     steps: list[Exchange | Notify] = field(default_factory=list)
-    answers: list[Answer] = field(default_factory=list)
+    answers: list[ClientAnswer] = field(default_factory=list)
     capabilities: dict[str, Any] = field(default_factory=dict)   # what the recorded client declared
     skipped: list[str] = field(default_factory=list)            # frames not replayed, and why
     unsolicited: int = 0       # server notifications and requests while no request was in flight
@@ -232,9 +232,9 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
             elif kind in ("response", "error"):
                 question = asked.pop(_id(message), None)
                 if question is not None:
-                    rec.answers.append(Answer(seq=question[0], method=question[1], params=question[2],
-                                              result=message.get("result"),
-                                              error=message["error"] if isinstance(message.get("error"), dict) else None))
+                    rec.answers.append(ClientAnswer(
+                        seq=question[0], method=question[1], params=question[2], result=message.get("result"),
+                        error=message["error"] if isinstance(message.get("error"), dict) else None))
             else:
                 rec.skipped.append(f"event {seq}: a frame the client sent (not a JSON-RPC request, "
                                    "notification or response) was not replayed")
@@ -298,8 +298,8 @@ def _inputs_answered(rec: Recording, exchange: Exchange, params: Any) -> None:
     responses: dict[str, Any] = given if isinstance(given, dict) else {}
     for key, request in (exchange._inputs or {}).items():
         if isinstance(request, dict) and isinstance(request.get("method"), str) and key in responses:
-            rec.answers.append(Answer(seq=exchange.response_seq or exchange.seq, method=request["method"],
-                                      params=request.get("params"), result=responses[key]))
+            rec.answers.append(ClientAnswer(seq=exchange.response_seq or exchange.seq, method=request["method"],
+                                            params=request.get("params"), result=responses[key]))
     exchange._inputs = None
     exchange.response = None            # the retry's response is the final one
     exchange.response_seq = None

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import diff, jsontext
-from .client import McpClient, ProtocolError, RequestTimeout
+from .client import McpClient, ProtocolError, RequestTimeout, ignore_progress
 from .events import Tap, TranscriptEvent
 from .jsonrpc import JsonRpcError
-from .replay import RAW_KEPT, Answer, Exchange, Notify, Recording, Seen, input_requests, request_name
+from .replay import RAW_KEPT, ClientAnswer, Exchange, Notify, Recording, Seen, input_requests, request_name
 from .responder import Responder
 from .transports.base import TransportError
 
@@ -146,12 +146,12 @@ def summary_text(report: dict[str, Any]) -> str:
 class RecordedAnswers:
     """The recording's answers to the server's requests, each used once, in order."""
 
-    def __init__(self, answers: list[Answer], rules: diff.Rules) -> None:
+    def __init__(self, answers: list[ClientAnswer], rules: diff.Rules) -> None:
         self.unused = list(answers)
         self.rules = rules
         self.used = 0
 
-    def take(self, method: str, params: Any) -> Answer | None:
+    def take(self, method: str, params: Any) -> ClientAnswer | None:
         for i, answer in enumerate(self.unused):
             if answer.method == method and not diff.diff({"params": answer.params}, {"params": params}, self.rules,
                                                          max_changes=1):
@@ -308,7 +308,7 @@ class Replayer:
         token = _STEP.set(run)
         try:
             result = await client.request(step.method, params if isinstance(params, dict) else None,
-                                          timeout=timeout, on_progress=_ignore_progress if step.progress else None)
+                                          timeout=timeout, on_progress=ignore_progress if step.progress else None)
             run.message = {"result": result}
         except JsonRpcError as exc:
             run.message = {"error": exc.to_error()}
@@ -403,10 +403,6 @@ def row_text(row: dict[str, Any]) -> str:
     if row.get("detail") and row["status"] != "same":
         text += f": {row['detail']}"
     return text
-
-
-def _ignore_progress(params: dict[str, Any]) -> None:
-    """A progress listener, so the request carries a progress token as the recorded one did."""
 
 
 class _RecordedResponder:
