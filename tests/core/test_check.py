@@ -295,3 +295,10 @@ async def test_sdk_peer_streamable_http(sdk_http, era):
     # legacy traffic (400 "Missing session ID"), where stdio answers -32022: a warning, not a fail.
     older = row(report, "handshake: modern, older version 2025-11-25")
     assert older.status == "warn" and "Missing session ID" in older.reason
+
+
+def test_a_schema_problem_names_its_place_as_a_json_pointer():
+    from playground.mcp.check import schemas
+
+    status, reason = schemas.problem({"type": "object", "properties": {"a/b~": {"type": "nope"}}}, "t: inputSchema")
+    assert status == "fail" and "(2020-12) at /properties/a~1b~0/type:" in reason
