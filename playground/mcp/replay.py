@@ -17,6 +17,7 @@ is there is replayed. Nothing here talks to a server (replayer.py does).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,14 +161,33 @@ def read_rows(text: str) -> list[dict[str, Any]]:
 
 
 def _checked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lines, each with the fields a plan reads of the types the export writes (or a
+    RecordingError naming the first that has not), in seq order."""
     for row in rows:
-        if not isinstance(row.get("seq"), int) or row.get("dir") not in ("send", "recv", "stderr", "note"):
-            raise RecordingError("not a transcript: every line needs seq and dir (send, recv, stderr, note)")
+        seq = row.get("seq")
+        if type(seq) is not int or row.get("dir") not in ("send", "recv", "stderr", "note"):
+            raise RecordingError("not a transcript: every line needs seq (an integer) and dir "
+                                 "(send, recv, stderr, note)")
+        t = row.get("t")
+        if t is not None and (type(t) not in (int, float) or not math.isfinite(t)):
+            raise RecordingError(f"event {seq}: t is {_shown(t)}, not a number of seconds")
+        reply_to = row.get("reply_to")
+        if reply_to is not None and type(reply_to) is not int:
+            raise RecordingError(f"event {seq}: reply_to is {_shown(reply_to)}, not an event number")
     return sorted(rows, key=lambda r: r["seq"])
+
+
+def _shown(value: Any) -> str:
+    text = jsontext.dumps(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _id(message: dict[str, Any]) -> str:
     return jsonrpc.id_key(message.get("id"))
+
+
+def _time(row: dict[str, Any]) -> float:
+    return float(row.get("t") or 0)         # (a number or absent: _checked)
 
 
 def _cut(raw: Any) -> str:
@@ -212,7 +232,7 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
                     exchange = retried
                 else:
                     meta = params.get("_meta") if isinstance(params, dict) else None
-                    exchange = Exchange(seq=seq, method=method, params=user_params(params), t=float(row.get("t") or 0),
+                    exchange = Exchange(seq=seq, method=method, params=user_params(params), t=_time(row),
                                         progress=isinstance(meta, dict) and "progressToken" in meta,
                                         raw=_cut(row.get("raw")))
                     rec.steps.append(exchange)
@@ -226,7 +246,7 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
                 if method == "notifications/cancelled" and isinstance(params, dict):
                     cancelled = open_ids.get(jsonrpc.id_key(params.get("requestId")))
                     if cancelled is not None and cancelled.cancel_after is None:
-                        cancelled.cancel_after = max(0.0, float(row.get("t") or 0) - cancelled.t)
+                        cancelled.cancel_after = max(0.0, _time(row) - cancelled.t)
                     continue
                 rec.steps.append(Notify(seq=seq, method=method, params=user_params(params)))
             elif kind in ("response", "error"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -318,6 +319,29 @@ def test_files_in_both_export_formats_and_what_is_not_a_transcript():
     for bad in ["not json\n", '{"seq": "x", "dir": "send"}\n', "[1, 2]\n"]:
         with pytest.raises(RecordingError):
             read_rows(bad)
+
+
+@pytest.mark.parametrize("field, value, why", [
+    ("t", [], "t is [], not a number of seconds"),
+    ("t", "0.5", 't is "0.5", not a number of seconds'),
+    ("t", True, "t is true"),
+    ("reply_to", [1], "reply_to is [1], not an event number"),
+    ("reply_to", "2", 'reply_to is "2"'),
+    ("seq", True, "every line needs seq (an integer)"),
+])
+def test_every_malformed_value_in_a_recording_is_a_recording_error(field, value, why):
+    """What a plan reads of a line is checked: a file edited by hand (or by a broken tool) is a
+    usage error naming the line, never a TypeError out of the middle of the reading."""
+    good = [{"seq": 1, "t": 0.0, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
+            {"seq": 2, "t": 0.1, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                                                       "params": {"requestId": 1}}},
+            {"seq": 3, "t": 0.2, "dir": "recv", "raw": "x" * 10, "message": None, "truncated": True, "reply_to": 1}]
+    recording(read_rows("\n".join(json.dumps(line) for line in good)))
+    for i in range(len(good)):
+        lines = [dict(line) for line in good]
+        lines[i][field] = value
+        with pytest.raises(RecordingError, match=re.escape(why)):
+            recording(read_rows("\n".join(json.dumps(line) for line in lines)))
 
 
 def test_user_params_leave_out_what_the_client_adds():
