@@ -192,6 +192,19 @@ async def replay(rows, build: str, *, modern: bool = False, ignore=()):
     return report, [e.to_dict() for e in events]
 
 
+async def replay_against(rec, handler, *, responder=None, timeout: float = 5.0) -> dict:
+    """`rec` replayed against the legacy server `handler`; what the recording cannot answer, `responder` does."""
+    client, tap, _ = client_for(handler)
+    client.timeout = timeout
+    replayer = Replayer(rec, tap=tap)
+    client.responder = replayer.responder(responder or NoResponder())
+    await client.start()
+    await client.initialize()
+    report = await replayer.run(client)
+    await client.close()
+    return report
+
+
 @pytest.mark.parametrize("modern", [False, True])
 async def test_replayed_against_the_same_build_everything_is_the_same(modern):
     rows = await record(modern=modern)
@@ -251,13 +264,8 @@ async def test_without_a_recorded_answer_the_fallback_is_asked_and_the_request_i
     rows = await record()
     rec = recording(rows)
     rec.answers.clear()
-    client, tap, _ = client_for(server("a"))
-    replayer = Replayer(rec, tap=tap)
-    client.responder = replayer.responder(StaticResponder(elicitation="accept", elicitation_content={"name": "Bo"}))
-    await client.start()
-    await client.initialize()
-    report = await replayer.run(client)
-    await client.close()
+    report = await replay_against(rec, server("a"),
+                                  responder=StaticResponder(elicitation="accept", elicitation_content={"name": "Bo"}))
     ask = next(r for r in report["rows"] if r.get("name") == "ask")
     assert ask["status"] == "changed" and ask["changes"][0]["new"] == "Hello, Bo!"
     assert report["answered_from_recording"] == 0
@@ -272,40 +280,26 @@ async def test_a_request_never_answered_nor_cancelled_waits_as_long_as_the_repla
     rows = [r for r in rows if not (r in sent and r["message"].get("method") == "notifications/cancelled")]
     rec = recording(rows)
     assert next(e for e in rec.exchanges if e.seq == hang).cancel_after is None
-    client, tap, _ = client_for(server("a"))
-    client.timeout = 0.3
+    timeout = 0.3
 
     async def slow_last(t, msg):
         if msg.get("method") == "no/such":          # the step after the hanging call: outlasts its timeout
-            await asyncio.sleep(3 * client.timeout)
+            await asyncio.sleep(3 * timeout)
         await server("a")(t, msg)
-    client.transport.handler = slow_last
-    replayer = Replayer(rec, tap=tap)
-    client.responder = replayer.responder(NoResponder())
-    await client.start()
-    await client.initialize()
-    report = await replayer.run(client)
-    await client.close()
+    report = await replay_against(rec, slow_last, timeout=timeout)
     row = next(r for r in report["rows"] if r.get("name") == "hang")
     assert row["status"] == "same" and row["detail"] == "no response, as recorded", row
 
 
 async def test_a_failure_where_it_succeeded_is_an_error_row():
     rows = await record()
-    client, tap, _ = client_for(server("a"))
 
     async def refusing(t, msg):
         if (msg.get("params") or {}).get("name") == "version":
             t.error(msg, -32603, "broken")
         else:
             await server("a")(t, msg)
-    client.transport.handler = refusing
-    replayer = Replayer(recording(rows), tap=tap)
-    client.responder = replayer.responder(NoResponder())
-    await client.start()
-    await client.initialize()
-    report = await replayer.run(client)
-    await client.close()
+    report = await replay_against(recording(rows), refusing)
     version = next(r for r in report["rows"] if r.get("name") == "version")
     assert version["status"] == "error" and "succeeded in the recording, failed now" in version["detail"]
 
