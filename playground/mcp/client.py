@@ -62,6 +62,11 @@ class ProtocolError(Exception):
 
 
 ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+def ignore_progress(params: dict[str, Any]) -> None:
+    """A progress listener for a request that should carry a progress token (its progress then
+    resets its timeout) though nobody shows the progress: a replay's, the server check's."""
 NotificationListener = Callable[[dict[str, Any]], None]
 # Told of each `input_required` result before its input requests are answered:
 # (method, round number from 1, the result as received).
@@ -88,7 +93,6 @@ class _Pending:
     # timeout does not run meanwhile, and starts afresh once the last is answered.
     paused: int = 0
     resumed: asyncio.Future[None] | None = None
-    paused_past_deadline: bool = False
 
 
 @dataclass

@@ -7,16 +7,23 @@ everything under it. `/result/content/*/text` ignores the text of every content 
 server's), `/**/_meta` every `_meta` object at any depth.
 
 The values are a server's: the walk is bounded (`max_nodes`, `max_changes`), equal subtrees are
-skipped at C speed (`==`), and a rule is matched one segment at a time as the walk goes down
-(a set of positions per rule, never a backtracking match).
+skipped at C speed (`==`, then key-order-free JSON text from orjson), before any rule is stepped
+or path made for them, and a rule is matched one segment at a time as the walk goes down (a set
+of positions per rule, never a backtracking match).
+
+Equality is JSON's: key order is not a difference, `1` and `1.0` are one number (JSON has one
+number type), but `true` is not `1` (two JSON types; Python's `==` says they are equal).
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import jsontext
+import orjson
+
+from playground import jsonpointer
 
 # Ignored by every comparison, on top of a server's own rules: what differs from one run to the
 # next by design — JSON-RPC ids, `_meta` (the protocol's side channel: versions, client facts,
@@ -69,23 +76,19 @@ class Diff:
         return [c.to_dict() for c in self.changes]
 
 
-def escape_segment(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
-def unescape_segment(segment: str) -> str:
-    return segment.replace("~1", "/").replace("~0", "~")
-
-
 def parse_rule(rule: str) -> tuple[str, ...]:
-    """A rule's segments (unescaped; `*` and `**` kept as wildcards). `""` (the whole value)
-    is refused: it would ignore everything."""
+    """A rule's segments (unescaped; `*` and `**` kept as wildcards). A rule that would ignore
+    everything is refused: `""` (the whole value), `/**` (every path, the whole value included),
+    `/*` (every member of a response: its whole result or error), and the like."""
     rule = rule.strip()
     if not rule.startswith("/"):
         raise RuleError(f"{rule!r} is not a JSON pointer: it must start with /")
     if len(rule) > MAX_RULE_CHARS:
         raise RuleError(f"a rule is at most {MAX_RULE_CHARS} characters")
-    return tuple(s if s in ("*", "**") else unescape_segment(s) for s in rule[1:].split("/"))
+    pattern = tuple(s if s in ("*", "**") else jsonpointer.unescape(s) for s in rule[1:].split("/"))
+    if all(s in ("*", "**") for s in pattern) and pattern.count("*") <= 1:
+        raise RuleError(f"{rule!r} would ignore everything: name what to leave out, e.g. /result/content/*/text")
+    return pattern
 
 
 def clean_rules(lines: Iterable[str]) -> list[str]:
@@ -141,17 +144,6 @@ class Rules:
     def matched(self, states: tuple[frozenset[int], ...]) -> bool:
         return any(len(p) in s for p, s in zip(self.patterns, states))
 
-    def ignores(self, path: str) -> bool:
-        """Whether `path` (a JSON pointer) or one of its parents is ignored."""
-        states = self.start()
-        if self.matched(states):
-            return True
-        for segment in path[1:].split("/") if path else ():
-            states = self.step(states, unescape_segment(segment))
-            if self.matched(states):
-                return True
-        return False
-
 
 def rules(extra: Sequence[str] = ()) -> Rules:
     """The default rules and `extra` (a server's own), compiled."""
@@ -164,7 +156,8 @@ def diff(old: Any, new: Any, ignore: Rules | Sequence[str] | None = None, *,
     out what `ignore` matches (default: DEFAULT_IGNORE only)."""
     compiled = ignore if isinstance(ignore, Rules) else rules(ignore or ())
     walk = _Walk(compiled, max_nodes, max_changes)
-    walk.visit(old, new, "", compiled.start())
+    if not _same(old, new):
+        walk.visit(old, new, "", compiled.start())
     return Diff(walk.changes, complete=not walk.stopped)
 
 
@@ -177,7 +170,8 @@ class _Walk:
         self.stopped = False
 
     def visit(self, old: Any, new: Any, path: str, states: tuple[frozenset[int], ...]) -> None:
-        if self.stopped or self.ignore.matched(states) or _same(old, new):
+        """`old` and `new` differ (the caller asked `_same`): where, under `path`."""
+        if self.stopped or self.ignore.matched(states):
             return
         if len(self.changes) >= self.max_changes:
             self.stopped = True             # there is more
@@ -189,28 +183,30 @@ class _Walk:
             return
         if isinstance(old, dict) and isinstance(new, dict):
             for key in [*old, *(k for k in new if k not in old)]:
-                seg = str(key)
-                self.visit(old.get(key, _ABSENT), new.get(key, _ABSENT), f"{path}/{escape_segment(seg)}",
-                           self.ignore.step(states, seg))
+                a, b = old.get(key, _ABSENT), new.get(key, _ABSENT)
+                if not _same(a, b):
+                    seg = str(key)
+                    self.visit(a, b, f"{path}/{jsonpointer.escape(seg)}", self.ignore.step(states, seg))
         elif isinstance(old, list) and isinstance(new, list):
             for i in range(max(len(old), len(new))):
-                self.visit(old[i] if i < len(old) else _ABSENT, new[i] if i < len(new) else _ABSENT,
-                           f"{path}/{i}", self.ignore.step(states, str(i)))
+                a, b = old[i] if i < len(old) else _ABSENT, new[i] if i < len(new) else _ABSENT
+                if not _same(a, b):
+                    self.visit(a, b, f"{path}/{i}", self.ignore.step(states, str(i)))
         else:
             self.changes.append(Change(path, old, new))
 
 
 def _same(old: Any, new: Any) -> bool:
-    """JSON equality: 1 and 1.0 are one number, but true is not 1 (Python's `==` says it is,
-    also inside lists and objects: equal containers are checked again as JSON text, and a
-    pair whose texts differ only in key order is walked, finding nothing)."""
+    """JSON equality (see the module's docstring). Containers: Python's `==` (C speed, blind to
+    key order, but true == 1), then their key-order-free JSON texts (true is not 1 there, nor
+    is 1.0 written as 1: a pair differing only so is walked, finding only real differences)."""
     if old is _ABSENT or new is _ABSENT:
         return old is new
     if isinstance(old, (dict, list)) or isinstance(new, (dict, list)):
         if type(old) is not type(new):
             return False
         try:
-            return bool(old == new) and jsontext.dumps(old) == jsontext.dumps(new)
+            return bool(old == new) and _canonical_equal(old, new)
         except RecursionError:
             return False
     if isinstance(old, bool) or isinstance(new, bool):
@@ -218,3 +214,12 @@ def _same(old: Any, new: Any) -> bool:
     if type(old) is not type(new) and not (isinstance(old, (int, float)) and isinstance(new, (int, float))):
         return False
     return bool(old == new)
+
+
+def _canonical_equal(old: Any, new: Any) -> bool:
+    """Whether the two have the same JSON text with keys sorted: orjson (in C), or the standard
+    library for what orjson refuses (integers beyond 64 bits, lone surrogates, deep nesting)."""
+    try:
+        return orjson.dumps(old, option=orjson.OPT_SORT_KEYS) == orjson.dumps(new, option=orjson.OPT_SORT_KEYS)
+    except TypeError:           # orjson.JSONEncodeError is one
+        return json.dumps(old, sort_keys=True) == json.dumps(new, sort_keys=True)

@@ -95,6 +95,10 @@ class TranscriptEvent:
 
 Listener = Callable[[TranscriptEvent], None]
 
+# `data` member marking the events of another connection on a session's tap (the server check's
+# version probes): one transcript, one numbering, but not the session's own traffic.
+CONNECTION = "connection"
+
 
 @dataclass
 class Tap:
@@ -229,3 +233,37 @@ class Tap:
     def note(self, kind: str, text: str, **data: Any) -> TranscriptEvent:
         http = data.pop("http", None)
         return self._emit(self._new("note", kind=kind, text=text, http=http, data=data or None))
+
+    def connection(self, label: str) -> "Tap":
+        """A tap for another connection to the same server, feeding this one's transcript: its
+        events are numbered with this tap's and heard by its listeners, each marked
+        `data["connection"] = label`; its responses are paired with its own requests only."""
+        return _ConnectionTap(self, label)
+
+
+class _ConnectionTap(Tap):
+    def __init__(self, parent: Tap, label: str) -> None:
+        super().__init__(max_raw=parent.max_raw, clock=parent.clock, listeners=parent.listeners)
+        self.parent, self.label = parent, label
+        self.start, self.epoch = parent.start, parent.epoch
+        self._gate = parent._gate           # paused with the session (back-pressure)
+
+    def connection(self, label: str) -> Tap:
+        return self.parent.connection(label)
+
+    def exchange(self) -> int:
+        return self.parent.exchange()
+
+    def frame(self, dir: Literal["send", "recv"], raw: str | bytes, **facts: Any) -> tuple[TranscriptEvent, Any]:
+        facts["data"] = {**(facts.get("data") or {}), CONNECTION: self.label}
+        self.seq = self.parent.seq
+        return super().frame(dir, raw, **facts)
+
+    def _new(self, dir: Direction, **kw: Any) -> TranscriptEvent:
+        kw["data"] = {**(kw.get("data") or {}), CONNECTION: self.label}
+        self.seq = self.parent.seq
+        return super()._new(dir, **kw)
+
+    def _emit(self, event: TranscriptEvent) -> TranscriptEvent:
+        self.parent.seq = self.seq          # numbered: the parent goes on from here
+        return super()._emit(event)

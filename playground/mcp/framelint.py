@@ -16,10 +16,11 @@ from typing import Any
 
 from . import lint
 from .client import LATEST_LEGACY, META_VERSION
-from .events import TranscriptEvent
+from .events import CONNECTION, TranscriptEvent
 
 MAX_BYTES = 1_000_000        # frames larger than this are not checked (a megabyte can take a second)
 REQUESTS_KEPT = 10_000       # open requests remembered for their responses (a server may never answer)
+OTHERS_KEPT = 100            # other connections whose version is followed (beyond: the session's is used)
 
 
 class LintBudget:
@@ -71,10 +72,12 @@ class FrameLinter:
     """One session's frames, in order. The version starts as `version` (or the latest legacy
     one) and follows the frames: the version an `initialize` offers (for the request itself
     and what comes before its answer), the one its result chooses, the one each modern request
-    names in `_meta`."""
+    names in `_meta`. Frames of another connection on the session's tap (marked
+    `data["connection"]`: the server check's version probes) follow a version of their own."""
 
     def __init__(self, version: str | None = None, budget: LintBudget | None = None) -> None:
         self.version: str = version if lint.known(version) else LATEST_LEGACY
+        self.others: dict[Any, str] = {}          # another connection's label -> its version (as a new session's)
         self.budget = budget
         self._requests: dict[int, lint.Request] = {}        # request event seq -> what it asked
         self._last_seq = 0
@@ -104,10 +107,12 @@ class FrameLinter:
                 continue                  # notes, stderr, frames that are not JSON or were cut at the cap
             seen += 1
             request = None
+            other = event.data.get(CONNECTION) if event.data is not None else None
             if type(message) is dict and "id" in message:
-                request = self._observe(event, message)
+                request = self._observe(event, message, other)
+            version = self.version if other is None else self.others.get(other, LATEST_LEGACY)
             if (event.size or 0) > MAX_BYTES:
-                event.schema_lint = {"version": self.version, "unchecked": f"larger than {MAX_BYTES:,} bytes"}
+                event.schema_lint = {"version": version, "unchecked": f"larger than {MAX_BYTES:,} bytes"}
                 continue
             if not timely:
                 skipped += 1
@@ -117,7 +122,7 @@ class FrameLinter:
                     skipped += 1
                     continue
                 unasked -= 1
-            picks.append(Pick(event, self.version, request))
+            picks.append(Pick(event, version, request))
         if budget is not None and unasked >= 0:
             budget.frames = unasked
         self._last_seq = last
@@ -126,8 +131,9 @@ class FrameLinter:
         self.checked += len(picks)
         return picks
 
-    def _observe(self, event: TranscriptEvent, message: dict[str, Any]) -> lint.Request | None:
-        """Remember a request; for a response, the request it answers. Follow the version."""
+    def _observe(self, event: TranscriptEvent, message: dict[str, Any], other: Any = None) -> lint.Request | None:
+        """Remember a request; for a response, the request it answers. Follow the version (of
+        the connection `other`, when the frame is another connection's)."""
         method = message.get("method")
         if isinstance(method, str):
             params = message.get("params")
@@ -137,7 +143,7 @@ class FrameLinter:
                 offered = params.get("protocolVersion") if method == "initialize" else (
                     meta.get(META_VERSION) if isinstance(meta, dict) else None)
                 if lint.known(offered):
-                    self.version = offered
+                    self._follow(other, offered)
             if len(self._requests) >= REQUESTS_KEPT:
                 del self._requests[next(iter(self._requests))]
             self._requests[event.seq] = lint.Request(method, task=isinstance(params.get("task"), dict))
@@ -147,8 +153,14 @@ class FrameLinter:
             result = message.get("result")
             chosen = result.get("protocolVersion") if isinstance(result, dict) else None
             if lint.known(chosen):
-                self.version = chosen
+                self._follow(other, chosen)
         return request
+
+    def _follow(self, other: Any, version: str) -> None:
+        if other is None:
+            self.version = version
+        elif other in self.others or len(self.others) < OTHERS_KEPT:
+            self.others[other] = version
 
     def lint(self, event: TranscriptEvent) -> None:
         """Check one event now, whatever it costs (the CLI)."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
+from playground import jsonpointer
 from playground.schemaforms.validate import SPECIFICATIONS, validator_class
 
 from . import spec_sections
@@ -242,13 +243,8 @@ class Schema:
         if len(text) > MESSAGE_CHARS:
             text = text[:MESSAGE_CHARS - 1] + "…"
         where = self._pointers.get(id(error.schema))
-        return {"pointer": prefix + pointer(error.absolute_path), "message": text,
+        return {"pointer": prefix + jsonpointer.join(error.absolute_path), "message": text,
                 "schema_path": f"#{where}/{error.validator}" if where is not None else f"#/{error.validator}"}
-
-
-def pointer(parts: Any) -> str:
-    """A JSON pointer (RFC 6901) from path segments."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 def _leaves(error: Any) -> Iterator[Any]:
@@ -312,11 +308,7 @@ def _pointers(document: Any) -> dict[int, str]:
         node, at = stack.pop()
         if isinstance(node, dict):
             out[id(node)] = at
-            stack.extend((value, f"{at}/{_escape(key)}") for key, value in node.items())
+            stack.extend((value, f"{at}/{jsonpointer.escape(key)}") for key, value in node.items())
         elif isinstance(node, list):
             stack.extend((value, f"{at}/{i}") for i, value in enumerate(node))
     return out
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")

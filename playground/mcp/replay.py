@@ -17,6 +17,7 @@ is there is replayed. Nothing here talks to a server (replayer.py does).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,7 @@ class Exchange:
     requests: list[Seen] = field(default_factory=list)
     _ids: list[str] = field(default_factory=list)
     _inputs: dict[str, Any] | None = None     # the input requests of a pending input_required round
+    _state: Any = None                        # that round's requestState (None: it had none)
 
     @property
     def name(self) -> str:
@@ -84,7 +86,7 @@ class Notify:
 
 
 @dataclass
-class Answer:
+class ClientAnswer:
     """A server request and the client's answer to it."""
 
     seq: int
@@ -97,7 +99,7 @@ class Answer:
 @dataclass
 class Recording:
     steps: list[Exchange | Notify] = field(default_factory=list)
-    answers: list[Answer] = field(default_factory=list)
+    answers: list[ClientAnswer] = field(default_factory=list)
     capabilities: dict[str, Any] = field(default_factory=dict)   # what the recorded client declared
     skipped: list[str] = field(default_factory=list)            # frames not replayed, and why
     unsolicited: int = 0       # server notifications and requests while no request was in flight
@@ -159,14 +161,33 @@ def read_rows(text: str) -> list[dict[str, Any]]:
 
 
 def _checked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The lines, each with the fields a plan reads of the types the export writes (or a
+    RecordingError naming the first that has not), in seq order."""
     for row in rows:
-        if not isinstance(row.get("seq"), int) or row.get("dir") not in ("send", "recv", "stderr", "note"):
-            raise RecordingError("not a transcript: every line needs seq and dir (send, recv, stderr, note)")
+        seq = row.get("seq")
+        if type(seq) is not int or row.get("dir") not in ("send", "recv", "stderr", "note"):
+            raise RecordingError("not a transcript: every line needs seq (an integer) and dir "
+                                 "(send, recv, stderr, note)")
+        t = row.get("t")
+        if t is not None and (type(t) not in (int, float) or not math.isfinite(t)):
+            raise RecordingError(f"event {seq}: t is {_shown(t)}, not a number of seconds")
+        reply_to = row.get("reply_to")
+        if reply_to is not None and type(reply_to) is not int:
+            raise RecordingError(f"event {seq}: reply_to is {_shown(reply_to)}, not an event number")
     return sorted(rows, key=lambda r: r["seq"])
+
+
+def _shown(value: Any) -> str:
+    text = jsontext.dumps(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _id(message: dict[str, Any]) -> str:
     return jsonrpc.id_key(message.get("id"))
+
+
+def _time(row: dict[str, Any]) -> float:
+    return float(row.get("t") or 0)         # (a number or absent: _checked)
 
 
 def _cut(raw: Any) -> str:
@@ -211,7 +232,7 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
                     exchange = retried
                 else:
                     meta = params.get("_meta") if isinstance(params, dict) else None
-                    exchange = Exchange(seq=seq, method=method, params=user_params(params), t=float(row.get("t") or 0),
+                    exchange = Exchange(seq=seq, method=method, params=user_params(params), t=_time(row),
                                         progress=isinstance(meta, dict) and "progressToken" in meta,
                                         raw=_cut(row.get("raw")))
                     rec.steps.append(exchange)
@@ -225,15 +246,15 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
                 if method == "notifications/cancelled" and isinstance(params, dict):
                     cancelled = open_ids.get(jsonrpc.id_key(params.get("requestId")))
                     if cancelled is not None and cancelled.cancel_after is None:
-                        cancelled.cancel_after = max(0.0, float(row.get("t") or 0) - cancelled.t)
+                        cancelled.cancel_after = max(0.0, _time(row) - cancelled.t)
                     continue
                 rec.steps.append(Notify(seq=seq, method=method, params=user_params(params)))
             elif kind in ("response", "error"):
                 question = asked.pop(_id(message), None)
                 if question is not None:
-                    rec.answers.append(Answer(seq=question[0], method=question[1], params=question[2],
-                                              result=message.get("result"),
-                                              error=message["error"] if isinstance(message.get("error"), dict) else None))
+                    rec.answers.append(ClientAnswer(
+                        seq=question[0], method=question[1], params=question[2], result=message.get("result"),
+                        error=message["error"] if isinstance(message.get("error"), dict) else None))
             else:
                 rec.skipped.append(f"event {seq}: a frame the client sent (not a JSON-RPC request, "
                                    "notification or response) was not replayed")
@@ -252,9 +273,8 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
                 if isinstance(result, dict) and result.get("resultType") == "input_required":
                     inputs = result.get("inputRequests")
                     exchange._inputs = inputs if isinstance(inputs, dict) else {}
-                    for value in exchange._inputs.values():
-                        if isinstance(value, dict) and isinstance(value.get("method"), str):
-                            exchange.requests.append(Seen(seq, value["method"]))
+                    exchange._state = result.get("requestState")
+                    exchange.requests += input_requests(seq, exchange._inputs)
                     awaiting_retry.setdefault(exchange.method, []).append(exchange)
             elif kind == "request" and isinstance(method, str):
                 asked[_id(message)] = (seq, method, message.get("params"))
@@ -270,12 +290,26 @@ def _capabilities(rec: Recording, method: str, params: Any) -> None:
         rec.capabilities = params["capabilities"]
 
 
+def input_requests(seq: int, inputs: Any) -> list[Seen]:
+    """The server requests an `input_required` result (event `seq`) asks through `inputRequests`."""
+    if not isinstance(inputs, dict):
+        return []
+    return [Seen(seq, value["method"]) for value in inputs.values()
+            if isinstance(value, dict) and isinstance(value.get("method"), str)]
+
+
 def _retry_of(awaiting: dict[str, list[Exchange]], method: str, params: Any) -> Exchange | None:
-    """The exchange a modern retry (with `inputResponses` or `requestState`) continues."""
+    """The exchange a modern retry (with `inputResponses` or `requestState`) continues: the one
+    whose input_required result gave the `requestState` it echoes (the client echoes it exactly);
+    for a round without one, the latest such round of the same method."""
     if not isinstance(params, dict) or not ("inputResponses" in params or "requestState" in params):
         return None
-    waiting = awaiting.get(method)
-    return waiting.pop() if waiting else None
+    waiting = awaiting.get(method) or []
+    state = params.get("requestState")
+    for i in range(len(waiting) - 1, -1, -1):
+        if waiting[i]._state == state and type(waiting[i]._state) is type(state):
+            return waiting.pop(i)
+    return None
 
 
 def _inputs_answered(rec: Recording, exchange: Exchange, params: Any) -> None:
@@ -284,8 +318,8 @@ def _inputs_answered(rec: Recording, exchange: Exchange, params: Any) -> None:
     responses: dict[str, Any] = given if isinstance(given, dict) else {}
     for key, request in (exchange._inputs or {}).items():
         if isinstance(request, dict) and isinstance(request.get("method"), str) and key in responses:
-            rec.answers.append(Answer(seq=exchange.response_seq or exchange.seq, method=request["method"],
-                                      params=request.get("params"), result=responses[key]))
+            rec.answers.append(ClientAnswer(seq=exchange.response_seq or exchange.seq, method=request["method"],
+                                            params=request.get("params"), result=responses[key]))
     exchange._inputs = None
     exchange.response = None            # the retry's response is the final one
     exchange.response_seq = None

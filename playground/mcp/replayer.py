@@ -6,7 +6,8 @@ response in the recording is waited for before the next is sent; one that did no
 a `subscriptions/listen` left open) runs alongside and is cancelled as it was, or at the end.
 The server's requests are answered from the recording when method and params match (ids and
 the default ignore rules aside), each recorded answer used once; others go to whoever answers
-otherwise (a person on the page, the CLI's flags).
+otherwise (a person on the page, the CLI's flags). Comparing is CPU work on a server's values
+(a response may be megabytes): it runs in a thread, never on the event loop.
 
 Each replayed request becomes a row: `same`, `changed` (a structural diff of the response),
 `error` (it failed where it had succeeded, or the other way round); the server's notifications
@@ -20,16 +21,17 @@ import asyncio
 import contextvars
 import difflib
 import itertools
+import math
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import diff, jsontext
-from .client import McpClient, ProtocolError, RequestTimeout
+from .client import McpClient, ProtocolError, RequestTimeout, ignore_progress
 from .events import Tap, TranscriptEvent
 from .jsonrpc import JsonRpcError
-from .replay import RAW_KEPT, Answer, Exchange, Notify, Recording, Seen, request_name
+from .replay import RAW_KEPT, ClientAnswer, Exchange, Notify, Recording, Seen, input_requests, request_name
 from .responder import Responder
 from .transports.base import TransportError
 
@@ -144,12 +146,12 @@ def summary_text(report: dict[str, Any]) -> str:
 class RecordedAnswers:
     """The recording's answers to the server's requests, each used once, in order."""
 
-    def __init__(self, answers: list[Answer], rules: diff.Rules) -> None:
+    def __init__(self, answers: list[ClientAnswer], rules: diff.Rules) -> None:
         self.unused = list(answers)
         self.rules = rules
         self.used = 0
 
-    def take(self, method: str, params: Any) -> Answer | None:
+    def take(self, method: str, params: Any) -> ClientAnswer | None:
         for i, answer in enumerate(self.unused):
             if answer.method == method and not diff.diff({"params": answer.params}, {"params": params}, self.rules,
                                                          max_changes=1):
@@ -176,6 +178,7 @@ class Replayer:
         self._sent: dict[int, _Run] = {}    # replayed request events -> their run
         self._task_ids: dict[str, str] = {}
         self._counter = itertools.count()
+        self._taking = asyncio.Lock()
         tap.subscribe(self._on_event)
 
     # The server's requests ----------------------------------------------------------
@@ -183,7 +186,8 @@ class Replayer:
     async def answer_first(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """The recorded answer when the request matches one (raises JsonRpcError for a recorded
         error answer); None when it does not: whoever answers otherwise is asked."""
-        answer = self.answers.take(method, params)
+        async with self._taking:            # (each recorded answer used once: one lookup at a time)
+            answer = await asyncio.to_thread(self.answers.take, method, params)
         if answer is None:
             return None
         self.tap.note("info", f"{method} answered from the recording (as at event {answer.seq})",
@@ -217,10 +221,7 @@ class Replayer:
             run.response_seq, run.response_raw = event.seq, (event.raw or "")[:RAW_KEPT]
             result = message.get("result") if isinstance(message, dict) else None
             if isinstance(result, dict) and result.get("resultType") == "input_required":
-                inputs = result.get("inputRequests")
-                for value in (inputs.values() if isinstance(inputs, dict) else ()):
-                    if isinstance(value, dict) and isinstance(value.get("method"), str):
-                        run.requests.append(Seen(event.seq, value["method"]))
+                run.requests += input_requests(event.seq, result.get("inputRequests"))
             return
         if not isinstance(message, dict) or not isinstance(message.get("method"), str):
             return
@@ -255,13 +256,13 @@ class Replayer:
                     await self._perform(client, run)
                 finally:
                     self._current = None
-                await self._emit(self._rows(run), on_row)
+                await self._emit(await asyncio.to_thread(self._rows, run), on_row)
             for run, task in alongside:
                 if run.step.cancel_after is None and not task.done():
                     run.planned_cancel = True
                     task.cancel()
                 await asyncio.wait({task})
-                await self._emit(self._rows(run), on_row)
+                await self._emit(await asyncio.to_thread(self._rows, run), on_row)
             self.state = "stopped" if self.aborted else "done"
         finally:
             for _, task in alongside:
@@ -278,7 +279,9 @@ class Replayer:
 
     async def _alongside(self, client: McpClient, run: _Run) -> None:
         """A request that got no response in the recording: sent, and cancelled after as long
-        as it was then (bounded by the request timeout)."""
+        as it was then (bounded by the request timeout). One never cancelled (an open
+        `subscriptions/listen`, a call still hanging when the session ended) has no timeout:
+        it runs until the replay ends, as it ran until the recording did."""
         cancel_after = run.step.cancel_after
         task = asyncio.current_task()
         assert task is not None
@@ -289,7 +292,7 @@ class Replayer:
                 task.cancel()
             handle = asyncio.get_running_loop().call_later(min(cancel_after, client.timeout), cancel)
         try:
-            await self._perform(client, run)
+            await self._perform(client, run, timeout=None if cancel_after is not None else math.inf)
         except asyncio.CancelledError:
             if not run.planned_cancel:
                 raise
@@ -299,13 +302,13 @@ class Replayer:
             if handle is not None:
                 handle.cancel()
 
-    async def _perform(self, client: McpClient, run: _Run) -> None:
+    async def _perform(self, client: McpClient, run: _Run, timeout: float | None = None) -> None:
         step = run.step
         params = self._renumbered(step.params)
         token = _STEP.set(run)
         try:
             result = await client.request(step.method, params if isinstance(params, dict) else None,
-                                          on_progress=_ignore_progress if step.progress else None)
+                                          timeout=timeout, on_progress=ignore_progress if step.progress else None)
             run.message = {"result": result}
         except JsonRpcError as exc:
             run.message = {"error": exc.to_error()}
@@ -400,10 +403,6 @@ def row_text(row: dict[str, Any]) -> str:
     if row.get("detail") and row["status"] != "same":
         text += f": {row['detail']}"
     return text
-
-
-def _ignore_progress(params: dict[str, Any]) -> None:
-    """A progress listener, so the request carries a progress token as the recorded one did."""
 
 
 class _RecordedResponder:

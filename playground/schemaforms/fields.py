@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field as dc_field
 from typing import Any
 
+from playground import jsonpointer
+
 # Bounds against hostile or recursive schemas: nesting depth of fields, how often one $ref may
 # appear on the current path, and the total number of fields in one form.
 MAX_DEPTH = 12
@@ -198,7 +200,7 @@ class _Builder:
             return found
         node = self.root
         for part in fragment[1:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
+            part = jsonpointer.unescape(part)
             if isinstance(node, dict) and part in node:
                 node = node[part]
             elif isinstance(node, list) and part.isascii() and part.isdigit() and int(part) < len(node):

@@ -12,6 +12,8 @@ import jsonschema
 from jsonschema import validators
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
+from playground import jsonpointer
+
 from . import linear_regex
 from .cache import SchemaCache
 
@@ -43,7 +45,7 @@ def _check(schema: Any) -> Any:
         cls.check_schema(schema)
         return cls(schema, registry=SPECIFICATIONS, format_checker=cls.FORMAT_CHECKER)
     except jsonschema.SchemaError as exc:
-        where = _pointer(list(exc.path))
+        where = jsonpointer.join(exc.path)
         at = f" (at {where})" if where else ""
         return [_error([], f"The schema itself is invalid{at}: {exc.message}", "schema")]
     except Exception as exc:  # noqa: BLE001 - hostile schemas must not break the page
@@ -54,10 +56,6 @@ def _segment(part: Any) -> str:
     from .fields import encode_segment
 
     return encode_segment(part if isinstance(part, (int, str)) else str(part))
-
-
-def _pointer(parts: list) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 def validate_arguments(schema: Any, arguments: Any) -> list[dict]:
@@ -105,7 +103,7 @@ def _missing_property(error: jsonschema.ValidationError) -> str | None:
 
 
 def _error(parts: list, message: str, keyword: str) -> dict:
-    return {"path": ".".join(_segment(p) for p in parts), "pointer": _pointer(parts),
+    return {"path": ".".join(_segment(p) for p in parts), "pointer": jsonpointer.join(parts),
             "message": message, "keyword": keyword}
 
 

@@ -1,5 +1,10 @@
 """The Check server form: which tools the check may call (calling a tool runs its side
-effects), then a session of kind "check" whose check feature runs the battery."""
+effects), then a session of kind "check" whose check feature runs the battery.
+
+A GET never contacts the server: it offers the tools of the server's last session that listed
+any. Listing them now starts the server (a stdio command runs) and is the person's decision: a
+POST with the CSRF token ("Fetch the tool list"), so that no page elsewhere can make it happen
+by linking here (a top-level navigation carries the SameSite=Lax session cookie)."""
 from __future__ import annotations
 
 from typing import Any
@@ -53,13 +58,13 @@ async def check_form(request: HttpRequest, server_pk: int) -> HttpResponse:
     user, server, refused = await startable_server(request, server_pk)
     if refused is not None:
         return refused
-    if request.method == "POST":
+    fetched = request.method == "POST" and request.POST.get("fetch") == "1"
+    if request.method == "POST" and not fetched:
         names = [n for n in request.POST.getlist("call_tools") if n][:MAX_TICKED]
         return await start_and_show(request, user, server, kind=Session.Kind.CHECK,
                                     hints={"check": {"call_tools": names}})
     tools, source = await sync_to_async(last_tools)(server, user)
     fetch_error = ""
-    fetched = request.GET.get("fetch") == "1" or source is None
     if fetched:
         try:
             tools, source = await list_tools_now(server), None

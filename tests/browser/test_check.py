@@ -1,5 +1,5 @@
-"""Check server, as a person uses it: the button on a server's page, the form with the
-read-only tool ticked, the report region filling row by row, a row's link to its transcript
+"""Check server, as a person uses it: the button on a server's page, the form fetching the
+tool list on request with the read-only tool ticked, the report region filling row by row, a row's link to its transcript
 line, and the report on the session's share page."""
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ class CheckServerTests(LiveBrowserTestCase):
         self.add_server(name, command=sys.executable, args=[FAULTS, fault])
         page.get_by_role("link", name="Check server").click()
         expect(page.get_by_role("heading", name=f"Check {name}")).to_be_visible()
+        # A new server: no session listed its tools, and opening the form started nothing.
+        expect(page.get_by_text("No session of this server has listed its tools yet.")).to_be_visible()
+        expect(page.get_by_role("checkbox")).to_have_count(0)
+        self.shot("form-before-fetch")
+        page.get_by_role("button", name="Fetch the tool list").click()
+        expect(page.get_by_text("The tools the server lists now.")).to_be_visible()
 
     def report(self):
         return self.page.get_by_role("region", name="Server check")

@@ -27,7 +27,7 @@ async def check(config: ServerConfig, call: tuple[str, ...] = (), timeout: float
     runner = Runner(tap, CheckOptions(call_tools=list(call), timeout=timeout, call_timeout=timeout))
     client = await open_client(config, tap=tap)
     try:
-        report = await runner.run(client, config, lambda changed: open_client(changed, tap=tap))
+        report = await runner.run(client, config, lambda changed, probe_tap: open_client(changed, tap=probe_tap))
     finally:
         await client.close()
     return report, events
@@ -87,7 +87,6 @@ FAULT_CASES = [
     ("bad-description", "legacy", (), "schema: answers",
      "tools/list (ListToolsResult): /result/tools/2/description 42 is not of type 'string'"),
     ("advertised-unanswered", "legacy", (), "capabilities: advertised methods answer", "advertises `prompts` but prompts/list got -32601"),
-    ("answers-unadvertised", "legacy", (), "capabilities: unadvertised methods get -32601", "logging/setLevel answered with a result, but `logging` is not advertised"),
     ("structured-mismatch", "legacy", ("go",), "tools/call: go", "structuredContent does not match the outputSchema: /n"),
     ("call-error", "legacy", ("go",), "tools/call: go", 'called with {"n": 1}: error -32602'),
     ("read-fails", "legacy", (), "resources: read", "'fault://one': error -32603: could not read"),
@@ -98,6 +97,7 @@ FAULT_CASES = [
     ("invalid-params-result", "legacy", (), "errors: invalid params", "tools/call without a name: a result, as if nothing were wrong"),
     ("accepts-bad-args", "legacy", ("go",), "errors: invalid params", "go with 'n' given str 'not a number'"),
     ("ping-fails", "legacy", (), "ping", "error -32603: ping broke"),
+    ("ping-extra", "legacy", (), "ping", "not the empty result ping MUST answer with (members: pong)"),
     ("hang-ping", "legacy", (), "ping", "no answer within 3 s"),
     ("hang-ping", "legacy", (), "timing", "1 request(s) got no answer in time"),
     ("setlevel-fails", "legacy", (), "logging/setLevel", "`logging` is advertised, but setLevel got error -32603"),
@@ -113,6 +113,31 @@ async def test_each_check_fails_on_its_fault(fault, era, call, name, reason):
     assert reason in result.reason
     assert result.seqs and cited(events, result)
     assert report.finished and report.rows[-1].name == "timing"
+
+
+async def test_shoulds_are_warnings_and_an_empty_result_may_carry_meta():
+    report, _ = await check(faulty("answers-unadvertised,ping-meta"))
+    unadvertised = row(report, "capabilities: unadvertised methods get -32601")
+    assert unadvertised.status == "warn"        # "Both parties SHOULD respect capability negotiation"
+    assert "logging/setLevel answered with a result, but `logging` is not advertised" in unadvertised.reason
+    ping = row(report, "ping")
+    assert ping.status == "pass" and ping.reason == "an empty result (with _meta)"
+
+
+def test_over_http_an_unsupported_version_error_must_come_with_400():
+    from playground.mcp.check.handshake import judge_modern
+    from playground.mcp.check.probe import Answer
+    from playground.mcp.jsonrpc import JsonRpcError
+
+    def answer(status):
+        error = JsonRpcError(-32022, "Unsupported protocol version", {"supported": ["2026-07-28"]})
+        return Answer("server/discover", error=error, http_status=status)
+    assert judge_modern("2099-12-31", answer(400), older=False, http=True)[0] == "pass"
+    assert judge_modern("2099-12-31", answer(None), older=False, http=False)[0] == "pass"     # stdio: no status
+    status, reason = judge_modern("2099-12-31", answer(None), older=False, http=True)
+    assert status == "fail" and "-32022 with a success status (2xx); over HTTP it MUST come with 400" in reason
+    status, reason = judge_modern("2099-12-31", answer(422), older=False, http=True)
+    assert status == "fail" and "-32022 with HTTP 422" in reason
 
 
 async def test_the_fault_free_peer_passes_every_check_in_both_eras():
@@ -131,6 +156,36 @@ async def test_a_row_cites_the_requests_it_judged_and_their_answers():
     handshake = cited(events, row(report, "handshake: legacy, older version 2025-06-18"))
     offered = [e.message["params"]["protocolVersion"] for e in handshake if e.method == "initialize"]
     assert offered == ["2025-06-18"]
+
+
+async def test_the_version_probes_do_not_change_the_version_the_session_is_linted_against():
+    from playground.mcp.framelint import FrameLinter
+
+    linter = FrameLinter()
+    picks = []
+    tap = Tap()
+    events: list[TranscriptEvent] = []
+    tap.subscribe(events.append)
+    tap.subscribe(lambda event: picks.extend(linter.pick([event])))
+    config = faulty("none", "modern")
+    client = await open_client(config, tap=tap)
+    try:
+        report = await Runner(tap, CheckOptions(timeout=3.0)).run(
+            client, config, lambda changed, probe_tap: open_client(changed, tap=probe_tap))
+    finally:
+        await client.close()
+    probes = {(p.event.data or {}).get("connection") for p in picks} - {None}
+    assert probes == {"check probe 1", "check probe 2", "check probe 3"}
+    # The legacy probe offered 2025-06-18, then the modern one named 2025-11-25 in _meta: the
+    # session's own frames, before and after, are checked as the 2026-07-28 they are.
+    ours = [p for p in picks if not p.event.data]
+    assert ours and {p.version for p in ours} == {"2026-07-28"}
+    offered = [(p.event.message["params"]["protocolVersion"], p.version) for p in picks if p.event.method == "initialize"]
+    assert offered == [("2025-06-18", "2025-06-18"), ("2099-12-31", "2025-11-25")]    # each probe: its own
+    last_probe = max(p.event.seq for p in picks if p.event.data)
+    assert any(p.event.seq > last_probe for p in ours)
+    for result in report.rows:                  # the probes' lines are the session's transcript's
+        cited(events, result)
 
 
 async def test_tools_are_called_only_when_ticked_with_arguments_from_their_schema():
@@ -153,6 +208,37 @@ async def test_a_crash_ends_the_check_with_the_rows_so_far_and_a_fail():
     lost = row(report, "connection")
     assert lost.status == "fail" and "connection closed" in lost.reason and "did not run" in lost.reason
     assert names[-1] == "timing"
+
+
+async def test_hostile_numbers_names_and_arguments_are_findings_not_crashes():
+    report, events = await check(faulty("hostile-numbers,tool-name-list,prompt-arguments-number"),
+                                 ("tiny", "huge", "go"))
+    assert not [r for r in report.rows if r.name.endswith(": crashed")], report.rows
+    assert row(report, "tools/call: tiny").status == "pass"         # multipleOf 5e-324: 1 is a multiple
+    huge = row(report, "tools/call: huge")                         # 1e308 / 1e-10 is infinite: no multiple made
+    assert huge.status == "warn" and "could not make arguments" in huge.reason and "not called" in huge.reason
+    assert "a tool has name []" in row(report, "tools: names").reason
+    assert "'hello': arguments is not a list of named arguments" in row(report, "prompts: get").reason
+    assert row(report, "capabilities: advertised methods answer").status == "pass"
+    assert report.finished and report.rows[-1].name == "timing"
+
+
+async def test_a_group_that_crashes_is_a_fail_row_and_the_next_groups_run(monkeypatch, caplog):
+    from playground.mcp.check import runner, utilities
+
+    async def broken(ctx):
+        await ctx.ask("ping")
+        raise KeyError("surprise")
+    monkeypatch.setattr(runner, "GROUPS", tuple(broken if g is utilities.run else g for g in runner.GROUPS))
+    broken.__module__ = utilities.__name__
+    broken.__name__ = "run"
+    report, events = await check(faulty("none"))
+    crashed = row(report, "utilities: crashed")
+    assert crashed.status == "fail" and "the check crashed: KeyError: 'surprise'" in crashed.reason
+    assert [e.method for e in cited(events, crashed) if e.dir == "send"] == ["ping"]     # what it was doing
+    names = [r.name for r in report.rows]
+    assert names.index("utilities: crashed") < names.index("schema: answers") and names[-1] == "timing"
+    assert report.finished and "server check: the utilities checks crashed" in caplog.text
 
 
 async def test_a_hanging_server_stops_the_check_instead_of_waiting_on_every_request():
@@ -209,3 +295,10 @@ async def test_sdk_peer_streamable_http(sdk_http, era):
     # legacy traffic (400 "Missing session ID"), where stdio answers -32022: a warning, not a fail.
     older = row(report, "handshake: modern, older version 2025-11-25")
     assert older.status == "warn" and "Missing session ID" in older.reason
+
+
+def test_a_schema_problem_names_its_place_as_a_json_pointer():
+    from playground.mcp.check import schemas
+
+    status, reason = schemas.problem({"type": "object", "properties": {"a/b~": {"type": "nope"}}}, "t: inputSchema")
+    assert status == "fail" and "(2020-12) at /properties/a~1b~0/type:" in reason

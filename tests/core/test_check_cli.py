@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
+
 from tests.conftest import PEERS
 from tests.core.test_cli import mcp
 
@@ -40,3 +42,35 @@ def test_usage_and_connection_failures_keep_their_codes():
     assert mcp("--check", "--ping", "--", *FAULTS, "none").returncode == 2
     assert mcp("--call-tools", "go", "--", *FAULTS, "none").returncode == 2
     assert mcp("--check", "--", "/nonexistent/server").returncode == 3
+
+
+def test_hostile_server_data_still_gives_the_whole_report():
+    proc = mcp("--check", "--timeout", "5", "--call-tools", "tiny,huge", "--", *FAULTS,
+               "hostile-numbers,tool-name-list,prompt-arguments-number")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert any(line.startswith("WARN  tools/call: huge — could not make arguments") for line in lines)
+    assert lines[-1].startswith("Server check: ") and proc.returncode == 1     # genuine findings fail
+
+
+@pytest.mark.parametrize("transcript", [False, True])
+def test_frames_are_schema_linted_only_where_they_are_written(tmp_path, monkeypatch, capsys, transcript):
+    """--check prints its report, not the frames: without --transcript nothing would show what the
+    schema lint found, so it does not run (the check judges every answer against the schema itself)."""
+    from playground.mcp import cli
+    from playground.mcp.framelint import FrameLinter
+
+    linted = []
+
+    class Counting(FrameLinter):
+        def lint(self, event):
+            linted.append(event.seq)
+            super().lint(event)
+    monkeypatch.setattr(cli, "FrameLinter", Counting)
+    file = tmp_path / "t.jsonl"
+    args = ["--check", "--timeout", "5", *(["--transcript", str(file)] if transcript else []), "--", *FAULTS, "none"]
+    assert cli.main(args) == 0
+    assert "Server check: " in capsys.readouterr().out
+    assert bool(linted) is transcript
+    if transcript:
+        assert len(linted) == len(file.read_text().splitlines())

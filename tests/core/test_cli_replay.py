@@ -77,11 +77,16 @@ def test_usage_errors_exit_2(recorded, args):
     assert proc.returncode == 2 and "mcp: error:" in proc.stderr
 
 
-def test_a_file_that_is_not_a_transcript_exits_2(tmp_path):
+@pytest.mark.parametrize("line, why", [
+    ('{"hello": "world"}', "not a transcript"),
+    ('{"seq": 1, "t": [], "dir": "send", "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}}',
+     "event 1: t is [], not a number of seconds"),
+])
+def test_a_file_that_is_not_a_transcript_exits_2(tmp_path, line, why):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"hello": "world"}\n')
+    bad.write_text(line + "\n")
     proc = mcp("--replay", str(bad), "--", *BUILD["a"])
-    assert proc.returncode == 2 and "not a transcript" in proc.stderr
+    assert proc.returncode == 2 and why in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
 
 
 def test_a_server_that_cannot_be_reached_exits_3(recorded):

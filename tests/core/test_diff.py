@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from playground import jsonpointer
 from playground.mcp import diff
 
 
@@ -28,9 +29,40 @@ def test_json_equality_not_python_equality():
     assert changes("x", {"x": 1}) == [{"path": "", "old": "x", "new": {"x": 1}}]
 
 
+def test_equal_values_in_another_key_order_are_not_walked():
+    """A reordered response is the same response: found so at once, not node by node until the
+    node limit stops the walk and reports a change where there is none."""
+    old = {"result": {"content": [{"type": "text", "text": str(i), "meta": {"a": i, "b": [True, None]}}
+                                  for i in range(2000)], "isError": False}}
+    reordered = {"result": {"isError": False, "content": [{"meta": {"b": [True, None], "a": i}, "text": str(i),
+                                                           "type": "text"} for i in range(2000)]}}
+    found = diff.diff(old, reordered, max_nodes=10)
+    assert found.changes == [] and found.complete
+    reordered["result"]["content"][1500]["meta"]["b"][0] = 1            # true -> 1: a change, even reordered
+    found = diff.diff(old, reordered, max_nodes=10)
+    assert found.to_list() == [{"path": "/result/content/1500/meta/b/0", "old": True, "new": 1}] and found.complete
+    assert changes({"a": [2 ** 70, "\ud800"]}, {"a": [2 ** 70, "\ud800"]}) == []     # what orjson cannot write
+    assert changes({"a": [1, {"b": 2.0}]}, {"a": [1.0, {"b": 2}]}) == []
+
+
+def ignores(rules: diff.Rules, path: str) -> bool:
+    """Whether `path` (a JSON pointer) or one of its parents is ignored, stepped as the walk steps."""
+    states = rules.start()
+    if rules.matched(states):
+        return True
+    for segment in path[1:].split("/") if path else ():
+        states = rules.step(states, jsonpointer.unescape(segment))
+        if rules.matched(states):
+            return True
+    return False
+
+
 def test_keys_are_escaped_as_json_pointers():
     assert changes({"a/b": {"~c": 1}}, {"a/b": {"~c": 2}}) == [{"path": "/a~1b/~0c", "old": 1, "new": 2}]
-    assert diff.Rules(["/a~1b/~0c"]).ignores("/a~1b/~0c")
+    assert ignores(diff.Rules(["/a~1b/~0c"]), "/a~1b/~0c")
+    assert changes({"a/b": {"~c": 1}}, {"a/b": {"~c": 2}}, ["/a~1b/~0c"]) == []
+    assert jsonpointer.join(["a/b", "~c", 0]) == "/a~1b/~0c/0" and jsonpointer.join([]) == ""
+    assert jsonpointer.unescape("~01") == "~1" and jsonpointer.unescape(jsonpointer.escape("~/~1")) == "~/~1"
 
 
 @pytest.mark.parametrize("rule, path, ignored", [
@@ -45,7 +77,7 @@ def test_keys_are_escaped_as_json_pointers():
     ("/a/*", "/a", False),
 ])
 def test_rules_match_segment_by_segment(rule, path, ignored):
-    assert diff.Rules([rule]).ignores(path) is ignored
+    assert ignores(diff.Rules([rule]), path) is ignored
 
 
 def test_default_rules_leave_out_ids_meta_progress_tokens_and_timestamps():
@@ -64,10 +96,14 @@ def test_a_servers_rules_come_on_top_of_the_defaults():
 
 
 def test_rules_are_checked():
-    assert diff.clean_rules(["  /a/*  ", "", "/a/*", "/b"]) == ["/a/*", "/b"]
-    for bad in ["a/b", "result", "/" + "x" * 600]:
+    assert diff.clean_rules(["  /a/*  ", "", "/a/*", "/b", "/*/*", "/**/x"]) == ["/a/*", "/b", "/*/*", "/**/x"]
+    for bad in ["a/b", "result", "/" + "x" * 600, "/**", " /**/** ", "/*", "/**/*"]:
         with pytest.raises(diff.RuleError):
             diff.clean_rules([bad])
+    with pytest.raises(diff.RuleError, match="would ignore everything"):
+        diff.parse_rule("/**")
+    with pytest.raises(diff.RuleError):
+        diff.parse_rule("")
     with pytest.raises(diff.RuleError):
         diff.clean_rules([f"/r{i}" for i in range(diff.MAX_RULES + 1)])
 

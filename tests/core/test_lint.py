@@ -240,6 +240,34 @@ def test_the_linter_follows_the_version_the_frames_negotiate():
     assert linter.pick(events) == [] and (linter.seen, linter.checked) == (5, 5)
 
 
+def test_another_connections_frames_follow_their_own_version():
+    """The server check's version probes share the session's tap (`Tap.connection`): their
+    initialize offering another version must not change what the session's frames are checked against."""
+    tap = Tap()
+    events = []
+    tap.subscribe(events.append)
+    probe = tap.connection("check probe 1")
+
+    def init(t, version):
+        t.frame("send", json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}))
+        t.frame("recv", json.dumps({"jsonrpc": "2.0", "id": 0, "result": {
+            "protocolVersion": version, "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}}))
+    init(tap, "2025-11-25")
+    init(probe, "2024-11-05")
+    probe.note("closed", "probe closed")
+    tap.frame("send", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+    tap.frame("recv", json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}}))
+    # One numbering, one transcript; the probe's events say whose they are, its answer pairs with its request.
+    assert [e.seq for e in events] == [1, 2, 3, 4, 5, 6, 7] and tap.seq == 7
+    assert [(e.data or {}).get("connection") for e in events] == [None, None, "check probe 1", "check probe 1",
+                                                                  "check probe 1", None, None]
+    assert (events[3].reply_to, events[6].reply_to) == (3, 6)
+    picks = FrameLinter().pick(events)
+    assert [(p.event.seq, p.version) for p in picks] == [
+        (1, "2025-11-25"), (2, "2025-11-25"), (3, "2024-11-05"), (4, "2024-11-05"), (6, "2025-11-25"), (7, "2025-11-25")]
+
+
 def test_the_budget_checks_unasked_frames_at_its_rate_and_answers_always():
     now = [100.0]
     budget = LintBudget(rate=10, share=0.1, burst=0.5, clock=lambda: now[0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -138,6 +139,42 @@ async def test_a_modern_input_round_is_one_request_and_its_answer_is_recorded():
     assert [e.name for e in rec.exchanges].count("ask") == 1
 
 
+def test_interleaved_input_rounds_are_matched_by_their_request_state():
+    """Two tools/calls both waiting for input, retried in the order they were asked: each retry
+    continues the call whose requestState it echoes, and a later hand-made request carrying a
+    requestState nobody issued is a request of its own."""
+    tap = Tap()
+    events = []
+    tap.subscribe(events.append)
+
+    def send(rid, params):
+        tap.frame("send", json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}))
+
+    def recv(rid, result):
+        tap.frame("recv", json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}))
+
+    def waiting(state, who):
+        return {"resultType": "input_required", "requestState": state, "inputRequests": {"q": {
+            "method": "elicitation/create", "params": {"message": f"Name for {who}?", "requestedSchema": {}}}}}
+    send(1, {"name": "ask", "arguments": {"who": "a"}})
+    send(2, {"name": "ask", "arguments": {"who": "b"}})
+    recv(1, waiting("state-a", "a"))
+    recv(2, waiting("state-b", "b"))
+    send(3, {"name": "ask", "arguments": {"who": "a"}, "requestState": "state-a",
+             "inputResponses": {"q": {"action": "accept", "content": {"name": "Ann"}}}})
+    send(4, {"name": "ask", "arguments": {"who": "b"}, "requestState": "state-b",
+             "inputResponses": {"q": {"action": "accept", "content": {"name": "Bo"}}}})
+    recv(3, {"resultType": "complete", "content": [{"type": "text", "text": "Hello, Ann!"}]})
+    recv(4, {"resultType": "complete", "content": [{"type": "text", "text": "Hello, Bo!"}]})
+    send(5, {"name": "ask", "arguments": {"who": "c"}, "requestState": "made-up"})
+    recv(5, {"resultType": "complete", "content": [{"type": "text", "text": "?"}]})
+    rec = recording([e.to_dict() for e in events])
+    assert [(e.params["arguments"]["who"], e.response["result"]["content"][0]["text"]) for e in rec.exchanges] == [
+        ("a", "Hello, Ann!"), ("b", "Hello, Bo!"), ("c", "?")]
+    assert [(a.params["message"], a.result["content"]["name"]) for a in rec.answers] == [
+        ("Name for a?", "Ann"), ("Name for b?", "Bo")]
+
+
 async def replay(rows, build: str, *, modern: bool = False, ignore=()):
     client, tap, events = client_for(server(build, modern=modern), era="modern" if modern else "legacy")
     replayer = Replayer(recording(rows), tap=tap, ignore=list(ignore))
@@ -153,6 +190,19 @@ async def replay(rows, build: str, *, modern: bool = False, ignore=()):
     await client.close()
     assert seen == report["rows"]
     return report, [e.to_dict() for e in events]
+
+
+async def replay_against(rec, handler, *, responder=None, timeout: float = 5.0) -> dict:
+    """`rec` replayed against the legacy server `handler`; what the recording cannot answer, `responder` does."""
+    client, tap, _ = client_for(handler)
+    client.timeout = timeout
+    replayer = Replayer(rec, tap=tap)
+    client.responder = replayer.responder(responder or NoResponder())
+    await client.start()
+    await client.initialize()
+    report = await replayer.run(client)
+    await client.close()
+    return report
 
 
 @pytest.mark.parametrize("modern", [False, True])
@@ -173,6 +223,24 @@ async def test_replayed_against_the_same_build_everything_is_the_same(modern):
     assert any(m.get("method") == "notifications/roots/list_changed" for m in sent)
     notes = [e for e in events if e.get("kind") == "diff"]
     assert [n["data"]["seq"] for n in notes] == [r["seq"] for r in report["rows"]]
+
+
+async def test_responses_are_compared_off_the_event_loop(monkeypatch):
+    import threading
+
+    from playground.mcp import diff
+
+    threads = []
+    real = diff.diff
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(diff, "diff", spy)
+    rows = await record()
+    report, _ = await replay(rows, "a")
+    assert report["answered_from_recording"] == 1          # a recorded answer looked up, too
+    assert len(threads) >= 7 and threading.main_thread() not in threads
 
 
 async def test_against_another_build_exactly_what_changed_shows():
@@ -196,34 +264,42 @@ async def test_without_a_recorded_answer_the_fallback_is_asked_and_the_request_i
     rows = await record()
     rec = recording(rows)
     rec.answers.clear()
-    client, tap, _ = client_for(server("a"))
-    replayer = Replayer(rec, tap=tap)
-    client.responder = replayer.responder(StaticResponder(elicitation="accept", elicitation_content={"name": "Bo"}))
-    await client.start()
-    await client.initialize()
-    report = await replayer.run(client)
-    await client.close()
+    report = await replay_against(rec, server("a"),
+                                  responder=StaticResponder(elicitation="accept", elicitation_content={"name": "Bo"}))
     ask = next(r for r in report["rows"] if r.get("name") == "ask")
     assert ask["status"] == "changed" and ask["changes"][0]["new"] == "Hello, Bo!"
     assert report["answered_from_recording"] == 0
 
 
+async def test_a_request_never_answered_nor_cancelled_waits_as_long_as_the_replay_runs():
+    """A call still hanging when the recorded session ended (or an open subscriptions/listen):
+    "same" however long the replay runs, not "timed out" once it outlasts the request timeout."""
+    rows = await record()
+    sent = [r for r in rows if r["dir"] == "send" and isinstance(r["message"], dict)]
+    hang = next(r["seq"] for r in sent if (r["message"].get("params") or {}).get("name") == "hang")
+    rows = [r for r in rows if not (r in sent and r["message"].get("method") == "notifications/cancelled")]
+    rec = recording(rows)
+    assert next(e for e in rec.exchanges if e.seq == hang).cancel_after is None
+    timeout = 0.3
+
+    async def slow_last(t, msg):
+        if msg.get("method") == "no/such":          # the step after the hanging call: outlasts its timeout
+            await asyncio.sleep(3 * timeout)
+        await server("a")(t, msg)
+    report = await replay_against(rec, slow_last, timeout=timeout)
+    row = next(r for r in report["rows"] if r.get("name") == "hang")
+    assert row["status"] == "same" and row["detail"] == "no response, as recorded", row
+
+
 async def test_a_failure_where_it_succeeded_is_an_error_row():
     rows = await record()
-    client, tap, _ = client_for(server("a"))
 
     async def refusing(t, msg):
         if (msg.get("params") or {}).get("name") == "version":
             t.error(msg, -32603, "broken")
         else:
             await server("a")(t, msg)
-    client.transport.handler = refusing
-    replayer = Replayer(recording(rows), tap=tap)
-    client.responder = replayer.responder(NoResponder())
-    await client.start()
-    await client.initialize()
-    report = await replayer.run(client)
-    await client.close()
+    report = await replay_against(recording(rows), refusing)
     version = next(r for r in report["rows"] if r.get("name") == "version")
     assert version["status"] == "error" and "succeeded in the recording, failed now" in version["detail"]
 
@@ -237,6 +313,29 @@ def test_files_in_both_export_formats_and_what_is_not_a_transcript():
     for bad in ["not json\n", '{"seq": "x", "dir": "send"}\n', "[1, 2]\n"]:
         with pytest.raises(RecordingError):
             read_rows(bad)
+
+
+@pytest.mark.parametrize("field, value, why", [
+    ("t", [], "t is [], not a number of seconds"),
+    ("t", "0.5", 't is "0.5", not a number of seconds'),
+    ("t", True, "t is true"),
+    ("reply_to", [1], "reply_to is [1], not an event number"),
+    ("reply_to", "2", 'reply_to is "2"'),
+    ("seq", True, "every line needs seq (an integer)"),
+])
+def test_every_malformed_value_in_a_recording_is_a_recording_error(field, value, why):
+    """What a plan reads of a line is checked: a file edited by hand (or by a broken tool) is a
+    usage error naming the line, never a TypeError out of the middle of the reading."""
+    good = [{"seq": 1, "t": 0.0, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
+            {"seq": 2, "t": 0.1, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                                                       "params": {"requestId": 1}}},
+            {"seq": 3, "t": 0.2, "dir": "recv", "raw": "x" * 10, "message": None, "truncated": True, "reply_to": 1}]
+    recording(read_rows("\n".join(json.dumps(line) for line in good)))
+    for i in range(len(good)):
+        lines = [dict(line) for line in good]
+        lines[i][field] = value
+        with pytest.raises(RecordingError, match=re.escape(why)):
+            recording(read_rows("\n".join(json.dumps(line) for line in lines)))
 
 
 def test_user_params_leave_out_what_the_client_adds():

@@ -22,6 +22,10 @@ Faults:
   bad-output-schema     a tool whose outputSchema is not a valid JSON Schema
   bad-description       a tool whose description is a number
   bad-annotations       a tool whose readOnlyHint is a string
+  hostile-numbers       tools whose number bounds overflow arithmetic: `tiny` (multipleOf 5e-324) and
+                        `huge` (minimum 1e308, multipleOf 1e-10)
+  tool-name-list        a tool whose name is [] (not a string, not even hashable)
+  prompt-arguments-number  advertises prompts; the prompt `hello` has "arguments": 1
   advertised-unanswered advertises prompts, answers prompts/list with -32601
   answers-unadvertised  does not advertise logging or completions, answers both
   structured-mismatch   the tool `go` returns structuredContent its outputSchema refuses
@@ -34,6 +38,8 @@ Faults:
   invalid-params-result tools/call without a name, or of an unknown tool, gets a plain result
   accepts-bad-args      tools/call of `go` with arguments its schema refuses gets a plain result
   ping-fails            ping gets -32603
+  ping-meta             ping gets {"_meta": {...}} (an EmptyResult may carry _meta)
+  ping-extra            ping gets {"pong": true}
   hang-ping             ping is never answered
   setlevel-fails        logging/setLevel gets -32603 (logging is advertised)
   crash-on-read         the process exits in the middle of the first resources/read
@@ -80,7 +86,7 @@ def error(rid: object, code: int, message: str, data: object = None) -> None:
 
 def capabilities() -> dict:
     caps: dict = {"tools": {}, "resources": {}}
-    if "advertised-unanswered" in FAULTS or "prompt-fails" in FAULTS:
+    if "advertised-unanswered" in FAULTS or "prompt-fails" in FAULTS or "prompt-arguments-number" in FAULTS:
         caps["prompts"] = {}
     if "setlevel-fails" in FAULTS:
         caps["logging"] = {}
@@ -109,6 +115,15 @@ def tools() -> list[dict]:
     if "bad-annotations" in FAULTS:
         listed.append({"name": "hinted", "description": "x", "inputSchema": {"type": "object"},
                        "annotations": {"readOnlyHint": "yes"}})
+    if "hostile-numbers" in FAULTS:
+        listed += [{"name": "tiny", "description": "x", "inputSchema": {
+                        "type": "object", "properties": {"x": {"type": "number", "multipleOf": 5e-324}},
+                        "required": ["x"]}},
+                   {"name": "huge", "description": "x", "inputSchema": {
+                        "type": "object", "properties": {"x": {"type": "number", "minimum": 1e308, "multipleOf": 1e-10}},
+                        "required": ["x"]}}]
+    if "tool-name-list" in FAULTS:
+        listed.append({"name": [], "description": "x", "inputSchema": {"type": "object"}})
     return listed
 
 
@@ -128,7 +143,7 @@ def tools_list(rid: object, params: dict) -> None:
 def tools_call(rid: object, params: dict) -> None:
     name = params.get("name")
     args = params.get("arguments") or {}
-    if not isinstance(name, str) or name not in {t["name"] for t in tools()}:
+    if not isinstance(name, str) or name not in {t["name"] for t in tools() if isinstance(t["name"], str)}:
         if "invalid-params-result" in FAULTS:
             result(rid, {"content": [{"type": "text", "text": "sure"}]})
         elif not isinstance(name, str):
@@ -217,7 +232,10 @@ def handle(msg: dict) -> None:
     elif method == "resources/read":
         resources_read(rid, params)
     elif method == "prompts/list" and "prompts" in capabilities() and "advertised-unanswered" not in FAULTS:
-        result(rid, {"prompts": [{"name": "hello", "description": "Says hello."}]})
+        prompt: dict = {"name": "hello", "description": "Says hello."}
+        if "prompt-arguments-number" in FAULTS:
+            prompt["arguments"] = 1
+        result(rid, {"prompts": [prompt]})
     elif method == "prompts/get" and "prompts" in capabilities() and "advertised-unanswered" not in FAULTS:
         if params.get("name") != "hello":
             error(rid, -32602, "Unknown prompt")
@@ -230,6 +248,10 @@ def handle(msg: dict) -> None:
             return
         if "ping-fails" in FAULTS:
             error(rid, -32603, "ping broke")
+        elif "ping-meta" in FAULTS:
+            result(rid, {"_meta": {"example.com/took": 1}})
+        elif "ping-extra" in FAULTS:
+            result(rid, {"pong": True})
         else:
             result(rid, {})
     elif method == "logging/setLevel" and ("logging" in capabilities() or "answers-unadvertised" in FAULTS):

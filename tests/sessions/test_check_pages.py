@@ -58,3 +58,36 @@ def test_the_share_page_of_a_check_shows_its_report_redacted(client, server):
     assert 'href="#ev-3"' in page and 'href="#ev-4"' in page
     assert "1 failed" in page and "Tools called: look" in page
     assert SECRET not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+
+
+def test_a_get_never_starts_the_server_fetching_the_tools_is_a_csrf_protected_post(tmp_path):
+    """Listing the tools starts a stdio server: the form's GET (a link another site could open in
+    a top-level navigation, which carries the session cookie) never does it; "Fetch the tool list"
+    is a POST with the CSRF token, and the page then shows what the server lists."""
+    import sys
+
+    from django.test import Client
+
+    from tests.conftest import PEERS
+
+    marker = tmp_path / "started"
+    # A stdio server that leaves a mark when it starts, then speaks MCP (the fault peer, no faults).
+    script = (f"open({str(marker)!r}, 'w').close(); import runpy, sys; sys.argv = ['x', 'none']; "
+              f"runpy.run_path({str(PEERS / 'check_faults.py')!r}, run_name='__main__')")
+    user = get_user_model().objects.create_user("bo", password="pw")
+    server = Server.objects.create(name="fresh", transport="stdio", command=sys.executable, args=["-c", script], owner=user)
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    url = reverse("sessions:check_form", args=[server.pk])
+    for query in ("", "?fetch=1"):
+        page = browser.get(url + query).content.decode()
+        assert not marker.exists()
+        assert "No session of this server has listed its tools yet." in page and "Fetch the tool list" in page
+        assert 'name="call_tools"' not in page
+    assert browser.post(url, {"fetch": "1"}).status_code == 403         # no token: refused, nothing started
+    assert not marker.exists() and not Session.objects.exists()
+    token = browser.get(url).cookies["csrftoken"].value
+    page = browser.post(url, {"fetch": "1", "csrfmiddlewaretoken": token}).content.decode()
+    assert marker.exists()
+    assert 'value="go" checked' in page and 'value="other">' in page and "The tools the server lists now." in page
+    assert not Session.objects.exists()                                  # a quick listing, not a session

@@ -180,7 +180,11 @@ def _number(schema: dict[str, Any], integer: bool) -> int | float:
     if xhigh is not None and value >= xhigh:
         value = xhigh - (step or 1.0)
     if step and step > 0:
-        value = math.ceil(value / step) * step
+        # A hostile step (5e-324, or 1e308 over 1e-10) makes the quotient infinite: no multiple is
+        # made then, and the validator says the value misses it.
+        steps = value / step
+        if math.isfinite(steps) and math.isfinite(multiple := math.ceil(steps) * step):
+            value = multiple
     if integer:
         value = float(math.ceil(value))
     return int(value) if value.is_integer() else value

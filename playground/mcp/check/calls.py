@@ -61,7 +61,7 @@ async def run(ctx: CheckContext) -> None:
     if not ctx.options.call_tools:
         await ctx.row("tools/call", SKIP, "no tool was ticked: tools have side effects, so only ticked ones are called")
         return
-    tools = {t.get("name"): t for t in ctx.lists.get("tools") or []}
+    tools = {t["name"]: t for t in ctx.lists.get("tools") or [] if isinstance(t.get("name"), str)}
     for name in ctx.options.call_tools:
         await _call(ctx, name, tools.get(name))
 

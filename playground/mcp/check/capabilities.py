@@ -1,14 +1,13 @@
 """Capabilities advertised vs. methods answered, both ways: what the server advertises must
 answer (anything but -32601), and what it does not advertise should get -32601 Method not found
 ("Both parties SHOULD respect capability negotiation"; a client learns what a server offers
-from its capabilities, not by trying)."""
+from its capabilities, not by trying). A SHOULD: answering an unadvertised method is a warning."""
 from __future__ import annotations
 
 from typing import Any
 
 from ..jsonrpc import METHOD_NOT_FOUND
 from .context import CheckContext
-from .probe import Answer
 from .result import FAIL, PASS, SKIP, WARN, Status, worst
 
 NO_SUCH_PROMPT = "mcp-playground-check-no-such-prompt"
@@ -30,15 +29,12 @@ def _methods(ctx: CheckContext) -> dict[str, list[tuple[str, dict[str, Any] | No
 def _completion_params(ctx: CheckContext) -> dict[str, Any]:
     """A real prompt argument to complete when there is one (else a name no server has)."""
     for prompt in ctx.lists.get("prompts") or []:
-        for argument in prompt.get("arguments") or []:
+        arguments = prompt.get("arguments")
+        for argument in arguments if isinstance(arguments, list) else ():
             if isinstance(argument, dict) and isinstance(argument.get("name"), str) and isinstance(prompt.get("name"), str):
                 return {"ref": {"type": "ref/prompt", "name": prompt["name"]},
                         "argument": {"name": argument["name"], "value": ""}}
     return {"ref": {"type": "ref/prompt", "name": NO_SUCH_PROMPT}, "argument": {"name": "x", "value": ""}}
-
-
-async def _answer(ctx: CheckContext, method: str, params: dict[str, Any] | None) -> Answer:
-    return await ctx.ask_once(method, params)
 
 
 async def run(ctx: CheckContext) -> None:
@@ -59,7 +55,7 @@ async def _advertised(ctx: CheckContext, offered: list[str], methods: dict[str, 
     answered: list[str] = []
     for capability in offered:
         for method, params in methods[capability]:
-            answer = await _answer(ctx, method, params)
+            answer = await ctx.ask_once(method, params)
             seqs += answer.seqs
             if answer.code == METHOD_NOT_FOUND:
                 found.append((FAIL, f"advertises `{capability}` but {method} got -32601 Method not found"))
@@ -83,12 +79,13 @@ async def _not_advertised(ctx: CheckContext, missing: list[str], methods: dict[s
     refused: list[str] = []
     for capability in missing:
         method, params = methods[capability][0]
-        answer = await _answer(ctx, method, params)
+        answer = await ctx.ask_once(method, params)
         seqs += answer.seqs
         if answer.code == METHOD_NOT_FOUND:
             refused.append(method)
         elif answer.ok:
-            found.append((FAIL, f"{method} answered with a result, but `{capability}` is not advertised"))
+            found.append((WARN, f"{method} answered with a result, but `{capability}` is not advertised "
+                                "(Both parties SHOULD respect capability negotiation)"))
         else:
             found.append((WARN, f"{method} got {answer.describe()} (`{capability}` is not advertised: "
                                 "expected -32601)"))

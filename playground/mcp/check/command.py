@@ -47,8 +47,8 @@ def make_runner(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> Runne
 async def run(runner: Runner, ns: argparse.Namespace, client: McpClient, config: ServerConfig, auth: OAuth | None,
               out: IO[str]) -> int:
     """The battery on the open session; the exit status."""
-    async def connect(changed: ServerConfig) -> McpClient:          # the version probes' own connections
-        return await open_client(changed, tap=runner.tap, auth=auth)
+    async def connect(changed: ServerConfig, tap: Tap) -> McpClient:     # the version probes' own connections
+        return await open_client(changed, tap=tap, auth=auth)
 
     async def on_row(row: CheckResult) -> None:
         out.write((json.dumps(row.to_dict(), ensure_ascii=False) if ns.jsonl else describe_row(row)) + "\n")

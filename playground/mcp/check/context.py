@@ -8,12 +8,15 @@ from typing import Any
 
 from ..client import McpClient
 from ..config import ServerConfig
+from ..events import Tap
 from .conformance import Conformance
 from .probe import Answer, Trace, ask
 from .result import CheckResult, Status
 
-# Opens another connection to the same server (a modified copy of its config), on the same tap.
-Connector = Callable[[ServerConfig], Awaitable[McpClient]]
+# Opens another connection to the same server (a modified copy of its config) on the tap given:
+# the session's, for that connection (`Tap.connection`), so its events are in the transcript
+# the rows cite, marked as not the session's own.
+Connector = Callable[[ServerConfig, Tap], Awaitable[McpClient]]
 Emit = Callable[[CheckResult], Awaitable[None]]
 
 CHECK_TIMEOUT = 10.0          # seconds a check's request may wait (tool calls: CALL_TIMEOUT, reset by progress)
@@ -46,7 +49,7 @@ class CheckContext:
     trace: Trace
     config: ServerConfig
     options: CheckOptions
-    connect: Connector
+    connector: Connector
     emit: Emit
     start: int = 0                                    # the trace mark the check's own requests come after
     lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)     # tools, resources, templates, prompts
@@ -56,6 +59,7 @@ class CheckContext:
     timeouts_in_a_row: int = 0
     timeouts: int = 0
     conformance: Conformance = field(default_factory=Conformance)      # every answer against the schema
+    connections: int = 0
 
     @property
     def caps(self) -> dict[str, Any]:
@@ -72,6 +76,11 @@ class CheckContext:
 
     def advertised(self, capability: str) -> bool:
         return capability in self.caps
+
+    async def connect(self, config: ServerConfig) -> McpClient:
+        """Another connection (a version probe), its events marked "check probe N" in the transcript."""
+        self.connections += 1
+        return await self.connector(config, self.trace.tap.connection(f"check probe {self.connections}"))
 
     async def row(self, name: str, status: Status, reason: str, seqs: list[int] | None = None) -> None:
         await self.emit(CheckResult(name, status, reason, list(seqs or [])))

@@ -5,7 +5,8 @@ protocol version, it MUST respond with the same version. Otherwise, the server M
 with another protocol version it supports."
 Modern (2026-07-28, Versioning › Protocol Version Negotiation): a server that does not implement
 the requested version "MUST respond with an UnsupportedProtocolVersionError" (-32022) whose
-`data.supported` lists the versions it does support.
+`data.supported` lists the versions it does support; over HTTP (Streamable HTTP › Protocol
+Version Header) "it MUST respond with `400 Bad Request` and an UnsupportedProtocolVersionError".
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from ..connect import ConnectError
 from ..jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
 from ..transports.base import TransportError
 from .context import CheckContext
-from .probe import ask
+from .probe import Answer, ask
 from .result import FAIL, PASS, SKIP, WARN, Status, clip
 
 OLDER_LEGACY = LEGACY_VERSIONS[1]        # the revision before the latest
@@ -123,21 +124,26 @@ async def _modern(ctx: CheckContext) -> None:
                 answer = await ask(extra, ctx.trace, "server/discover", {}, timeout=ctx.options.timeout)
             finally:
                 extra.protocol_version = settled
-            status, reason = _judge_modern(version, answer.result, answer.code, answer.error, answer.describe(),
-                                           older=version == OLDER_FOR_MODERN)
+            status, reason = judge_modern(version, answer, older=version == OLDER_FOR_MODERN,
+                                          http=extra.transport.name == "streamable-http")
             await ctx.row(name, status, reason, answer.seqs)
     finally:
         await _close(extra)
 
 
-def _judge_modern(version: str, result: Any, code: int | None, error: Any, said: str, *,
-                  older: bool) -> tuple[Status, str]:
-    if code == UNSUPPORTED_PROTOCOL_VERSION:
+def judge_modern(version: str, answer: Answer, *, older: bool, http: bool) -> tuple[Status, str]:
+    """A `server/discover` naming `version` (a handshake-era one when `older`); `http`: over Streamable HTTP."""
+    result, code, error, said = answer.result, answer.code, answer.error, answer.describe()
+    if code == UNSUPPORTED_PROTOCOL_VERSION and error is not None:
         data = error.data if isinstance(error.data, dict) else {}
         supported = data.get("supported")
         if not isinstance(supported, list) or not supported or not all(isinstance(v, str) for v in supported):
             return FAIL, (f"asked for {version}: -32022 without data.supported, the list of versions a client "
                           "needs to retry (UnsupportedProtocolVersionError)")
+        if http and answer.http_status != 400:
+            status = f"HTTP {answer.http_status}" if answer.http_status else "a success status (2xx)"
+            return FAIL, (f"asked for {version}: -32022 with {status}; over HTTP it MUST come with 400 Bad Request "
+                          "(Streamable HTTP, Protocol Version Header)")
         listed = ", ".join(clip(v, 40) for v in supported[:10])
         if not any(v in MODERN_VERSIONS for v in supported):
             return WARN, f"asked for {version}: -32022, supported [{listed}] names no modern version this client knows"

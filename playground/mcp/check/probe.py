@@ -11,7 +11,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..client import McpClient, ProtocolError, RequestTimeout
+from ..client import McpClient, ProtocolError, RequestTimeout, ignore_progress
 from ..events import Tap, TranscriptEvent
 from ..jsonrpc import JsonRpcError
 from ..transports.base import HttpStatusError, TransportError
@@ -112,7 +112,7 @@ async def ask(client: McpClient, trace: Trace, method: str, params: dict[str, An
     since = trace.mark()
     try:
         answer.result = await client.request(method, params, timeout=timeout,
-                                             on_progress=(lambda _p: None) if progress else None)
+                                             on_progress=ignore_progress if progress else None)
     except JsonRpcError as exc:
         answer.error = exc
     except RequestTimeout:

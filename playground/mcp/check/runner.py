@@ -1,8 +1,10 @@
 """Runs the battery on an open session, one group after another, handing each row out as soon
 as it is judged; a lost connection or a server that stopped answering ends it with the rows so
-far, a `fail` saying why, and the timing."""
+far, a `fail` saying why, and the timing. A group that crashes (server data no check foresaw)
+becomes a `fail` row of its own, logged, and the next group runs: the report is always saved."""
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -12,7 +14,9 @@ from ..events import Tap
 from . import calls, capabilities, conformance, errors, handshake, lists, prompts, resources, timing, tools, utilities
 from .context import CheckContext, CheckOptions, Connector, Stop
 from .probe import Trace
-from .result import FAIL, CheckResult, Report
+from .result import FAIL, CheckResult, Report, clip
+
+log = logging.getLogger(__name__)
 
 OnRow = Callable[[CheckResult], Awaitable[None]]
 
@@ -43,16 +47,29 @@ class Runner:
                   on_row: OnRow | None = None) -> Report:
         self._on_row = on_row
         self.ctx = CheckContext(client=client, trace=self.trace, config=config, options=self.options,
-                                connect=connect, emit=self._emit, start=self.trace.mark())
+                                connector=connect, emit=self._emit, start=self.trace.mark())
         self.report.tools_called = list(self.options.call_tools)
         try:
             for group in GROUPS:
-                await group(self.ctx)
+                await self._group(group, self.ctx)
         except Stop as stop:
             await self._emit(CheckResult("connection", FAIL, stop.reason + "; the remaining checks did not run",
                                          stop.seqs))
         await self.finish()
         return self.report
+
+    async def _group(self, group: Callable[[CheckContext], Awaitable[None]], ctx: CheckContext) -> None:
+        since = self.trace.mark()
+        try:
+            await group(ctx)
+        except Stop:
+            raise
+        except Exception as exc:        # noqa: BLE001 - one group's crash must not lose the report
+            name = group_name(group)
+            log.exception("server check: the %s checks crashed", name)
+            await self._emit(CheckResult(f"{name}: crashed", FAIL,
+                                         f"the check crashed: {type(exc).__name__}: {clip(str(exc), 300)} "
+                                         "(logged); the other checks ran on", self.trace.seqs(since)))
 
     async def finish(self, cut_short: str | None = None) -> None:
         """Close the report: a `fail` if it was cut short (the session ended under it), then the timing."""
@@ -63,6 +80,12 @@ class Runner:
             await self._emit(CheckResult("connection", FAIL, cut_short + "; the remaining checks did not run"))
         if self.ctx is not None:
             await self._emit(timing.row(self.ctx))
+
+
+def group_name(group: Callable[..., Any]) -> str:
+    """`capabilities` for capabilities.run, `handshake this_session` for handshake.this_session."""
+    module = group.__module__.rsplit(".", 1)[-1]
+    return module if group.__name__ == "run" else f"{module} {group.__name__.replace('_', ' ')}"
 
 
 def options_from(data: dict[str, Any]) -> CheckOptions:

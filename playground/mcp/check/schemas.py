@@ -12,6 +12,7 @@ from typing import Any
 import jsonschema
 from jsonschema import validators
 
+from playground import jsonpointer
 from playground.schemaforms.validate import validator_class
 
 from .result import FAIL, WARN, Status, clip
@@ -28,8 +29,8 @@ def problem(schema: Any, what: str) -> tuple[Status, str] | None:
     try:
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path)
-        return FAIL, f"{what} is not a valid JSON Schema ({_dialect(cls)}){' at /' + where if where else ''}: {clip(exc.message, 160)}"
+        where = jsonpointer.join(exc.path)
+        return FAIL, f"{what} is not a valid JSON Schema ({_dialect(cls)}){' at ' + where if where else ''}: {clip(exc.message, 160)}"
     except Exception as exc:  # noqa: BLE001 - a hostile schema must not stop the check
         return FAIL, f"{what} could not be checked: {clip(str(exc), 160)}"
     if isinstance(dialect, str) and validators.validator_for(schema, default=None) is None:

@@ -3,8 +3,15 @@ removed it) and `logging/setLevel` when the server advertises `logging` (legacy;
 carries the level in each request's `_meta` instead)."""
 from __future__ import annotations
 
+from typing import Any
+
 from .context import CheckContext
-from .result import FAIL, PASS, SKIP
+from .result import FAIL, PASS, SKIP, clip
+
+
+def empty_result(result: Any) -> bool:
+    """An EmptyResult: the schema makes it a Result, so `_meta` (an object) may be in it, nothing else."""
+    return isinstance(result, dict) and set(result) <= {"_meta"} and isinstance(result.get("_meta", {}), dict)
 
 
 async def run(ctx: CheckContext) -> None:
@@ -17,13 +24,20 @@ async def _ping(ctx: CheckContext) -> None:
         await ctx.row("ping", SKIP, "2026-07-28 removed ping")
         return
     answer = await ctx.ask("ping")
-    if answer.ok and answer.result == {}:
-        await ctx.row("ping", PASS, "an empty result", answer.seqs)
+    if answer.ok and empty_result(answer.result):
+        await ctx.row("ping", PASS, "an empty result" + (" (with _meta)" if answer.result else ""), answer.seqs)
     elif answer.ok:
-        await ctx.row("ping", FAIL, "a result that is not the empty object ping MUST answer with", answer.seqs)
+        await ctx.row("ping", FAIL, f"a result that is not the empty result ping MUST answer with "
+                                    f"({_what(answer.result)})", answer.seqs)
     else:
         await ctx.row("ping", FAIL, answer.describe() + " (ping MUST be answered promptly with an empty result)",
                       answer.seqs)
+
+
+def _what(result: Any) -> str:
+    if isinstance(result, dict):
+        return "members: " + clip(", ".join(sorted(result)), 80)
+    return f"{type(result).__name__}, not an object"
 
 
 async def _set_level(ctx: CheckContext) -> None:

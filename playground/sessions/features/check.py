@@ -18,7 +18,7 @@ from playground.mcp.check.runner import options_from
 from playground.mcp.client import McpClient
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import open_client
-from playground.mcp.events import TranscriptEvent
+from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.secrets import Redactor
 from playground.transcripts.models import Session
 from playground.transcripts.storable import storable
@@ -97,8 +97,8 @@ class Check(Feature):
         oauth = self.ctx.feature("oauth")
         auth = oauth.client_auth() if oauth is not None else None
 
-        async def connect(changed: ServerConfig) -> McpClient:
-            return await open_client(changed, tap=self.ctx.tap, guard=security.net_guard(), auth=auth)
+        async def connect(changed: ServerConfig, tap: Tap) -> McpClient:      # on the session's tap, marked
+            return await open_client(changed, tap=tap, guard=security.net_guard(), auth=auth)
 
         async def on_row(row: CheckResult) -> None:
             await self._show()
