@@ -123,7 +123,7 @@ def _har(session: Session, redact: Redactor) -> Iterator[str]:
             .values_list("data", flat=True).iterator(chunk_size=2000))
     comment = redact.text(f"{session.server_name}, session {session.pk} ({session.transport or 'HTTP'}), "
                           "recorded by MCP Playground")
-    return har.document(rows, session.started_at, comment)
+    return har.document(rows, session.clock_origin or session.started_at, comment)   # as the page's times
 
 
 @login_required
