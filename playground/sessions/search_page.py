@@ -9,13 +9,23 @@ from django.shortcuts import render
 from playground.transcripts import search as transcript_search
 
 from .lines import ARROWS
-from .window import seq_param
+
+MAX_EVENT_ID = 2**63 - 1          # an event id is a BigAutoField
+
+
+def event_id_param(value: str | None) -> int | None:
+    """`?before=` (an event id, the next page's bound), or None for the first page."""
+    try:
+        number = int(value or "")
+    except ValueError:
+        return None
+    return number if 0 < number <= MAX_EVENT_ID else None
 
 
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
     text = request.GET.get("q", "")
-    results = transcript_search.search(request.user, text, before=seq_param(request.GET.get("before")))
+    results = transcript_search.search(request.user, text, before=event_id_param(request.GET.get("before")))
     groups = [(group, [(hit, ARROWS.get(hit.dir, "?")) for hit in group.hits]) for group in results.groups]
     return render(request, "sessions/search.html", {"q": text[:transcript_search.MAX_QUERY], "results": results,
                                                     "groups": groups})

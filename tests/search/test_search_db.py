@@ -233,3 +233,40 @@ def test_the_management_command_indexes_everything_pending():
     out = StringIO()
     call_command("search_index", stdout=out)
     assert out.getvalue().startswith("Indexed 6 events in ") and engine().pending() == 0 and index_rows() == 6
+
+
+def _event_ids_from(first: int) -> None:
+    """Make the next saved events' ids start at `first` (a long-lived database's ids)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = 'transcripts_event'", [first - 1])
+            if cursor.rowcount == 0:
+                cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('transcripts_event', %s)", [first - 1])
+        else:
+            cursor.execute("SELECT setval(pg_get_serial_sequence('transcripts_event', 'id'), %s)", [first - 1])
+
+
+def test_older_matches_beyond_two_to_the_31_event_ids(client):
+    """`before` is an event id (64 bits), not a seq: past 2**31 the next page still moves on."""
+    alice = user("alice")
+    _event_ids_from(2**31 + 7)
+    session = session_with(alice, [stderr(seq, f"Lusaka line {seq}") for seq in range(1, 61)])
+    client.force_login(alice)
+    url = reverse("sessions:search")
+    first = client.get(url, {"q": "lusaka"}).content.decode()
+    before = re.search(r"before=(\d+)", first)
+    assert before and int(before.group(1)) > 2**31 and first.count(f"/sessions/{session.pk}/?at=") == 50
+    older = client.get(url, {"q": "lusaka", "before": before.group(1)}).content.decode()
+    shown = sorted(int(s) for s in re.findall(rf"/sessions/{session.pk}/\?at=(\d+)", older))
+    assert shown == list(range(1, 11)) and "Older matches" not in older
+    assert client.get(url, {"q": "lusaka", "before": str(2**63)}).status_code == 200     # out of range: page one
+
+
+def test_a_hit_is_timed_from_the_sessions_clock_origin():
+    from datetime import datetime, timedelta, timezone
+
+    alice = user("alice")
+    origin = datetime(2026, 11, 20, 10, 0, 5, tzinfo=timezone.utc)
+    session_with(alice, weather_rows("Harare"), clock_origin=origin)
+    (hit,) = search(alice, "humidity").groups[0].hits
+    assert hit.at == origin + timedelta(seconds=0.3)
