@@ -19,11 +19,13 @@ def tools_of(catalogue: Any) -> list[dict[str, Any]]:
 
 
 def model_view(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    subjects = [rules.Subject.of(tool) for tool in tools]
+    """Computed within one `rules.Budget` for the whole list: bounded, whatever the catalogue."""
+    budget = rules.Budget()
+    subjects = [rules.Subject.of(tool, budget) for tool in tools]
     names = [s.name for s in subjects]
     targets = []
     for target in providers.TARGETS:
-        one = [target.one(tool) for tool in tools]
+        one = [target.one(s.tool, s) for s in subjects]
         targets.append({
             "id": target.id, "provider": target.provider, "label": target.label, "field": target.field,
             "doc": target.doc, "json": target.wrap(one),

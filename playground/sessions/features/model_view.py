@@ -23,7 +23,8 @@ from .base import Feature, render
 JSON_SHOWN = 150_000        # characters of one rendering's JSON on the page (the download has it all)
 RESULT_SHOWN = 64 * 1024    # characters of one tool-result shape
 REPLY_WINDOW = 5000         # events after a tools/call searched for its response (page loads)
-SEVERITY_WORDS = {"error": "refused", "strict": "strict only", "warning": "changed", "info": "advice"}
+SEVERITY_WORDS = {"error": "refused", "strict": "strict only", "warning": "changed", "info": "advice",
+                  "unchecked": "not checked"}
 
 
 def _counts(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
