@@ -67,11 +67,6 @@ def anthropic(tool: dict[str, Any], subject: rules.Subject | None = None) -> dic
 
 # --- Gemini -----------------------------------------------------------------------------------------
 
-def gemini_parameters(schema: Any) -> dict[str, Any] | None:
-    """The tool's parameters as Gemini's Schema (gemini.py); None for a tool without parameters."""
-    return rules.Subject.of({"inputSchema": schema}).conversion.parameters
-
-
 def gemini(tool: dict[str, Any], subject: rules.Subject | None = None) -> dict[str, Any]:
     """One `functionDeclarations[]` entry: {name, description, parameters}. `subject`: the tool as
     the rules read it (its conversion made once, for the rendering and its findings alike)."""
