@@ -10,26 +10,31 @@ Severities:
 - `error`: the API refuses the whole request (HTTP 400) while this tool is in it;
 - `strict`: refused only with OpenAI's `strict: true` (the Responses API's default);
 - `warning`: accepted, but part of the definition is dropped or changed on the way;
-- `info`: accepted as is; the model is told less than it could be.
+- `info`: accepted as is; the model is told less than it could be;
+- `unchecked`: an `expensive` rule not run, because the schema or the whole catalogue is over
+  what this page checks (`Budget`): said, never passed silently.
 
-The provider subsets below (GEMINI_FIELDS, GEMINI_FORMATS, OPENAI_STRICT_*) are also what
-`providers.py` converts with, so a rendering and its warnings agree.
+The rules read what each rendering sends: the Gemini rules the subschemas its conversion kept
+(gemini.py, which holds Gemini's subset), the Anthropic rules the `input_schema` sent for a tool
+without `inputSchema`, so a rendering and its findings agree.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import jsonschema
 
+from .gemini import GEMINI_FIELDS, GEMINI_FORMATS, GEMINI_QUIET, GEMINI_TRANSLATED, GEMINI_TYPES, Conversion, convert
 from .schema import MAX_DEPTH, MAX_NODES, Node, Walk, escape, pointer_get, recursive_refs, ref_problem, types_of, walk
 
-Severity = Literal["error", "strict", "warning", "info"]
+Severity = Literal["error", "strict", "warning", "info", "unchecked"]
 Provider = Literal["openai", "anthropic", "gemini"]
 PROVIDERS: tuple[Provider, ...] = ("openai", "anthropic", "gemini")
-SEVERITIES: tuple[Severity, ...] = ("error", "strict", "warning", "info")
+SEVERITIES: tuple[Severity, ...] = ("error", "strict", "warning", "info", "unchecked")
 
 # --- sources ------------------------------------------------------------------------------------
 OPENAI_CHAT_TOOLS = "https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools"
@@ -46,11 +51,18 @@ VERTEX_FUNCTION_DECLARATION = ("https://cloud.google.com/vertex-ai/generative-ai
 
 # --- the providers' documented subsets ----------------------------------------------------------
 
-# Chat Completions `tools[].function.name` and Anthropic's `tools[].name`: "a-z, A-Z, 0-9,
-# underscores and dashes, with a maximum length of 64" (OPENAI_CHAT_TOOLS; ANTHROPIC_TOOL_USE
-# gives the regex ^[a-zA-Z0-9_-]{1,64}$).
+# Chat Completions `tools[].function.name`: "a-z, A-Z, 0-9, underscores and dashes, with a
+# maximum length of 64" (OPENAI_CHAT_TOOLS).
 OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-ANTHROPIC_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+# Anthropic's `tools[].name`: the Messages API has answered "tools.N.custom.name: String should
+# match pattern '^[a-zA-Z0-9_-]{1,128}$'" since 2025 (ANTHROPIC_NAME_EVIDENCE; its docs once
+# gave {1,64}), and "String should have at most 128 characters" for a longer name.
+ANTHROPIC_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+ANTHROPIC_NAME_EVIDENCE = (
+    "https://github.com/home-assistant/core/issues/147760",        # 2025-06, the {1,128} pattern
+    "https://github.com/vybestack/llxprt-code/issues/482",         # 2025-11, the same
+    "https://github.com/anthropics/claude-code/issues/96152",      # 2026-09, "at most 128 characters"
+)
 # Gemini API `FunctionDeclaration.name`: "Must be a-z, A-Z, 0-9, or contain underscores, colons,
 # dots, and dashes, with a maximum length of 128" (GEMINI_FUNCTION_DECLARATION).
 GEMINI_NAME = re.compile(r"[a-zA-Z0-9_.:-]{1,128}")
@@ -83,27 +95,8 @@ OPENAI_STRICT_MAX_NESTING = 10
 OPENAI_STRICT_MAX_ENUM_VALUES = 1000
 OPENAI_STRICT_MAX_STRING_CHARS = 120_000
 
-# Gemini's `Schema` "represents a select subset of an OpenAPI 3.0 schema object" (GEMINI_SCHEMA):
-# these fields, no others. `type` is an enum (STRING, NUMBER, INTEGER, BOOLEAN, ARRAY, OBJECT, NULL);
-# `enum` is a list of strings; `anyOf` is its only combinator; there is no `$ref`.
-GEMINI_FIELDS = frozenset({
-    "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties",
-    "required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "example", "anyOf",
-    "propertyOrdering", "default", "items", "minimum", "maximum",
-})
-GEMINI_TYPES = {"string": "STRING", "number": "NUMBER", "integer": "INTEGER", "boolean": "BOOLEAN",
-                "array": "ARRAY", "object": "OBJECT", "null": "NULL"}
-# `format`: "for NUMBER type: float, double; for INTEGER type: int32, int64; for STRING type:
-# enum, date-time" (GEMINI_SCHEMA).
-GEMINI_FORMATS = {"STRING": frozenset({"enum", "date-time"}), "NUMBER": frozenset({"float", "double"}),
-                  "INTEGER": frozenset({"int32", "int64"})}
-# JSON Schema keywords the Gemini rendering translates rather than drops ($ref is inlined,
-# oneOf becomes anyOf, a one-schema allOf is merged, const becomes a one-value enum, a type
-# list becomes a type with `nullable` or an anyOf).
-GEMINI_TRANSLATED = frozenset({"$ref", "$defs", "definitions", "oneOf", "allOf", "const"})
-# Dropped without a finding: annotations that ask nothing of the model, and
-# `additionalProperties: false` (Gemini's Schema has only the listed properties to fill).
-GEMINI_QUIET = frozenset({"$schema", "$id", "$comment"})
+# Gemini's Schema subset (GEMINI_FIELDS, GEMINI_TYPES, GEMINI_FORMATS, ...): gemini.py, with the
+# conversion that keeps to it.
 
 
 # --- a tool, prepared once for every rule -------------------------------------------------------
@@ -111,20 +104,68 @@ GEMINI_QUIET = frozenset({"$schema", "$id", "$comment"})
 Hit = tuple[str, str]           # (where: a JSON pointer into inputSchema, "" = the tool itself; what)
 
 
+# What one page's Model view checks of a whole catalogue, beyond each schema's own limits
+# (schema.MAX_NODES): a server may list thousands of tools.
+CATALOGUE_NODES = 100_000       # subschemas walked (and converted for Gemini) for the cheap rules
+CATALOGUE_CHECKED = 5_000       # subschemas validated against the draft 2020-12 meta-schema (~0.2 ms each): one largest schema
+
+
+@dataclass
+class Budget:
+    """What is left of a catalogue's checks; each tool takes its part in list order."""
+
+    nodes: int = CATALOGUE_NODES
+    checked: int = CATALOGUE_CHECKED
+
+
+def anthropic_input_schema(tool: dict[str, Any]) -> Any:
+    """What Anthropic's rendering sends as `input_schema` (a tool without one: an empty object)."""
+    return tool.get("inputSchema", {"type": "object"})
+
+
 @dataclass
 class Subject:
-    """One tool as the rules read it: its schema walked once."""
+    """One tool as the rules read it: its schema walked once, converted for Gemini once."""
 
     tool: dict[str, Any]
     schema: Any = None
     walked: Walk = field(default_factory=lambda: Walk([], False))
     recursive: frozenset[str] = frozenset()     # local $refs that reach themselves
+    conversion: Conversion = field(default_factory=lambda: Conversion({}))
+    limit: int = MAX_NODES                      # subschemas this tool could take (less: the catalogue's were spent)
+    unchecked: str = ""                         # why the expensive rules were not run ("" = they were)
 
     @classmethod
-    def of(cls, tool: dict[str, Any]) -> "Subject":
+    def of(cls, tool: dict[str, Any], budget: Budget | None = None) -> "Subject":
+        """`budget`: the catalogue's, which this tool's walk, conversion and checks take from."""
         schema = tool.get("inputSchema")
-        walked = walk(schema)
-        return cls(tool, schema, walked, recursive_refs(schema, walked.nodes))
+        limit = MAX_NODES if budget is None else max(0, min(MAX_NODES, budget.nodes))
+        walked = walk(schema, limit)
+        recursive = recursive_refs(schema, walked.nodes)
+        subject = cls(tool, schema, walked, recursive, convert(schema, recursive, limit), limit)
+        if walked.cut:
+            subject.unchecked = subject.cut_reason
+        if budget is not None:
+            budget.nodes -= max(len(walked.nodes), subject.conversion.used)
+            if not walked.cut and isinstance(schema, dict):
+                if len(walked.nodes) > budget.checked:
+                    subject.unchecked = (f"the catalogue's first {CATALOGUE_CHECKED} subschemas were validated; "
+                                         f"this tool's {len(walked.nodes)} come after")
+                else:
+                    budget.checked -= len(walked.nodes)
+        return subject
+
+    @property
+    def by_catalogue(self) -> bool:
+        """Cut because earlier tools spent the catalogue's budget (not by its own size)."""
+        return self.limit < MAX_NODES
+
+    @property
+    def cut_reason(self) -> str:
+        if self.by_catalogue:
+            return (f"the catalogue's first {CATALOGUE_NODES} subschemas were checked; this tool's come after "
+                    f"({len(self.nodes)} looked at, its Gemini rendering cut there too)")
+        return f"walked in part: {len(self.nodes)} subschemas, at most {MAX_NODES} and {MAX_DEPTH} levels deep"
 
     @property
     def name(self) -> str:
@@ -133,6 +174,12 @@ class Subject:
     @property
     def nodes(self) -> list[Node]:
         return self.walked.nodes
+
+    @cached_property
+    def gemini_nodes(self) -> list[Node]:
+        """The walked subschemas Gemini's conversion kept (what its rendering sends)."""
+        kept = self.conversion.kept
+        return [n for n in self.nodes if id(n.schema) in kept]
 
     def resolve(self, node: dict[str, Any]) -> dict[str, Any]:
         """A `{"$ref": "#/…"}` node's target (local references only), else the node."""
@@ -153,6 +200,7 @@ class Rule:
     evidence: tuple[str, ...] = ()      # public reports quoting the API's error, where the docs are silent
     scope: Literal["tool", "server"] = "tool"
     count: Callable[[list[dict[str, Any]]], list[Hit]] | None = None    # server scope
+    expensive: bool = False             # not run beyond the budget (Subject.unchecked): said so instead
 
 
 def _is_object(node: dict[str, Any]) -> bool:
@@ -198,20 +246,34 @@ def _undescribed_parameters(s: Subject) -> list[Hit]:
 
 
 def _too_large(s: Subject) -> list[Hit]:
-    return [("", "schema walk stopped at its limit")] if s.walked.cut else []
+    return [("", s.cut_reason)] if s.walked.cut or (s.conversion.exhausted and s.by_catalogue) else []
 
 
-def _root_not_object(s: Subject) -> list[Hit]:
-    schema = s.schema
+def _root_type(schema: Any) -> list[Hit]:
     if isinstance(schema, dict) and schema.get("type") == "object":
         return []
     kind = schema.get("type") if isinstance(schema, dict) else type(schema).__name__
     return [("", f"root type is {kind!r}" if kind is not None else "root has no type")]
 
 
-def _arrays_without_items(s: Subject) -> list[Hit]:
-    return [(n.path, "array without items") for n in s.nodes
+def _openai_root_not_object(s: Subject) -> list[Hit]:
+    """A tool without `inputSchema` is sent without `parameters`: a function without arguments."""
+    return _root_type(s.schema) if "inputSchema" in s.tool else []
+
+
+def _anthropic_root_not_object(s: Subject) -> list[Hit]:
+    return _root_type(anthropic_input_schema(s.tool))
+
+
+def _arrays_without_items(nodes: list[Node]) -> list[Hit]:
+    return [(n.path, "array without items") for n in nodes
             if "array" in types_of(n.schema) and "items" not in n.schema and "prefixItems" not in n.schema]
+
+
+def _gemini_arrays_without_items(s: Subject) -> list[Hit]:
+    """`prefixItems` is no `items` to Gemini's conversion (it keeps a schema `items` only)."""
+    return [(n.path, "array without items") for n in s.gemini_nodes
+            if "array" in types_of(n.schema) and not isinstance(n.schema.get("items"), dict)]
 
 
 def _open_objects(s: Subject) -> list[Hit]:
@@ -279,12 +341,11 @@ def _root_combinator(s: Subject) -> list[Hit]:
 
 
 def _not_draft_2020_12(s: Subject) -> list[Hit]:
-    if not isinstance(s.schema, (dict, bool)):
+    schema = anthropic_input_schema(s.tool)
+    if not isinstance(schema, (dict, bool)):
         return [("", "not a JSON object")]
-    if s.walked.cut:
-        return []                        # too large to check here: the walk's own note says so
     try:
-        jsonschema.Draft202012Validator.check_schema(s.schema)
+        jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
         where = "".join("/" + escape(str(p)) for p in exc.path)
         return [(where, exc.message[:300])]
@@ -295,7 +356,7 @@ def _not_draft_2020_12(s: Subject) -> list[Hit]:
 
 def _gemini_dropped(s: Subject) -> list[Hit]:
     hits = []
-    for n in s.nodes:
+    for n in s.gemini_nodes:
         dropped = [k for k, v in n.schema.items() if k not in GEMINI_FIELDS and k not in GEMINI_TRANSLATED
                    and k not in GEMINI_QUIET and not (k == "additionalProperties" and v is False)]
         if dropped:
@@ -305,7 +366,7 @@ def _gemini_dropped(s: Subject) -> list[Hit]:
 
 def _gemini_formats(s: Subject) -> list[Hit]:
     hits = []
-    for n in s.nodes:
+    for n in s.gemini_nodes:
         fmt = n.schema.get("format")
         if not isinstance(fmt, str):
             continue
@@ -316,22 +377,27 @@ def _gemini_formats(s: Subject) -> list[Hit]:
 
 
 def _gemini_refs(s: Subject) -> list[Hit]:
-    return [(n.path, f"$ref {n.schema['$ref']!r}") for n in s.nodes
+    return [(n.path, f"$ref {n.schema['$ref']!r}") for n in s.gemini_nodes
             if isinstance(n.schema.get("$ref"), str) and not ref_problem(s.schema, n.schema["$ref"], s.recursive)]
 
 
 def _gemini_unresolvable_refs(s: Subject) -> list[Hit]:
     hits = []
-    for n in s.nodes:
+    for n in s.gemini_nodes:
         ref = n.schema.get("$ref")
         if isinstance(ref, str) and (why := ref_problem(s.schema, ref, s.recursive)):
             hits.append((n.path, f"$ref {ref!r}: {why}"))
+    too_deep = s.conversion.too_deep
+    hits += [(n.path, f"inlined more than {MAX_DEPTH} levels deep: left empty there")
+             for n in s.nodes if id(n.schema) in too_deep]
+    if s.conversion.exhausted and not s.walked.cut and not s.by_catalogue:      # (else schema-size says it)
+        hits.append(("", f"inlining its $refs makes more than {MAX_NODES} subschemas: the rest is left empty"))
     return hits
 
 
 def _gemini_unions(s: Subject) -> list[Hit]:
     hits = []
-    for n in s.nodes:
+    for n in s.gemini_nodes:
         kinds = [t for t in types_of(n.schema) if t != "null"]
         if len(kinds) > 1:
             hits.append((n.path, f"type {types_of(n.schema)} becomes anyOf"))
@@ -344,7 +410,7 @@ def _gemini_unions(s: Subject) -> list[Hit]:
 
 def _gemini_enums(s: Subject) -> list[Hit]:
     hits = []
-    for n in s.nodes:
+    for n in s.gemini_nodes:
         values = n.schema.get("enum")
         if isinstance(values, list) and not all(isinstance(v, str) for v in values):
             hits.append((n.path, "enum " + _quote([repr(v)[:40] for v in values], 5)))
@@ -354,14 +420,14 @@ def _gemini_enums(s: Subject) -> list[Hit]:
 
 
 def _gemini_empty_objects(s: Subject) -> list[Hit]:
-    return [(n.path, "object without properties") for n in s.nodes
+    return [(n.path, "object without properties") for n in s.gemini_nodes
             if n.path and "object" in types_of(n.schema)
             and not _properties(n.schema) and "$ref" not in n.schema]
 
 
 def _gemini_parameter_names(s: Subject) -> list[Hit]:
     hits = []
-    for n in s.nodes:
+    for n in s.gemini_nodes:
         bad = [str(name) for name in _properties(n.schema) if not GEMINI_PARAMETER_NAME.fullmatch(str(name))]
         if bad:
             hits.append((n.path, _quote([repr(b)[:66] for b in bad])))
@@ -376,8 +442,9 @@ RULES: tuple[Rule, ...] = (
          "No description: the model decides whether and how to call the tool from its name alone.",
          (OPENAI_FUNCTION_CALLING, ANTHROPIC_TOOL_USE, GEMINI_FUNCTION_DECLARATION), _no_description),
     Rule("schema-size", ALL, "warning", f"at most {MAX_NODES} subschemas, {MAX_DEPTH} levels deep",
-         f"Too large to check whole: only the first {MAX_NODES} subschemas were looked at (every provider "
-         "limits schema size; OpenAI documents its limits for strict mode).",
+         f"Too large to check whole: the rules looked at part of this schema only (at most {MAX_NODES} subschemas "
+         f"a tool, {CATALOGUE_NODES} a catalogue; every provider limits schema size, OpenAI documents its limits "
+         "for strict mode).",
          (OPENAI_STRICT_SUBSET,), _too_large),
     Rule("parameter-description", ALL, "info", "each property has a description",
          "Properties without a description: the model sees only their names.",
@@ -388,11 +455,11 @@ RULES: tuple[Rule, ...] = (
          (OPENAI_CHAT_TOOLS, OPENAI_RESPONSES_TOOLS), _bad_name(OPENAI_NAME)),
     Rule("openai.root-object", ("openai",), "error", "parameters has type \"object\" at its root",
          "Refused: `parameters` must be a JSON Schema of type \"object\".",
-         (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING), _root_not_object,
+         (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING), _openai_root_not_object,
          evidence=("https://github.com/browserbase/stagehand/issues/1159",)),
     Rule("openai.array-items", ("openai",), "error", "every array schema has items",
          "Refused: \"array schema missing items\".",
-         (OPENAI_FUNCTION_CALLING,), _arrays_without_items,
+         (OPENAI_FUNCTION_CALLING,), lambda s: _arrays_without_items(s.nodes),
          evidence=("https://github.com/mark3labs/mcphost/issues/35", "https://github.com/apify/apify-mcp-server/issues/36")),
     Rule("openai.tool-count", ("openai",), "error", "at most 128 tools in one request",
          "Refused: Chat Completions supports at most 128 functions in one request.",
@@ -417,12 +484,12 @@ RULES: tuple[Rule, ...] = (
          "With strict: true, the schema is over a size limit (properties, nesting, enum values or characters).",
          (OPENAI_STRICT_SUBSET,), _strict_limits),
     # Anthropic -------------------------------------------------------------------------------
-    Rule("anthropic.name", ("anthropic",), "error", "name matches ^[a-zA-Z0-9_-]{1,64}$",
-         "Name refused: Anthropic takes a-z, A-Z, 0-9, _ and - only, at most 64 characters.",
-         (ANTHROPIC_TOOL_USE,), _bad_name(ANTHROPIC_NAME)),
+    Rule("anthropic.name", ("anthropic",), "error", "name matches ^[a-zA-Z0-9_-]{1,128}$",
+         "Name refused: Anthropic takes a-z, A-Z, 0-9, _ and - only, at most 128 characters.",
+         (ANTHROPIC_TOOL_USE,), _bad_name(ANTHROPIC_NAME), evidence=ANTHROPIC_NAME_EVIDENCE),
     Rule("anthropic.root-object", ("anthropic",), "error", "input_schema has type \"object\"",
          "Refused: `input_schema` must have type \"object\".",
-         (ANTHROPIC_MESSAGES_API,), _root_not_object),
+         (ANTHROPIC_MESSAGES_API,), _anthropic_root_not_object),
     Rule("anthropic.root-combinator", ("anthropic",), "error", "no oneOf, allOf or anyOf at the top level",
          "Refused: \"input_schema does not support oneOf, allOf, or anyOf at the top level\".",
          (ANTHROPIC_TOOL_USE,), _root_combinator,
@@ -431,7 +498,7 @@ RULES: tuple[Rule, ...] = (
     Rule("anthropic.draft-2020-12", ("anthropic",), "error", "input_schema is valid JSON Schema draft 2020-12",
          "Refused: \"JSON schema is invalid. It must match JSON Schema draft 2020-12\".",
          (ANTHROPIC_TOOL_USE,), _not_draft_2020_12,
-         evidence=("https://github.com/anthropics/claude-code/issues/7365",)),
+         evidence=("https://github.com/anthropics/claude-code/issues/7365",), expensive=True),
     # Google Gemini -----------------------------------------------------------------------------
     Rule("gemini.name", ("gemini",), "error", "name matches ^[a-zA-Z0-9_.:-]{1,128}$",
          "Name refused: Gemini takes a-z, A-Z, 0-9, _ . : and - only, at most 128 characters.",
@@ -448,7 +515,8 @@ RULES: tuple[Rule, ...] = (
          "Inlined: Gemini's Schema has no $ref or $defs, so each reference is replaced by what it names.",
          (GEMINI_SCHEMA,), _gemini_refs),
     Rule("gemini.ref-unresolvable", ("gemini",), "error", "$ref that cannot be inlined",
-         "Cannot be expressed: a recursive, remote or dangling $ref has no Gemini equivalent (left empty).",
+         "Cannot be expressed: a recursive, remote or dangling $ref, or one that inlined would go past the "
+         "conversion's limits, has no Gemini equivalent (left empty).",
          (GEMINI_SCHEMA,), _gemini_unresolvable_refs),
     Rule("gemini.union", ("gemini",), "warning", "unions (type lists, oneOf, allOf)",
          "Changed: Gemini's only union is anyOf (nullable for null); oneOf loses its exclusivity, allOf is dropped.",
@@ -461,7 +529,7 @@ RULES: tuple[Rule, ...] = (
          (GEMINI_SCHEMA, GEMINI_FUNCTION_CALLING), _gemini_empty_objects),
     Rule("gemini.array-items", ("gemini",), "error", "every array schema has items",
          "Refused: an ARRAY needs `items`.",
-         (GEMINI_SCHEMA,), _arrays_without_items),
+         (GEMINI_SCHEMA,), _gemini_arrays_without_items),
     Rule("gemini.parameter-name", ("gemini",), "warning", "property names match ^[a-zA-Z_][a-zA-Z0-9_]{0,63}$",
          "Property names outside letters, digits and underscores (starting with a letter or _): Vertex AI "
          "documents them as refused.",
@@ -500,12 +568,20 @@ def finding(rule: Rule, hits: list[Hit]) -> Finding:
                    tuple(d[:SHOWN_CHARS] for _, d in shown), len(hits) - len(shown))
 
 
+NOT_CHECKED = "Not checked: this page checks a bounded amount of each catalogue, so this rule was not run here."
+
+
 def check_tool(tool: dict[str, Any], provider: Provider, subject: Subject | None = None) -> list[Finding]:
-    """What `provider` makes of one tool: a finding per rule that hits, errors first."""
+    """What `provider` makes of one tool: a finding per rule that hits, errors first; an
+    expensive rule past the budget is an `unchecked` finding, never a silent pass."""
     subject = subject or Subject.of(tool)
     found = []
     for rule in RULES:
-        if rule.scope == "tool" and provider in rule.providers and (hits := rule.find(subject)):
+        if rule.scope != "tool" or provider not in rule.providers:
+            continue
+        if rule.expensive and subject.unchecked:
+            found.append(Finding(rule.id, "unchecked", NOT_CHECKED, ("",), (subject.unchecked[:SHOWN_CHARS],)))
+        elif hits := rule.find(subject):
             found.append(finding(rule, hits))
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 

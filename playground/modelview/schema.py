@@ -1,11 +1,11 @@
 """Walking a tool's JSON Schema: every subschema with its JSON pointer, bounded.
 
 A schema is server data: the walk stops at MAX_NODES subschemas and MAX_DEPTH levels (a
-hostile schema must not make the page's rendering unbounded), and says so.
+hostile schema must not make the page's rendering unbounded), and says so. Everything else
+here is linear in what was walked.
 """
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,8 +54,9 @@ class Walk:
     cut: bool                   # the walk stopped at a limit
 
 
-def walk(schema: Any) -> Walk:
-    """Every subschema position that holds an object, depth first, in document order."""
+def walk(schema: Any, limit: int = MAX_NODES) -> Walk:
+    """Every subschema position that holds an object, depth first, in document order (at most
+    `limit` of them)."""
     nodes: list[Node] = []
     stack: list[tuple[str, Any, int, int]] = [("", schema, 0, 0)]
     cut = False
@@ -63,7 +64,7 @@ def walk(schema: Any) -> Walk:
         path, node, depth, objects = stack.pop()
         if not isinstance(node, dict):
             continue
-        if len(nodes) >= MAX_NODES or depth > MAX_DEPTH:
+        if len(nodes) >= limit or depth > MAX_DEPTH:
             cut = True
             continue
         nodes.append(Node(path, node, depth, objects))
@@ -102,34 +103,99 @@ def ref_problem(root: Any, ref: str, recursive: frozenset[str]) -> str:
     return ""
 
 
-MAX_REF_TARGETS = 256
+def ref_path(ref: str) -> str:
+    """The walk's path of what a local reference names, as `pointer_get` reads it ("#/a/b" -> "/a/b")."""
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/") if p][:MAX_DEPTH]
+    return "".join("/" + escape(p) for p in parts)
 
 
 def recursive_refs(root: Any, nodes: list[Node]) -> frozenset[str]:
-    """The local references that reach themselves again (inlining them would never end). A schema
-    naming more than MAX_REF_TARGETS targets counts them all as recursive: the check is quadratic."""
-    refs = sorted((n.path, n.schema["$ref"]) for n in nodes
-                  if isinstance(n.schema.get("$ref"), str) and n.schema["$ref"].startswith("#"))
-    targets = {r for _, r in refs}
-    if len(targets) > MAX_REF_TARGETS:
-        return frozenset(targets)
-    paths = [p for p, _ in refs]
-    inside: dict[str, set[str]] = {}
-    for target in targets:
-        prefix = target[1:]
-        start = bisect.bisect_left(paths, prefix)
-        inside[target] = {r for p, r in refs[start:bisect.bisect_left(paths, prefix + "0", start)]
-                          if p == prefix or p.startswith(prefix + "/")} if prefix else {r for _, r in refs}
-    found: set[str] = set()
-    for start in targets:
-        seen: set[str] = set()
-        stack = list(inside.get(start, ()))
-        while stack:
-            ref = stack.pop()
-            if ref == start:
-                found.add(start)
-                break
-            if ref not in seen:
-                seen.add(ref)
-                stack.extend(inside.get(ref, ()))
-    return frozenset(found)
+    """The local references that reach themselves again (inlining them would never end).
+
+    A graph over the walked subschemas: each has an edge to the subschemas inside it, and a
+    `$ref` one to what it names (a subschema, or a map of them such as `#/$defs`). A reference
+    is recursive when what it names lies on a cycle. Linear in the walk (Tarjan's strongly
+    connected components, iteratively), so no schema is too large to answer for."""
+    index = {n.path: i for i, n in enumerate(nodes)}
+    edges: list[list[int]] = [[] for _ in nodes]
+    in_container: dict[str, list[int]] = {}          # "/properties" -> the subschemas of that map
+    for i, n in enumerate(nodes):
+        if not n.path:
+            continue
+        parent = n.path.rpartition("/")[0]
+        if parent in index:                          # `items`, `not`, ...: one subschema
+            edges[index[parent]].append(i)
+        else:                                        # `properties/x`, `anyOf/0`, ...: in a map or list
+            in_container.setdefault(parent, []).append(i)
+            owner = index.get(parent.rpartition("/")[0])
+            if owner is not None:
+                edges[owner].append(i)
+    containers: dict[str, int] = {}
+    refs: list[tuple[int, str]] = []
+    for i, n in enumerate(nodes):
+        ref = n.schema.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            continue
+        path = ref_path(ref)
+        target = index.get(path)
+        if target is None and path in in_container:
+            if path not in containers:
+                containers[path] = len(edges)
+                edges.append(list(in_container[path]))
+            target = containers[path]
+        if target is not None:
+            edges[i].append(target)
+            refs.append((target, ref))
+    cyclic = _on_cycles(edges)
+    return frozenset(ref for target, ref in refs if cyclic[target])
+
+
+def _on_cycles(edges: list[list[int]]) -> list[bool]:
+    """Which vertices lie on a cycle (Tarjan's algorithm, without recursion)."""
+    count = len(edges)
+    order = [-1] * count
+    low = [0] * count
+    on_stack = [False] * count
+    cyclic = [False] * count
+    stack: list[int] = []
+    counter = 0
+    for start in range(count):
+        if order[start] != -1:
+            continue
+        work = [(start, 0)]
+        while work:
+            vertex, next_edge = work.pop()
+            if next_edge == 0:
+                order[vertex] = low[vertex] = counter
+                counter += 1
+                stack.append(vertex)
+                on_stack[vertex] = True
+            descended = False
+            for k in range(next_edge, len(edges[vertex])):
+                other = edges[vertex][k]
+                if other == vertex:
+                    cyclic[vertex] = True
+                if order[other] == -1:
+                    work.append((vertex, k + 1))
+                    work.append((other, 0))
+                    descended = True
+                    break
+                if on_stack[other]:
+                    low[vertex] = min(low[vertex], order[other])
+            if descended:
+                continue
+            if low[vertex] == order[vertex]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack[member] = False
+                    component.append(member)
+                    if member == vertex:
+                        break
+                if len(component) > 1:
+                    for member in component:
+                        cyclic[member] = True
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[vertex])
+    return cyclic

@@ -19,11 +19,13 @@ def tools_of(catalogue: Any) -> list[dict[str, Any]]:
 
 
 def model_view(tools: list[dict[str, Any]]) -> dict[str, Any]:
-    subjects = [rules.Subject.of(tool) for tool in tools]
+    """Computed within one `rules.Budget` for the whole list: bounded, whatever the catalogue."""
+    budget = rules.Budget()
+    subjects = [rules.Subject.of(tool, budget) for tool in tools]
     names = [s.name for s in subjects]
     targets = []
     for target in providers.TARGETS:
-        one = [target.one(tool) for tool in tools]
+        one = [target.one(s.tool, s) for s in subjects]
         targets.append({
             "id": target.id, "provider": target.provider, "label": target.label, "field": target.field,
             "doc": target.doc, "json": target.wrap(one),
@@ -43,9 +45,10 @@ def model_view(tools: list[dict[str, Any]]) -> dict[str, Any]:
             "chatbot": {"text": text, "tokens": tokens.estimate_text(text)}}
 
 
-def download(tools: list[dict[str, Any]]) -> str:
-    """The three providers' `tools` values in one JSON document, with the findings."""
-    view = model_view(tools)
+def download(tools: list[dict[str, Any]], view: dict[str, Any] | None = None) -> str:
+    """The three providers' `tools` values in one JSON document, with the findings (`view`:
+    `model_view(tools)` if already made)."""
+    view = view if view is not None else model_view(tools)
     return json.dumps({
         "token_rule": view["token_rule"],
         **{t["id"]: {"tools": t["json"], "tokens": t["tokens"]["total"]} for t in view["targets"]},

@@ -5,7 +5,8 @@ looked up as one program named "npx -y pkg" and failed with "command not found".
 has the same mistake. The line is split here as a POSIX shell would split it (`shlex`: quotes,
 backslashes), leading `NAME=value` words become environment variables as a shell would set
 them, and what was done is said in one sentence. Syntax only a shell gives a meaning to (pipes,
-redirections, `&&`, command substitution) is refused with the reason: no shell runs the line.
+redirections, `&&`, command substitution), written apart or attached to a word (`pkg|tee`), is
+refused with the reason: no shell runs the line.
 
 Pure functions, no Django: the server form and the import share them.
 """
@@ -22,6 +23,7 @@ from playground.mcp.secrets import mask_env
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _OPERATORS = frozenset({"|", "||", "&", "&&", ";", ";;", "<", ">", ">>", "<<", "2>", "2>>", "&>", "2>&1", ">&2", "|&"})
 _SUBSTITUTION = ("$(", "`")
+_PUNCTUATION = frozenset("();<>|&")          # shlex's punctuation_chars: a shell's operator characters
 _VARIABLE = re.compile(r"\$\{?[A-Za-z_]")
 # Shown in the sentence: a few words are enough to recognise, an arbitrary line is not.
 _SHOWN_WORDS = 12
@@ -52,14 +54,18 @@ def split_command_line(command: str, args: list[str] | None = None) -> Split | N
         return None
     try:
         words = shlex.split(command, posix=True)
+        # The same line cut where a shell cuts it: an operator attached to a word (`pkg|tee`,
+        # `pkg;`, `a&&b`) becomes its own token, which shlex.split leaves inside the word.
+        operators = [t for t in _shell_tokens(command) if t and all(c in _PUNCTUATION for c in t)]
     except ValueError as exc:          # "No closing quotation", "No escaped character"
         raise CommandLineError(f"The command line cannot be split ({str(exc).lower()}): close the quote, or put "
                                "each argument on its own line under Arguments.") from None
-    for word in words:
-        if word in _OPERATORS or word.startswith((">", "<", "2>")) or any(s in word for s in _SUBSTITUTION):
-            raise CommandLineError(
-                f"{word!r} is shell syntax, and a stdio server is started without a shell. Remove it, or run the "
-                "line through a shell: Command sh, Arguments -c and the whole line.")
+    shell_syntax = [*(w for w in words if any(s in w for s in _SUBSTITUTION) or w in _OPERATORS
+                      or w.startswith((">", "<", "2>"))), *operators]
+    if shell_syntax:
+        raise CommandLineError(
+            f"{shell_syntax[0]!r} is shell syntax, and a stdio server is started without a shell. Remove it, or run "
+            "the line through a shell: Command sh, Arguments -c and the whole line.")
     assigned: dict[str, str] = {}
     while words and _ASSIGNMENT.match(words[0]):
         name, _, value = words.pop(0).partition("=")
@@ -69,6 +75,15 @@ def split_command_line(command: str, args: list[str] | None = None) -> Split | N
     program, before = words[0], words[1:]
     return Split(command=program, args=before + args, assigned=assigned,
                  message=_sentence(program, before, args, assigned))
+
+
+def _shell_tokens(command: str) -> list[str]:
+    """The line's tokens with unquoted runs of operator characters as tokens of their own
+    (a quoted operator is one too: shlex does not say which were quoted)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""                       # as shlex.split: `#` is a character like any other
+    return list(lexer)
 
 
 def _is_program(command: str) -> bool:

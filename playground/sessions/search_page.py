@@ -2,6 +2,7 @@
 matches first, grouped by session, each a link to its line in the session page (`?at=SEQ`)."""
 from __future__ import annotations
 
+from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -9,13 +10,26 @@ from django.shortcuts import render
 from playground.transcripts import search as transcript_search
 
 from .lines import ARROWS
-from .window import seq_param
+
+MAX_EVENT_ID = 2**63 - 1          # an event id is a BigAutoField
+
+
+def event_id_param(value: str | None) -> int | None:
+    """`?before=` (an event id, the next page's bound), or None for the first page."""
+    try:
+        number = int(value or "")
+    except ValueError:
+        return None
+    return number if 0 < number <= MAX_EVENT_ID else None
 
 
 @login_required
-def search(request: HttpRequest) -> HttpResponse:
+async def search(request: HttpRequest) -> HttpResponse:
+    """Async: what the background indexer has not indexed yet is indexed first, a chunk per
+    call in the database thread (transcripts/search.acatch_up), never one long hold of it."""
     text = request.GET.get("q", "")
-    results = transcript_search.search(request.user, text, before=seq_param(request.GET.get("before")))
+    results = await transcript_search.asearch(await request.auser(), text,
+                                              before=event_id_param(request.GET.get("before")))
     groups = [(group, [(hit, ARROWS.get(hit.dir, "?")) for hit in group.hits]) for group in results.groups]
-    return render(request, "sessions/search.html", {"q": text[:transcript_search.MAX_QUERY], "results": results,
-                                                    "groups": groups})
+    return await sync_to_async(render)(request, "sessions/search.html", {
+        "q": text[:transcript_search.MAX_QUERY], "results": results, "groups": groups})

@@ -32,5 +32,7 @@ urlpatterns = [
     path("share/<str:token>/export.json", views.share_json, name="share_json"),
     path("share/<str:token>/export.har", wire_views.share_har, name="share_har"),
     path("share/<str:token>/model-view.json", wire_views.share_model_view_json, name="share_model_view_json"),
+    path("share/<str:token>/model-view/", wire_views.share_model_view, name="share_model_view"),
+    path("share/<str:token>/model-view/result/", wire_views.share_model_view_result, name="share_model_view_result"),
     path("share/<str:token>/curl/<int:seq>/", wire_views.share_curl_command, name="share_curl"),
 ]

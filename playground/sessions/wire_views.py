@@ -3,8 +3,10 @@
 variants mask every secret (`Session.share_redactor`) and never offer the real values."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+from asgiref.sync import sync_to_async
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -13,47 +15,81 @@ from django.urls import reverse
 from playground.mcp.auth import AuthRecord
 from playground.mcp.secrets import Redactor
 from playground.mcp.transports.http_common import shown_url
-from playground.modelview.view import download, tools_of
 from playground.oauth.models import OAuthRecord
 from playground.transcripts import curl, har
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
 
-from .features.model_view import body_html, last_tool_result, result_html
+from .features.model_view import body_html, download_json, last_tool_result, result_html
 from .lines import is_request
 from .views import _shared, _stream
 
+T = TypeVar("T")
+
+
+# The Model view is computed from the whole catalogue: seconds for thousands of tools. Under
+# daphne a sync view runs in the one thread-sensitive thread the recorder's database saves use
+# too, so every live session would stop saving meanwhile: these views are async, read their
+# rows in that thread (short queries) and compute in a worker thread (`_computed`).
+
+def _computed(function: Callable[..., T], *args: Any) -> Awaitable[T]:
+    """`function(*args)` in a worker thread: CPU work that touches no database."""
+    return sync_to_async(function, thread_sensitive=False)(*args)
+
+
+async def _owned(request: HttpRequest, pk: int) -> Session:
+    return await sync_to_async(own_session)(await request.auser(), pk)
+
+
+def _panel(session: Session, redact: Redactor, download_url: str) -> str:
+    return body_html(redact.obj(session.catalogue or {}), download_url)
+
 
 @login_required
-def model_view(request: HttpRequest, pk: int) -> HttpResponse:
-    """The Model view panel, fetched by the session page (again after each catalogue refresh;
-    share pages have it in the page)."""
-    session = own_session(request.user, pk)
+async def model_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """The Model view panel, fetched by the session page (again after each catalogue refresh)."""
+    session = await _owned(request, pk)
     download_url = reverse("sessions:model_view_json", args=[pk])
-    return HttpResponse(body_html(session.owner_redactor().obj(session.catalogue or {}), download_url))
+    return HttpResponse(await _computed(_panel, session, session.owner_redactor(), download_url))
+
+
+async def _result(session: Session, redact: Redactor, refresh_url: str) -> HttpResponse:
+    result, tool = await sync_to_async(last_tool_result)(session, redact)
+    return HttpResponse(await _computed(result_html, result, tool, refresh_url))
 
 
 @login_required
-def model_view_result(request: HttpRequest, pk: int) -> HttpResponse:
-    session = own_session(request.user, pk)
-    result, tool = last_tool_result(session, session.owner_redactor())
-    return HttpResponse(result_html(result, tool, reverse("sessions:model_view_result", args=[pk])))
+async def model_view_result(request: HttpRequest, pk: int) -> HttpResponse:
+    session = await _owned(request, pk)
+    return await _result(session, session.owner_redactor(), reverse("sessions:model_view_result", args=[pk]))
 
 
-def _model_view_file(request: HttpRequest, session: Session, catalogue: object) -> StreamingHttpResponse:
-    return _stream(request, iter([download(tools_of(catalogue))]), "application/json",
-                   f"session-{session.pk}-model-view.json")
+async def _model_view_file(request: HttpRequest, session: Session, redact: Redactor) -> StreamingHttpResponse:
+    text = await _computed(lambda: download_json(redact.obj(session.catalogue or {})))
+    return _stream(request, iter([text]), "application/json", f"session-{session.pk}-model-view.json")
 
 
 @login_required
-def model_view_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    session = own_session(request.user, pk)
-    return _model_view_file(request, session, session.owner_redactor().obj(session.catalogue or {}))
+async def model_view_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    session = await _owned(request, pk)
+    return await _model_view_file(request, session, session.owner_redactor())
 
 
-def share_model_view_json(request: HttpRequest, token: str) -> StreamingHttpResponse:
-    session, redact = _shared(token)
-    return _model_view_file(request, session, redact.obj(session.catalogue or {}))
+async def share_model_view(request: HttpRequest, token: str) -> HttpResponse:
+    """The panel of a share page (read-only, every secret masked), fetched by that page."""
+    session, redact = await sync_to_async(_shared)(token)
+    download_url = reverse("sessions:share_model_view_json", args=[token])
+    return HttpResponse(await _computed(_panel, session, redact, download_url))
+
+
+async def share_model_view_result(request: HttpRequest, token: str) -> HttpResponse:
+    session, redact = await sync_to_async(_shared)(token)
+    return await _result(session, redact, reverse("sessions:share_model_view_result", args=[token]))
+
+
+async def share_model_view_json(request: HttpRequest, token: str) -> StreamingHttpResponse:
+    session, redact = await sync_to_async(_shared)(token)
+    return await _model_view_file(request, session, redact)
 
 
 # --- Copy as curl ------------------------------------------------------------------------------
@@ -123,7 +159,7 @@ def _har(session: Session, redact: Redactor) -> Iterator[str]:
             .values_list("data", flat=True).iterator(chunk_size=2000))
     comment = redact.text(f"{session.server_name}, session {session.pk} ({session.transport or 'HTTP'}), "
                           "recorded by MCP Playground")
-    return har.document(rows, session.started_at, comment)
+    return har.document(rows, session.clock_origin or session.started_at, comment)   # as the page's times
 
 
 @login_required

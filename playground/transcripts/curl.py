@@ -11,9 +11,10 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlencode
 
 from playground.mcp.secrets import MASK
+
+from .form_bodies import form_body, is_form
 
 LEFT_TO_CURL = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
 
@@ -37,9 +38,8 @@ def _body(row: dict[str, Any]) -> tuple[str | None, list[str]]:
         return None, []
     notes = ["the authorization flow's body was recorded with its secrets masked (they are not kept)"]
     request_type = {k.lower(): v for k, v in (http.get("request_headers") or {}).items()}.get("content-type", "")
-    if request_type.split(";")[0].strip() == "application/x-www-form-urlencoded":
-        pairs = [line.partition("=")[::2] for line in shown.splitlines() if line]
-        return urlencode(pairs), notes                     # recorded one field a line: back to a form
+    if is_form(request_type):
+        return form_body(shown), notes                     # recorded one field a line: back to a form
     return shown, notes
 
 

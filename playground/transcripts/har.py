@@ -6,8 +6,13 @@ Transcript events carry `http.exchange` (the tap numbers exchanges); sessions re
 are grouped by what their events say (a response by the request it answers, a stream's events by
 their shared facts). Secrets are masked as in the rows given (the caller redacts them first).
 
-Times: `startedDateTime` is the session's start plus the event's time; `wait` is the time to the
-response's headers (`http.wait_ms`, else to its first event), `receive` until its last event.
+Streamed: an entry is written as soon as its exchange is complete (its response read whole, or
+for a POST answered with an SSE stream, the responses to what it sent), so only open streams
+are held — a standalone GET stream until the end. Entries are therefore in the order their
+exchanges ended (HAR prefers, and does not require, start order; viewers sort by time).
+
+Times: `startedDateTime` is the session's clock origin plus the event's time; `wait` is the time
+to the response's headers (`http.wait_ms`, else to its first event), `receive` until its last event.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from datetime import datetime, timedelta, timezone
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
+
+from .form_bodies import form_body, is_form
 
 CREATOR = {"name": "MCP Playground", "version": "0.1.0"}
 URL_SAFE = ":/?#[]@!$&'()*+,;=%-._~"
@@ -42,6 +49,24 @@ class Exchange:
     seqs: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    awaiting: int = 0                               # responses the POSTed frame asks for
+    answered: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Nothing more will come: the response was read whole, or an SSE stream answering a
+        POST carried the responses to every request in it (the server then closes it)."""
+        if self.status is None:
+            return False
+        if self.content_type != "text/event-stream":
+            return True
+        return self.t_request is not None and self.awaiting > 0 and self.answered >= self.awaiting
+
+
+def _requests_in(message: Any) -> int:
+    """How many responses a sent frame asks for (a request, or a batch's requests)."""
+    frames = message if isinstance(message, list) else [message]
+    return sum(1 for m in frames if isinstance(m, dict) and "method" in m and m.get("id") is not None)
 
 
 def _key(row: dict[str, Any], http: dict[str, Any], sends: set[int]) -> tuple[Any, ...]:
@@ -59,14 +84,18 @@ def _sse_text(row: dict[str, Any]) -> str:
     return head + "".join(f"data: {line}\n" for line in (row.get("raw") or "").split("\n")) + "\n"
 
 
-def exchanges(rows: Iterable[dict[str, Any]]) -> list[Exchange]:
+def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
+    """Each exchange once it is complete; those still open when the rows end, in start order."""
     found: dict[tuple[Any, ...], Exchange] = {}
+    done: set[tuple[Any, ...]] = set()
     sends: set[int] = set()
     for row in rows:
         http = row.get("http")
         if not isinstance(http, dict) or not isinstance(http.get("method"), str):
             continue
         key = _key(row, http, sends)
+        if key in done:
+            continue            # (after its end: nothing an exchange is written with)
         ex = found.setdefault(key, Exchange())
         ex.seqs.append(row["seq"])
         ex.method = ex.method or http["method"]
@@ -77,6 +106,7 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> list[Exchange]:
             ex.sent_headers = http.get("headers") if isinstance(http.get("headers"), dict) else {}
             ex.body, ex.t_request = row.get("raw") or "", row["t"]
             ex.body_type = next((v for k, v in ex.sent_headers.items() if k.lower() == "content-type"), "")
+            ex.awaiting = _requests_in(row.get("message"))
             continue
         if isinstance(http.get("request_headers"), dict) and ex.request_headers is None:
             ex.request_headers = http["request_headers"]
@@ -90,17 +120,22 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> list[Exchange]:
         ex.t_last = row["t"]
         if row["dir"] == "recv":
             ex.texts.append(_sse_text(row) if ex.content_type == "text/event-stream" else (row.get("raw") or ""))
+            if row.get("reply_to") is not None and row.get("reply_to") in ex.seqs:
+                ex.answered += 1
         elif isinstance(data.get("request_body"), str) or isinstance(data.get("response_body"), str):
             if isinstance(data.get("request_body"), str):          # an OAuth exchange: one note holds it all
-                ex.body = data["request_body"]
                 ex.body_type = next((v for k, v in (ex.request_headers or {}).items() if k.lower() == "content-type"), "")
+                ex.body = form_body(data["request_body"]) if is_form(ex.body_type) else data["request_body"]
             if isinstance(data.get("response_body"), str):
                 ex.texts.append(data["response_body"])
         if isinstance(data.get("error"), str):
             ex.error = data["error"]
         elif row["dir"] == "note" and row.get("kind") in ("error", "timeout") and row.get("text"):
             ex.notes.append(str(row["text"]))
-    return list(found.values())
+        if ex.complete:
+            done.add(key)
+            yield found.pop(key)
+    yield from found.values()
 
 
 def _pairs(headers: dict[str, str] | None) -> list[dict[str, str]]:
@@ -139,6 +174,9 @@ def entry(ex: Exchange, started_at: datetime) -> dict[str, Any]:
     }
     if ex.body is not None:
         request["postData"] = {"mimeType": ex.body_type or "application/octet-stream", "text": ex.body}
+        if is_form(ex.body_type):
+            request["postData"]["params"] = [{"name": k, "value": v}
+                                             for k, v in parse_qsl(ex.body, keep_blank_values=True)]
     text = "".join(ex.texts)
     mime = next((v for k, v in ex.headers.items() if k.lower() == "content-type"), ex.content_type)
     response: dict[str, Any] = {
@@ -165,13 +203,12 @@ def entry(ex: Exchange, started_at: datetime) -> dict[str, Any]:
 
 
 def document(rows: Iterable[dict[str, Any]], started_at: datetime, comment: str = "") -> Iterator[str]:
-    """The HAR file, in pieces (the exchanges are gathered first: a stream's events may be
-    spread over the whole session)."""
+    """The HAR file, in pieces: an entry as soon as its exchange is complete. `started_at` is
+    when the events' `t` was 0 (the session's clock origin)."""
     if started_at.tzinfo is None:
         started_at = started_at.replace(tzinfo=timezone.utc)
-    entries = sorted((entry(ex, started_at) for ex in exchanges(rows)), key=lambda e: e["startedDateTime"])
     log = {"version": "1.2", "creator": CREATOR, "pages": [], "comment": comment}
     yield '{"log": ' + json.dumps(log, ensure_ascii=False)[:-1] + ', "entries": ['
-    for i, item in enumerate(entries):
-        yield ("," if i else "") + "\n" + json.dumps(item, ensure_ascii=False)
+    for i, ex in enumerate(exchanges(rows)):
+        yield ("," if i else "") + "\n" + json.dumps(entry(ex, started_at), ensure_ascii=False)
     yield "\n]}}\n"

@@ -2,6 +2,7 @@
 (`Session.report`), and the comparison made again when a server's ignore rules change."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from playground.mcp import diff
@@ -12,12 +13,14 @@ from .models import Event, Session
 from .storable import storable
 
 
-def recorded_rows(session: Session) -> list[dict[str, Any]]:
+def recorded_rows(session: Session) -> Iterator[dict[str, Any]]:
     """The session's transcript lines as its owner reads them (OAuth values masked, as the
-    export masks them): what a replay of it replays."""
+    export masks them): what a replay of it replays. A generator over a database cursor, read
+    a chunk at a time: consume it in the thread that called (the database's), as `recording()`
+    does when a replay starts."""
     redact = session.owner_redactor()
-    return [redact.obj(data) for data in
-            session.events.order_by("seq").values_list("data", flat=True).iterator(chunk_size=2000)]
+    for data in session.events.order_by("seq").values_list("data", flat=True).iterator(chunk_size=2000):
+        yield redact.obj(data)
 
 
 def save_report(session_id: int, report: dict[str, Any]) -> None:

@@ -37,7 +37,9 @@ TOOLS = [
     tool("clean", obj({"text": OK})),
     tool("no_description", obj({"text": OK}), description=None),
     tool("undescribed_parameter", obj({"text": {"type": "string"}})),
-    tool("huge_schema", obj({f"p{i}": {**OK, "enum": ["a"]} for i in range(5200)})),
+    # More subschemas than the walk takes (its unreferenced $defs: within OpenAI's strict limits,
+    # and nothing Gemini's rendering sends).
+    tool("huge_schema", obj({"text": OK}, **{"$defs": {f"d{i}": OK for i in range(5200)}})),
     tool("bad name!", obj({"text": OK})),
     tool("root_array", {"type": "array", "items": OK}),
     tool("array_without_items", obj({"list": {"type": "array", "description": "A list of anything."}})),
@@ -48,10 +50,11 @@ TOOLS = [
     tool("uri_format", obj({"link": {**OK, "format": "uri"}})),
     tool("root_anyof", {**obj({"text": OK}), "anyOf": [{"required": ["text"]}]}),
     tool("deep_nesting", deep(11)),
-    tool("root_oneof", {"oneOf": [obj({"a": OK}), obj({"b": OK})]}),
+    tool("root_oneof", {"type": "object", "oneOf": [obj({"a": OK}), obj({"b": OK})]}),
     tool("invalid_schema", obj({"text": {**OK, "type": "strng"}})),
     tool("dotted.name:v2", obj({"text": OK})),
-    tool("x" * 130, obj({"text": OK})),
+    tool("x" * 130, obj({"text": OK})),                   # over Gemini's 128 (and Anthropic's)
+    tool("y" * 100, obj({"text": OK})),                   # Anthropic and Gemini take it, OpenAI does not
     tool("exclusive_minimum", obj({"n": {"type": "integer", "description": "A count.", "exclusiveMinimum": 0}})),
     tool("email_format_number", obj({"n": {"type": "number", "description": "A rate.", "format": "percent"}})),
     tool("referenced", obj({"item": {"$ref": "#/$defs/Item", "description": "An item."}},
@@ -61,8 +64,7 @@ TOOLS = [
                                                                  "items": {"$ref": "#/$defs/Node"}}})}})),
     tool("type_union", obj({"value": {"type": ["string", "integer"], "description": "A string or a number."}})),
     tool("integer_enum", obj({"level": {"type": "integer", "description": "A level.", "enum": [1, 2, 3]}})),
-    tool("free_form_map", obj({"labels": {"type": "object", "description": "Any labels.",
-                                          "additionalProperties": {"type": "string"}}})),
+    tool("free_form_map", obj({"labels": {"type": "object", "description": "Any labels, any values."}})),
     tool("dashed_parameter", obj({"first-name": OK})),
 ]
 MANY = [tool(f"filler_{i}", obj({"text": OK})) for i in range(129)]

@@ -21,6 +21,7 @@ from playground.registry.models import Server
     ("python 'my server.py' --name \"a b\" c\\ d", [], "python", ["my server.py", "--name", "a b", "c d"], {}),
     ("API_KEY=k1234567890 DEBUG=1 npx -y pkg", [], "npx", ["-y", "pkg"], {"API_KEY": "k1234567890", "DEBUG": "1"}),
     ("sh -c 'sleep 1 && exec server'", [], "sh", ["-c", "sleep 1 && exec server"], {}),   # quoted: one word
+    ("node 'a|b.js' \"x;y\" c\\&d e#f", [], "node", ["a|b.js", "x;y", "c&d", "e#f"], {}),    # quoted, escaped
 ])
 def test_a_command_line_is_split_as_a_shell_would(line, given, command, args, assigned):
     split = split_command_line(line, given)
@@ -55,6 +56,13 @@ def test_an_existing_path_with_spaces_is_one_program(tmp_path):
     ("node x.js 2>/dev/null", "'2>/dev/null' is shell syntax"),
     ("node $(pwd)/x.js", "'$(pwd)/x.js' is shell syntax"),
     ("npx a && npx b", "'&&' is shell syntax"),
+    # Operators attached to a word: shlex.split leaves them inside it (['pkg|tee', 'log']).
+    ("npx pkg|tee log", "'|' is shell syntax"),
+    ("npx pkg; echo hi", "';' is shell syntax"),
+    ("npx pkg&&x", "'&&' is shell syntax"),
+    ("node x.js>out.txt", "'>' is shell syntax"),
+    ("npx pkg&", "'&' is shell syntax"),
+    ("node x.js>&2", "'>&' is shell syntax"),
     ("python 'unclosed", "cannot be split (no closing quotation)"),
     ("A=1 B=2", "sets variables but names no program"),
 ])

@@ -252,3 +252,90 @@ def test_the_management_command_indexes_everything_pending():
     out = StringIO()
     call_command("search_index", stdout=out)
     assert out.getvalue().startswith("Indexed 6 events in ") and engine().pending() == 0 and index_rows() == 6
+
+
+def _event_ids_from(first: int) -> None:
+    """Make the next saved events' ids start at `first` (a long-lived database's ids)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = 'transcripts_event'", [first - 1])
+            if cursor.rowcount == 0:
+                cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('transcripts_event', %s)", [first - 1])
+        else:
+            cursor.execute("SELECT setval(pg_get_serial_sequence('transcripts_event', 'id'), %s)", [first - 1])
+
+
+def test_older_matches_beyond_two_to_the_31_event_ids(client):
+    """`before` is an event id (64 bits), not a seq: past 2**31 the next page still moves on."""
+    alice = user("alice")
+    _event_ids_from(2**31 + 7)
+    session = session_with(alice, [stderr(seq, f"Lusaka line {seq}") for seq in range(1, 61)])
+    client.force_login(alice)
+    url = reverse("sessions:search")
+    first = client.get(url, {"q": "lusaka"}).content.decode()
+    before = re.search(r"before=(\d+)", first)
+    assert before and int(before.group(1)) > 2**31 and first.count(f"/sessions/{session.pk}/?at=") == 50
+    older = client.get(url, {"q": "lusaka", "before": before.group(1)}).content.decode()
+    shown = sorted(int(s) for s in re.findall(rf"/sessions/{session.pk}/\?at=(\d+)", older))
+    assert shown == list(range(1, 11)) and "Older matches" not in older
+    assert client.get(url, {"q": "lusaka", "before": str(2**63)}).status_code == 200     # out of range: page one
+
+
+def test_a_hit_is_timed_from_the_sessions_clock_origin():
+    from datetime import datetime, timedelta, timezone
+
+    alice = user("alice")
+    origin = datetime(2026, 11, 20, 10, 0, 5, tzinfo=timezone.utc)
+    session_with(alice, weather_rows("Harare"), clock_origin=origin)
+    (hit,) = search(alice, "humidity").groups[0].hits
+    assert hit.at == origin + timedelta(seconds=0.3)
+
+
+def test_a_chunk_is_bounded_by_the_size_of_its_events_not_only_their_count():
+    """Three events of ~3 MB each (a 1.4 MB text, in the raw frame and the parsed message): one
+    chunk reads and parses one of them, not all three; small events still go 500 at a time."""
+    alice = user("alice")
+    big = "harbour " * 180_000
+    session_with(alice, [response(seq, seq, {"content": [{"type": "text", "text": big}]}, seq) for seq in (1, 2, 3)])
+    assert engine().index_pending() and index_rows() == 1
+    assert engine().index_pending() and index_rows() == 2
+    session_with(alice, [stderr(seq, f"small {seq}") for seq in range(1, 601)])
+    assert engine().index_pending() and index_rows() == 3                      # the last big one alone
+    assert engine().index_pending() and index_rows() == 503
+    assert engine().index_pending() and index_rows() == 603 and not engine().index_pending()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_search_page_catches_up_a_chunk_per_database_call(monkeypatch):
+    """Catching up before a search does not hold the database thread (the one every live
+    session's saves use): a query made while it runs gets in between two chunks."""
+    import threading
+
+    from asgiref.sync import sync_to_async
+    from django.test import AsyncClient
+
+    import playground.transcripts.search as search_module
+
+    alice = await database_sync_to_async(user)("alice")
+    await database_sync_to_async(session_with)(alice, weather_rows("Dakar"))
+    backend = engine()
+    real = backend.index_pending
+    chunks, first_done, queried = [], threading.Event(), threading.Event()
+
+    def index_pending(*args):
+        chunks.append(queried.is_set())
+        first_done.set()
+        if queried.is_set() or len(chunks) > 200:
+            return real(*args)
+        return True                                       # "more to do": as a long backlog would say
+    monkeypatch.setattr(backend, "index_pending", index_pending)
+    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 60)
+    browser = AsyncClient()
+    await browser.aforce_login(alice)
+    page = asyncio.create_task(browser.get(reverse("sessions:search"), {"q": "dakar"}))
+    assert await asyncio.to_thread(first_done.wait, 20)
+    await asyncio.wait_for(sync_to_async(Session.objects.count)(), 20)
+    queried.set()
+    response = await asyncio.wait_for(page, 60)
+    assert response.status_code == 200 and "Dakar" in response.content.decode()
+    assert True in chunks and len(chunks) <= 200                 # the query ran between two chunks

@@ -69,9 +69,15 @@ def test_share_page_and_its_download_mask_every_secret(client, saved):
     link = ShareLink.objects.create(session=saved, created_by=saved.owner)
     client.logout()
     page = client.get(reverse("sessions:share_page", args=[link.token])).content.decode()
-    assert "Model view" in page and "hx-get" not in page                      # in the page: nothing to fetch
-    assert 'aria-label="Anthropic Messages tools"' in page and "Last tool result" in page
-    assert SECRET not in page and "found ••••" in page
+    panel_url = reverse("sessions:share_model_view", args=[link.token])
+    result_url = reverse("sessions:share_model_view_result", args=[link.token])
+    assert "Model view" in page and f'hx-get="{panel_url}"' in page and f'hx-get="{result_url}"' in page
+    assert SECRET not in page
+    panel = client.get(panel_url).content.decode()                  # fetched, as the owner's page does
+    assert 'aria-label="Anthropic Messages tools"' in panel and SECRET not in panel and "••••" in panel
+    assert reverse("sessions:share_model_view_json", args=[link.token]) in panel
+    result = client.get(result_url).content.decode()
+    assert "Last tool result" in result and SECRET not in result and "found ••••" in result
     response = client.get(reverse("sessions:share_model_view_json", args=[link.token]))
     body = b"".join(response.streaming_content).decode()
     assert response["Content-Disposition"].startswith("attachment;") and SECRET not in body
@@ -79,6 +85,10 @@ def test_share_page_and_its_download_mask_every_secret(client, saved):
     assert {"openai-chat", "openai-responses", "anthropic", "gemini", "findings", "token_rule"} <= set(document)
     assert document["anthropic"]["tools"][1]["name"] == "bad name"
     assert document["findings"]["openai"]["bad name"][0]["rule"] == "openai.name"
+    link.revoked_at = link.created
+    link.save()
+    for url in (panel_url, result_url):
+        assert client.get(url).status_code == 404
 
 
 @pytest.mark.django_db
@@ -126,3 +136,104 @@ def test_megabytes_in_names_and_descriptions_keep_the_panel_small():
     assert len(html) < 200_000 and "too large to show here" in html
     shown = result_html({"content": [{"type": "text", "text": huge}]}, huge)
     assert len(shown) < 600_000
+
+
+def _catalogue(tools: int, width: int) -> dict:
+    return {"tools": [{"name": f"t{i}", "description": "A tool.", "inputSchema": {
+        "type": "object", "properties": {f"p{j}": {"type": "string", "description": "P."} for j in range(width)}}}
+        for i in range(tools)]}
+
+
+@pytest.mark.django_db
+def test_the_panel_is_computed_once_per_catalogue(client, saved):
+    """Every tab fetches the panel after a catalogue change, and each share page view shows it:
+    the computation is made once per catalogue (and the panel once per catalogue and page)."""
+    from playground.modelview.cache import VIEWS
+
+    catalogue = _catalogue(40, 20)
+    Session.objects.filter(pk=saved.pk).update(catalogue=catalogue)
+    other = Session.objects.create(server=saved.server, server_name="s", owner=saved.owner, status="ended",
+                                   catalogue=catalogue)
+    link = ShareLink.objects.create(session=saved, created_by=saved.owner)
+    before = VIEWS.computed
+    first = client.get(reverse("sessions:model_view", args=[saved.pk])).content.decode()
+    assert VIEWS.computed == before + 1 and "The 40 tools of this server" in first
+    assert client.get(reverse("sessions:model_view", args=[saved.pk])).content.decode() == first
+    client.get(reverse("sessions:model_view", args=[other.pk]))                 # same tools, another session
+    client.get(reverse("sessions:share_model_view", args=[link.token]))
+    client.get(reverse("sessions:model_view_json", args=[saved.pk]))
+    assert VIEWS.computed == before + 1
+    catalogue["tools"][0]["description"] = "Changed."
+    Session.objects.filter(pk=saved.pk).update(catalogue=catalogue)
+    assert "Changed." in client.get(reverse("sessions:model_view", args=[saved.pk])).content.decode()
+    assert VIEWS.computed == before + 2
+
+
+def test_the_memo_computes_once_for_concurrent_callers_and_stays_bounded():
+    import threading
+
+    from playground.modelview.cache import Memo
+
+    memo: Memo[int] = Memo(entries=2, weight=100)
+    gate, calls = threading.Event(), []
+
+    def slow() -> int:
+        calls.append(1)
+        assert gate.wait(30)
+        return 42
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda: results.append(memo.get("k", 10, slow))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    gate.set()
+    for thread in threads:
+        thread.join(30)
+    assert results == [42] * 4 and calls == [1]
+    memo.get("a", 10, lambda: 1)
+    memo.get("b", 10, lambda: 2)                       # two entries at most: "k" goes
+    assert memo.get("k", 10, lambda: 7) == 7
+    assert memo.get("big", 101, lambda: 3) == 3 and memo.get("big", 101, lambda: 4) == 4    # too big to keep
+
+
+def test_a_catalogue_of_thousands_of_tools_says_what_it_did_not_check():
+    from playground.sessions.features.model_view import body_html
+
+    html = body_html(_catalogue(400, 49), "/download")          # 20,000 subschemas: past the validation budget
+    assert 'data-rule="anthropic.draft-2020-12"' in html and "not checked" in html
+    assert 'class="mv-unchecked"' in html
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_panel_is_computed_off_the_database_thread():
+    """While a catalogue's Model view is computed, the database thread (the one every live
+    session's saves use) keeps working: the computation waits here until a query has run."""
+    import asyncio
+    import threading
+
+    from asgiref.sync import sync_to_async
+    from django.test import AsyncClient
+
+    from playground.sessions import wire_views
+
+    user = await sync_to_async(get_user_model().objects.create_user)("mv-async", password="pw")
+    session = await sync_to_async(Session.objects.create)(server_name="s", owner=user, status="ended",
+                                                          catalogue={"tools": TOOLS})
+    started, queried = threading.Event(), threading.Event()
+    real = wire_views.body_html
+
+    def waiting_body_html(*args):
+        started.set()
+        assert queried.wait(20), "the computation held the database thread"
+        return real(*args)
+    browser = AsyncClient()
+    await browser.aforce_login(user)
+    wire_views.body_html = waiting_body_html
+    try:
+        request = asyncio.create_task(browser.get(reverse("sessions:model_view", args=[session.pk])))
+        assert await asyncio.to_thread(started.wait, 20)              # the computation is under way
+        count = await asyncio.wait_for(sync_to_async(Session.objects.count)(), 15)
+        queried.set()
+        response = await asyncio.wait_for(request, 30)
+    finally:
+        wire_views.body_html = real
+    assert count >= 1 and response.status_code == 200 and 'aria-label="Google Gemini tools"' in response.content.decode()

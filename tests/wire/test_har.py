@@ -8,7 +8,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import jsonschema
 import pytest
@@ -105,7 +105,9 @@ async def test_streamable_http_session_one_entry_per_exchange(sdk_http):  # noqa
     assert call["response"]["content"]["mimeType"] == "text/event-stream"
     assert f"data: {answer['raw']}\n\n" in call["response"]["content"]["text"] and '"hello"' in answer["raw"]
     assert call["_transcriptSeq"][0] == sent["seq"]
-    assert entries == sorted(entries, key=lambda e: e["startedDateTime"])
+    # Written as each exchange completed (streamed); the standalone GET stream, open to the end, last.
+    ended = [e["_transcriptSeq"][-1] for e in entries if e["request"]["method"] != "GET"]
+    assert ended == sorted(ended) and entries[-1]["request"]["method"] == "GET"
     initialized = next(e for e in by_method["POST"] if "notifications/initialized" in e["request"]["postData"]["text"])
     assert initialized["response"]["status"] == 202 and initialized["response"]["content"]["text"] == ""
 
@@ -156,7 +158,14 @@ async def test_oauth_exchanges_are_entries_with_their_secrets_masked():
     token = [e for e in entries if e["request"]["method"] == "POST" and "grant_type=" in
              (e["request"].get("postData") or {}).get("text", "")]
     assert token and "access_token" in token[0]["response"]["content"]["text"]
-    assert token[0]["request"]["postData"]["mimeType"] == "application/x-www-form-urlencoded"
+    posted = token[0]["request"]["postData"]
+    assert posted["mimeType"] == "application/x-www-form-urlencoded"
+    # A form body as it went over the wire (the transcript keeps it one field a line), and its fields.
+    fields = parse_qsl(posted["text"], keep_blank_values=True, strict_parsing=True)
+    assert "\n" not in posted["text"] and ("grant_type", "authorization_code") in fields
+    assert [(p["name"], p["value"]) for p in posted["params"]] == fields
+    assert dict(fields)["code"] == MASK and dict(fields)["code_verifier"] == MASK     # secrets stay masked
+    assert token[0]["request"]["bodySize"] == len(posted["text"].encode())
     challenges = [e for e in entries if e["response"]["status"] == 401]
     assert challenges and any(h["name"].lower() == "www-authenticate" for h in challenges[0]["response"]["headers"])
     # The MCP requests after the token carry it, masked, on the frame's own line too.
@@ -217,3 +226,65 @@ def test_rows_recorded_before_exchange_numbers_are_grouped_by_what_they_say():
     assert [e["_transcriptSeq"] for e in entries] == [[1, 3], [2, 4, 5]]
     assert entries[1]["response"]["content"]["text"] == 'id: 7\ndata: {"method":"a"}\n\ndata: {"method":"b"}\n\n'
     assert entries[0]["timings"]["wait"] == pytest.approx(200.0)
+
+
+def _stream_rows(count: int) -> list[dict[str, Any]]:
+    """A standalone GET stream open the whole session, and `count` POSTs answered with SSE."""
+    url = "http://127.0.0.1:1/mcp"
+    stream = {"method": "GET", "url": url, "status": 200, "headers": {"content-type": "text/event-stream"},
+              "content_type": "text/event-stream", "exchange": 1}
+    rows: list[dict[str, Any]] = [{"seq": 1, "t": 0.0, "dir": "note", "kind": "http", "text": "GET", "http": stream}]
+    for i in range(count):
+        seq, exchange = 2 + 3 * i, 2 + i
+        post = {"method": "POST", "url": url, "headers": {"Content-Type": "application/json"}, "exchange": exchange}
+        answer = {**post, "status": 200, "headers": {"content-type": "text/event-stream"},
+                  "content_type": "text/event-stream"}
+        message = {"jsonrpc": "2.0", "id": i, "method": "ping"}
+        rows += [{"seq": seq, "t": seq / 10, "dir": "send", "raw": json.dumps(message), "message": message, "http": post},
+                 {"seq": seq + 1, "t": seq / 10, "dir": "recv", "raw": '{"method":"notifications/progress"}',
+                  "http": answer},
+                 {"seq": seq + 2, "t": seq / 10, "dir": "recv", "raw": json.dumps({"id": i, "result": {}}),
+                  "reply_to": seq, "http": {"exchange": exchange, "method": "POST", "url": url}}]
+    rows.append({"seq": 2 + 3 * count, "t": 99.0, "dir": "recv", "raw": '{"method":"late"}',
+                 "http": {"exchange": 1, "method": "GET", "url": url}})
+    return rows
+
+
+def test_entries_are_written_as_their_exchanges_complete():
+    """The first entry comes out after the rows of its exchange, not after the whole session;
+    the standalone stream, open to the end, comes last."""
+    rows = _stream_rows(1000)
+    taken = 0
+
+    def counted() -> Any:
+        nonlocal taken
+        for row in rows:
+            taken += 1
+            yield row
+    pieces = har.document(counted(), STARTED, "test")
+    next(pieces)                                       # the log's head
+    first = json.loads(next(pieces).lstrip(",\n"))
+    assert first["_transcriptSeq"] == [2, 3, 4] and taken == 4
+    document = valid_har("".join(["{\"log\": {\"version\": \"1.2\", \"creator\": {\"name\": \"x\", \"version\": \"1\"}, "
+                                  "\"pages\": [], \"entries\": [", json.dumps(first), *pieces]))
+    entries = document["log"]["entries"]
+    assert len(entries) == 1001 and taken == len(rows)
+    assert entries[-1]["_transcriptSeq"] == [1, len(rows)]          # the GET stream, with its late event
+    assert "progress" in entries[1]["response"]["content"]["text"] and entries[1]["_transcriptSeq"] == [5, 6, 7]
+
+
+@pytest.mark.django_db
+def test_times_count_from_the_sessions_clock_origin(client):
+    """An event happened at clock_origin + t (the page and the JSON export say so too), not at
+    started_at + t: the tap's clock starts when the transport does."""
+    user = get_user_model().objects.create_user("clock", password="pw")
+    origin = datetime(2026, 11, 20, 10, 0, 5, tzinfo=timezone.utc)
+    session = Session.objects.create(server_name="s", owner=user, status="ended", transport="streamable-http",
+                                     started_at=STARTED, clock_origin=origin)
+    Session.objects.filter(pk=session.pk).update(started_at=STARTED)          # (auto_now_add)
+    Event.objects.bulk_create([Event(session=session, seq=r["seq"], t=r["t"], dir=r["dir"], data=r)
+                               for r in _stream_rows(1)])
+    client.force_login(user)
+    response = client.get(f"/sessions/{session.pk}/export.har")
+    entries = valid_har(b"".join(response.streaming_content).decode())["log"]["entries"]
+    assert entries[0]["startedDateTime"] == "2026-11-20T10:00:05.200+00:00"

@@ -3,7 +3,8 @@ rule they break, a token estimate, and the last tool result as a model reads it
 (playground/modelview holds the renderings and the rules; this is the panel).
 
 The panel is rendered by views (wire_views.py) from the saved catalogue and transcript, for the
-owner or, redacted, for a share page; a live session only tells its tabs to fetch it again.
+owner or, redacted, for a share page, once per catalogue (modelview/cache.py); both pages fetch
+it; a live session only tells its tabs to fetch it again.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from django.urls import reverse
 
 from playground.mcp.secrets import Redactor
 from playground.modelview import results, rules, tokens
-from playground.modelview.view import model_view, tools_of
+from playground.modelview.cache import Memo, digest, model_view_of
+from playground.modelview.view import download, tools_of
 
 from ..html import oob
 from ..protocol import FeatureEvent
@@ -23,7 +25,8 @@ from .base import Feature, render
 JSON_SHOWN = 150_000        # characters of one rendering's JSON on the page (the download has it all)
 RESULT_SHOWN = 64 * 1024    # characters of one tool-result shape
 REPLY_WINDOW = 5000         # events after a tools/call searched for its response (page loads)
-SEVERITY_WORDS = {"error": "refused", "strict": "strict only", "warning": "changed", "info": "advice"}
+SEVERITY_WORDS = {"error": "refused", "strict": "strict only", "warning": "changed", "info": "advice",
+                  "unchecked": "not checked"}
 
 
 def _counts(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -31,10 +34,17 @@ def _counts(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if (n := sum(1 for f in findings if f["severity"] == s))]
 
 
-def panel_context(catalogue: Any, download_url: str) -> dict[str, Any]:
-    """What model_view_body.html shows for a catalogue."""
+PANELS: Memo[str] = Memo()
+
+
+def _errors(catalogue: Any) -> Any:
+    return (catalogue or {}).get("errors", {}).get("tools") if isinstance(catalogue, dict) else None
+
+
+def panel_context(catalogue: Any, download_url: str, key: tuple[str, int] | None = None) -> dict[str, Any]:
+    """What model_view_body.html shows for a catalogue (`key`: the digest of its tools)."""
     tools = tools_of(catalogue)
-    view = model_view(tools)
+    view = model_view_of(tools, key)
     targets = view["targets"]
     providers = []
     for found in view["findings"]:
@@ -55,11 +65,23 @@ def panel_context(catalogue: Any, download_url: str) -> dict[str, Any]:
     chatbot = {**view["chatbot"], "chars": len(view["chatbot"]["text"]), "shown": len(view["chatbot"]["text"]) <= JSON_SHOWN}
     return {"mv_tools": len(tools), "mv_providers": providers, "mv_chatbot": chatbot,
             "mv_token_rule": tokens.RULE, "mv_download": download_url,
-            "mv_errors": (catalogue or {}).get("errors", {}).get("tools") if isinstance(catalogue, dict) else None}
+            "mv_errors": _errors(catalogue)}
 
 
 def body_html(catalogue: Any, download_url: str) -> str:
-    return render("sessions/features/model_view_body.html", panel_context(catalogue, download_url))
+    """The panel, made once per catalogue and URL (playground/modelview/cache.py). Seconds for a
+    catalogue of thousands of tools: callers run it off the event loop and off the database
+    thread (wire_views)."""
+    tools = tools_of(catalogue)
+    key = digest(tools)
+    return PANELS.get((key[0], str(_errors(catalogue)), download_url), key[1], lambda: render(
+        "sessions/features/model_view_body.html", panel_context(catalogue, download_url, key)))
+
+
+def download_json(catalogue: Any) -> str:
+    """The Model view's download (the same computation as the panel's, kept)."""
+    tools = tools_of(catalogue)
+    return download(tools, model_view_of(tools))
 
 
 def result_context(result: dict[str, Any] | None, tool: str) -> dict[str, Any]:
@@ -108,11 +130,10 @@ class ModelView(Feature):
 
     @classmethod
     def share_context(cls, session: Any, redact: Redactor, token: str) -> dict[str, Any] | None:
-        """The panel rendered in the page (read-only, nothing fetched), masked by `redact`."""
-        result, tool = last_tool_result(session, redact)
-        download_url = reverse("sessions:share_model_view_json", args=[token])
-        return {"model_view_html": body_html(redact.obj(session.catalogue or {}), download_url),
-                "model_view_result_html": result_html(result, tool)}
+        """The panel as on the owner's page, fetched (computed once per catalogue, off the
+        database thread: wire_views.share_model_view), masked as the share page is."""
+        return {"model_view_url": reverse("sessions:share_model_view", args=[token]),
+                "model_view_result_url": reverse("sessions:share_model_view_result", args=[token])}
 
     @classmethod
     def page_context(cls, session: Any) -> dict[str, Any]:

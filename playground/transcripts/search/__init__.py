@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from types import ModuleType
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.db import connection
 from django.utils.safestring import SafeString
 
@@ -22,10 +23,11 @@ from ..models import Session
 from .indexer import ENGINES
 from .query import MAX_QUERY, Query, parse_query
 
-__all__ = ["MAX_QUERY", "PAGE", "Hit", "Results", "SessionHits", "catch_up", "engine", "search"]
+__all__ = ["MAX_QUERY", "PAGE", "Hit", "Results", "SessionHits", "acatch_up", "asearch", "catch_up", "engine",
+           "search"]
 
 PAGE = 50
-CATCH_UP_SECONDS = 1.0     # indexing a search may do first (what the background indexer has not done yet)
+CATCH_UP_SECONDS = 0.5     # indexing a search may do first (what the background indexer has not done yet)
 _LABELS = {"stderr": "stderr", "note": "note"}
 
 
@@ -60,7 +62,8 @@ def engine() -> ModuleType | None:
 
 
 def catch_up(budget: float | None = None) -> int:
-    """Index what is pending, for `budget` seconds at most (CATCH_UP_SECONDS); how many events are left."""
+    """Index what is pending, for `budget` seconds at most (CATCH_UP_SECONDS); how many events are
+    left. For sync callers that own their thread (the management command, tests)."""
     backend = engine()
     if backend is None:
         return 0
@@ -71,15 +74,42 @@ def catch_up(budget: float | None = None) -> int:
     return 0
 
 
+async def acatch_up(budget: float | None = None) -> int:
+    """`catch_up` for async code (the search page): each chunk is its own short call in the
+    database thread — the one every live session's saves use — so saves go in between."""
+    backend = engine()
+    if backend is None:
+        return 0
+    deadline = time.monotonic() + (CATCH_UP_SECONDS if budget is None else budget)
+    while await sync_to_async(backend.index_pending)():
+        if time.monotonic() > deadline:
+            return int(await sync_to_async(backend.pending)())
+    return 0
+
+
 def search(user: Any, text: str, before: int | None = None, page: int = PAGE) -> Results:
     """The page of `user`'s own events matching `text`, older than event `before` if given."""
     query = parse_query(text)
-    backend = engine()
-    if backend is None:
+    if engine() is None:
         return Results(query, available=False)
     if not query or not getattr(user, "is_authenticated", False):
         return Results(query)
-    pending = catch_up()
+    return _page(user, query, before, page, catch_up())
+
+
+async def asearch(user: Any, text: str, before: int | None = None, page: int = PAGE) -> Results:
+    """`search` for async code: indexing what is pending in short calls (acatch_up) first."""
+    query = parse_query(text)
+    if engine() is None:
+        return Results(query, available=False)
+    if not query or not getattr(user, "is_authenticated", False):
+        return Results(query)
+    return await sync_to_async(_page)(user, query, before, page, await acatch_up())
+
+
+def _page(user: Any, query: Query, before: int | None, page: int, pending: int) -> Results:
+    backend = engine()
+    assert backend is not None
     rows = backend.find(user.pk, query, before, page + 1)
     results = Results(query, pending=pending)
     if len(rows) > page:
@@ -92,7 +122,7 @@ def search(user: Any, text: str, before: int | None = None, page: int = PAGE) ->
         if session is None:                     # (find already keeps to the owner's sessions)
             continue
         hit = Hit(event_id=event_id, seq=seq, dir=dir_, label=method or _LABELS.get(dir_, "response"),
-                  at=session.started_at + timedelta(seconds=t or 0),
+                  at=(session.clock_origin or session.started_at) + timedelta(seconds=t or 0),
                   excerpt=query.excerpt(redactors[session_id].text(body or "")))
         if not results.groups or results.groups[-1].session.pk != session_id:
             results.groups.append(SessionHits(session))

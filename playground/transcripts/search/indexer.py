@@ -4,10 +4,11 @@ The recorder tells `saved(rows)` after each batch it saved. A full batch means a
 database thread is the flood's bottleneck (bench/README.md), so indexing waits until no full
 batch was saved for QUIET seconds (at most MAX_DEFER: a flood that never ends is still indexed,
 a chunk at a time). Smaller batches — a session's ordinary traffic — are indexed at once. One
-task per process, which ends when nothing is left; a chunk (500 events) runs in Channels'
-database thread like a save, so a save waits for one chunk at most.
+task per process, which ends when nothing is left; a chunk (500 events, about 2 MB of stored
+JSON at most) runs in Channels' database thread like a save, so a save waits for one chunk at most.
 
-A search indexes what is still pending itself before it looks (search.catch_up), so nothing is
+A search indexes what is still pending itself before it looks (search.acatch_up: a chunk per
+call in the same thread, for half a second at most), so nothing is
 missed when this task is behind or has not run (another process saved the events).
 """
 from __future__ import annotations

@@ -23,11 +23,15 @@ from .query import Query, words
 from .text import stored_text
 
 CHUNK = 500                # events indexed in one transaction
+CHUNK_CHARS = 2_000_000    # ... and at most about this much stored JSON read and parsed, whatever the count
 _ENTRIES = 20              # queued ranges taken at once
 
 
-def index_pending(limit: int = CHUNK) -> bool:
-    """Index up to `limit` queued events; whether there was anything to do (call again until not)."""
+def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
+    """Index up to `limit` queued events and about `chars` characters of their JSON (at least
+    one event); whether there was anything to do (call again until not). The events come one at
+    a time from a server-side cursor, as text (what the driver would parse), so what is past the
+    budget is never sent: a queue of 1 MB frames is indexed a couple at a time."""
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT id, session_id, first_seq, last_seq FROM transcripts_event_search_queue "
                        "ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED", [_ENTRIES])
@@ -35,26 +39,42 @@ def index_pending(limit: int = CHUNK) -> bool:
         if not entries:
             return False
         values: list[Any] = []
-        budget = limit
+        budget, read = limit, 0
         for entry_id, session_id, first, last in entries:
-            if budget <= 0:
+            if budget <= 0 or read >= chars:
                 break
-            cursor.execute("SELECT id, seq, data FROM transcripts_event WHERE session_id = %s "
-                           "AND seq BETWEEN %s AND %s ORDER BY seq LIMIT %s", [session_id, first, last, budget])
-            rows = cursor.fetchall()
-            for event_id, _seq, data in rows:
-                body = stored_text(data)
+            taken, done = _take(session_id, first, last, budget, chars - read, first_of_chunk=not values)
+            for event_id, seq, text in taken:
+                read += len(text)
+                body = stored_text(text)
                 values += (event_id, body, " ".join(words(body)))
-            budget -= len(rows)
-            if len(rows) == 0 or rows[-1][1] >= last or budget > 0:
+            budget -= len(taken)
+            if done:
                 cursor.execute("DELETE FROM transcripts_event_search_queue WHERE id = %s", [entry_id])
-            else:
+            elif taken:
                 cursor.execute("UPDATE transcripts_event_search_queue SET first_seq = %s WHERE id = %s",
-                               [rows[-1][1] + 1, entry_id])
+                               [taken[-1][1] + 1, entry_id])
         for start in range(0, len(values), 3 * CHUNK):
             part = values[start:start + 3 * CHUNK]
             cursor.execute(_insert(len(part) // 3), part)
     return True
+
+
+def _take(session_id: int, first: int, last: int, limit: int, chars: int,
+          first_of_chunk: bool) -> tuple[list[tuple[int, int, str]], bool]:
+    """The events of one queued range that fit (id, seq, JSON text), and whether the range is done."""
+    taken: list[tuple[int, int, str]] = []
+    read = 0
+    with connection.chunked_cursor() as rows:          # a named (server-side) cursor: fetched a row at a time
+        rows.execute("SELECT id, seq, data::text FROM transcripts_event WHERE session_id = %s "
+                     "AND seq BETWEEN %s AND %s ORDER BY seq LIMIT %s", [session_id, first, last, limit])
+        while len(taken) < limit and (read < chars or (first_of_chunk and not taken)):
+            row = rows.fetchone()
+            if row is None:
+                return taken, True                     # nothing left in the range
+            taken.append(row)
+            read += len(row[2])
+    return taken, taken[-1][1] >= last
 
 
 @functools.lru_cache(maxsize=8)

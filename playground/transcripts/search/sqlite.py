@@ -22,7 +22,9 @@ from .query import Query
 from .text import stored_text
 
 TABLE = "transcripts_event_search"
-CHUNK = 500         # events indexed in one transaction (~10 ms: a save waits at most that long)
+CHUNK = 500                 # events indexed in one transaction (~10 ms when small: a save waits that long)
+CHUNK_CHARS = 2_000_000     # ... and at most about this much stored JSON read and parsed (one 1 MB frame
+                            # is ~2 MB: its raw text and its parsed message), whatever the count
 
 _LAST = f"SELECT rowid FROM {TABLE} ORDER BY rowid DESC LIMIT 1"
 # Made by migration 0008; made again after every migrate: SQLite alters a table by copying it
@@ -37,17 +39,24 @@ def _last_indexed(cursor: Any) -> int:
     return row[0] if row else 0
 
 
-def index_pending(limit: int = CHUNK) -> bool:
-    """Index the next `limit` events not yet indexed; whether there were any (call again until not).
-    The text is made before taking the write lock; the insert re-reads the mark under it, so
-    two indexers at once (two processes) never index an event twice."""
+def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
+    """Index the next events not yet indexed, at most `limit` of them and about `chars`
+    characters of stored JSON (at least one event); whether there were any (call again until
+    not). Rows are read one at a time (SQLite steps them as they are fetched: the rest of the
+    LIMIT is never read). The text is made before taking the write lock; the insert re-reads the
+    mark under it, so two indexers at once (two processes) never index an event twice."""
+    texts: list[tuple[int, str]] = []
+    read = 0
     with connection.cursor() as cursor:
         mark = _last_indexed(cursor)
         cursor.execute("SELECT id, data FROM transcripts_event WHERE id > %s ORDER BY id LIMIT %s", [mark, limit])
-        rows = cursor.fetchall()
-    if not rows:
+        for event_id, data in cursor.cursor:            # the driver's cursor: a row stepped each time
+            read += len(data) if isinstance(data, (str, bytes)) else 0
+            texts.append((event_id, stored_text(data)))
+            if read >= chars:
+                break
+    if not texts:
         return False
-    texts = [(event_id, stored_text(data)) for event_id, data in rows]
     with transaction.atomic(), connection.cursor() as cursor:
         mark = _last_indexed(cursor)
         values: list[Any] = []
