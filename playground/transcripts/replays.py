@@ -56,6 +56,8 @@ def compare_again(session: Session, ignore: list[str]) -> dict[str, Any]:
         before, after = old.get(row.get("old_response_seq")), new.get(row.get("new_response_seq"))  # type: ignore[arg-type]
         if row.get("old_response_seq") is not None and before is None:
             continue        # that event is not readable any more: leave the row as it was
+        if row.get("new_response_seq") is not None and after is None:
+            continue        # not saved yet (rules sent as the replay ends): the row as the worker compared it
         status, changes, complete, detail = compare_response(
             before["message"] if before else None, after["message"] if after else None, rules=rules,
             new_failure=str(row.get("failure") or ""))

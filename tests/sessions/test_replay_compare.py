@@ -1,0 +1,35 @@
+"""The comparison made again when a server's ignore rules change (transcripts/replays.py), on
+saved rows only: a replayed response not saved yet leaves its row as the worker compared it."""
+from __future__ import annotations
+
+import pytest
+
+from playground.transcripts.models import Event, Session
+from playground.transcripts.replays import compare_again
+
+pytestmark = pytest.mark.django_db
+
+
+def _response(session: Session, seq: int, text: str) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}}
+    Event.objects.create(session=session, seq=seq, t=0.1, dir="recv", data={
+        "seq": seq, "t": 0.1, "dir": "recv", "raw": str(message), "message": message})
+
+
+def test_rows_are_compared_again_from_saved_responses_only():
+    source = Session.objects.create(server_name="a")
+    replay = Session.objects.create(server_name="b", kind=Session.Kind.REPLAY, source=source)
+    _response(source, 2, "10:00")
+    _response(source, 4, "10:01")
+    _response(replay, 12, "11:00")                  # the second replayed response: not saved yet (seq 14)
+    rows = [{"kind": "request", "method": "tools/call", "status": "changed", "old_response_seq": 2,
+             "new_response_seq": 12, "changes": [{"path": "/result/content/0/text"}]},
+            {"kind": "request", "method": "tools/call", "status": "changed", "old_response_seq": 4,
+             "new_response_seq": 14, "changes": [{"path": "/result/content/0/text"}]}]
+    replay.report = {"rows": rows}
+    replay.save()
+
+    report = compare_again(replay, ["/result/content/*/text"])
+    saved, pending = report["rows"]
+    assert saved["status"] == "same" and not saved.get("changes")       # compared again under the rule
+    assert pending["status"] == "changed" and pending["changes"] == rows[1]["changes"]   # left as it was
