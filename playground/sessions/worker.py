@@ -18,7 +18,7 @@ import datetime
 import itertools
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -44,6 +44,7 @@ from .calls import CALLS, http_error
 from .connecting import ConnectWatch
 from .features import ALL, BY_COMMAND, FEATURES, Feature
 from .flood import PageWindow
+from .lanes import Lanes
 from .protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name, share_group_name
 
 log = logging.getLogger(__name__)
@@ -104,6 +105,7 @@ class SessionWorker:
         self._calls: dict[str, asyncio.Task[Any]] = {}
         self._call_ids = itertools.count(1)
         self._spawned: set[asyncio.Task[Any]] = set()
+        self._lanes = Lanes(self.spawn)          # features' commands, beside the command loop
         self.results: list[Outcome] = []             # recent results, replayed to a reloading page
         self.progress: dict[str, dict[str, Any]] = {}
         self.inflight: dict[str, dict[str, Any]] = {}  # page calls under way, for a reloading page
@@ -405,19 +407,25 @@ class SessionWorker:
     async def _receive_loop(self) -> None:
         while True:
             message = await self.layer.receive(self.channel)
-            try:
-                await self.handle(message)
-            except Exception as exc:
-                log.exception("command failed")
-                self.tap.note("error", f"command {message.get('command')!r} failed: {exc!r}")
+            await self._command(self.handle, message)
+
+    async def _command(self, run: Callable[[Command], Awaitable[None]], message: Command) -> None:
+        try:
+            await run(message)
+        except Exception as exc:
+            log.exception("command failed")
+            self.tap.note("error", f"command {message.get('command')!r} failed: {exc!r}")
 
     async def handle(self, message: Command) -> None:
+        """One command. The core's run here, and none waits on the server; a feature's run in
+        its lane (lanes.py), a call in a task of its own: nothing holds the loop."""
         command = str(message.get("command"))
         core = self._core.get(command)
         if core is not None:
             await core(self, message)
         elif command in BY_COMMAND:
-            await self.features[BY_COMMAND[command].name].handle(message)
+            feature = self.features[BY_COMMAND[command].name]
+            self._lanes.run(feature.name, lambda: self._command(feature.handle, message))
         elif command in CALLS:
             self._start_call(command, message)
         else:

@@ -232,12 +232,15 @@ class Tasks(Feature):
             self._forget(key)
         elif followed.polling:                # task_poll: now, not at the next beat
             followed.wake.set()
-        elif followed.terminal:               # a last look (its ttl may have run out)
-            await self._poll_once(followed)
-            self._show(followed)
+        elif followed.terminal:               # a last look (its ttl may have run out), in a task of
+            self.ctx.spawn(f"task-{key}-look", self._look(followed))     # its own: it waits on the server
         else:                                 # polling had stopped after failures: start again
             self._start_polling(followed)
             followed.wake.set()
+
+    async def _look(self, followed: Followed) -> None:
+        await self._poll_once(followed)
+        self._show(followed)
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event(self._card(f)) for f in self.followed.values()]
