@@ -57,6 +57,16 @@ INFLIGHT_AFTER = 0.1
 _NO_SECRETS = Redactor()
 
 
+def hook(feature: Feature, run: Callable[..., Any], *args: Any) -> Any:
+    """One of a feature's hooks, run by the core: a feature's failure is logged, and never
+    breaks the core (a Result that never came, a snapshot failing on every reconnect)."""
+    try:
+        return run(*args)
+    except Exception:
+        log.exception("feature %s failed in %s", feature.name, getattr(run, "__name__", run))
+        return None
+
+
 class FeatureResponder:
     """Answers the server's requests through the features that declared them (roots from the
     server's settings, sampling and elicitation by a person on the page), and declares exactly
@@ -241,7 +251,10 @@ class SessionWorker:
             await self._save_facts()
             await self.refresh_catalogue()
             for feature in self.features.values():
-                await feature.start()
+                try:
+                    await feature.start()
+                except Exception:
+                    log.exception("feature %s failed to start", feature.name)
             self._serving = True
             await self._stop.wait()
             if self._client.closed and self._client.close_reason != "closed by the client":
@@ -363,7 +376,7 @@ class SessionWorker:
 
     def _on_input_required(self, method: str, round_no: int, result: dict[str, Any]) -> None:
         for feature in self.features.values():
-            feature.on_input_required(method, round_no, result)
+            hook(feature, feature.on_input_required, method, round_no, result)
 
     async def _send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
         """One windowed piece of transcript for every tab, rendered once: a marker for the lines
@@ -527,7 +540,7 @@ class SessionWorker:
         self.progress.pop(outcome["call_id"], None)
         self.inflight.pop(outcome["call_id"], None)
         for feature in self.features.values():
-            feature.on_call_end(outcome["call_id"], outcome)   # type: ignore[arg-type]
+            hook(feature, feature.on_call_end, outcome["call_id"], outcome)
         self.results = (self.results + [outcome])[-5:]
         await self.broadcast(dict(outcome))
 
@@ -573,7 +586,7 @@ class SessionWorker:
             catalogue=storable(catalogue)))()
         await self.broadcast({"type": "session.catalogue", "catalogue": catalogue})
         for feature in self.features.values():
-            feature.on_catalogue()
+            hook(feature, feature.on_catalogue)
 
     def snapshot(self) -> Snapshot:
         """What a (re)connecting page needs besides the transcript."""
@@ -581,7 +594,7 @@ class SessionWorker:
             started["announced"] = True          # the reloading page shows it: its result must remove it
         snapshot: Snapshot = {"type": "session.snapshot", "catalogue": self._catalogue, "results": self.results,
                               "progress": self.progress, "inflight": list(self.inflight.values()),
-                              "features": [event for f in self.features.values() for event in f.snapshot()]}
+                              "features": [event for f in self.features.values() for event in hook(f, f.snapshot) or ()]}
         if self.connecting is not None and self._state:
             snapshot["state"] = self._live_facts(dict(self._state))   # (a reloaded tab: what it waits for)
         return snapshot

@@ -36,7 +36,8 @@ def poll_seconds(poll_interval: Any) -> float:
     """The server's `pollInterval` (milliseconds) as the card's pace, within the floor and ceiling."""
     if isinstance(poll_interval, bool) or not isinstance(poll_interval, (int, float)) or poll_interval != poll_interval:
         return POLL_DEFAULT
-    return min(POLL_CEILING, max(POLL_FLOOR, poll_interval / 1000))
+    # Clamped before dividing: a server's integer may have hundreds of digits (no float holds it).
+    return min(POLL_CEILING * 1000, max(POLL_FLOOR * 1000, poll_interval)) / 1000
 
 
 @dataclass
