@@ -18,7 +18,7 @@ from playground.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from playground.mcp.transports.base import TransportError
 
 from ..html import oob
-from ..protocol import Command, FeatureEvent
+from ..protocol import CURRENT_CALL, Command, FeatureEvent
 from ..results import TERMINAL_TASK_STATES, describe_task
 from .base import Feature, render
 from .context import TabContext
@@ -161,6 +161,9 @@ class Tasks(Feature):
             self.ctx.spawn(f"task-{followed.key}", self._poll(followed))
 
     async def _poll(self, followed: Followed) -> None:
+        # Started as the call that created the task ended, in its context: a server request
+        # during a poll is not that call's (its card would say its timeout waits for the answer).
+        CURRENT_CALL.set(None)
         failures = 0
         try:
             while not followed.terminal and followed.key in self.followed:
