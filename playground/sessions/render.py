@@ -14,6 +14,8 @@ from typing import Any
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
+from playground.transcripts.storable import without_surrogates
+
 from .html import oob
 from .result_html import piece_html, result_html
 from .results import describe_result
@@ -80,8 +82,19 @@ def too_large(fragment: str, size: int) -> str:
 
 
 def catalogue(session_id: int, catalogue: dict[str, Any]) -> str:
-    return oob("catalogue", "outerHTML", render_to_string("sessions/_catalogue.html", {
-        "session_id": session_id, "catalogue": catalogue}))
+    return oob("catalogue", "outerHTML", catalogue_html(session_id, catalogue))
+
+
+def catalogue_html(session_id: int, catalogue: dict[str, Any]) -> str:
+    """The catalogue column (the session page's first render, and every tab's updates). A name
+    or URI holding an unpaired surrogate ("\\ud800" in a server's JSON) cannot be URL-encoded
+    for its link: the catalogue is then rendered again with U+FFFD in their place, as the page
+    shows them anyway (only then: the usual catalogue is not walked twice)."""
+    try:
+        return render_to_string("sessions/_catalogue.html", {"session_id": session_id, "catalogue": catalogue})
+    except UnicodeEncodeError:
+        return render_to_string("sessions/_catalogue.html", {"session_id": session_id,
+                                                             "catalogue": without_surrogates(catalogue)})
 
 
 def call_started(message: dict[str, Any]) -> str:

@@ -33,6 +33,7 @@ from .durability import reap_dead_sessions
 from .features import FEATURES
 from .lines import line
 from .protocol import catalogue_item
+from .render import catalogue_html
 from .window import seq_param, transcript_window
 from .worker import start_session
 
@@ -83,6 +84,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         context.update(feature.page_context(session))
     return render(request, "sessions/session.html", {
         **context, "session": session, "state": with_hint(session.state(), rows),
+        "catalogue_html": catalogue_html(session.pk, session.catalogue or {}),
         "lines": [line(r, owner=True) for r in rows], "window": window,
         "ws_url": f"/ws/sessions/{session.pk}/" + (f"?around={at}" if at else ""),
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),

@@ -621,3 +621,39 @@ async def test_legacy_sse_stream_cut_mid_event_ends_the_session_cleanly():
                                      clear=note("error", "cut in the middle of an event"))
     assert "cut in the middle of an event" in saved.end_reason
     assert "no answer: the session ended" in result_of(seen)
+
+
+async def test_unpaired_surrogates_in_names_and_uris_keep_the_catalogue_the_result_and_the_session_page():
+    """A tool's, a resource's, a template's and a prompt's name or URI, and a result's resource
+    link, hold "\\ud800": none can be URL-encoded for its link as it is. The tab gets the
+    catalogue and the Result (U+FFFD in their place), so does a reconnecting tab (its replay and
+    snapshot render them again), and the session page opens."""
+    user, srv = await make_user_and_server(name="lone", command=sys.executable, args=[MISBEHAVING, "lone-surrogates"])
+    session = await start_session(srv, user)
+    shown = "lone \ufffd end"
+    link = 'href="resource/?uri=file%3A%2F%2F%2Flone%20%EF%BF%BD%20end"'
+    try:
+        for _ in range(2):                              # the first tab, then a reconnecting one
+            comm = communicator(session.pk, user)
+            try:
+                assert (await comm.connect())[0]
+                seen = await receive_until(comm, 'id="catalogue"', ">go<", f">{shown}<")
+                if _ == 0:
+                    await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "go"}))
+                seen += await receive_until(comm, 'aria-label="Result"', "linked", link)
+                catalogue = seen[seen.index('<div id="catalogue"'):]
+                assert "?uri=file%3A///lone%20%EF%BF%BD%20end" in catalogue             # the resource
+                assert "?name=lone%20%EF%BF%BD%20end" in catalogue                      # the tool, the prompt
+            finally:
+                await comm.disconnect()
+        page = await database_sync_to_async(page_of)(user, session.pk)
+        assert page.status_code == 200 and f">{shown}<" in page.content.decode()
+    finally:
+        await stop_all()
+
+
+def page_of(user: Any, session_id: int) -> Any:
+    from django.test import Client
+    client = Client()
+    client.force_login(user)
+    return client.get(f"/sessions/{session_id}/")
