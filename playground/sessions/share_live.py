@@ -4,10 +4,10 @@ redacted, for anyone with the link (no login).
 The same replay-then-follow path as the owner's tab (consumers.py), with three differences:
 
 - **Redacted for a share.** The owner's lines mask only OAuth values; a share masks every
-  secret (header and env values too: `Session.share_redactor()`). The worker renders the lines
-  once more for the share audience, into the group `share.<id>`, and only while a viewer is
-  registered with it (`share_join`); a session without header or env secrets reuses the owner's
-  lines as they are. The replay and the state are redacted here, from the database.
+  secret (header and env values too, a replay's source's: `Session.share_redactor()`). The
+  worker renders the lines a second time for the share audience (with that redactor, and
+  without the owner's controls), into the group `share.<id>`, only while a viewer is
+  registered with it (`share_join`). The replay and the state are redacted here, from the database.
 - **Read-only.** Nothing a viewer sends is read: `receive` ignores it, and no command but the
   viewer's own registration ever reaches the worker. The socket is Host- and Origin-checked
   like the owner's (playground.security.WebsocketOriginValidator wraps every socket route).

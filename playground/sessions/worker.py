@@ -132,11 +132,12 @@ class SessionWorker:
         self._state: dict[str, Any] = {}
         self._step_task: asyncio.Task[None] | None = None
         self.hint: dict[str, Any] | None = None  # what a failed connection's evidence suggests trying
-        # Live share viewers (their channels): lines are rendered for them too, redacted of the
-        # server's header and env secrets as well (the OAuth ones are the masker's), only while
-        # there is one. Without such secrets the owner's lines are theirs as they are.
+        # Live share viewers (their channels): while there is one, each piece of transcript is
+        # rendered a second time for them (without the owner's controls), masked as the share
+        # page and its exports are: Session.share_redactor(), read in start() (the server's
+        # header and env secrets, a replay's source's too; the OAuth ones are the masker's).
         self.share_viewers: set[str] = set()
-        self._share_redactor = Redactor(config.secret_values())
+        self._share_redactor = _NO_SECRETS
         # The features, and who listens to what.
         options = options or {}
         self.features: dict[str, Feature] = {cls.name: cls(self, options.get(cls.name)) for cls in FEATURES}
@@ -202,7 +203,9 @@ class SessionWorker:
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel, heartbeat_at=timezone.now(),
             clock_origin=datetime.datetime.fromtimestamp(self.tap.epoch, datetime.UTC))
-        self._state = await self.state()
+        session = await database_sync_to_async(Session.objects.get)(pk=self.session_id)
+        self._state = self._live_facts(session.state())
+        self._share_redactor = session.share_redactor()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
         live.add(self.session_id, self)
         shutdown.install()

@@ -170,3 +170,32 @@ async def test_a_live_share_page_connects_and_says_live(settings):
         assert "hx-ws:send" not in page and "<form" not in page.split("</header>")[1]
     finally:
         await stop_all()
+
+
+async def test_a_replays_live_share_masks_its_sources_secrets_as_its_share_page_does():
+    """A replay's session masks the secrets of the session it replays (the server's old token:
+    its recorded frames reach this session) on its share page and exports; its live share
+    lines mask them too."""
+    old, new = "old-t0ken-4567", "new-t0ken-8910"
+    user, server = await make_user_and_server(env={"API_TOKEN": old})
+    source = await start_session(server, user)
+    await WORKERS[source.pk].stop()
+    server.env = {"API_TOKEN": new}
+    await database_sync_to_async(server.save)()
+    source = await database_sync_to_async(type(source).objects.get)(pk=source.pk)
+    session = await start_session(server, user, replay_of=source)
+    owner = communicator(session.pk, user)
+    try:
+        await owner.connect()
+        await receive_until(owner, 'id="catalogue"')
+        link = await share(session, user)
+        v = viewer(link.token)
+        await v.connect()
+        await receive_until(v, 'id="session-state"')
+        await call_echo(owner, f"old {old} new {new}")
+        seen = await receive_until(v, f"old {MASK} new {MASK}")
+        assert old not in seen and new not in seen
+        await v.disconnect()
+    finally:
+        await owner.disconnect()
+        await stop_all()
