@@ -34,6 +34,7 @@ from playground.transcripts.models import Session, ShareLink
 
 from . import lines, render
 from .durability import reap_dead_sessions
+from .watchdog import watch_worker
 from .html import oob
 from .window import transcript_window
 from .protocol import share_group_name, share_link_group_name
@@ -69,6 +70,7 @@ class ShareConsumer(render.FragmentSocket):
         self.token = str(self.scope["url_route"]["kwargs"]["token"])
         self._replayed = False
         self._fallback: asyncio.Task[None] | None = None
+        self._watchdog: asyncio.Task[None] | None = None
         await self.accept()
         link = await self._link()
         if link is None:
@@ -85,6 +87,9 @@ class ShareConsumer(render.FragmentSocket):
         await self.channel_layer.group_add(share_group_name(link.session_id), self.channel_name)
         await self.channel_layer.send(self.worker_channel, {"command": "share_join", "reply_channel": self.channel_name})
         self._fallback = asyncio.create_task(self._follow_anyway())
+        # No owner's tab may be open to see the worker's process die: the viewer watches too.
+        self._watchdog = asyncio.create_task(watch_worker(self.channel_layer, link.session_id,
+                                                          lambda: bool(self.worker_channel)))
 
     async def _follow_anyway(self) -> None:
         await asyncio.sleep(FOLLOW_WAIT)
@@ -99,11 +104,12 @@ class ShareConsumer(render.FragmentSocket):
     async def _leave(self) -> None:
         """Out of the groups, and the worker told to stop rendering for this viewer (once: when
         the socket is closed from here, and again when the page goes)."""
-        if self._fallback is not None and self._fallback is not asyncio.current_task():
-            self._fallback.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._fallback
-        self._fallback = None
+        for task in (self._fallback, self._watchdog):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._fallback = self._watchdog = None
         if self.link_id is not None:
             await self.channel_layer.group_discard(share_link_group_name(self.link_id), self.channel_name)
             self.link_id = None
