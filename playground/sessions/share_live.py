@@ -53,11 +53,12 @@ def mode(name: str) -> str:
     return oob("share-mode", "outerHTML", render_to_string("sessions/_share_mode.html", {"mode": name}))
 
 
-def shared_state(session: Session) -> dict[str, Any]:
-    """The state a share shows: redacted, and nothing that acts (no switch of transport)."""
-    state = session.share_redactor().obj(session.state())
-    state.pop("hint", None)
-    return state
+def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The state a share shows (`state`, or the session's as saved): redacted, and nothing that
+    acts (no switch of transport)."""
+    shown = session.share_redactor().obj(session.state() if state is None else state)
+    shown.pop("hint", None)
+    return shown
 
 
 class ShareConsumer(render.FragmentSocket):
@@ -187,8 +188,7 @@ class ShareConsumer(render.FragmentSocket):
         session = await self._session()          # (its OAuth values may have grown since)
         if session is None or not self._replayed:
             return
-        state = session.share_redactor().obj(message["state"])
-        state.pop("hint", None)
+        state = shared_state(session, message["state"])
         await self.send(text_data=render.state(state))
         if state.get("status") in (Session.Status.ENDED, Session.Status.FAILED):
             await self._ended()

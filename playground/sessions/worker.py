@@ -187,8 +187,10 @@ class SessionWorker:
     def feature(self, name: str) -> Any:
         return self.features.get(name)
 
-    def end(self, reason: str) -> None:
-        if self._stop_reason is None and self._end_reason is None:
+    def end(self, reason: str | None = None) -> None:
+        """End the session from this side; `reason`, if given (and the first), is noted in its
+        transcript and becomes its end reason."""
+        if reason is not None and self._stop_reason is None and self._end_reason is None:
             self._stop_reason = reason
             self.tap.note("info", f"ending the session: {reason}")
         self._stop.set()
@@ -217,18 +219,18 @@ class SessionWorker:
         reason, noted in its transcript. A worker still connecting or listing the catalogue is
         cancelled rather than waited for (a server that never answers would hold it for the
         request timeout): the connection is closed as it unwinds."""
-        if reason is not None and self._stop_reason is None and self._end_reason is None:
-            self._stop_reason = reason
-            self.tap.note("info", f"ending the session: {reason}")
-        self._stop.set()
+        self.end(reason)
         task = self._task
         if task is None:
             return
         if not self._serving and self._end_reason is None and not task.cancelling():
+            while not self._running:     # cancelled before its first step, it would skip its cleanup:
+                await asyncio.sleep(0)   # the session left "connecting", the worker listed as live
             task.cancel()
         await asyncio.wait({task})
 
     async def _run(self) -> None:
+        self._running = True
         receiver = asyncio.create_task(self._receive_loop())
         saver = asyncio.create_task(self.recorder.run(self._stop))
         status, reason = Session.Status.ENDED, "disconnected"
