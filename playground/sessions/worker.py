@@ -125,6 +125,7 @@ class SessionWorker:
         self._refresh_waiting = False
         self._end_reason: str | None = None     # set once the session is ending
         self._stop_reason: str | None = None    # why this side ended it, if it says (stop(reason))
+        self._running = False                   # its task has started (its cleanup will run)
         self._serving = False                   # connected and listed: waiting for the end
         # While connecting: what it waits for, said in the state strip; the session's state as
         # it started (the strip is re-sent from it, without a database read, at each step).

@@ -113,6 +113,18 @@ async def test_stopping_a_worker_that_is_still_connecting_ends_its_session_with_
     assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_stopping_a_worker_at_once_after_its_start_ends_its_session():
+    """Its task had not run a step: cancelled then, it skipped its cleanup (the session stayed
+    "connecting", the worker listed as live in its process)."""
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    await WORKERS[session.pk].stop("stopped at once")
+    saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    assert (saved.status, saved.end_reason, saved.worker_channel) == ("ended", "stopped at once", "")
+    assert session.pk not in WORKERS
+
+
 def live_session(**kw) -> Session:
     session = Session.objects.create(server_name="gone", status=Session.Status.CONNECTED,
                                      worker_channel="specific.worker!abc", **kw)
