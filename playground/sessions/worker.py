@@ -53,6 +53,8 @@ log = logging.getLogger(__name__)
 # long, or as soon as it reports progress: a card that flashes for a millisecond tells nobody
 # anything, and costs a render and a websocket message on the path a person waits on.
 INFLIGHT_AFTER = 0.1
+# The connecting strip is sent this long after its step changed (steps come in bursts).
+STEP_DELAY = 0.05
 
 _NO_SECRETS = Redactor()
 
@@ -343,8 +345,15 @@ class SessionWorker:
             self._step_task = asyncio.get_running_loop().create_task(self._send_step())
 
     async def _send_step(self) -> None:
-        await asyncio.sleep(0.05)
-        if self.connecting is not None:
+        """Until the step shown is the step now: a step that changes while the strip is being
+        sent is sent too (it would otherwise wait for the next change, maybe for minutes)."""
+        shown = None
+        while True:
+            await asyncio.sleep(STEP_DELAY)
+            watch = self.connecting
+            if watch is None or watch.text == shown:
+                return
+            shown = watch.text
             await self.broadcast({"type": "session.state", "state": self._live_facts(dict(self._state))})
 
     async def _steps_done(self) -> None:
