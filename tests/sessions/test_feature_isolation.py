@@ -35,6 +35,14 @@ async def misbehaving_session(mode: str) -> tuple[Any, Any]:
     return user, await start_session(server, user)
 
 
+async def go_as_task(comm: Any) -> str:
+    """Connect the tab, call `go` as a task; the Result (the created task)."""
+    assert (await comm.connect())[0]
+    await receive_until(comm, 'id="catalogue"', ">go<")
+    await send(comm, action="call_tool", name="go", as_task="1")
+    return await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong>")
+
+
 def request_card(fragment: str) -> tuple[str, str]:
     """(its key, its header) of a Server request card."""
     key = re.search(r'id="server-request-(q\d+)"', fragment).group(1)
@@ -49,11 +57,7 @@ async def test_polling_a_finished_task_while_the_server_asks_first_blocks_nothin
     user, session = await misbehaving_session("task-asks")
     comm = communicator(session.pk, user)
     try:
-        assert (await comm.connect())[0]
-        await receive_until(comm, 'id="catalogue"', ">go<")
-        await send(comm, action="call_tool", name="go", as_task="1")
-        created = await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong>")
-        assert "T1" in created
+        assert "T1" in await go_as_task(comm)
         # The card polls at the floor pace; the server asks before it answers.
         asked = await receive_fragment(comm, 'aria-label="Server request"', "question 1")
         key, header = request_card(asked)
@@ -80,10 +84,7 @@ async def test_a_400_digit_poll_interval_still_shows_the_result_the_card_and_eve
     user, session = await misbehaving_session("task-huge-poll")
     comm = communicator(session.pk, user)
     try:
-        assert (await comm.connect())[0]
-        await receive_until(comm, 'id="catalogue"', ">go<")
-        await send(comm, action="call_tool", name="go", as_task="1")
-        await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong>")
+        await go_as_task(comm)
         await receive_fragment(comm, 'id="task-cards"', 'aria-label="Task"')
         again = communicator(session.pk, user)                  # a reloading tab: its snapshot
         try:
