@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
 from playground.transcripts.storable import without_surrogates
@@ -54,7 +55,7 @@ def sendable(text: str, session_id: Any) -> str:
         try:
             size = len(text.encode("utf-8"))
         except UnicodeEncodeError:
-            text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            text = without_surrogates(text)
             size = len(text.encode("utf-8"))
     else:
         size = len(text)
@@ -62,6 +63,18 @@ def sendable(text: str, session_id: Any) -> str:
         log.warning("session %s: a %d-byte fragment was replaced by a notice", session_id, size)
         text = too_large(text, size)
     return text
+
+
+def page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    """A page showing what a server sent (the session page, a share page), as Django's `render`
+    makes it, but an unpaired surrogate in it ("\\ud800" in the server's JSON: a transcript
+    line, a name) becomes U+FFFD rather than a 500 (the text is walked again only then)."""
+    text = render_to_string(template, context, request)
+    try:
+        content = text.encode("utf-8")
+    except UnicodeEncodeError:
+        content = without_surrogates(text).encode("utf-8")
+    return HttpResponse(content)
 
 
 class FragmentSocket(AsyncWebsocketConsumer):

@@ -627,7 +627,8 @@ async def test_unpaired_surrogates_in_names_and_uris_keep_the_catalogue_the_resu
     """A tool's, a resource's, a template's and a prompt's name or URI, and a result's resource
     link, hold "\\ud800": none can be URL-encoded for its link as it is. The tab gets the
     catalogue and the Result (U+FFFD in their place), so does a reconnecting tab (its replay and
-    snapshot render them again), and the session page opens."""
+    snapshot render them again), and the session page and its share page open (their transcript
+    lines hold them too)."""
     user, srv = await make_user_and_server(name="lone", command=sys.executable, args=[MISBEHAVING, "lone-surrogates"])
     session = await start_session(srv, user)
     shown = "lone \ufffd end"
@@ -646,14 +647,20 @@ async def test_unpaired_surrogates_in_names_and_uris_keep_the_catalogue_the_resu
                 assert "?name=lone%20%EF%BF%BD%20end" in catalogue                      # the tool, the prompt
             finally:
                 await comm.disconnect()
-        page = await database_sync_to_async(page_of)(user, session.pk)
-        assert page.status_code == 200 and f">{shown}<" in page.content.decode()
+        async with asyncio.timeout(20):                   # the transcript saved, up to the call's answer
+            while not any('"linked"' in (r.get("raw") or "") for r in await rows_of(session.pk)):
+                await asyncio.sleep(0.05)
+        for page in await database_sync_to_async(pages_of)(user, session):
+            assert page.status_code == 200 and f'"uri": "file:///{shown}"' in html.unescape(page.content.decode())
     finally:
         await stop_all()
 
 
-def page_of(user: Any, session_id: int) -> Any:
+def pages_of(user: Any, session: Session) -> list[Any]:
+    """The session page, and its share page."""
     from django.test import Client
+    from playground.transcripts.models import ShareLink
     client = Client()
     client.force_login(user)
-    return client.get(f"/sessions/{session_id}/")
+    link = ShareLink.objects.create(session=session, created_by=user)
+    return [client.get(f"/sessions/{session.pk}/"), Client().get(f"/share/{link.token}/")]
