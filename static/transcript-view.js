@@ -155,9 +155,21 @@
     return kept;
   }
 
-  // New transcript lines (session.js's observer): cleared ones dropped, the rest stamped and filtered.
+  // A line the page already shows, come again: the replay on (re)connect reads the database,
+  // which has lines the worker has saved but not yet sent (or is sending) to the live group;
+  // those come once more after it. The first one stays (an id lookup each: cheap).
+  function dropRepeated(added) {
+    return added.filter((node) => {
+      if (!isLine(node) || !node.isConnected || document.getElementById(node.id) === node) return true;
+      node.remove();
+      return false;
+    });
+  }
+
+  // New transcript lines (session.js's observer): repeated and cleared ones dropped, the rest
+  // stamped and filtered.
   function added(nodes) {
-    const fresh = dropCleared(Array.from(nodes).filter((n) => n.nodeType === 1)).filter(isLine);
+    const fresh = dropCleared(dropRepeated(Array.from(nodes).filter((n) => n.nodeType === 1))).filter(isLine);
     if (!fresh.length) return;
     stampAll(fresh);
     filterNew(fresh, settings());

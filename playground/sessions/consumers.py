@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -19,20 +18,18 @@ import uritemplate
 
 from channels.db import database_sync_to_async
 from channels.consumer import get_handler_name
-from django.conf import settings
 
 from playground.mcp import jsontext
 from playground.schemaforms import form_too_large, parse_form, validate_arguments
-from playground.transcripts.models import Event, Session
+from playground.transcripts.models import Session
 
 from . import lines, render
 from .connecting import with_hint
 from .durability import reap_dead_sessions
 from .features import BY_ACTION, BY_NAME
-from .protocol import Catalogue, Command, catalogue_item, group_name, share_group_name
+from .protocol import Catalogue, Command, catalogue_item, group_name
+from .watchdog import watch_worker
 from .window import seq_param, transcript_window
-
-log = logging.getLogger(__name__)
 
 TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
@@ -71,7 +68,9 @@ class SessionConsumer(render.FragmentSocket):
         await self._replay(session)
         if session.worker_channel:
             await self.channel_layer.send(session.worker_channel, {"command": "sync", "reply_channel": self.channel_name})
-            self._watchdog = asyncio.create_task(self._watch_worker())
+            # Its worker's process may die: this tab (in another process) must see the end.
+            self._watchdog = asyncio.create_task(watch_worker(self.channel_layer, self.session_id,
+                                                              lambda: bool(self.worker_channel)))
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' own dispatch first closes stale database connections, a hop to its single
@@ -82,32 +81,6 @@ class SessionConsumer(render.FragmentSocket):
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
-
-    async def _watch_worker(self) -> None:
-        """While the session is live, check every beat that its worker still beats. When its
-        process died (the heartbeat went stale), end the session and tell every tab: the note
-        saying so and the state. Without this a tab on another process showed it live forever."""
-        while self.worker_channel:
-            await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
-            try:
-                if await database_sync_to_async(reap_dead_sessions)(session_id=self.session_id):
-                    await self._announce_end()
-            except Exception:     # housekeeping never closes a tab
-                log.exception("checking the worker of session %s failed", self.session_id)
-
-    async def _announce_end(self) -> None:
-        session = await self._session()
-        assert session is not None
-        last = await database_sync_to_async(
-            lambda: list(Event.objects.filter(session_id=self.session_id).order_by("-seq")
-                         .values_list("data", flat=True)[:1]))()
-        group = group_name(self.session_id)
-        frames = lines.transcript_append_frames(session.owner_redactor().obj(last), owner=True)
-        await self.channel_layer.group_send(group, {"type": "session.lines", "frames": frames})
-        await self.channel_layer.group_send(group, {"type": "session.state", "state": session.state()})
-        # Live share viewers too (each redacts the state for a share, and turns into a snapshot).
-        await self.channel_layer.group_send(share_group_name(self.session_id),
-                                            {"type": "session.state", "state": session.state()})
 
     async def disconnect(self, code: int) -> None:
         watchdog = getattr(self, "_watchdog", None)

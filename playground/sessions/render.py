@@ -12,7 +12,10 @@ import re
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+
+from playground.transcripts.storable import without_surrogates
 
 from .html import oob
 from .result_html import piece_html, result_html
@@ -52,7 +55,7 @@ def sendable(text: str, session_id: Any) -> str:
         try:
             size = len(text.encode("utf-8"))
         except UnicodeEncodeError:
-            text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            text = without_surrogates(text)
             size = len(text.encode("utf-8"))
     else:
         size = len(text)
@@ -60,6 +63,18 @@ def sendable(text: str, session_id: Any) -> str:
         log.warning("session %s: a %d-byte fragment was replaced by a notice", session_id, size)
         text = too_large(text, size)
     return text
+
+
+def page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    """A page showing what a server sent (the session page, a share page), as Django's `render`
+    makes it, but an unpaired surrogate in it ("\\ud800" in the server's JSON: a transcript
+    line, a name) becomes U+FFFD rather than a 500 (the text is walked again only then)."""
+    text = render_to_string(template, context, request)
+    try:
+        content = text.encode("utf-8")
+    except UnicodeEncodeError:
+        content = without_surrogates(text).encode("utf-8")
+    return HttpResponse(content)
 
 
 class FragmentSocket(AsyncWebsocketConsumer):
@@ -80,8 +95,19 @@ def too_large(fragment: str, size: int) -> str:
 
 
 def catalogue(session_id: int, catalogue: dict[str, Any]) -> str:
-    return oob("catalogue", "outerHTML", render_to_string("sessions/_catalogue.html", {
-        "session_id": session_id, "catalogue": catalogue}))
+    return oob("catalogue", "outerHTML", catalogue_html(session_id, catalogue))
+
+
+def catalogue_html(session_id: int, catalogue: dict[str, Any]) -> str:
+    """The catalogue column (the session page's first render, and every tab's updates). A name
+    or URI holding an unpaired surrogate ("\\ud800" in a server's JSON) cannot be URL-encoded
+    for its link: the catalogue is then rendered again with U+FFFD in their place, as the page
+    shows them anyway (only then: the usual catalogue is not walked twice)."""
+    try:
+        return render_to_string("sessions/_catalogue.html", {"session_id": session_id, "catalogue": catalogue})
+    except UnicodeEncodeError:
+        return render_to_string("sessions/_catalogue.html", {"session_id": session_id,
+                                                             "catalogue": without_surrogates(catalogue)})
 
 
 def call_started(message: dict[str, Any]) -> str:

@@ -11,15 +11,15 @@ from playground.mcp.replay import user_params
 from playground.transcripts.models import Session
 
 from .protocol import catalogue_item
+from .window import seq_param
 
 
 def sent_request(session: Session, seq: str) -> tuple[int, dict[str, Any]]:
     """The request the client sent as event `seq` of `session` (as its owner reads it); 404
     for anything else."""
-    try:
-        number = int(seq)
-    except ValueError:
-        raise Http404("no such event") from None
+    number = seq_param(seq)
+    if number is None:
+        raise Http404("no such event")
     data = session.events.filter(seq=number, dir="send").values_list("data", flat=True).first()
     message = session.owner_redactor().obj(data).get("message") if isinstance(data, dict) else None
     if not isinstance(message, dict) or not isinstance(message.get("method"), str) or "id" not in message:

@@ -12,6 +12,8 @@ from urllib.parse import quote
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
+from playground.transcripts.storable import without_surrogates
+
 from .html import esc as _e
 from .html import latency_ms as _latency_ms
 from .html import oob
@@ -39,8 +41,14 @@ def _copyable(css: str, text: str, more: dict[str, Any] | None = None, dom_id: s
 
 def _resource_link(uri: str) -> str:
     """A resource a result links to, opened in the workspace (read there) by a click (`data-open`,
-    static/workspace.js). The URL is relative to the session page, the only page that shows a Result."""
-    url = _e("resource/?uri=" + quote(uri, safe=""))
+    static/workspace.js). The URL is relative to the session page, the only page that shows a Result.
+    An unpaired surrogate ("\\ud800" in a server's JSON) cannot be URL-encoded: the link reads the
+    URI as the page shows it, U+FFFD in its place (rendering raised, on every reconnect too)."""
+    try:
+        query = quote(uri, safe="")
+    except UnicodeEncodeError:
+        query = quote(without_surrogates(uri), safe="")
+    url = _e("resource/?uri=" + query)
     return f'<a class="mono" href="{url}" data-open="{url}">{_e(uri)}</a>'
 
 

@@ -4,10 +4,10 @@ redacted, for anyone with the link (no login).
 The same replay-then-follow path as the owner's tab (consumers.py), with three differences:
 
 - **Redacted for a share.** The owner's lines mask only OAuth values; a share masks every
-  secret (header and env values too: `Session.share_redactor()`). The worker renders the lines
-  once more for the share audience, into the group `share.<id>`, and only while a viewer is
-  registered with it (`share_join`); a session without header or env secrets reuses the owner's
-  lines as they are. The replay and the state are redacted here, from the database.
+  secret (header and env values too, a replay's source's: `Session.share_redactor()`). The
+  worker renders the lines a second time for the share audience (with that redactor, and
+  without the owner's controls), into the group `share.<id>`, only while a viewer is
+  registered with it (`share_join`). The replay and the state are redacted here, from the database.
 - **Read-only.** Nothing a viewer sends is read: `receive` ignores it, and no command but the
   viewer's own registration ever reaches the worker. The socket is Host- and Origin-checked
   like the owner's (playground.security.WebsocketOriginValidator wraps every socket route).
@@ -34,6 +34,7 @@ from playground.transcripts.models import Session, ShareLink
 
 from . import lines, render
 from .durability import reap_dead_sessions
+from .watchdog import watch_worker
 from .html import oob
 from .window import transcript_window
 from .protocol import share_group_name, share_link_group_name
@@ -52,11 +53,12 @@ def mode(name: str) -> str:
     return oob("share-mode", "outerHTML", render_to_string("sessions/_share_mode.html", {"mode": name}))
 
 
-def shared_state(session: Session) -> dict[str, Any]:
-    """The state a share shows: redacted, and nothing that acts (no switch of transport)."""
-    state = session.share_redactor().obj(session.state())
-    state.pop("hint", None)
-    return state
+def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The state a share shows (`state`, or the session's as saved): redacted, and nothing that
+    acts (no switch of transport)."""
+    shown = session.share_redactor().obj(session.state() if state is None else state)
+    shown.pop("hint", None)
+    return shown
 
 
 class ShareConsumer(render.FragmentSocket):
@@ -69,6 +71,7 @@ class ShareConsumer(render.FragmentSocket):
         self.token = str(self.scope["url_route"]["kwargs"]["token"])
         self._replayed = False
         self._fallback: asyncio.Task[None] | None = None
+        self._watchdog: asyncio.Task[None] | None = None
         await self.accept()
         link = await self._link()
         if link is None:
@@ -85,6 +88,9 @@ class ShareConsumer(render.FragmentSocket):
         await self.channel_layer.group_add(share_group_name(link.session_id), self.channel_name)
         await self.channel_layer.send(self.worker_channel, {"command": "share_join", "reply_channel": self.channel_name})
         self._fallback = asyncio.create_task(self._follow_anyway())
+        # No owner's tab may be open to see the worker's process die: the viewer watches too.
+        self._watchdog = asyncio.create_task(watch_worker(self.channel_layer, link.session_id,
+                                                          lambda: bool(self.worker_channel)))
 
     async def _follow_anyway(self) -> None:
         await asyncio.sleep(FOLLOW_WAIT)
@@ -99,11 +105,12 @@ class ShareConsumer(render.FragmentSocket):
     async def _leave(self) -> None:
         """Out of the groups, and the worker told to stop rendering for this viewer (once: when
         the socket is closed from here, and again when the page goes)."""
-        if self._fallback is not None and self._fallback is not asyncio.current_task():
-            self._fallback.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._fallback
-        self._fallback = None
+        for task in (self._fallback, self._watchdog):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._fallback = self._watchdog = None
         if self.link_id is not None:
             await self.channel_layer.group_discard(share_link_group_name(self.link_id), self.channel_name)
             self.link_id = None
@@ -181,8 +188,7 @@ class ShareConsumer(render.FragmentSocket):
         session = await self._session()          # (its OAuth values may have grown since)
         if session is None or not self._replayed:
             return
-        state = session.share_redactor().obj(message["state"])
-        state.pop("hint", None)
+        state = shared_state(session, message["state"])
         await self.send(text_data=render.state(state))
         if state.get("status") in (Session.Status.ENDED, Session.Status.FAILED):
             await self._ended()

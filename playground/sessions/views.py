@@ -33,6 +33,7 @@ from .durability import reap_dead_sessions
 from .features import FEATURES
 from .lines import line
 from .protocol import catalogue_item
+from .render import catalogue_html, page
 from .window import seq_param, transcript_window
 from .worker import start_session
 
@@ -81,8 +82,9 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     context: dict[str, Any] = {}
     for feature in FEATURES:
         context.update(feature.page_context(session))
-    return render(request, "sessions/session.html", {
+    return page(request, "sessions/session.html", {
         **context, "session": session, "state": with_hint(session.state(), rows),
+        "catalogue_html": catalogue_html(session.pk, session.catalogue or {}),
         "lines": [line(r, owner=True) for r in rows], "window": window,
         "ws_url": f"/ws/sessions/{session.pk}/" + (f"?around={at}" if at else ""),
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
@@ -221,7 +223,7 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
     window = transcript_window(session.pk)
     total, rows = window.total, window.rows
     live = session.is_live
-    return render(request, "sessions/share.html", {
+    return page(request, "sessions/share.html", {
         "session": session, "token": token, "total": total, "state": shared_state(session),
         "lines": [line(redact.obj(r)) for r in rows], "live": live, "snapshot": not live,
         "mode": "live" if live else "snapshot", "ws_url": f"/ws/share/{token}/",

@@ -18,7 +18,7 @@ import datetime
 import itertools
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -44,6 +44,7 @@ from .calls import CALLS, http_error
 from .connecting import ConnectWatch
 from .features import ALL, BY_COMMAND, FEATURES, Feature
 from .flood import PageWindow
+from .lanes import Lanes
 from .protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name, share_group_name
 
 log = logging.getLogger(__name__)
@@ -52,8 +53,20 @@ log = logging.getLogger(__name__)
 # long, or as soon as it reports progress: a card that flashes for a millisecond tells nobody
 # anything, and costs a render and a websocket message on the path a person waits on.
 INFLIGHT_AFTER = 0.1
+# The connecting strip is sent this long after its step changed (steps come in bursts).
+STEP_DELAY = 0.05
 
 _NO_SECRETS = Redactor()
+
+
+def hook(feature: Feature, run: Callable[..., Any], *args: Any) -> Any:
+    """One of a feature's hooks, run by the core: a feature's failure is logged, and never
+    breaks the core (a Result that never came, a snapshot failing on every reconnect)."""
+    try:
+        return run(*args)
+    except Exception:
+        log.exception("feature %s failed in %s", feature.name, getattr(run, "__name__", run))
+        return None
 
 
 class FeatureResponder:
@@ -104,6 +117,7 @@ class SessionWorker:
         self._calls: dict[str, asyncio.Task[Any]] = {}
         self._call_ids = itertools.count(1)
         self._spawned: set[asyncio.Task[Any]] = set()
+        self._lanes = Lanes(self.spawn)          # features' commands, beside the command loop
         self.results: list[Outcome] = []             # recent results, replayed to a reloading page
         self.progress: dict[str, dict[str, Any]] = {}
         self.inflight: dict[str, dict[str, Any]] = {}  # page calls under way, for a reloading page
@@ -113,6 +127,7 @@ class SessionWorker:
         self._refresh_waiting = False
         self._end_reason: str | None = None     # set once the session is ending
         self._stop_reason: str | None = None    # why this side ended it, if it says (stop(reason))
+        self._running = False                   # its task has started (its cleanup will run)
         self._serving = False                   # connected and listed: waiting for the end
         # While connecting: what it waits for, said in the state strip; the session's state as
         # it started (the strip is re-sent from it, without a database read, at each step).
@@ -120,11 +135,12 @@ class SessionWorker:
         self._state: dict[str, Any] = {}
         self._step_task: asyncio.Task[None] | None = None
         self.hint: dict[str, Any] | None = None  # what a failed connection's evidence suggests trying
-        # Live share viewers (their channels): lines are rendered for them too, redacted of the
-        # server's header and env secrets as well (the OAuth ones are the masker's), only while
-        # there is one. Without such secrets the owner's lines are theirs as they are.
+        # Live share viewers (their channels): while there is one, each piece of transcript is
+        # rendered a second time for them (without the owner's controls), masked as the share
+        # page and its exports are: Session.share_redactor(), read in start() (the server's
+        # header and env secrets, a replay's source's too; the OAuth ones are the masker's).
         self.share_viewers: set[str] = set()
-        self._share_redactor = Redactor(config.secret_values())
+        self._share_redactor = _NO_SECRETS
         # The features, and who listens to what.
         options = options or {}
         self.features: dict[str, Feature] = {cls.name: cls(self, options.get(cls.name)) for cls in FEATURES}
@@ -174,8 +190,10 @@ class SessionWorker:
     def feature(self, name: str) -> Any:
         return self.features.get(name)
 
-    def end(self, reason: str) -> None:
-        if self._stop_reason is None and self._end_reason is None:
+    def end(self, reason: str | None = None) -> None:
+        """End the session from this side; `reason`, if given (and the first), is noted in its
+        transcript and becomes its end reason."""
+        if reason is not None and self._stop_reason is None and self._end_reason is None:
             self._stop_reason = reason
             self.tap.note("info", f"ending the session: {reason}")
         self._stop.set()
@@ -190,7 +208,9 @@ class SessionWorker:
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel, heartbeat_at=timezone.now(),
             clock_origin=datetime.datetime.fromtimestamp(self.tap.epoch, datetime.UTC))
-        self._state = await self.state()
+        session = await database_sync_to_async(Session.objects.get)(pk=self.session_id)
+        self._state = self._live_facts(session.state())
+        self._share_redactor = session.share_redactor()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
         live.add(self.session_id, self)
         shutdown.install()
@@ -202,18 +222,18 @@ class SessionWorker:
         reason, noted in its transcript. A worker still connecting or listing the catalogue is
         cancelled rather than waited for (a server that never answers would hold it for the
         request timeout): the connection is closed as it unwinds."""
-        if reason is not None and self._stop_reason is None and self._end_reason is None:
-            self._stop_reason = reason
-            self.tap.note("info", f"ending the session: {reason}")
-        self._stop.set()
+        self.end(reason)
         task = self._task
         if task is None:
             return
         if not self._serving and self._end_reason is None and not task.cancelling():
+            while not self._running:     # cancelled before its first step, it would skip its cleanup:
+                await asyncio.sleep(0)   # the session left "connecting", the worker listed as live
             task.cancel()
         await asyncio.wait({task})
 
     async def _run(self) -> None:
+        self._running = True
         receiver = asyncio.create_task(self._receive_loop())
         saver = asyncio.create_task(self.recorder.run(self._stop))
         status, reason = Session.Status.ENDED, "disconnected"
@@ -239,7 +259,10 @@ class SessionWorker:
             await self._save_facts()
             await self.refresh_catalogue()
             for feature in self.features.values():
-                await feature.start()
+                try:
+                    await feature.start()
+                except Exception:
+                    log.exception("feature %s failed to start", feature.name)
             self._serving = True
             await self._stop.wait()
             if self._client.closed and self._client.close_reason != "closed by the client":
@@ -322,8 +345,15 @@ class SessionWorker:
             self._step_task = asyncio.get_running_loop().create_task(self._send_step())
 
     async def _send_step(self) -> None:
-        await asyncio.sleep(0.05)
-        if self.connecting is not None:
+        """Until the step shown is the step now: a step that changes while the strip is being
+        sent is sent too (it would otherwise wait for the next change, maybe for minutes)."""
+        shown = None
+        while True:
+            await asyncio.sleep(STEP_DELAY)
+            watch = self.connecting
+            if watch is None or watch.text == shown:
+                return
+            shown = watch.text
             await self.broadcast({"type": "session.state", "state": self._live_facts(dict(self._state))})
 
     async def _steps_done(self) -> None:
@@ -361,7 +391,7 @@ class SessionWorker:
 
     def _on_input_required(self, method: str, round_no: int, result: dict[str, Any]) -> None:
         for feature in self.features.values():
-            feature.on_input_required(method, round_no, result)
+            hook(feature, feature.on_input_required, method, round_no, result)
 
     async def _send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
         """One windowed piece of transcript for every tab, rendered once: a marker for the lines
@@ -405,19 +435,25 @@ class SessionWorker:
     async def _receive_loop(self) -> None:
         while True:
             message = await self.layer.receive(self.channel)
-            try:
-                await self.handle(message)
-            except Exception as exc:
-                log.exception("command failed")
-                self.tap.note("error", f"command {message.get('command')!r} failed: {exc!r}")
+            await self._command(self.handle, message)
+
+    async def _command(self, run: Callable[[Command], Awaitable[None]], message: Command) -> None:
+        try:
+            await run(message)
+        except Exception as exc:
+            log.exception("command failed")
+            self.tap.note("error", f"command {message.get('command')!r} failed: {exc!r}")
 
     async def handle(self, message: Command) -> None:
+        """One command. The core's run here, and none waits on the server; a feature's run in
+        its lane (lanes.py), a call in a task of its own: nothing holds the loop."""
         command = str(message.get("command"))
         core = self._core.get(command)
         if core is not None:
             await core(self, message)
         elif command in BY_COMMAND:
-            await self.features[BY_COMMAND[command].name].handle(message)
+            feature = self.features[BY_COMMAND[command].name]
+            self._lanes.run(feature.name, lambda: self._command(feature.handle, message))
         elif command in CALLS:
             self._start_call(command, message)
         else:
@@ -519,7 +555,7 @@ class SessionWorker:
         self.progress.pop(outcome["call_id"], None)
         self.inflight.pop(outcome["call_id"], None)
         for feature in self.features.values():
-            feature.on_call_end(outcome["call_id"], outcome)   # type: ignore[arg-type]
+            hook(feature, feature.on_call_end, outcome["call_id"], outcome)
         self.results = (self.results + [outcome])[-5:]
         await self.broadcast(dict(outcome))
 
@@ -565,7 +601,7 @@ class SessionWorker:
             catalogue=storable(catalogue)))()
         await self.broadcast({"type": "session.catalogue", "catalogue": catalogue})
         for feature in self.features.values():
-            feature.on_catalogue()
+            hook(feature, feature.on_catalogue)
 
     def snapshot(self) -> Snapshot:
         """What a (re)connecting page needs besides the transcript."""
@@ -573,7 +609,7 @@ class SessionWorker:
             started["announced"] = True          # the reloading page shows it: its result must remove it
         snapshot: Snapshot = {"type": "session.snapshot", "catalogue": self._catalogue, "results": self.results,
                               "progress": self.progress, "inflight": list(self.inflight.values()),
-                              "features": [event for f in self.features.values() for event in f.snapshot()]}
+                              "features": [event for f in self.features.values() for event in hook(f, f.snapshot) or ()]}
         if self.connecting is not None and self._state:
             snapshot["state"] = self._live_facts(dict(self._state))   # (a reloaded tab: what it waits for)
         return snapshot

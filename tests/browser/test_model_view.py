@@ -64,6 +64,48 @@ class ModelViewTests(LiveBrowserTestCase):
         self.shot("3-narrow")
         self.assert_no_js_errors()
 
+    def answered_ping(self) -> None:
+        pings = self.transcript().locator('.ev-send[data-method="ping"]')
+        count = pings.count()
+        self.page.get_by_role("button", name="Ping").click()
+        expect(pings).to_have_count(count + 1)
+        self.exchange("ping")                  # answered: what the worker sent before is in
+
+    def test_the_panel_is_fetched_only_while_it_is_open(self) -> None:
+        """Every tab gets the panel's loader at each catalogue change and reconnect: a closed
+        panel is not fetched, an open one is (at opening, and at each change while open)."""
+        page = self.page
+        fetched: list[str] = []
+        page.on("request", lambda r: fetched.append(r.url) if re.search(r"/sessions/\d+/model-view/$", r.url) else None)
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("Model view peer", command=command, args=args)
+        self.connect("echo")
+        loader = page.locator("#model-view", has_text="Loading the Model view")      # not fetched
+        expect(loader).to_be_attached()
+        page.evaluate("() => { document.getElementById('catalogue').dataset.before = '1'; }")
+        page.get_by_role("button", name="Refresh lists").click()
+        expect(page.locator("#catalogue:not([data-before])")).to_be_attached()     # the new lists are in
+        self.answered_ping()            # answered after the loader that followed the lists
+        expect(loader).to_be_attached()
+        assert fetched == []
+        panel = page.locator("details.model-view-panel")
+        with page.expect_response(lambda r: re.search(r"/sessions/\d+/model-view/$", r.url) is not None):
+            panel.locator("summary", has_text="Model view").click()
+        expect(panel.locator('details.mv-provider[data-provider="openai"]')).to_be_visible()
+        with page.expect_response(lambda r: re.search(r"/sessions/\d+/model-view/$", r.url) is not None):
+            page.get_by_role("button", name="Refresh lists").click()          # open: fetched again
+        expect(panel.locator('details.mv-provider[data-provider="openai"]')).to_be_visible()
+        self.shot("1-panel-open")
+        panel.locator("summary", has_text="Model view").click()              # closed again
+        page.evaluate("() => { document.getElementById('catalogue').dataset.before = '1'; }")
+        page.get_by_role("button", name="Refresh lists").click()
+        expect(page.locator("#catalogue:not([data-before])")).to_be_attached()
+        self.answered_ping()
+        expect(loader).to_be_attached()
+        assert len(fetched) == 2, fetched
+        self.assert_no_js_errors()
+
     def test_copy_as_curl_masked_then_with_secrets(self) -> None:
         peer = HttpPeer()
         self.addCleanup(peer.stop)

@@ -90,6 +90,36 @@ class LiveShareTests(LiveBrowserTestCase):
         assert viewers[0][0].goto(href).status == 404
         self.assert_no_js_errors()
 
+    def test_a_line_that_comes_again_is_shown_once_on_the_owners_and_a_viewers_page(self) -> None:
+        """The replay on (re)connect reads lines the worker also sends to the live group once it
+        has them saved (or is sending them): the page keeps the first of two lines of one id."""
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("Peer", command=command, args=args)
+        self.connect("echo")
+        watching, _sockets = self.viewer(self.share())
+        for page in (self.page, watching):
+            line = self.transcript(page).locator('.ev-send[data-method="tools/list"]')
+            expect(line).to_have_count(1)
+            line_id = line.get_attribute("id")
+            page.evaluate("""(id) => {
+                const line = document.getElementById(id);
+                line.dataset.first = "1";
+                const again = line.cloneNode(true);
+                delete again.dataset.first;
+                document.getElementById("transcript-lines").append(again);    // as an htmx append does
+            }""", line_id)
+            expect(page.locator(f'[id="{line_id}"]')).to_have_count(1)
+            expect(page.locator(f'[id="{line_id}"]')).to_have_attribute("data-first", "1")
+        # Lines that are new still come.
+        form = self.open_tool("echo")
+        form.get_by_label("text", exact=True).fill("after the repeat")
+        form.get_by_role("button", name="Call tool").click()
+        for page in (self.page, watching):
+            _request, response = self.exchange("tools/call", page)
+            expect(response).to_contain_text("after the repeat")
+        self.assert_no_js_errors()
+
     def test_an_ended_sessions_share_is_a_snapshot(self) -> None:
         self.log_in()
         self.add_server("Everything", command=str(EVERYTHING), args=["stdio"])

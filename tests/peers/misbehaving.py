@@ -6,6 +6,13 @@ Raw stdio on purpose: the faults (garbage, invalid UTF-8, half a frame, duplicat
 its name and instructions) are below what an SDK server lets one produce.
 
     python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge|deep [DEPTH]|redos
+                          |task-asks|task-huge-poll|lone-surrogates
+
+Tasks (2025-11-25): `go` called as a task returns one, working. `task-asks`: every tasks/get is
+answered only after the server's own elicitation/create was (the task is then completed).
+`task-huge-poll`: the task's pollInterval is a 400-digit integer. `lone-surrogates`: unpaired
+surrogates in a tool's, a resource's, a template's and a prompt's names and URIs, and in the URI
+of a resource link `go` returns.
 """
 from __future__ import annotations
 
@@ -98,7 +105,41 @@ def misbehave(rid: object) -> None:
             i += 1000
 
 
+TASKS = MODE.startswith("task-")
+CAPABILITIES: dict = {"tools": {}}
+if TASKS:
+    CAPABILITIES["tasks"] = {"requests": {"tools": {"call": {}}}}
+if MODE == "lone-surrogates":
+    CAPABILITIES.update(resources={}, prompts={})
+LONE = b"lone \\ud800 end"          # the JSON escape of an unpaired surrogate
+
+
+def task(status: str) -> bytes:
+    poll = b"1" + b"0" * 400 if MODE == "task-huge-poll" else b"100"
+    return (b'{"taskId":"T1","status":"%s","statusMessage":"now %s","pollInterval":%s,'
+            b'"createdAt":"2025-11-25T10:00:00Z","ttl":600000}' % (status.encode(), status.encode(), poll))
+
+
+def lone_surrogates(method: str, rid: object) -> bool:
+    """Lists whose names and URIs hold an unpaired surrogate (`lone-surrogates`)."""
+    lists = {"tools/list": b'{"tools":[{"name":"go","inputSchema":{"type":"object"}},'
+                           b'{"name":"%s","inputSchema":{"type":"object"}}]}' % LONE,
+             "resources/list": b'{"resources":[{"uri":"file:///%s","name":"%s"}]}' % (LONE, LONE),
+             "resources/templates/list": b'{"resourceTemplates":[{"uriTemplate":"file:///{x}%s","name":"t"}]}' % LONE,
+             "prompts/list": b'{"prompts":[{"name":"%s"}]}' % LONE}
+    if method == "tools/call":
+        write(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"linked"},'
+              b'{"type":"resource_link","uri":"file:///%s","name":"link"}]}}' % (json.dumps(rid).encode(), LONE))
+    elif method in lists:
+        write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(rid).encode(), lists[method]))
+    else:
+        return False
+    return True
+
+
 def main() -> None:
+    asks = 0
+    pending_get: object = None          # task-asks: the tasks/get answered once the question is
     for line in sys.stdin.buffer:
         try:
             msg = json.loads(line)
@@ -106,10 +147,27 @@ def main() -> None:
             continue
         method, rid = msg.get("method"), msg.get("id")
         huge = HUGE if MODE == "huge" else ""
-        if method == "initialize":
+        if MODE == "lone-surrogates" and lone_surrogates(method, rid):
+            continue
+        if method is None and rid == f"ask-{asks}" and pending_get is not None:
+            write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(pending_get).encode(), task("completed")))
+            pending_get = None
+        elif method == "initialize":
             write({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": CAPABILITIES,
                 "serverInfo": {"name": f"misbehaving-{MODE}{huge}", "version": "0"}, "instructions": huge}})
+        elif TASKS and method == "tools/call" and "task" in (msg.get("params") or {}):
+            write(b'{"jsonrpc":"2.0","id":%s,"result":{"task":%s}}' % (json.dumps(rid).encode(), task("working")))
+        elif TASKS and method == "tasks/get" and MODE == "task-asks":
+            asks += 1
+            pending_get = rid
+            write({"jsonrpc": "2.0", "id": f"ask-{asks}", "method": "elicitation/create", "params": {
+                "message": f"question {asks} before the task's status",
+                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}})
+        elif TASKS and method == "tasks/get":
+            write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(rid).encode(), task("completed")))
+        elif TASKS and method == "tasks/result":
+            write(result(rid, "task result"))
         elif method == "tools/list":
             tool = {"name": "go", "description": f"misbehaves: {MODE}{huge}", "inputSchema": {"type": "object"}}
             if MODE == "redos":

@@ -43,6 +43,37 @@ def test_each_step_of_a_connection_is_said_in_words():
         "opening the SSE stream at http://u:••••@h/sse"
 
 
+async def test_a_step_that_changes_while_the_strip_is_being_sent_is_sent_too():
+    """The strip's send is under way (a slow channel layer) when the next step comes: that step
+    is sent after it, not at the change after (which may be minutes away)."""
+    import asyncio
+    from playground.sessions.worker import SessionWorker
+
+    worker = SessionWorker(1, ServerConfig(transport="stdio", command="npx"))
+    worker._state = {"status": "connecting"}
+    sent: list[str] = []
+    release = asyncio.Event()
+
+    async def slow_broadcast(message: dict) -> None:
+        sent.append(message["state"]["waiting"])
+        if len(sent) == 1:
+            await release.wait()
+
+    worker.broadcast = slow_broadcast                   # type: ignore[method-assign]
+    tap = worker.tap
+    tap.note("started", "spawned npx (pid 42)", pid=42)             # a step: the strip is due
+    async with asyncio.timeout(10):
+        while not sent:
+            await asyncio.sleep(0.01)
+        tap.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))   # meanwhile
+        release.set()
+        while len(sent) < 2:
+            await asyncio.sleep(0.01)
+    assert sent == ["process started (pid 42), about to send initialize",
+                    "waiting for the server's answer to initialize"]
+    await worker._steps_done()
+
+
 def test_a_failed_sessions_hint_is_found_in_its_transcript():
     hint_row = {"dir": "note", "kind": "hint", "text": "This looks like an SSE endpoint …",
                 "data": {"suggest": "auto", "looks_like": "sse"}}

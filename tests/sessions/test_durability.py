@@ -113,6 +113,18 @@ async def test_stopping_a_worker_that_is_still_connecting_ends_its_session_with_
     assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS
 
 
+@pytest.mark.django_db(transaction=True)
+async def test_stopping_a_worker_at_once_after_its_start_ends_its_session():
+    """Its task had not run a step: cancelled then, it skipped its cleanup (the session stayed
+    "connecting", the worker listed as live in its process)."""
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    await WORKERS[session.pk].stop("stopped at once")
+    saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    assert (saved.status, saved.end_reason, saved.worker_channel) == ("ended", "stopped at once", "")
+    assert session.pk not in WORKERS
+
+
 def live_session(**kw) -> Session:
     session = Session.objects.create(server_name="gone", status=Session.Status.CONNECTED,
                                      worker_channel="specific.worker!abc", **kw)
@@ -137,6 +149,34 @@ async def test_an_open_tab_sees_the_session_end_when_its_worker_stops_beating(se
     finally:
         await comm.disconnect()
     assert "status-connected" in seen.split("status-ended")[0]      # it was shown live first
+    assert await database_sync_to_async(lambda: Session.objects.get(pk=session.pk).status)() == "ended"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_share_viewer_sees_the_session_end_when_its_worker_stops_beating_with_no_owner_tab(settings, monkeypatch):
+    """No owner's tab is open to notice: the viewer's own watch ends the session, and the viewer
+    gets the note (masked for a share) and the end, then turns into a snapshot."""
+    from playground.sessions import share_live
+    from playground.transcripts.models import ShareLink
+    from .test_share_live import closed_with, viewer
+
+    settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.2
+    monkeypatch.setattr(share_live, "FOLLOW_WAIT", 0.05)        # no worker answers share_join: replay soon
+    user, _ = await make_user_and_server()
+    session = await database_sync_to_async(live_session)(heartbeat_at=timezone.now() + timedelta(hours=1),
+                                                         owner=user, secret_values=["s3cr3t"])
+    link = await database_sync_to_async(ShareLink.objects.create)(session=session, created_by=user)
+    comm = viewer(link.token)
+    try:
+        assert (await comm.connect())[0]
+        await receive_until(comm, "status-connected", 'id="ev-2"')       # shown live first
+        await database_sync_to_async(Session.objects.filter(pk=session.pk).update)(
+            heartbeat_at=timezone.now() - timedelta(hours=1))          # the worker's process has died
+        seen = await receive_until(comm, "status-ended", "worker process ended", 'id="ev-3"', "Snapshot")
+        assert await closed_with(comm) == share_live.CLOSE_ENDED
+    finally:
+        await comm.disconnect()
+    assert seen.count('id="ev-3"') == 1
     assert await database_sync_to_async(lambda: Session.objects.get(pk=session.pk).status)() == "ended"
 
 

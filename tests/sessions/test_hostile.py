@@ -621,3 +621,46 @@ async def test_legacy_sse_stream_cut_mid_event_ends_the_session_cleanly():
                                      clear=note("error", "cut in the middle of an event"))
     assert "cut in the middle of an event" in saved.end_reason
     assert "no answer: the session ended" in result_of(seen)
+
+
+async def test_unpaired_surrogates_in_names_and_uris_keep_the_catalogue_the_result_and_the_session_page():
+    """A tool's, a resource's, a template's and a prompt's name or URI, and a result's resource
+    link, hold "\\ud800": none can be URL-encoded for its link as it is. The tab gets the
+    catalogue and the Result (U+FFFD in their place), so does a reconnecting tab (its replay and
+    snapshot render them again), and the session page and its share page open (their transcript
+    lines hold them too)."""
+    user, srv = await make_user_and_server(name="lone", command=sys.executable, args=[MISBEHAVING, "lone-surrogates"])
+    session = await start_session(srv, user)
+    shown = "lone \ufffd end"
+    link = 'href="resource/?uri=file%3A%2F%2F%2Flone%20%EF%BF%BD%20end"'
+    try:
+        for _ in range(2):                              # the first tab, then a reconnecting one
+            comm = communicator(session.pk, user)
+            try:
+                assert (await comm.connect())[0]
+                seen = await receive_until(comm, 'id="catalogue"', ">go<", f">{shown}<")
+                if _ == 0:
+                    await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "go"}))
+                seen += await receive_until(comm, 'aria-label="Result"', "linked", link)
+                catalogue = seen[seen.index('<div id="catalogue"'):]
+                assert "?uri=file%3A///lone%20%EF%BF%BD%20end" in catalogue             # the resource
+                assert "?name=lone%20%EF%BF%BD%20end" in catalogue                      # the tool, the prompt
+            finally:
+                await comm.disconnect()
+        async with asyncio.timeout(20):                   # the transcript saved, up to the call's answer
+            while not any('"linked"' in (r.get("raw") or "") for r in await rows_of(session.pk)):
+                await asyncio.sleep(0.05)
+        for page in await database_sync_to_async(pages_of)(user, session):
+            assert page.status_code == 200 and f'"uri": "file:///{shown}"' in html.unescape(page.content.decode())
+    finally:
+        await stop_all()
+
+
+def pages_of(user: Any, session: Session) -> list[Any]:
+    """The session page, and its share page."""
+    from django.test import Client
+    from playground.transcripts.models import ShareLink
+    client = Client()
+    client.force_login(user)
+    link = ShareLink.objects.create(session=session, created_by=user)
+    return [client.get(f"/sessions/{session.pk}/"), Client().get(f"/share/{link.token}/")]

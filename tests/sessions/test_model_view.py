@@ -50,7 +50,7 @@ def saved(client):
 def test_owner_page_shows_each_provider_its_findings_and_the_last_result(client, saved):
     page = client.get(reverse("sessions:detail", args=[saved.pk])).content.decode()
     panel_url = reverse("sessions:model_view", args=[saved.pk])
-    assert "Model view" in page and f'hx-get="{panel_url}" hx-trigger="load"' in page       # fetched by the page
+    assert "Model view" in page and f'data-model-view-url="{panel_url}"' in page     # fetched by the page, once opened
     panel = client.get(panel_url).content.decode()
     assert panel.startswith('<div id="model-view"')                  # replaces the loader (outerHTML)
     for label in ("OpenAI Chat Completions tools", "OpenAI Responses tools", "Anthropic Messages tools",
@@ -110,15 +110,15 @@ def test_a_session_without_tool_calls_says_so(client, saved):
 
 async def test_a_live_session_makes_its_tabs_fetch_the_panel_again():
     """The worker renders nothing: after a catalogue refresh (and for a reloading tab) it sends the
-    loader that fetches the panel."""
+    loader, which the page fetches only while the panel is open (static/model_view.js)."""
     session = FakeSession(catalogue={"tools": TOOLS})
     feature = session.add("model_view")
     feature.on_catalogue()
     await session.settle()
     (name, event), = session.published
     html = event["html"]
-    assert name == "model_view" and 'hx-swap-oob="outerHTML' in html and 'hx-trigger="load"' in html
-    assert f'hx-get="{reverse("sessions:model_view", args=[1])}"' in html and len(html) < 400
+    assert name == "model_view" and 'hx-swap-oob="outerHTML' in html and "hx-trigger" not in html
+    assert f'data-model-view-url="{reverse("sessions:model_view", args=[1])}"' in html and len(html) < 400
     assert [e["event"] for e in feature.snapshot()] == [event]
     feature.on_call_end("c1", {"command": "call_tool", "name": "lookup", "result": {"content": []}})
     await session.settle()

@@ -37,6 +37,18 @@ async def share(session, user) -> ShareLink:
     return await database_sync_to_async(ShareLink.objects.create)(session=session, created_by=user)
 
 
+async def owner_and_viewer(session, user) -> tuple[WebsocketCommunicator, WebsocketCommunicator, ShareLink]:
+    """The owner's tab (the catalogue shown), then a new share link's viewer (its state shown)."""
+    owner = communicator(session.pk, user)
+    await owner.connect()
+    await receive_until(owner, 'id="catalogue"')
+    link = await share(session, user)
+    v = viewer(link.token)
+    await v.connect()
+    await receive_until(v, 'id="session-state"')
+    return owner, v, link
+
+
 async def call_echo(owner: WebsocketCommunicator, text: str) -> None:
     await owner.send_to(text_data=json.dumps({"action": "call_tool", "name": "echo", "args.text": text}))
 
@@ -128,17 +140,11 @@ async def test_viewers_follow_live_redacted_and_cannot_act():
 async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_end_is_a_snapshot():
     user, server = await make_user_and_server()
     session = await start_session(server, user)
-    owner = communicator(session.pk, user)
     try:
-        await owner.connect()
-        await receive_until(owner, 'id="catalogue"')
-        link = await share(session, user)
-        v = viewer(link.token)
-        await v.connect()
-        await receive_until(v, 'id="session-state"')
+        owner, v, link = await owner_and_viewer(session, user)
         assert not WORKERS[session.pk]._share_redactor
         await call_echo(owner, "plain text")
-        assert await reply_line(v) == await reply_line(owner)         # the same line, rendered once
+        assert await reply_line(v) == await reply_line(owner)         # the same line (rendered for each)
         await owner.send_to(text_data=json.dumps({"action": "disconnect"}))
         ended = await receive_until(v, "status-ended", "Snapshot")
         assert "status-ended" in ended
@@ -151,8 +157,8 @@ async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_e
         assert await closed_with(snap) == CLOSE_ENDED
         page = (await database_sync_to_async(Client().get)(f"/share/{link.token}/")).content.decode()
         assert "hx-ws:connect" not in page and "data-follow" not in page and ">Snapshot<" in page
-    finally:
         await owner.disconnect()
+    finally:
         await stop_all()
 
 
@@ -168,5 +174,28 @@ async def test_a_live_share_page_connects_and_says_live(settings):
         page = (await database_sync_to_async(Client().get)(f"/share/{link.token}/")).content.decode()
         assert f'hx-ws:connect="/ws/share/{link.token}/"' in page and ">Live<" in page and "data-follow" in page
         assert "hx-ws:send" not in page and "<form" not in page.split("</header>")[1]
+    finally:
+        await stop_all()
+
+
+async def test_a_replays_live_share_masks_its_sources_secrets_as_its_share_page_does():
+    """A replay's session masks the secrets of the session it replays (the server's old token:
+    its recorded frames reach this session) on its share page and exports; its live share
+    lines mask them too."""
+    old, new = "old-t0ken-4567", "new-t0ken-8910"
+    user, server = await make_user_and_server(env={"API_TOKEN": old})
+    source = await start_session(server, user)
+    await WORKERS[source.pk].stop()
+    server.env = {"API_TOKEN": new}
+    await database_sync_to_async(server.save)()
+    source = await database_sync_to_async(type(source).objects.get)(pk=source.pk)
+    session = await start_session(server, user, replay_of=source)
+    try:
+        owner, v, _link = await owner_and_viewer(session, user)
+        await call_echo(owner, f"old {old} new {new}")
+        seen = await receive_until(v, f"old {MASK} new {MASK}")
+        assert old not in seen and new not in seen
+        await v.disconnect()
+        await owner.disconnect()
     finally:
         await stop_all()

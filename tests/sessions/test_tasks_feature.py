@@ -173,3 +173,55 @@ async def test_a_card_per_task_appended_once_then_replaced_in_each_tab() -> None
     assert [e["event"]["key"] for e in feature.snapshot()] == ["t1"]
     feature._forget("t1")
     await session.settle()
+
+
+async def test_poll_status_on_a_finished_task_returns_at_once_and_polls_in_a_task_of_its_own() -> None:
+    """The command does not wait for tasks/get: the server may answer it only after a question
+    whose answer is the page's next command."""
+    server = TaskServer("completed")
+    session, feature = start(server)
+    await session.settle()
+    assert feature.followed["t1"].terminal and len(server.gets) == 1
+    answer = asyncio.Event()
+    plain = server.request
+
+    async def waits_for_the_person(method: str, params: Any = None, **kw: Any) -> Any:
+        await answer.wait()
+        return await plain(method, params, **kw)
+
+    server.request = waits_for_the_person            # type: ignore[method-assign]
+    async with asyncio.timeout(5):
+        await feature.handle({"command": "task_poll", "key": "t1"})
+    assert len(server.gets) == 1                     # asked, not answered yet
+    answer.set()
+    await session.settle()
+    assert len(server.gets) == 2 and "2 polls" in cards(session)[-1]
+
+
+def test_a_poll_interval_no_float_holds_is_clamped() -> None:
+    assert poll_seconds(10 ** 400) == tasks_module.POLL_CEILING
+    assert poll_seconds(-(10 ** 400)) == poll_seconds(float("-inf")) == tasks_module.POLL_FLOOR
+    assert poll_seconds(float("inf")) == tasks_module.POLL_CEILING
+
+
+async def test_a_server_request_during_a_poll_is_not_the_ended_call_s() -> None:
+    """The poller starts in the context of the call that created the task (its end); a request
+    the server sends while a poll waits must not name that call."""
+    from playground.sessions.protocol import CURRENT_CALL
+
+    seen: list[Any] = []
+    server = TaskServer("working", "completed")
+    plain = server.request
+
+    async def records(method: str, params: Any = None, **kw: Any) -> Any:
+        seen.append(CURRENT_CALL.get())
+        return await plain(method, params, **kw)
+
+    server.request = records                         # type: ignore[method-assign]
+    session = FakeSession(client=server)
+    feature = session.add("tasks")
+    CURRENT_CALL.set("c1")                           # as in the worker's _publish_result of c1
+    feature.on_call_end("c1", {"command": "call_tool", "name": "research", "result": {"task": task("working")}})
+    CURRENT_CALL.set(None)
+    await session.settle()
+    assert seen and all(call is None for call in seen)

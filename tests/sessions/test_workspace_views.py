@@ -75,3 +75,11 @@ def test_another_users_session_is_not_found(client, session):
     assert client.get(reverse("sessions:resource_view", args=[session.pk]), {"uri": "demo://a"}).status_code == 404
     assert client.post(reverse("sessions:tool_fields", args=[session.pk]),
                        {"name": "t", "arguments": "{}"}).status_code == 404
+
+
+@pytest.mark.parametrize("seq", ["100000000000000000000", "-1", "0", "x", ""])
+def test_edit_and_resend_of_no_such_event_is_a_404(client, session, seq):
+    """?from_seq= is read as every other sequence number in a query string (window.seq_param,
+    bounded). (A number no column holds is no 500 here either way: Django answers an
+    out-of-range integer lookup with no rows.)"""
+    assert client.get(reverse("sessions:raw_form", args=[session.pk]), {"from_seq": seq}).status_code == 404

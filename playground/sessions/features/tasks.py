@@ -18,7 +18,7 @@ from playground.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from playground.mcp.transports.base import TransportError
 
 from ..html import oob
-from ..protocol import Command, FeatureEvent
+from ..protocol import CURRENT_CALL, Command, FeatureEvent
 from ..results import TERMINAL_TASK_STATES, describe_task
 from .base import Feature, render
 from .context import TabContext
@@ -36,7 +36,8 @@ def poll_seconds(poll_interval: Any) -> float:
     """The server's `pollInterval` (milliseconds) as the card's pace, within the floor and ceiling."""
     if isinstance(poll_interval, bool) or not isinstance(poll_interval, (int, float)) or poll_interval != poll_interval:
         return POLL_DEFAULT
-    return min(POLL_CEILING, max(POLL_FLOOR, poll_interval / 1000))
+    # Clamped before dividing: a server's integer may have hundreds of digits (no float holds it).
+    return min(POLL_CEILING * 1000, max(POLL_FLOOR * 1000, poll_interval)) / 1000
 
 
 @dataclass
@@ -160,6 +161,9 @@ class Tasks(Feature):
             self.ctx.spawn(f"task-{followed.key}", self._poll(followed))
 
     async def _poll(self, followed: Followed) -> None:
+        # Started as the call that created the task ended, in its context: a server request
+        # during a poll is not that call's (its card would say its timeout waits for the answer).
+        CURRENT_CALL.set(None)
         failures = 0
         try:
             while not followed.terminal and followed.key in self.followed:
@@ -232,12 +236,15 @@ class Tasks(Feature):
             self._forget(key)
         elif followed.polling:                # task_poll: now, not at the next beat
             followed.wake.set()
-        elif followed.terminal:               # a last look (its ttl may have run out)
-            await self._poll_once(followed)
-            self._show(followed)
+        elif followed.terminal:               # a last look (its ttl may have run out), in a task of
+            self.ctx.spawn(f"task-{key}-look", self._look(followed))     # its own: it waits on the server
         else:                                 # polling had stopped after failures: start again
             self._start_polling(followed)
             followed.wake.set()
+
+    async def _look(self, followed: Followed) -> None:
+        await self._poll_once(followed)
+        self._show(followed)
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event(self._card(f)) for f in self.followed.values()]
