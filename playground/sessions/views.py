@@ -91,7 +91,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
         "feature_heads": [f.head_template for f in FEATURES if f.head_template],
         "feature_regions": [f.region_template for f in FEATURES if f.region_template],
-        "feature_stylesheets": [css for f in FEATURES for css in f.stylesheets],
+        **_feature_assets(),
         "feature_panels": [f.panel_template for f in FEATURES if f.panel_template],
     })
 
@@ -228,8 +228,14 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
         "lines": [line(redact.obj(r)) for r in rows], "live": live, "snapshot": not live,
         "mode": "live" if live else "snapshot", "ws_url": f"/ws/share/{token}/",
         "feature_parts": _share_parts(session, redact, token),
-        "feature_stylesheets": [css for f in FEATURES for css in f.stylesheets],
+        **_feature_assets(),
     })
+
+
+def _feature_assets() -> dict[str, list[str]]:
+    """The stylesheets and scripts the features add to the session and share pages."""
+    return {"feature_stylesheets": [css for f in FEATURES for css in f.stylesheets],
+            "feature_scripts": [js for f in FEATURES for js in f.scripts]}
 
 
 def _share_parts(session: Session, redact: Redactor, token: str) -> list[str]:

@@ -253,6 +253,16 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         expect(button).to_have_attribute("title", "Copied")         # the button says it too
         return self.page.evaluate("() => navigator.clipboard.readText()")
 
+    def answered_ping(self) -> None:
+        """A ping sent and answered (legacy sessions): what the page and the worker sent before
+        it is in the transcript by then, in order — a barrier before asserting something did
+        not happen."""
+        pings = self.transcript().locator('.ev-send[data-method="ping"]')
+        count = pings.count()
+        self.page.get_by_role("button", name="Ping").click()
+        expect(pings).to_have_count(count + 1)
+        self.exchange("ping")
+
     def assert_no_js_errors(self) -> None:
         assert self.js_errors == [], self.js_errors
 

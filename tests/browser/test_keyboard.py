@@ -15,14 +15,6 @@ os.environ.setdefault("PLAYGROUND_SHOTS_DIR", "/tmp/shots-issue14")
 
 
 class KeyboardTests(EverythingSession, LiveBrowserTestCase):
-    def answered_ping(self) -> None:
-        """A ping sent and answered: the page's earlier sends are in the transcript by then."""
-        pings = self.transcript().locator('.ev-send[data-method="ping"]')
-        count = pings.count()
-        self.page.get_by_role("button", name="Ping").click()
-        expect(pings).to_have_count(count + 1)
-        self.exchange("ping")
-
 
     def test_ctrl_enter_sends_from_a_tool_form_the_json_editor_and_the_raw_composer(self) -> None:
         self.everything()

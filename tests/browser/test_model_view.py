@@ -4,6 +4,7 @@ a curl command, masked unless the owner ticks "include secrets"."""
 from __future__ import annotations
 
 import json
+import re
 
 from playwright.sync_api import expect
 
@@ -63,13 +64,6 @@ class ModelViewTests(LiveBrowserTestCase):
         self.page.set_viewport_size({"width": 1100, "height": 800})
         self.shot("3-narrow")
         self.assert_no_js_errors()
-
-    def answered_ping(self) -> None:
-        pings = self.transcript().locator('.ev-send[data-method="ping"]')
-        count = pings.count()
-        self.page.get_by_role("button", name="Ping").click()
-        expect(pings).to_have_count(count + 1)
-        self.exchange("ping")                  # answered: what the worker sent before is in
 
     def test_the_panel_is_fetched_only_while_it_is_open(self) -> None:
         """Every tab gets the panel's loader at each catalogue change and reconnect: a closed

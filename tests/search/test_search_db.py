@@ -339,3 +339,16 @@ async def test_the_search_page_catches_up_a_chunk_per_database_call(monkeypatch)
     response = await asyncio.wait_for(page, 60)
     assert response.status_code == 200 and "Dakar" in response.content.decode()
     assert True in chunks and len(chunks) <= 200                 # the query ran between two chunks
+
+
+def test_a_lone_surrogate_or_nul_in_a_message_is_indexed_and_found():
+    """A server's "\\ud800" (an unpaired surrogate) or "\\u0000" in its JSON: neither database
+    can store them in the index's text; the event is indexed without them, and the rest found."""
+    owner = user("surrogate-owner")
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "Quokka \ud800 and \x00 nul"}]}}
+    row = {"seq": 1, "t": 0.1, "dir": "recv", "raw": json.dumps(message), "message": message}
+    session_with(owner, [row])
+    while engine().index_pending():
+        pass
+    assert engine().pending() == 0
+    assert [hit.seq for group in search(owner, "quokka").groups for hit in group.hits] == [1]

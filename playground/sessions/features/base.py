@@ -6,7 +6,7 @@ names a feature. A feature declares what it takes and gives:
   the page `actions` it takes and how each becomes a worker command (`command()`), how its
   events become fragments for one tab (`fragments()`), the static markup it adds to the session
   page (`head_template`, `panel_template`, `region_template`, with `page_context()`) and to share
-  pages (`share_template`, with `share_context()`), and its `stylesheets`;
+  pages (`share_template`, with `share_context()`), and its `stylesheets` and `scripts`;
 - **worker side** (an instance per session, given a `SessionContext`): the commands it handles
   (its actions, plus `commands` sent by other pages such as the OAuth callback), the server
   notifications it listens to, the server requests it answers (`server_requests`, with the
@@ -55,6 +55,7 @@ class Feature:
     # What a share page shows of this feature (read-only, redacted): rendered with `share_context`.
     share_template: ClassVar[str | None] = None
     stylesheets: ClassVar[tuple[str, ...]] = ()     # static files the session and share pages link
+    scripts: ClassVar[tuple[str, ...]] = ()         # static scripts they load (plain JS, after the page's own)
 
     # Page side ------------------------------------------------------------------------
 

@@ -127,6 +127,7 @@ class ModelView(Feature):
     name = "model_view"
     panel_template = "sessions/features/model_view_panel.html"
     share_template = "sessions/features/model_view_share.html"
+    scripts = ("model_view.js",)          # fetches the panel when it is opened
 
     @classmethod
     def share_context(cls, session: Any, redact: Redactor, token: str) -> dict[str, Any] | None:

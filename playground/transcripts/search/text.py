@@ -67,7 +67,10 @@ def searchable_text(row: Mapping[str, Any], cap: int = TEXT_CAP) -> str:
             stack.extend(reversed(value))
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             add(str(value))
-    return " ".join(parts)[:cap]
+    out = " ".join(parts)[:cap]
+    if not out.isascii():       # a lone surrogate (a server's "\ud800") cannot be stored in either database
+        out = out.encode("utf-8", "replace").decode("utf-8")
+    return out.replace("\x00", " ") if "\x00" in out else out       # nor NUL in PostgreSQL's text
 
 
 def stored_text(data: Any) -> str:
