@@ -19,6 +19,7 @@ from playground.transcripts.models import Session, ShareLink
 # Reachable without logging in, on purpose. Everything else must send an anonymous visitor to log in.
 PUBLIC = {"login", "logout", "token_login", "sessions:share_page", "sessions:share_jsonl", "sessions:share_json",
           "sessions:share_har", "sessions:share_curl", "sessions:share_model_view_json",
+          "sessions:share_model_view", "sessions:share_model_view_result",
           "static", "admin:login", "admin:logout"}
 
 

@@ -71,7 +71,7 @@ def test_share_page_and_its_download_mask_every_secret(client, saved):
     page = client.get(reverse("sessions:share_page", args=[link.token])).content.decode()
     panel_url = reverse("sessions:share_model_view", args=[link.token])
     result_url = reverse("sessions:share_model_view_result", args=[link.token])
-    assert "Model view" in page and f'hx-get="{panel_url}"' in page and f'hx-get="{result_url}"' in page
+    assert "Model view" in page and f'data-model-view-url="{panel_url}"' in page and f'hx-get="{result_url}"' in page
     assert SECRET not in page
     panel = client.get(panel_url).content.decode()                  # fetched, as the owner's page does
     assert 'aria-label="Anthropic Messages tools"' in panel and SECRET not in panel and "••••" in panel
