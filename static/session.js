@@ -29,7 +29,7 @@
     if (!container || container._watched) return;
     container._watched = true;
     new MutationObserver((records) => {
-      view.added(records.flatMap((r) => Array.from(r.addedNodes)));
+      view.added(records.flatMap((r) => Array.from(r.addedNodes)), records.flatMap((r) => Array.from(r.removedNodes)));
       const extra = container.children.length - maxLines(container);
       for (let i = 0; i < extra; i++) container.firstElementChild.remove();
       if (following) scrollDown();

@@ -166,11 +166,29 @@
     });
   }
 
-  // New transcript lines (session.js's observer): repeated and cleared ones dropped, the rest
-  // stamped and filtered.
-  function added(nodes) {
+  // The replay on (re)connect replaces the lines with the same ones from the database: a line
+  // the person had opened (and its raw text) stays open — one opened just after a reload
+  // otherwise closed under the click.
+  function keepOpen(removed, fresh) {
+    const open = new Map();
+    for (const node of removed) {
+      if (isLine(node) && node.open) open.set(node.id, node.querySelector(":scope > details.raw[open]") !== null);
+    }
+    if (!open.size) return;
+    for (const line of fresh) {
+      if (!open.has(line.id)) continue;
+      line.open = true;
+      const raw = open.get(line.id) && line.querySelector(":scope > details.raw");
+      if (raw) raw.open = true;
+    }
+  }
+
+  // New transcript lines (session.js's observer), and the ones they replaced: repeated and
+  // cleared ones dropped, the rest stamped and filtered, open ones kept open.
+  function added(nodes, removed) {
     const fresh = dropCleared(dropRepeated(Array.from(nodes).filter((n) => n.nodeType === 1))).filter(isLine);
     if (!fresh.length) return;
+    if (removed && removed.length) keepOpen(removed, fresh);
     stampAll(fresh);
     filterNew(fresh, settings());
   }

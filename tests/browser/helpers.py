@@ -253,6 +253,15 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         expect(button).to_have_attribute("title", "Copied")         # the button says it too
         return self.page.evaluate("() => navigator.clipboard.readText()")
 
+    def reconnect_socket(self, page: Page | None = None) -> None:
+        """The session page's websocket closed and opened again, as a hidden tab's is (htmx's
+        pauseOnBackground): the page then replays the transcript from the database."""
+        (page or self.page).evaluate("""() => new Promise((closed) => {
+            Object.defineProperty(document, 'hidden', {configurable: true, get: () => window.__hidden === true});
+            document.addEventListener('htmx:ws:close', closed, {once: true});
+            window.__hidden = true; document.dispatchEvent(new Event('visibilitychange'));
+        }).then(() => { window.__hidden = false; document.dispatchEvent(new Event('visibilitychange')); })""")
+
     def answered_ping(self) -> None:
         """A ping sent and answered (legacy sessions): what the page and the worker sent before
         it is in the transcript by then, in order — a barrier before asserting something did

@@ -161,6 +161,16 @@ class SessionPageTests(LiveBrowserTestCase):
         expect(response.locator(".http")).to_have_text("HTTP 200")
         expect(response).to_contain_text("Lisbon")
         self.shot("1-result")
+        # A line opened (and its raw text) stays open when a reconnect replays the transcript.
+        response.locator("summary").first.click()
+        response.locator("details.raw > summary").click()
+        self.page.locator("#transcript-lines > .ev").evaluate_all("els => els.forEach(e => e.dataset.before = '1')")
+        self.reconnect_socket()
+        expect(self.page.locator("#transcript-lines > .ev:not([data-before])").first).to_be_attached()  # replayed
+        replayed = self.page.locator(f"#{response.get_attribute('id')}")
+        expect(replayed).not_to_have_attribute("data-before", "1")
+        expect(replayed).to_have_attribute("open", "")
+        expect(replayed.locator("details.raw")).to_have_attribute("open", "")
         self.assert_no_js_errors()
 
     def test_demo_server_result_kinds(self) -> None:

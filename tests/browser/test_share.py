@@ -54,8 +54,11 @@ class ShareTests(LiveBrowserTestCase):
         token = page.url.rstrip("/").rsplit("/", 1)[-1]
         expect(page.locator("[hx-ws\\:connect]")).to_have_count(1)
         assert all(url.endswith(f"/ws/share/{token}/") for url in sockets), sockets
-        for selector in ("form", "[hx-ws\\:send]", "[hx-post]", "[hx-get]", "textarea"):
+        for selector in ("form", "[hx-ws\\:send]", "[hx-post]", "textarea"):
             expect(page.locator(selector)).to_have_count(0)
+        # It may fetch its own read-only parts (the Model view's last tool result), nothing else.
+        fetches = page.locator("[hx-get]").evaluate_all("els => els.map(e => e.getAttribute('hx-get'))")
+        assert all(url.startswith(f"/share/{token}/") for url in fetches), fetches
         for name in ("Call tool", "Share", "Disconnect", "Reconnect", "Ping", "Connect", "Send"):
             expect(page.get_by_role("button", name=name, exact=True, include_hidden=True)).to_have_count(0)
 

@@ -221,11 +221,7 @@ class TranscriptViewTests(LiveBrowserTestCase):
         # A reconnect (a hidden tab's socket closes; it replays from the database when shown
         # again) keeps the view cleared.
         lines.evaluate_all("els => els.forEach(e => e.dataset.before = '1')")
-        page.evaluate("""() => new Promise((closed) => {
-            Object.defineProperty(document, 'hidden', {configurable: true, get: () => window.__hidden === true});
-            document.addEventListener('htmx:ws:close', closed, {once: true});
-            window.__hidden = true; document.dispatchEvent(new Event('visibilitychange'));
-        }).then(() => { window.__hidden = false; document.dispatchEvent(new Event('visibilitychange')); })""")
+        self.reconnect_socket()
         expect(log.locator("#transcript-lines > .ev:not([data-before])").first).to_be_attached()   # the replay came
         expect(note).to_be_visible()
         assert min(int(i.removeprefix("ev-")) for i in lines.evaluate_all("els => els.map(e => e.id)")) > last_cleared
