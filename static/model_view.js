@@ -7,7 +7,7 @@
     const loader = document.querySelector("details.model-view-panel[open] #model-view[data-model-view-url]");
     if (!loader || loader.dataset.loading) return;
     loader.dataset.loading = "1";
-    htmx.ajax("GET", loader.dataset.modelViewUrl, { target: loader, swap: "outerHTML" });
+    htmx.ajax("GET", loader.dataset.modelViewUrl, { source: loader, target: loader, swap: "outerHTML" });
   }
   function start() {
     const panel = document.querySelector("details.model-view-panel");

@@ -261,7 +261,9 @@
     const opener = event.target instanceof Element ? event.target.closest("[data-open]") : null;
     if (!opener || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey) return;
     event.preventDefault();
-    htmx.ajax("GET", opener.dataset.open, { target: "#workspace", swap: "innerHTML" });
+    // From the workspace itself (hx-sync="this:replace"): a second click while the first item
+    // loads replaces it, and nothing else's request (the Model view's) holds it up.
+    htmx.ajax("GET", opener.dataset.open, { source: "#workspace", target: "#workspace", swap: "innerHTML" });
   });
 
   // --- completion as an ARIA combobox -------------------------------------------------------

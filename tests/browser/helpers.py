@@ -211,6 +211,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         page = self.page
         page.get_by_role("button", name="Connect").click()
         expect(page).to_have_url(re.compile(r"/sessions/\d+/$"))
+        page.wait_for_load_state("load")            # the page's scripts run: a click before them does nothing
         expect(page.get_by_role("status")).to_have_text("connected")
         expect(self.tool_button(first_tool)).to_be_visible()
 
