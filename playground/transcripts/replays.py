@@ -27,12 +27,15 @@ def save_report(session_id: int, report: dict[str, Any]) -> None:
     Session.objects.filter(pk=session_id).update(report=storable(report))
 
 
-def _responses(session_id: int | None, seqs: set[int]) -> dict[int, dict[str, Any]]:
-    """Response events by seq: their `{"result"}` or `{"error"}`, and raw text."""
-    if session_id is None or not seqs:
+def _responses(session: Session | None, seqs: set[int]) -> dict[int, dict[str, Any]]:
+    """Response events by seq: their `{"result"}` or `{"error"}`, and raw text, masked as their
+    owner reads them (as `recorded_rows` gave the replay the original's)."""
+    if session is None or not seqs:
         return {}
+    redact = session.owner_redactor()
     out: dict[int, dict[str, Any]] = {}
-    for seq, data in Event.objects.filter(session_id=session_id, seq__in=seqs).values_list("seq", "data"):
+    for seq, data in Event.objects.filter(session_id=session.pk, seq__in=seqs).values_list("seq", "data"):
+        data = redact.obj(data)
         message = data.get("message") if isinstance(data, dict) else None
         if isinstance(message, dict):
             out[seq] = {"message": {k: message[k] for k in ("result", "error") if k in message},
@@ -48,8 +51,8 @@ def compare_again(session: Session, ignore: list[str]) -> dict[str, Any]:
     rows = [dict(r) for r in report.get("rows") or [] if isinstance(r, dict)]
     rules = diff.rules(ignore)
     source_id = session.source_id
-    old = _responses(source_id, {r["old_response_seq"] for r in rows if isinstance(r.get("old_response_seq"), int)})
-    new = _responses(session.pk, {r["new_response_seq"] for r in rows if isinstance(r.get("new_response_seq"), int)})
+    old = _responses(session.source, {r["old_response_seq"] for r in rows if isinstance(r.get("old_response_seq"), int)})
+    new = _responses(session, {r["new_response_seq"] for r in rows if isinstance(r.get("new_response_seq"), int)})
     for row in rows:
         if row.get("kind") != "request" or row.get("old_truncated") or source_id is None:
             continue

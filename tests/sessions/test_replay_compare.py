@@ -33,3 +33,21 @@ def test_rows_are_compared_again_from_saved_responses_only():
     saved, pending = report["rows"]
     assert saved["status"] == "same" and not saved.get("changes")       # compared again under the rule
     assert pending["status"] == "changed" and pending["changes"] == rows[1]["changes"]   # left as it was
+
+
+def test_rows_compared_again_mask_the_original_sessions_oauth_values():
+    """The original's responses reach the replay's report masked as its owner reads them (as the
+    replay's recording did): an OAuth value of the original only is not in the report."""
+    token = "tok-only-the-original-had-0123456789"
+    source = Session.objects.create(server_name="a", oauth_secret_values=[token])
+    replay = Session.objects.create(server_name="b", kind=Session.Kind.REPLAY, source=source)
+    _response(source, 2, f"you are {token}")
+    _response(replay, 12, "you are someone else")
+    replay.report = {"rows": [{"kind": "request", "method": "tools/call", "status": "same",
+                               "old_response_seq": 2, "new_response_seq": 12}]}
+    replay.save()
+
+    report = compare_again(replay, [])
+    row, = report["rows"]
+    assert row["status"] == "changed" and row["old_raw"] and "you are" in row["old_raw"]
+    assert token not in str(report) and token not in str(Session.objects.get(pk=replay.pk).report)
