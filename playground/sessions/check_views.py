@@ -14,9 +14,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from playground import security
-from playground.mcp.client import McpClient
+from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap
+from playground.mcp.jsonrpc import JsonRpcError
+from playground.mcp.transports.base import TransportError
 from playground.transcripts.models import Session
 
 from .views import start_and_show, startable_server
@@ -36,7 +38,8 @@ def last_tools(server: Any, user: Any) -> tuple[list[dict[str, Any]], Session | 
 
 async def list_tools_now(server: Any) -> list[dict[str, Any]]:
     """A quick listing session (not recorded): connect, tools/list (every page), close.
-    Raises ConnectError or PolicyError with what went wrong."""
+    Raises what went wrong: ConnectError or PolicyError before the listing, JsonRpcError,
+    RequestTimeout or TransportError during it."""
     config = server.to_config()
     config.timeout = min(config.timeout, LIST_TIMEOUT)
     security.check_config(config)
@@ -68,7 +71,7 @@ async def check_form(request: HttpRequest, server_pk: int) -> HttpResponse:
     if fetched:
         try:
             tools, source = await list_tools_now(server), None
-        except (ConnectError, security.PolicyError, OSError) as exc:
+        except (ConnectError, security.PolicyError, JsonRpcError, RequestTimeout, TransportError, OSError) as exc:
             fetch_error = str(exc) or type(exc).__name__
     rows = [{"tool": t, "read_only": read_only(t), "index": i} for i, t in enumerate(tools)]
     return await sync_to_async(render)(request, "sessions/check_form.html", {

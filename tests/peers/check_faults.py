@@ -129,7 +129,9 @@ def tools() -> list[dict]:
 
 def tools_list(rid: object, params: dict) -> None:
     cursor = params.get("cursor")
-    if "pagination-loop" in FAULTS:
+    if "tools-list-fails" in FAULTS:
+        error(rid, -32603, "the tool registry is down")
+    elif "pagination-loop" in FAULTS:
         result(rid, {"tools": tools() if cursor is None else [], "nextCursor": "again"})
     elif "pagination-duplicates" in FAULTS:
         if cursor is None:

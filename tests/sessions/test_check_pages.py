@@ -91,3 +91,23 @@ def test_a_get_never_starts_the_server_fetching_the_tools_is_a_csrf_protected_po
     assert marker.exists()
     assert 'value="go" checked' in page and 'value="other">' in page and "The tools the server lists now." in page
     assert not Session.objects.exists()                                  # a quick listing, not a session
+
+
+def test_fetching_the_tools_of_a_server_whose_listing_fails_says_why():
+    """A server that answers tools/list with an error (what a debugger is pointed at) gets the
+    form back with that error, not a server error."""
+    import sys
+
+    from django.test import Client
+
+    from tests.conftest import PEERS
+
+    user = get_user_model().objects.create_user("bo", password="pw")
+    server = Server.objects.create(name="broken", transport="stdio", command=sys.executable,
+                                   args=[str(PEERS / "check_faults.py"), "tools-list-fails"], owner=user)
+    browser = Client()
+    browser.force_login(user)
+    response = browser.post(reverse("sessions:check_form", args=[server.pk]), {"fetch": "1"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "the tool registry is down" in page and 'name="call_tools"' not in page
