@@ -108,6 +108,20 @@ def test_a_session_without_tool_calls_says_so(client, saved):
     assert "No tool result in this session yet" in result and "Show the last tool result again" in result
 
 
+@pytest.mark.django_db
+def test_the_last_result_passes_over_newer_calls_that_have_none(client, saved):
+    """A later call still running and one answered with an error leave the earlier result shown."""
+    running = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "y"}}}
+    failed = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "z"}}}
+    refusal = {"jsonrpc": "2.0", "id": 5, "error": {"code": -32602, "message": "no"}}
+    _rows(saved, [{"seq": 3, "t": 0.3, "dir": "send", "raw": json.dumps(running), "message": running},
+                  {"seq": 4, "t": 0.4, "dir": "send", "raw": json.dumps(failed), "message": failed},
+                  {"seq": 5, "t": 0.5, "dir": "recv", "raw": json.dumps(refusal), "message": refusal, "reply_to": 4}])
+    result = client.get(reverse("sessions:model_view_result", args=[saved.pk])).content.decode()
+    assert "Last tool result" in result and "&quot;found&quot;: 1" in result
+    assert "No tool result in this session yet" not in result
+
+
 async def test_a_live_session_makes_its_tabs_fetch_the_panel_again():
     """The worker renders nothing: after a catalogue refresh (and for a reloading tab) it sends the
     loader, which the page fetches only while the panel is open (static/model_view.js)."""

@@ -25,6 +25,7 @@ from .base import Feature, render
 JSON_SHOWN = 150_000        # characters of one rendering's JSON on the page (the download has it all)
 RESULT_SHOWN = 64 * 1024    # characters of one tool-result shape
 REPLY_WINDOW = 5000         # events after a tools/call searched for its response (page loads)
+RESULT_LOOKBACK = 20        # newest tools/call requests searched for one that has a result
 SEVERITY_WORDS = {"error": "refused", "strict": "strict only", "warning": "changed", "info": "advice",
                   "unchecked": "not checked"}
 
@@ -101,21 +102,23 @@ def result_html(result: dict[str, Any] | None, tool: str, refresh_url: str = "")
 
 
 def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | None, str]:
-    """The session's last `tools/call` that has a result, from its saved events (page loads)."""
-    request = (session.events.filter(method="tools/call", dir="send").order_by("-seq")
-               .values_list("seq", "data").first())
-    if request is None:
-        return None, ""
-    seq, data = request
-    params = (data.get("message") or {}).get("params") if isinstance(data.get("message"), dict) else None
-    name = str(params.get("name", "")) if isinstance(params, dict) else ""
-    reply = (session.events.filter(seq__gt=seq, seq__lte=seq + REPLY_WINDOW, data__reply_to=seq)
-             .values_list("data", flat=True).first())
-    message = reply.get("message") if isinstance(reply, dict) else None
-    result = message.get("result") if isinstance(message, dict) else None
-    if not isinstance(result, dict):
-        return None, name
-    return redact.obj(result), redact.text(name)
+    """The session's last `tools/call` that has a result, from its saved events (page loads):
+    one still running, timed out or answered with an error is passed over, among the newest
+    RESULT_LOOKBACK calls."""
+    latest = ""
+    requests = (session.events.filter(method="tools/call", dir="send").order_by("-seq")
+                .values_list("seq", "data")[:RESULT_LOOKBACK])
+    for seq, data in requests:
+        params = (data.get("message") or {}).get("params") if isinstance(data.get("message"), dict) else None
+        name = str(params.get("name", "")) if isinstance(params, dict) else ""
+        latest = latest or name
+        reply = (session.events.filter(seq__gt=seq, seq__lte=seq + REPLY_WINDOW, data__reply_to=seq)
+                 .values_list("data", flat=True).first())
+        message = reply.get("message") if isinstance(reply, dict) else None
+        result = message.get("result") if isinstance(message, dict) else None
+        if isinstance(result, dict):
+            return redact.obj(result), redact.text(name)
+    return None, redact.text(latest)
 
 
 class ModelView(Feature):
