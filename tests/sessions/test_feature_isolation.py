@@ -99,14 +99,20 @@ async def test_a_400_digit_poll_interval_still_shows_the_result_the_card_and_eve
 
 
 async def test_a_feature_that_fails_in_its_hooks_breaks_neither_the_session_nor_a_tab(monkeypatch):
-    def broken(*args: Any) -> Any:
-        raise RuntimeError("a feature's bug")
+    failed: list[str] = []
+
+    def broken(hook: str) -> Any:
+        def fail(*args: Any) -> Any:
+            failed.append(hook)
+            raise RuntimeError("a feature's bug")
+        return fail
 
     async def broken_start(self: Any) -> None:
+        failed.append("start")
         raise RuntimeError("a feature's bug")
 
     for hook in ("on_call_end", "on_catalogue", "snapshot"):
-        monkeypatch.setattr(Tasks, hook, broken)
+        monkeypatch.setattr(Tasks, hook, broken(hook))
     monkeypatch.setattr(Tasks, "start", broken_start)
     user, server = await make_user_and_server()
     session = await start_session(server, user)
@@ -123,6 +129,7 @@ async def test_a_feature_that_fails_in_its_hooks_breaks_neither_the_session_nor_
         finally:
             await again.disconnect()
         assert session.pk in WORKERS
+        assert set(failed) == {"start", "on_catalogue", "on_call_end", "snapshot"}     # each hook did fail
     finally:
         await comm.disconnect()
         await stop_all()

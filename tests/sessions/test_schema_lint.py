@@ -168,7 +168,9 @@ async def test_a_check_cut_short_as_the_session_ends_still_reaches_its_events():
     ctx.tap.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
     ctx.tap.recv(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "no schema"}]}}))
     first = asyncio.ensure_future(lint.check_frames(events))
-    await asyncio.sleep(0)                       # the check is under way (in the pool)
+    async with asyncio.timeout(5):               # the frames are picked: their check is under way in the pool
+        while lint.linter.seen < 2:
+            await asyncio.sleep(0)
     first.cancel()
     await lint.check_frames(events)              # the final flush: waits for it, checks nothing twice
     assert first.cancelled()

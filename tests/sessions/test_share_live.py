@@ -146,8 +146,7 @@ async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_e
         await call_echo(owner, "plain text")
         assert await reply_line(v) == await reply_line(owner)         # the same line (rendered for each)
         await owner.send_to(text_data=json.dumps({"action": "disconnect"}))
-        ended = await receive_until(v, "status-ended", "Snapshot")
-        assert "status-ended" in ended
+        await receive_until(v, "status-ended", "Snapshot")
         assert await closed_with(v) == CLOSE_ENDED
         # A viewer of the ended session gets the snapshot and the socket closes.
         snap = viewer(link.token)
