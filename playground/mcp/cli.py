@@ -254,8 +254,10 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     file = open(ns.transcript, "w", encoding="utf-8") if ns.transcript else None
 
     # Every frame, against the schema of the version in use: where the frames are shown or written
-    # (the check prints only its report; its answers are checked against the schema anyway).
-    linter = FrameLinter() if not ns.check or ns.transcript else None
+    # (the check prints only its report, a replay only its diffs without --jsonl; the check's
+    # answers are checked against the schema anyway).
+    shown = not ns.check and (ns.jsonl or replayer is None)
+    linter = FrameLinter() if shown or ns.transcript else None
 
     def emit(event: TranscriptEvent) -> None:
         if linter is not None:
@@ -264,9 +266,7 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         line = json.dumps(event.to_dict(), ensure_ascii=False)
         if file:
             file.write(line + "\n")
-        if ns.check:            # the check prints its report instead
-            return
-        if ns.jsonl or replayer is None:
+        if shown:
             out.write((line if ns.jsonl else describe_event(event)) + "\n")
         elif event.kind == "diff":
             out.write(replay_cli.describe(event) + "\n")

@@ -54,7 +54,6 @@ class Exchange:
     params: Any                               # as the client's user gave them (client-added _meta left out)
     t: float
     progress: bool = False                    # it asked for progress (a token, renumbered on replay)
-    raw: str = ""
     response: dict[str, Any] | None = None    # the final response ({"result"} or {"error"}), None if none came
     response_seq: int | None = None
     response_raw: str = ""
@@ -62,7 +61,6 @@ class Exchange:
     cancel_after: float | None = None         # seconds after sending when the client cancelled it
     notifications: list[Seen] = field(default_factory=list)
     requests: list[Seen] = field(default_factory=list)
-    _ids: list[str] = field(default_factory=list)
     _inputs: dict[str, Any] | None = None     # the input requests of a pending input_required round
     _state: Any = None                        # that round's requestState (None: it had none)
 
@@ -233,12 +231,10 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
                 else:
                     meta = params.get("_meta") if isinstance(params, dict) else None
                     exchange = Exchange(seq=seq, method=method, params=user_params(params), t=_time(row),
-                                        progress=isinstance(meta, dict) and "progressToken" in meta,
-                                        raw=_cut(row.get("raw")))
+                                        progress=isinstance(meta, dict) and "progressToken" in meta)
                     rec.steps.append(exchange)
                 by_seq[seq] = exchange
                 open_ids[_id(message)] = exchange
-                exchange._ids.append(_id(message))
             elif kind == "notification" and isinstance(method, str):
                 params = message.get("params")
                 if method in HANDSHAKE_NOTIFICATIONS:
