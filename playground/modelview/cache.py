@@ -61,10 +61,6 @@ class Memo(Generic[T]):
         future.set_result(value)
         return value
 
-    def clear(self) -> None:
-        with self._lock:
-            self._done.clear()
-
 
 def digest(value: Any) -> tuple[str, int]:
     """A key for a JSON value (its hash) and its weight (its size in characters)."""

@@ -45,10 +45,9 @@ def model_view(tools: list[dict[str, Any]]) -> dict[str, Any]:
             "chatbot": {"text": text, "tokens": tokens.estimate_text(text)}}
 
 
-def download(tools: list[dict[str, Any]], view: dict[str, Any] | None = None) -> str:
+def download(view: dict[str, Any]) -> str:
     """The three providers' `tools` values in one JSON document, with the findings (`view`:
-    `model_view(tools)` if already made)."""
-    view = view if view is not None else model_view(tools)
+    what `model_view(tools)` made)."""
     return json.dumps({
         "token_rule": view["token_rule"],
         **{t["id"]: {"tools": t["json"], "tokens": t["tokens"]["total"]} for t in view["targets"]},

@@ -63,10 +63,7 @@ class ServerForm(forms.ModelForm):
         fields = ["name", "transport", "command", "args", "env", "inherit_env", "cwd", "url", "headers", "roots",
                   "era", "protocol_version", "replay_ignore"]
 
-    # Which fields each transport uses (the page hides the others: static/server_form.js), and
-    # one line per choice saying what it does (the page shows the chosen one's).
-    STDIO_FIELDS = ("command", "args", "env", "inherit_env", "cwd")
-    HTTP_FIELDS = ("url", "headers")
+    # One line per choice saying what it does (the page shows the chosen one's).
     CHOICE_HELP = {
         "transport": {
             "stdio": "stdio: the playground starts the server as a process and talks over its stdin and stdout.",

@@ -8,7 +8,6 @@ started, the SSE stream opened, the authorization step. The page adds the elapse
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from playground.mcp.config import ServerConfig
@@ -20,10 +19,10 @@ STEP_CHARS = 160
 
 
 class ConnectWatch:
-    """The current step of one session's connection (`text`), from `since` (epoch seconds)."""
+    """The current step of one session's connection (`text`); the page counts the time from
+    the session's start."""
 
     def __init__(self, config: ServerConfig) -> None:
-        self.since = time.time()
         self.timeout = config.timeout
         self.text = first_step(config)
 

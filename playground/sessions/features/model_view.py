@@ -82,7 +82,7 @@ def body_html(catalogue: Any, download_url: str) -> str:
 def download_json(catalogue: Any) -> str:
     """The Model view's download (the same computation as the panel's, kept)."""
     tools = tools_of(catalogue)
-    return download(tools, model_view_of(tools))
+    return download(model_view_of(tools))
 
 
 def result_context(result: dict[str, Any] | None, tool: str) -> dict[str, Any]:
