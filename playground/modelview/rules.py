@@ -29,7 +29,9 @@ from typing import Any, Literal
 import jsonschema
 
 from .gemini import GEMINI_FIELDS, GEMINI_FORMATS, GEMINI_QUIET, GEMINI_TRANSLATED, GEMINI_TYPES, Conversion, convert
-from .schema import MAX_DEPTH, MAX_NODES, Node, Walk, escape, pointer_get, recursive_refs, ref_problem, types_of, walk
+from playground import jsonpointer
+
+from .schema import MAX_DEPTH, MAX_NODES, Node, Walk, pointer_get, recursive_refs, ref_problem, types_of, walk
 
 Severity = Literal["error", "strict", "warning", "info", "unchecked"]
 Provider = Literal["openai", "anthropic", "gemini"]
@@ -241,7 +243,7 @@ def _undescribed_parameters(s: Subject) -> list[Hit]:
     for node in s.nodes:
         if _is_property(node.path) and not str(s.resolve(node.schema).get("description") or node.schema.get("description")
                                                 or "").strip():
-            hits.append((node.path, node.path.rsplit("/", 1)[1].replace("~1", "/").replace("~0", "~")))
+            hits.append((node.path, jsonpointer.unescape(node.path.rsplit("/", 1)[1])))
     return hits
 
 
@@ -347,7 +349,7 @@ def _not_draft_2020_12(s: Subject) -> list[Hit]:
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        where = "".join("/" + escape(str(p)) for p in exc.path)
+        where = jsonpointer.join(exc.path)
         return [(where, exc.message[:300])]
     except Exception as exc:  # noqa: BLE001 - a hostile schema is reported, never raised
         return [("", f"could not be checked: {exc}"[:300])]

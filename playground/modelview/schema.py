@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from playground.jsonpointer import escape, join, unescape
+
 MAX_NODES = 5000
 MAX_DEPTH = 64
 
@@ -19,18 +21,13 @@ LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})     # `ite
 MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
 
-def escape(part: str) -> str:
-    """One JSON pointer segment (RFC 6901)."""
-    return part.replace("~", "~0").replace("/", "~1")
-
-
 def pointer_get(document: Any, pointer: str) -> Any:
     """The value at a local reference (`#/$defs/Name`, `#`), or None when it names nothing."""
     if not pointer.startswith("#"):
         return None
     node = document
     for raw in [p for p in pointer[1:].split("/") if p][:MAX_DEPTH]:
-        part = raw.replace("~1", "/").replace("~0", "~")
+        part = unescape(raw)
         if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
@@ -105,8 +102,7 @@ def ref_problem(root: Any, ref: str, recursive: frozenset[str]) -> str:
 
 def ref_path(ref: str) -> str:
     """The walk's path of what a local reference names, as `pointer_get` reads it ("#/a/b" -> "/a/b")."""
-    parts = [p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/") if p][:MAX_DEPTH]
-    return "".join("/" + escape(p) for p in parts)
+    return join(unescape(p) for p in [p for p in ref[1:].split("/") if p][:MAX_DEPTH])
 
 
 def recursive_refs(root: Any, nodes: list[Node]) -> frozenset[str]:
