@@ -72,7 +72,7 @@ class Recorder:
         self.session_id = session_id
         self.on_saved = on_saved
         self.pause, self.resume = pause, resume
-        self.save: SaveFn = save or save_and_index
+        self.save: SaveFn = save or functools.partial(save_and_index, limits=limits)
         self.limits = limits
         self._high, self._high_chars = limits.backlog_high, limits.backlog_chars
         self.checks: list[CheckFn] = []
@@ -181,10 +181,13 @@ class Recorder:
                 await asyncio.sleep(0.2 * (attempt + 1))
 
 
-async def save_and_index(session_id: int, rows: Rows) -> None:
-    """The save, then the search index told: it indexes the rows once no flood is being saved."""
+async def save_and_index(session_id: int, rows: Rows, limits: Limits = Limits()) -> None:
+    """The save, then the search index told: it indexes the rows once no flood is being saved.
+    A full batch (as `Recorder._next_batch` cuts them: its events or its characters) is a flood."""
     await database_sync_to_async(save_events)(session_id, rows)
-    search_indexer.saved(len(rows))
+    full = (len(rows) >= limits.batch_events
+            or sum(len(row.get("raw") or row.get("text") or "") for row in rows) >= limits.batch_chars)
+    search_indexer.saved(full)
 
 
 def _ignore_outcome(future: asyncio.Future[Any]) -> None:

@@ -19,12 +19,14 @@ from django.db import connection
 from django.urls import reverse
 
 from playground.transcripts.models import Session
-from playground.transcripts.recorder import save_events
+from playground.transcripts.recorder import Limits, save_and_index, save_events
 from playground.transcripts.search import catch_up, engine, indexer, search
 from playground.transcripts.search.checks import check_fts5, has_fts5
 from playground.transcripts.search.text import TEXT_CAP
 
 pytestmark = pytest.mark.django_db
+
+FLOOD = Limits().batch_events           # a full batch of small events: the recorder's flood
 
 
 def request(seq: int, method: str, params: dict, rpc_id: int | None = None) -> dict:
@@ -204,23 +206,40 @@ async def test_indexing_waits_for_a_flood_to_end_and_takes_small_batches_at_once
     alice = await database_sync_to_async(user)("alice")
     session = await database_sync_to_async(session_with)(alice, [])
     flood = [request(seq, "notifications/message", {"level": "info", "data": f"line {seq} of the flood"})
-             for seq in range(1, indexer.FULL_BATCH + 1)]
+             for seq in range(1, FLOOD + 1)]
     await database_sync_to_async(save_events)(session.pk, flood)
     loop = asyncio.get_running_loop()
     started = loop.time()
-    indexer.saved(len(flood))
+    indexer.saved(True)
     task = indexer.INDEXER.task()
     assert task is not None and await database_sync_to_async(index_rows)() == 0
     await asyncio.wait_for(task, 30)
     assert loop.time() - started >= indexer.QUIET * 0.9
-    assert await database_sync_to_async(index_rows)() == indexer.FULL_BATCH
+    assert await database_sync_to_async(index_rows)() == FLOOD
 
-    await database_sync_to_async(save_events)(session.pk, weather_rows("Bogota", start=indexer.FULL_BATCH + 1))
-    indexer.saved(3)
+    await database_sync_to_async(save_events)(session.pk, weather_rows("Bogota", start=FLOOD + 1))
+    indexer.saved(False)
     await asyncio.wait_for(indexer.INDEXER.task(), 30)
-    assert await database_sync_to_async(index_rows)() == indexer.FULL_BATCH + 3
+    assert await database_sync_to_async(index_rows)() == FLOOD + 3
     found = await database_sync_to_async(lambda: hits(search(alice, "bogota")))()
-    assert found == [(session.pk, indexer.FULL_BATCH + s) for s in (3, 2, 1)]
+    assert found == [(session.pk, FLOOD + s) for s in (3, 2, 1)]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_batch_full_by_its_characters_is_a_flood_too():
+    """The recorder cuts a batch at its events or its characters: three large frames that fill
+    one by their size hold indexing back like five hundred small ones."""
+    alice = await database_sync_to_async(user)("alice")
+    session = await database_sync_to_async(session_with)(alice, [])
+    big = [request(seq, "notifications/message", {"level": "info", "data": "x" * 400}) for seq in (1, 2, 3)]
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await save_and_index(session.pk, big, limits=Limits(batch_chars=1000))
+    task = indexer.INDEXER.task()
+    assert task is not None and await database_sync_to_async(index_rows)() == 0
+    await asyncio.wait_for(task, 30)
+    assert loop.time() - started >= indexer.QUIET * 0.9
+    assert await database_sync_to_async(index_rows)() == 3
 
 
 def test_a_search_that_could_not_index_everything_says_so(client, monkeypatch):

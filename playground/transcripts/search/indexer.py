@@ -1,6 +1,6 @@
 """Indexing saved events for search, in this process, when no flood is being saved.
 
-The recorder tells `saved(rows)` after each batch it saved. A full batch means a flood: the
+The recorder tells `saved(full)` after each batch it saved. A full batch means a flood: the
 database thread is the flood's bottleneck (bench/README.md), so indexing waits until no full
 batch was saved for QUIET seconds (at most MAX_DEFER: a flood that never ends is still indexed,
 a chunk at a time). Smaller batches — a session's ordinary traffic — are indexed at once. One
@@ -25,7 +25,6 @@ ENGINES = {"sqlite": sqlite, "postgresql": postgresql}
 
 log = logging.getLogger(__name__)
 
-FULL_BATCH = 500          # rows in a save that mean a flood (the recorder's Limits.batch_events)
 QUIET = 0.5               # seconds without a full batch before indexing
 MAX_DEFER = 10.0          # seconds a flood may hold indexing back
 
@@ -36,12 +35,13 @@ class Indexer:
         self._dirty = False
         self._flood_until = 0.0       # loop time before which a flood is being saved
 
-    def saved(self, rows: int) -> None:
-        """Events were saved: index them once no flood is being saved."""
+    def saved(self, full: bool) -> None:
+        """Events were saved (`full`: a full batch, by the recorder's limits): index them once no
+        flood is being saved."""
         if connection.vendor not in ENGINES:
             return
         loop = asyncio.get_running_loop()
-        if rows >= FULL_BATCH:
+        if full:
             self._flood_until = loop.time() + QUIET
         self._dirty = True
         if self._task is None or self._task.done() or self._task.get_loop() is not loop:
