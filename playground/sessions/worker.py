@@ -200,7 +200,8 @@ class SessionWorker:
 
     # Lifecycle --------------------------------------------------------------------------
 
-    async def start(self) -> str:
+    async def start(self, session: Session) -> str:
+        """`session`: the row just created for this worker (its facts and secrets, as created)."""
         # The default prefix on purpose: channels_redis receives every process-specific channel
         # under one lock, and a channel of another prefix ("worker.N.") waited behind a tab's
         # blocking receive on "specific.…!" — commands reached the worker late or never.
@@ -208,7 +209,6 @@ class SessionWorker:
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel, heartbeat_at=timezone.now(),
             clock_origin=datetime.datetime.fromtimestamp(self.tap.epoch, datetime.UTC))
-        session = await database_sync_to_async(Session.objects.get)(pk=self.session_id)
         self._state = self._live_facts(session.state())
         self._share_redactor = session.share_redactor()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
@@ -639,5 +639,5 @@ async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | No
         return session, options
     session, options = await database_sync_to_async(create)()
     worker = SessionWorker(session.pk, config, options=options)
-    await worker.start()
+    await worker.start(session)
     return session
