@@ -7,10 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..jsonrpc import METHOD_NOT_FOUND
-from .context import CheckContext
+from .context import NO_SUCH_PROMPT, CheckContext
 from .result import FAIL, PASS, SKIP, WARN, Status, worst
-
-NO_SUCH_PROMPT = "mcp-playground-check-no-such-prompt"
 
 
 def _methods(ctx: CheckContext) -> dict[str, list[tuple[str, dict[str, Any] | None]]]:

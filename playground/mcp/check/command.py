@@ -15,7 +15,7 @@ from ..connect import open_client
 from ..events import Tap
 from .context import CheckOptions
 from .result import CheckResult, Report
-from .runner import Runner
+from .runner import Runner, options_from
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -33,10 +33,7 @@ def tool_names(value: str) -> list[str]:
 
 
 def options_from_args(ns: argparse.Namespace, config: ServerConfig) -> CheckOptions:
-    options = CheckOptions(call_tools=[n for v in ns.call_tools or [] for n in tool_names(v)])
-    options.timeout = min(options.timeout, config.timeout)
-    options.call_timeout = config.timeout
-    return options
+    return options_from({"call_tools": [n for v in ns.call_tools or [] for n in tool_names(v)]}, config.timeout)
 
 
 def make_runner(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> Runner:

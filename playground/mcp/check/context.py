@@ -19,6 +19,7 @@ from .result import CheckResult, Status
 Connector = Callable[[ServerConfig, Tap], Awaitable[McpClient]]
 Emit = Callable[[CheckResult], Awaitable[None]]
 
+NO_SUCH_PROMPT = "mcp-playground-check-no-such-prompt"     # a name no server has (errors, completion probes)
 CHECK_TIMEOUT = 10.0          # seconds a check's request may wait (tool calls: CALL_TIMEOUT, reset by progress)
 CALL_TIMEOUT = 60.0
 

@@ -10,13 +10,12 @@ import asyncio
 from ..jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from . import arguments
 from .calls import shown
-from .context import CheckContext
+from .context import NO_SUCH_PROMPT, CheckContext
 from .probe import Answer
 from .result import FAIL, PASS, WARN, Status, clip, worst
 
 UNKNOWN_METHOD = "mcp-playground-check/no-such-method"
 UNKNOWN_TOOL = "mcp-playground-check-no-such-tool"
-UNKNOWN_PROMPT = "mcp-playground-check-no-such-prompt"
 TOOL_ERRORS_FROM = "2025-11-25"        # input validation errors as tool execution errors
 
 
@@ -66,7 +65,7 @@ async def _invalid_params(ctx: CheckContext) -> None:
                 found.append((status, reason))
                 seqs += more
     if ctx.advertised("prompts"):
-        answer = await ctx.ask("prompts/get", {"name": UNKNOWN_PROMPT})
+        answer = await ctx.ask("prompts/get", {"name": NO_SUCH_PROMPT})
         seqs += answer.seqs
         found.append(_protocol(answer, "prompts/get of an unknown prompt"))
     if not found:

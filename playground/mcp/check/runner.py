@@ -88,10 +88,15 @@ def group_name(group: Callable[..., Any]) -> str:
     return module if group.__name__ == "run" else f"{module} {group.__name__.replace('_', ' ')}"
 
 
-def options_from(data: dict[str, Any]) -> CheckOptions:
-    """Options from plain data (the page's form, a test)."""
+def options_from(data: dict[str, Any], session_timeout: float | None = None) -> CheckOptions:
+    """Options from plain data (the page's form, the CLI, a test). With the session's request
+    timeout, each check request waits at most CHECK_TIMEOUT (or that, if shorter) and a tool
+    call that long (reset by progress); `data` may still set either."""
     names = [str(n) for n in data.get("call_tools") or [] if isinstance(n, str)]
     options = CheckOptions(call_tools=names)
+    if session_timeout is not None:
+        options.timeout = min(options.timeout, session_timeout)
+        options.call_timeout = session_timeout
     for key in ("timeout", "call_timeout"):
         value = data.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:

@@ -70,11 +70,7 @@ class Check(Feature):
         # Made now, before the session connects: the report cites the handshake's lines too.
         self.runner = None
         if self.options.get("run"):
-            # Each check request waits at most 10 s (or the session's timeout, if shorter); a tool
-            # call, the session's timeout (reset by progress).
-            seconds = ctx.config.timeout
-            self.runner = Runner(ctx.tap, options_from({"timeout": min(10.0, seconds), "call_timeout": seconds,
-                                                        **self.options}))
+            self.runner = Runner(ctx.tap, options_from(self.options, ctx.config.timeout))
         self.started = False
         self.saved = False
         self.connect_error = ""
