@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from tests.conftest import PEERS, ROOT
+from tests.sessions.test_schema_lint import BROKEN
 
 PEER = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
 
@@ -185,12 +186,11 @@ def test_an_oauth_token_the_server_echoes_is_masked_in_the_output_and_the_transc
                for e in lines(jsonl))
 
 
-@pytest.mark.parametrize("version,pointer", [("2024-11-05", "/result/tools/0"), ("2025-03-26", "/params/level"),
-                                             ("2025-06-18", "/params/progress"), ("2025-11-25", "/result/content/0"),
-                                             ("2026-07-28", "/result")])
-def test_jsonl_lines_carry_schema_problems_against_the_version_in_use(tmp_path, version, pointer):
+@pytest.mark.parametrize("version", list(BROKEN))
+def test_jsonl_lines_carry_schema_problems_against_the_version_in_use(tmp_path, version):
     """Every frame is checked against the negotiated version's schema: the one broken frame of
     tests/peers/schema_breaker.py carries schema_problems (and in the readable log too)."""
+    _definition, pointer, message = BROKEN[version]
     era = "modern" if version >= "2026" else "legacy"
     breaker = [sys.executable, str(PEERS / "schema_breaker.py"), version]
     out = tmp_path / "t.jsonl"
@@ -200,6 +200,7 @@ def test_jsonl_lines_carry_schema_problems_against_the_version_in_use(tmp_path, 
     flagged = [e for e in events if "schema_problems" in e]
     assert [(e["dir"], [p["pointer"] for p in e["schema_problems"]]) for e in flagged] == [("recv", [pointer])]
     assert set(flagged[0]["schema_problems"][0]) == {"pointer", "message", "schema_path"}
+    assert flagged[0]["schema_problems"][0]["message"] == message
     assert flagged[0]["schema_lint"]["version"] == version
     assert [json.loads(line) for line in out.read_text().splitlines()] == events
     readable = mcp("--era", era, "--list", "tools", "--call", "go", "--", *breaker)

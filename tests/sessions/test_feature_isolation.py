@@ -18,16 +18,12 @@ from playground.sessions.live import WORKERS
 from playground.sessions.worker import start_session
 from tests.conftest import PEERS
 
-from .test_features import receive_fragment, receive_until
+from .test_features import receive_fragment, receive_until, send
 from .test_live import communicator, make_user_and_server, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MISBEHAVING = str(PEERS / "misbehaving.py")
-
-
-async def send(comm: Any, **content: Any) -> None:
-    await comm.send_to(text_data=json.dumps(content))
 
 
 async def misbehaving_session(mode: str) -> tuple[Any, Any]:

@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from playground.registry.models import Server
-from playground.transcripts.models import Event, Session, ShareLink
+from playground.transcripts.models import Session, ShareLink
+from playground.transcripts.recorder import save_events
 from tests.sessions.fakes import FakeSession
 
 SECRET = "sk-live-model-view-0123456789"
@@ -21,13 +22,6 @@ TOOLS = [
                      "required": ["q"]}},
     {"name": "bad name", "inputSchema": {"type": "object", "properties": {"xs": {"type": "array"}}}},
 ]
-
-
-def _rows(session: Session, rows: list[dict]) -> None:
-    for row in rows:
-        Event.objects.create(session=session, seq=row["seq"], t=row["t"], dir=row["dir"],
-                             method=(row.get("message") or {}).get("method", "") if row["dir"] == "send" else "",
-                             data=row)
 
 
 @pytest.fixture
@@ -40,7 +34,7 @@ def saved(client):
     call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "x"}}}
     answer = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": f"found {SECRET}"}],
                                                    "structuredContent": {"found": 1}}}
-    _rows(session, [{"seq": 1, "t": 0.1, "dir": "send", "raw": json.dumps(call), "message": call},
+    save_events(session.pk, [{"seq": 1, "t": 0.1, "dir": "send", "raw": json.dumps(call), "message": call},
                     {"seq": 2, "t": 0.2, "dir": "recv", "raw": json.dumps(answer), "message": answer, "reply_to": 1}])
     client.force_login(user)
     return session
@@ -114,7 +108,7 @@ def test_the_last_result_passes_over_newer_calls_that_have_none(client, saved):
     running = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "y"}}}
     failed = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "z"}}}
     refusal = {"jsonrpc": "2.0", "id": 5, "error": {"code": -32602, "message": "no"}}
-    _rows(saved, [{"seq": 3, "t": 0.3, "dir": "send", "raw": json.dumps(running), "message": running},
+    save_events(saved.pk, [{"seq": 3, "t": 0.3, "dir": "send", "raw": json.dumps(running), "message": running},
                   {"seq": 4, "t": 0.4, "dir": "send", "raw": json.dumps(failed), "message": failed},
                   {"seq": 5, "t": 0.5, "dir": "recv", "raw": json.dumps(refusal), "message": refusal, "reply_to": 4}])
     result = client.get(reverse("sessions:model_view_result", args=[saved.pk])).content.decode()

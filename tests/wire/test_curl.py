@@ -18,17 +18,12 @@ from playground.mcp.connect import open_client
 from playground.mcp.events import Tap
 from playground.mcp.secrets import MASK
 from playground.registry.models import Server
-from playground.transcripts.models import Event, Session, ShareLink
+from playground.transcripts.models import Session, ShareLink
+from playground.transcripts.recorder import save_events
 from tests.core.test_http_transports import sdk_http  # noqa: F401  (the fixture)
 
 SECRET = "k-curl-0123456789abcdef"
 TEXT = "it's \"quoted\" $HOME `uname` \\ and\na new line, é"
-
-
-def _save(session: Session, rows: list[dict[str, Any]]) -> None:
-    Event.objects.bulk_create([Event(session=session, seq=r["seq"], t=r["t"], dir=r["dir"], data=r,
-                                     method=(r.get("message") or {}).get("method", "") if r["dir"] == "send" else "")
-                               for r in rows])
 
 
 def _answer(output: str) -> dict[str, Any]:
@@ -56,7 +51,7 @@ async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http): 
                                             timeout=20), tap=tap)
     try:
         await client.call_tool("echo", {"text": TEXT})
-        await sync_to_async(_save)(session, rows)
+        await sync_to_async(save_events)(session.pk, rows)
         call = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/call")
         recorded = next(r for r in rows if r.get("reply_to") == call["seq"])["message"]
         browser = AsyncClient()
