@@ -10,17 +10,9 @@ from django.shortcuts import render
 from playground.transcripts import search as transcript_search
 
 from .lines import ARROWS
+from .window import seq_param
 
 MAX_EVENT_ID = 2**63 - 1          # an event id is a BigAutoField
-
-
-def event_id_param(value: str | None) -> int | None:
-    """`?before=` (an event id, the next page's bound), or None for the first page."""
-    try:
-        number = int(value or "")
-    except ValueError:
-        return None
-    return number if 0 < number <= MAX_EVENT_ID else None
 
 
 @login_required
@@ -29,7 +21,7 @@ async def search(request: HttpRequest) -> HttpResponse:
     call in the database thread (transcripts/search.acatch_up), never one long hold of it."""
     text = request.GET.get("q", "")
     results = await transcript_search.asearch(await request.auser(), text,
-                                              before=event_id_param(request.GET.get("before")))
+                                              before=seq_param(request.GET.get("before"), MAX_EVENT_ID))
     groups = [(group, [(hit, ARROWS.get(hit.dir, "?")) for hit in group.hits]) for group in results.groups]
     return await sync_to_async(render)(request, "sessions/search.html", {
         "q": text[:transcript_search.MAX_QUERY], "results": results, "groups": groups})

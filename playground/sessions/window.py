@@ -33,13 +33,14 @@ class Window:
         return self.rows[-1]["seq"] if self.rows else None
 
 
-def seq_param(value: Any) -> int | None:
-    """A sequence number from a query string (`?at=`, `?around=`), or None."""
+def seq_param(value: Any, maximum: int = 2**31 - 1) -> int | None:
+    """A sequence number from a query string (`?at=`, `?around=`; an event id, `?before=`, with
+    its own `maximum`), or None."""
     try:
         seq = int(str(value))
     except ValueError:
         return None
-    return seq if 0 < seq < 2**31 else None
+    return seq if 0 < seq <= maximum else None
 
 
 def transcript_window(session_id: int, around: int | None = None, size: int = REPLAY_WINDOW) -> Window:

@@ -159,7 +159,7 @@ def _har(session: Session, redact: Redactor) -> Iterator[str]:
             .values_list("data", flat=True).iterator(chunk_size=2000))
     comment = redact.text(f"{session.server_name}, session {session.pk} ({session.transport or 'HTTP'}), "
                           "recorded by MCP Playground")
-    return har.document(rows, session.clock_origin or session.started_at, comment)   # as the page's times
+    return har.document(rows, session.time_zero, comment)   # as the page's times
 
 
 @login_required

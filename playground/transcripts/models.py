@@ -1,6 +1,7 @@
 """A session with a server and every event of its transcript, persisted in order."""
 from __future__ import annotations
 
+import datetime
 import secrets
 from typing import Any
 
@@ -94,9 +95,15 @@ class Session(models.Model):
                 "started": self.started_at.timestamp(), "schema_problems": self.schema_problems}
 
     @property
+    def time_zero(self) -> datetime.datetime:
+        """The moment each event's `t` counts from: `clock_origin`, or the start for sessions
+        saved before it was kept."""
+        return self.clock_origin or self.started_at
+
+    @property
     def clock_origin_ms(self) -> int:
-        """`clock_origin` as Unix milliseconds, what the page adds each line's `t` to."""
-        return round((self.clock_origin or self.started_at).timestamp() * 1000)
+        """`time_zero` as Unix milliseconds, what the page adds each line's `t` to."""
+        return round(self.time_zero.timestamp() * 1000)
 
     @property
     def is_live(self) -> bool:

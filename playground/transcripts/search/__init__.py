@@ -122,7 +122,7 @@ def _page(user: Any, query: Query, before: int | None, page: int, pending: int) 
         if session is None:                     # (find already keeps to the owner's sessions)
             continue
         hit = Hit(event_id=event_id, seq=seq, dir=dir_, label=method or _LABELS.get(dir_, "response"),
-                  at=(session.clock_origin or session.started_at) + timedelta(seconds=t or 0),
+                  at=session.time_zero + timedelta(seconds=t or 0),
                   excerpt=query.excerpt(redactors[session_id].text(body or "")))
         if not results.groups or results.groups[-1].session.pk != session_id:
             results.groups.append(SessionHits(session))
