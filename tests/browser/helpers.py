@@ -273,6 +273,22 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         expect(pings).to_have_count(count + 1)
         self.exchange("ping")
 
+    def share(self, page: Page | None = None) -> str:
+        """Press "Share"; return the address behind the "Share link" it shows."""
+        page = page or self.page
+        page.get_by_role("button", name="Share").click()
+        link = page.get_by_role("link", name="Share link")
+        expect(link).to_be_visible()
+        href = link.get_attribute("href")
+        assert href and "/share/" in href, href
+        return href
+
+    def fresh_page(self, width: int = 1440, height: int = 900, **options: Any) -> Page:
+        """A page in a context of its own (no cookies: logged out), closed with the test."""
+        context = self.browser.new_context(viewport={"width": width, "height": height}, **options)
+        self.addCleanup(context.close)
+        return context.new_page()
+
     def assert_no_js_errors(self) -> None:
         assert self.js_errors == [], self.js_errors
 

@@ -66,11 +66,8 @@ class CheckServerTests(LiveBrowserTestCase):
         self.shot("linked-line")
 
         # The share page shows the saved report, read-only, with the same links.
-        page.get_by_role("button", name="Share").click()
-        href = page.get_by_role("link", name="Share link").get_attribute("href")
-        context = self.browser.new_context(viewport={"width": 1440, "height": 900})
-        self.addCleanup(context.close)
-        shared = context.new_page()
+        href = self.share(page)
+        shared = self.fresh_page()
         shared.goto(href)
         shared_report = shared.get_by_role("region", name="Server check")
         expect(shared_report.locator('[data-check="tools/call: go"] .check-status')).to_have_text("pass")

@@ -98,11 +98,8 @@ class HostileServerTests(LiveBrowserTestCase):
         expect(self.transcript()).to_contain_text("starting <script>")       # stderr, replayed
         self.assert_inert(page)
 
-        self.page.get_by_role("button", name="Share").click()
-        href = self.page.get_by_role("link", name="Share link").get_attribute("href")
-        context = self.browser.new_context()
-        self.addCleanup(context.close)
-        shared = context.new_page()
+        href = self.share()
+        shared = self.fresh_page(1280, 720)           # (the browser's default size)
         shared.on("pageerror", lambda exc: self.js_errors.append(f"share page: {exc}"))
         shared.goto(href)
         expect(self.transcript(shared)).to_contain_text("Instructions")
@@ -113,7 +110,7 @@ class HostileServerTests(LiveBrowserTestCase):
                    for n in ("Download JSONL", "JSON")]
         exports += [self.url(f"/sessions/{page.url.rstrip('/').rsplit('/', 1)[1]}/export.{ext}") for ext in ("jsonl", "json")]
         for url in exports:
-            viewer = context.new_page() if "/share/" in url else self.context.new_page()
+            viewer = shared.context.new_page() if "/share/" in url else self.context.new_page()
             text = self.open_download(viewer, url)
             assert "window.__pwned=1" in text                                  # the payload is in there, as data
             assert viewer.evaluate("typeof window.__pwned") == "undefined"

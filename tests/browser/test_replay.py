@@ -120,11 +120,8 @@ class ReplayTests(LiveBrowserTestCase):
         assert link.get_attribute("href").startswith(original.removeprefix(self.live_server_url))
 
         # Its share link shows the Differences too, read-only.
-        page.get_by_role("button", name="Share").click()
-        href = page.get_by_role("link", name="Share link").get_attribute("href")
-        shared = self.browser.new_context(viewport={"width": 1280, "height": 900})
-        self.addCleanup(shared.close)
-        share_page = shared.new_page()
+        href = self.share(page)
+        share_page = self.fresh_page(1280)
         share_page.goto(href)
         shared_region = share_page.get_by_role("region", name="Differences")
         expect(shared_region.locator('.diff-row[data-status="changed"]')).to_have_count(1)

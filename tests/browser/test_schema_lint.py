@@ -58,11 +58,8 @@ class SchemaLintTests(LiveBrowserTestCase):
             self.header(page)
             self.badge(page, pointer, message, version)
             # Shared: read-only, the same.
-            page.get_by_role("button", name="Share").click()
-            href = page.get_by_role("link", name="Share link").get_attribute("href")
-            context = self.browser.new_context(viewport={"width": 1024, "height": 800}, color_scheme="dark")
-            self.addCleanup(context.close)
-            shared = context.new_page()
+            href = self.share(page)
+            shared = self.fresh_page(1024, 800, color_scheme="dark")
             shared.goto(href)
             self.header(shared)
             self.badge(shared, pointer, message, version)

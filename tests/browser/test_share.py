@@ -26,20 +26,9 @@ class ShareTests(LiveBrowserTestCase):
         _request, response = self.exchange("tools/call")
         expect(response).to_be_attached()
 
-    def share(self) -> str:
-        """Press "Share"; return the address behind the "Share link" it shows."""
-        self.page.get_by_role("button", name="Share").click()
-        link = self.page.get_by_role("link", name="Share link")
-        expect(link).to_be_visible()
-        href = link.get_attribute("href")
-        assert href and "/share/" in href, href
-        return href
-
     def open_logged_out(self, href: str) -> tuple[Page, list[str]]:
         """The share link in a fresh context (no cookies); records any websocket it opens."""
-        context = self.browser.new_context(viewport={"width": 1440, "height": 900})
-        self.addCleanup(context.close)
-        page = context.new_page()
+        page = self.fresh_page()
         page.on("pageerror", lambda exc: self.js_errors.append(f"share page: {exc}"))
         sockets: list[str] = []
         page.on("websocket", lambda ws: sockets.append(ws.url))

@@ -16,17 +16,9 @@ MASK = "••••"
 
 class LiveShareTests(LiveBrowserTestCase):
 
-    def share(self) -> str:
-        self.page.get_by_role("button", name="Share").click()
-        link = self.page.get_by_role("link", name="Share link")
-        expect(link).to_be_visible()
-        return link.get_attribute("href")
-
     def viewer(self, href: str, width: int = 1440) -> tuple[Page, dict[str, list]]:
         """The link in a fresh, logged-out context; keeps its sockets and the frames they sent."""
-        context = self.browser.new_context(viewport={"width": width, "height": 900})
-        self.addCleanup(context.close)
-        page = context.new_page()
+        page = self.fresh_page(width)
         page.on("pageerror", lambda exc: self.js_errors.append(f"viewer: {exc}"))
         sockets: dict[str, list] = {"opened": [], "sent": []}
 

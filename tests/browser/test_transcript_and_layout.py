@@ -373,8 +373,7 @@ class LayoutTests(LiveBrowserTestCase):
             self.contrast(page, f"session page, {theme}", least=200)
 
         # The other pages: same widths, same themes.
-        page.get_by_role("button", name="Share").click()
-        share_url = page.get_by_role("link", name="Share link").get_attribute("href")
+        share_url = self.share(page)
         for url, name in ((self.url("/"), "home"), (server_page, "server page"), (self.url("/servers/add/"), "server form"),
                           (share_url, "share page")):
             page.goto(url)
