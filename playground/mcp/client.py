@@ -328,12 +328,7 @@ class McpClient:
                            context=contextvars.copy_context())
         self._pending[key] = pending
         try:
-            sending = _SENDING.set(key)
-            try:
-                await self.transport.send(frame)
-            finally:
-                _SENDING.reset(sending)
-            if not await self._wait(pending):
+            if not await self._send_and_wait(key, pending, frame):
                 self.tap.note("timeout", f"raw request (id {request_id}) got no response within {limit:g} s",
                               request_id=request_id)
                 raise RequestTimeout("raw request", request_id, limit)
@@ -408,6 +403,17 @@ class McpClient:
                 self.tap.note("warning", f"input request {key!r} ({method}) not answered: {exc.message}")
         return responses
 
+    async def _send_and_wait(self, key: str, pending: _Pending, frame: dict[str, Any] | str,
+                             headers: dict[str, str] | None = None) -> bool:
+        """Send a request registered under `key` (_SENDING names it while it goes); whether its
+        response came in time (`_wait`)."""
+        sending = _SENDING.set(key)
+        try:
+            await self.transport.send(frame, headers=headers)
+        finally:
+            _SENDING.reset(sending)
+        return await self._wait(pending)
+
     async def _roundtrip(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
                          on_progress: ProgressCallback | None, request_id: Any = None) -> Any:
         self._check_open()
@@ -427,13 +433,8 @@ class McpClient:
         if token is not None:
             self._by_token[jsonrpc.id_key(token)] = pending
         try:
-            sending = _SENDING.set(key)
-            try:
-                await self.transport.send(jsonrpc.request(request_id, method, sent_params),
-                                          headers=self._extra_headers(method, sent_params))
-            finally:
-                _SENDING.reset(sending)
-            if not await self._wait(pending):
+            if not await self._send_and_wait(key, pending, jsonrpc.request(request_id, method, sent_params),
+                                             self._extra_headers(method, sent_params)):
                 how = await self._cancel_request(request_id, f"timed out after {limit:g} s", method, note=False)
                 self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; {how}",
                               request_id=request_id, method=method)
