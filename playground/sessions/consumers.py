@@ -57,6 +57,7 @@ class SessionConsumer(render.FragmentSocket):
         # Cards appended to the page (calls in flight, server requests, authorization): the
         # worker's snapshot and a live broadcast can both announce one; a tab shows it once.
         self._cards: set[str] = set()
+        self._boxes_shown: set[str] = set()       # message boxes (`_box`) showing something now
         await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
         if session is None or not session.visible_to(self.scope.get("user")):
@@ -198,24 +199,25 @@ class SessionConsumer(render.FragmentSocket):
         variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
         return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
 
+    async def _box(self, box: str, fragment: Callable[[], str], showing: bool) -> None:
+        """One of this tab's message boxes (a form's notice, the raw composer's errors, the tool
+        form's errors): sent when it shows something, or to clear what it showed — a request
+        that goes through from a clean form costs no websocket message."""
+        if showing or box in self._boxes_shown:
+            await self.send(text_data=fragment())
+        if showing:
+            self._boxes_shown.add(box)
+        else:
+            self._boxes_shown.discard(box)
+
     async def _notice(self, text: str) -> None:
-        """A notice about a form this tab sent; cleared by the next one that goes through."""
-        if text or getattr(self, "_notice_shown", False):
-            await self.send(text_data=render.notice(text))
-        self._notice_shown = bool(text)
+        await self._box("notice", lambda: render.notice(text), bool(text))
 
     async def _raw_errors(self, errors: list[str]) -> None:
-        """The raw composer's errors, cleared (if shown) once a request goes out."""
-        if errors or getattr(self, "_raw_errors_shown", False):
-            await self.send(text_data=render.raw_errors(errors))
-        self._raw_errors_shown = bool(errors)
+        await self._box("raw", lambda: render.raw_errors(errors), bool(errors))
 
     async def _form_errors(self, errors: list[dict[str, Any]]) -> None:
-        """Show errors under the form; clear them only if this tab was shown some (a fresh
-        form has none): a call that validates costs one websocket message less."""
-        if errors or getattr(self, "_errors_shown", False):
-            await self.send(text_data=render.form_errors(errors))
-        self._errors_shown = bool(errors)
+        await self._box("form", lambda: render.form_errors(errors), bool(errors))
 
     async def _raw_command(self, content: dict[str, Any]) -> Command | None:
         """A hand-made message: an exact frame (sent as typed, malformed allowed), or a method with
