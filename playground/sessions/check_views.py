@@ -29,7 +29,8 @@ MAX_TICKED = 500
 
 def last_tools(server: Any, user: Any) -> tuple[list[dict[str, Any]], Session | None]:
     """The tools of the server's latest session that listed any (the catalogue it saved)."""
-    for session in Session.objects.filter(server=server, owner=user).order_by("-started_at")[:20]:
+    latest = Session.objects.filter(server=server, owner=user).order_by("-started_at")[:20]
+    for session in latest.only("pk", "started_at", "catalogue").iterator(chunk_size=1):   # (usually the first)
         tools = (session.catalogue or {}).get("tools") if isinstance(session.catalogue, dict) else None
         if isinstance(tools, list) and tools:
             return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)], session

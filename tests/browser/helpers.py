@@ -227,6 +227,13 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         expect(form).to_have_attribute("data-tool", name)
         return form
 
+    def call_tool(self, tool: str, **fields: Any) -> None:
+        """Open `tool`, fill its fields (by label), press "Call tool"."""
+        form = self.open_tool(tool)
+        for label, value in fields.items():
+            form.get_by_label(label, exact=True).fill(str(value))
+        form.get_by_role("button", name="Call tool").click()
+
     def result(self) -> Locator:
         return self.page.get_by_role("region", name="Result")
 

@@ -22,19 +22,13 @@ class ReplayTests(LiveBrowserTestCase):
         self.add_server(name, command=sys.executable, args=[VARIANT, "stdio", build])
         return name
 
-    def call(self, tool: str, **fields: str) -> None:
-        form = self.open_tool(tool)
-        for label, value in fields.items():
-            form.get_by_label(label, exact=True).fill(value)
-        form.get_by_role("button", name="Call tool").click()
-
     def record(self) -> str:
         """On a session of build A: echo, version, and ask_name answered "Ada" by the person."""
-        self.call("echo", text="hi")
+        self.call_tool("echo", text="hi")
         expect(self.result().locator("pre.text").first).to_have_text("hi")
-        self.call("version")
+        self.call_tool("version")
         expect(self.result()).to_contain_text("release 1.0 (stable)")
-        self.call("ask_name")
+        self.call_tool("ask_name")
         card = self.page.get_by_role("region", name="Server request")
         card.get_by_label("name", exact=True).fill("Ada")
         card.get_by_role("button", name="Accept").click()
@@ -154,7 +148,7 @@ class ReplayTests(LiveBrowserTestCase):
         self.log_in()
         self.add_build("a")
         self.connect("echo")
-        self.call("echo", text="hi")
+        self.call_tool("echo", text="hi")
         expect(self.result().locator("pre.text").first).to_have_text("hi")
         request, _response = self.exchange("tools/call")
         request.locator(":scope > summary").click()

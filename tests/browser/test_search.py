@@ -15,12 +15,6 @@ CITY = "Reykjavik"
 
 class SearchTests(LiveBrowserTestCase):
 
-    def call(self, tool: str, **fields: str) -> None:
-        form = self.open_tool(tool)
-        for label, value in fields.items():
-            form.get_by_label(label, exact=True).fill(value)
-        form.get_by_role("button", name="Call tool").click()
-
     def disconnect(self) -> None:
         self.page.get_by_role("button", name="Disconnect").click()
         expect(self.page.get_by_role("status")).to_have_text("ended")
@@ -35,12 +29,12 @@ class SearchTests(LiveBrowserTestCase):
         self.add_server("SDK peer", command=command, args=args)
         self.connect("weather")
         older = int(re.search(r"/sessions/(\d+)/", page.url).group(1))
-        self.call("weather", city=CITY)
+        self.call_tool("weather", city=CITY)
         expect(self.result()).to_contain_text(CITY)
         request, _ = self.exchange("tools/call")
         call_seq = int(request.get_attribute("id").removeprefix("ev-"))
         # More events after it than the page's window: the SDK server's progress notifications.
-        self.call("slow", steps=str(REPLAY_WINDOW + 100), delay="0")
+        self.call_tool("slow", steps=str(REPLAY_WINDOW + 100), delay="0")
         expect(self.result()).to_contain_text(f"done after {REPLAY_WINDOW + 100} steps", timeout=60_000)
         self.disconnect()
         last_seq = Session.objects.get(pk=older).event_count
@@ -48,7 +42,7 @@ class SearchTests(LiveBrowserTestCase):
 
         self.open_server("SDK peer")                   # a newer session, without the city
         self.connect("echo")
-        self.call("echo", text="nothing to see")
+        self.call_tool("echo", text="nothing to see")
         expect(self.result()).to_contain_text("nothing to see")
         self.disconnect()
 

@@ -108,12 +108,6 @@ class TranscriptViewTests(LiveBrowserTestCase):
     def filter_for(self, text: str) -> None:
         self.page.get_by_label("Filter the transcript").fill(text)
 
-    def call(self, tool: str, **arguments: Any) -> None:
-        form = self.open_tool(tool)
-        for name, value in arguments.items():
-            form.get_by_label(name, exact=True).fill(str(value))
-        form.get_by_role("button", name="Call tool").click()
-
     def test_times_filter_pairs_clear_and_what_a_reload_restores(self) -> None:
         from playground.transcripts.models import Event, Session
 
@@ -123,7 +117,7 @@ class TranscriptViewTests(LiveBrowserTestCase):
         self.add_server("Everything", command=str(EVERYTHING), args=["stdio"])
         self.connect("get-sum")
         result = self.result()
-        self.call("get-sum", a=2, b=3)
+        self.call_tool("get-sum", a=2, b=3)
         expect(result).to_contain_text("The sum of 2 and 3 is 5.")
         request, response = self.exchange("tools/call")
 
@@ -155,7 +149,7 @@ class TranscriptViewTests(LiveBrowserTestCase):
         expect(response.locator(":scope > summary > .t")).to_have_text(TIME_OF_DAY)
 
         # The filter keeps a request with its answer and its progress, live lines included.
-        self.call("trigger-long-running-operation", duration=1, steps=3)
+        self.call_tool("trigger-long-running-operation", duration=1, steps=3)
         expect(result).to_contain_text("Long running operation completed")
         long_request, long_response = self.exchange("tools/call")
         log = self.transcript()
@@ -178,7 +172,7 @@ class TranscriptViewTests(LiveBrowserTestCase):
         expect(sum_response).to_be_hidden()
         self.shot("2-filter-progress")
         self.filter_for("get-sum")
-        self.call("get-sum", a=4, b=5)                               # arrives while the filter is on
+        self.call_tool("get-sum", a=4, b=5)                               # arrives while the filter is on
         expect(result).to_contain_text("The sum of 4 and 5 is 9.")
         new_request, new_response = self.exchange("tools/call")
         expect(new_response).to_be_visible()
@@ -205,7 +199,7 @@ class TranscriptViewTests(LiveBrowserTestCase):
         expect(note).to_have_text(re.compile(
             rf"^Cleared {count} lines from this view at \d\d:\d\d:\d\d\. The saved transcript and the exports "
             r"keep everything; reloading the page shows it all again\.$"))
-        self.call("echo", message="after the clear")
+        self.call_tool("echo", message="after the clear")
         expect(result).to_contain_text("Echo: after the clear")
         expect(log.locator(".ev-recv").filter(has_text="Echo: after the clear")).to_be_visible()
         assert min(int(i.removeprefix("ev-")) for i in lines.evaluate_all("els => els.map(e => e.id)")) > last_cleared
