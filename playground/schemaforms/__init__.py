@@ -3,7 +3,8 @@
 Public API (lazy imports keep `import playground.schemaforms` free of Django template loading):
 `render_form(schema, *, prefix="args", values=None, errors=None) -> SafeString`,
 `parse_form(schema, data, *, prefix="args") -> (arguments, errors)`,
-`validate_arguments(schema, arguments) -> [{path, pointer, message, keyword}]`,
+`validate_arguments(schema, arguments) -> [{path, pointer, message, keyword}]` (bounded, in a child
+process: call it from a thread, never the event loop; see `sandbox`),
 `form_too_large(data, prefix) -> reason | None`.
 """
 from __future__ import annotations
@@ -32,6 +33,6 @@ def form_too_large(*args: Any, **kwargs: Any):
 
 
 def validate_arguments(*args: Any, **kwargs: Any):
-    from .validate import validate_arguments as impl
+    from .sandbox import validate_arguments as impl
 
     return impl(*args, **kwargs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 from dataclasses import dataclass, field as dc_field
 from typing import Any
 
@@ -18,7 +19,7 @@ from django.template.loader import get_template
 from django.utils.safestring import SafeString
 
 from .fields import MISSING, Field, build_fields, canon, json_type
-from .validate import matches
+from .sandbox import DEADLINE, matches
 
 ITEM_PLACEHOLDER = "~i"
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -84,6 +85,9 @@ class _State:
     root_schema: Any
     errors: dict[str, list[str]]
     used: set[str] = dc_field(default_factory=set)
+    # Picking branches by validation may take the deadline of one check for the whole form: a
+    # form of many choices against a costly schema must not hold its view for each of them.
+    check_until: float = dc_field(default_factory=lambda: time.monotonic() + DEADLINE)
 
     def rel(self, name: str) -> str:
         return name[len(self.prefix) + 1:] if name.startswith(self.prefix + ".") else ""
@@ -224,7 +228,8 @@ class _State:
                 if branch.discriminator_value is not MISSING and canon(branch.discriminator_value) == wanted:
                     return i
         for i, branch in enumerate(f.branches):
-            if branch.field.kind != "json" and matches(self.root_schema, branch.schema, value):
+            if branch.field.kind != "json" and matches(self.root_schema, branch.schema, value,
+                                                       self.check_until - time.monotonic()):
                 return i
         kind = json_type(value)
         for i, branch in enumerate(f.branches):

@@ -175,7 +175,9 @@ class SessionConsumer(render.FragmentSocket):
             problems: list[str] = []
         else:
             arguments, problems = parse_form(schema, content, prefix="args")
-        errors = [{"path": "", "message": p} for p in problems] + validate_arguments(schema, arguments)
+        # The schema is the server's: checked in the bounded sandbox, off the event loop.
+        errors = [{"path": "", "message": p} for p in problems] + await asyncio.to_thread(
+            validate_arguments, schema, arguments)
         if errors and not content.get("send_anyway"):
             await self._form_errors(errors)
             return None

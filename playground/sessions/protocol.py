@@ -115,6 +115,7 @@ class Outcome(TypedDict, total=False):
     latency_ms: float
     announced: bool
     rounds: list[dict[str, Any]]
+    structured_errors: list[dict[str, Any]]   # present when checked against the tool's outputSchema
 
 
 class Snapshot(TypedDict):

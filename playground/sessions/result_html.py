@@ -182,9 +182,13 @@ def _structured(d: dict[str, Any]) -> str:
     if not d.get("has_structured"):
         return ""
     check = ""
+    found = d.get("structured_errors") or []
     if d.get("has_output_schema"):
-        check = ('<span class="badge bad">does not match outputSchema</span>' if d.get("structured_errors")
-                 else '<span class="badge ok">matches outputSchema</span>')
+        if found and all(e.get("keyword") == "not-checked" for e in found):
+            check = '<span class="badge warn">not checked against outputSchema</span>'
+        else:
+            check = ('<span class="badge bad">does not match outputSchema</span>' if found
+                     else '<span class="badge ok">matches outputSchema</span>')
     errors = ""
     if d.get("structured_errors"):
         errors = '<ul class="problems">' + "".join(

@@ -112,6 +112,25 @@ def _error(error: Any) -> Any:
     return error
 
 
+def output_schema(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any] | None:
+    """The outputSchema a tool call's structuredContent is checked against, if it has both."""
+    result = outcome.get("result")
+    if outcome.get("command") != "call_tool" or not isinstance(result, dict) or "structuredContent" not in result:
+        return None
+    tool = next((t for t in catalogue.get("tools", []) if t.get("name") == outcome.get("name")), None)
+    schema = (tool or {}).get("outputSchema")
+    return schema if isinstance(schema, dict) else None
+
+
+def check_structured(outcome: dict[str, Any], catalogue: dict[str, Any]) -> None:
+    """Check the structuredContent against the tool's outputSchema, once, where the call ends
+    (`structured_errors` on the outcome), so that no tab validates a server's schema again.
+    Blocks for up to the sandbox's deadline: run it in a thread."""
+    schema = output_schema(outcome, catalogue)
+    if schema is not None:
+        outcome["structured_errors"] = validate_arguments(schema, outcome["result"]["structuredContent"])
+
+
 def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any]:
     result = outcome.get("result")
     described: dict[str, Any] = {
@@ -133,12 +152,9 @@ def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[
         described["items"] = [content_item(c) for c in result.get("content") or [] if True]
         if "structuredContent" in result:
             described["structured"] = jsontext.pretty(result["structuredContent"])
-            tool = next((t for t in catalogue.get("tools", []) if t.get("name") == outcome.get("name")), None) \
-                if command == "call_tool" else None
-            schema = (tool or {}).get("outputSchema")
-            if isinstance(schema, dict):
+            if "structured_errors" in outcome:
                 described["has_output_schema"] = True
-                described["structured_errors"] = validate_arguments(schema, result["structuredContent"])
+                described["structured_errors"] = outcome["structured_errors"]
     elif command == "read_resource":
         for entry in result.get("contents") or []:
             if isinstance(entry, dict):

@@ -39,7 +39,7 @@ from playground.transcripts.models import Session
 from playground.transcripts.recorder import Recorder
 from playground.transcripts.storable import storable, without_surrogates
 
-from . import calls, lines, live, shutdown
+from . import calls, lines, live, results, shutdown
 from .calls import CALLS, http_error
 from .connecting import ConnectWatch
 from .features import ALL, BY_COMMAND, FEATURES, Feature
@@ -547,6 +547,8 @@ class SessionWorker:
             self._announcing[call_id] = asyncio.get_running_loop().create_task(self.broadcast(started))
 
     async def _publish_result(self, outcome: Outcome) -> None:
+        if results.output_schema(outcome, self._catalogue) is not None:     # (still in flight meanwhile)
+            await asyncio.to_thread(results.check_structured, outcome, self._catalogue)
         started = self.inflight.get(outcome["call_id"]) or {}
         outcome["announced"] = bool(started.get("announced"))     # the Result removes the card, if any
         announcing = self._announcing.pop(outcome["call_id"], None)

@@ -6,7 +6,11 @@ Raw stdio on purpose: the faults (garbage, invalid UTF-8, half a frame, duplicat
 its name and instructions) are below what an SDK server lets one produce.
 
     python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge|deep [DEPTH]|redos
-                          |task-asks|task-huge-poll|lone-surrogates
+                          |task-asks|task-huge-poll|lone-surrogates|schema-bomb|unique-bomb
+
+`schema-bomb` and `unique-bomb`: an outputSchema and a structuredContent that jsonschema would
+check for ever (a `$defs` chain in which each entry is `allOf` of the next one twice, 60 deep),
+or for minutes (`uniqueItems` over 20,000 distinct objects, compared pairwise).
 
 Tasks (2025-11-25): `go` called as a task returns one, working. `task-asks`: every tasks/get is
 answered only after the server's own elicitation/create was (the task is then completed).
@@ -97,6 +101,9 @@ def misbehave(rid: object) -> None:
         # tool's outputSchema pattern ^(a+)+$.
         write({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "redos done"}],
                                                       "structuredContent": {"s": "a" * 40 + "!"}}})
+    elif MODE in BOMBS:
+        write({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": f"{MODE} done"}],
+                                                      "structuredContent": BOMBS[MODE][1]}})
     elif MODE == "endless":
         i = 0
         while True:                            # until killed
@@ -105,6 +112,15 @@ def misbehave(rid: object) -> None:
             i += 1000
 
 
+BOMB_DEPTH = 60
+BOMBS = {   # mode: (outputSchema, structuredContent)
+    "schema-bomb": ({"type": "object", "properties": {"n": {"$ref": "#/$defs/a0"}},
+                     "$defs": {**{f"a{i}": {"allOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]}
+                                  for i in range(BOMB_DEPTH)}, f"a{BOMB_DEPTH}": {"type": "integer"}}},
+                    {"n": 1}),
+    "unique-bomb": ({"type": "object", "properties": {"rows": {"type": "array", "uniqueItems": True}}},
+                    {"rows": [{"i": i} for i in range(20_000)]}),
+}
 TASKS = MODE.startswith("task-")
 CAPABILITIES: dict = {"tools": {}}
 if TASKS:
@@ -172,6 +188,8 @@ def main() -> None:
             tool = {"name": "go", "description": f"misbehaves: {MODE}{huge}", "inputSchema": {"type": "object"}}
             if MODE == "redos":
                 tool["outputSchema"] = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
+            elif MODE in BOMBS:
+                tool["outputSchema"] = BOMBS[MODE][0]
             write({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{**tool, "title": huge} if huge else tool]}})
         elif method == "ping":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})

@@ -9,7 +9,7 @@ import json
 import re
 
 from playground.mcp import jsontext
-from playground.sessions import lines, render
+from playground.sessions import lines, render, results
 from playground.sessions.lines import line_html
 
 from .fakes import FakeSession, FakeTab
@@ -94,7 +94,9 @@ def test_a_batch_of_big_lines_is_split_and_a_line_is_capped():
 def test_a_small_result_is_one_fragment_with_everything():
     outcome = {"call_id": "c1", "command": "call_tool", "name": "t",
                "result": {"content": [{"type": "text", "text": "hello <b>"}], "structuredContent": {"a": 1}}}
-    frames = render.result_frames(outcome, {"tools": [{"name": "t", "outputSchema": {"type": "object"}}]})
+    catalogue = {"tools": [{"name": "t", "outputSchema": {"type": "object"}}]}
+    results.check_structured(outcome, catalogue)                 # (the worker does, where the call ends)
+    frames = render.result_frames(outcome, catalogue)
     assert len(frames) == 1
     assert '<pre class="text">hello &lt;b&gt;</pre>' in frames[0]
     assert "matches outputSchema" in frames[0] and "structuredContent" in frames[0]

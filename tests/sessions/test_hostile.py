@@ -150,6 +150,19 @@ async def test_a_result_checked_against_a_catastrophic_pattern_is_shown_without_
     assert "^(a+)+$" in html.unescape(seen)
 
 
+@pytest.mark.parametrize("mode", ["schema-bomb", "unique-bomb"])
+async def test_a_result_too_costly_to_check_says_not_checked_and_the_page_answers_meanwhile(mode):
+    """An outputSchema and a structuredContent that jsonschema checks for ever (a doubling $ref
+    chain) or for minutes (uniqueItems, pairwise): the check runs in the sandbox, is stopped at
+    its deadline, and the Result says it was not checked, never that it matches; the page
+    answers throughout."""
+    _, _, seen = await hostile(mode, until=(f"{mode} done", "not checked against outputSchema"), alive=True,
+                               clear=lambda r: r["dir"] == "recv" and "structuredContent" in (r.get("raw") or ""))
+    result = seen.split('aria-label="Result"', 1)[1]
+    assert "Not checked: checking it took longer than" in html.unescape(result)
+    assert "matches outputSchema" not in result
+
+
 async def test_garbage_and_partial_lines():
     _, rows, seen = await hostile("garbage", until=("<strong>call_tool</strong>", "done"), alive=True,
                                   clear=lambda r: r["dir"] == "recv" and r.get("parse_error"))

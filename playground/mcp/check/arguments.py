@@ -12,7 +12,7 @@ from typing import Any
 
 from playground.schemaforms import linear_regex
 from playground.schemaforms.fields import MISSING, Field, build_fields
-from playground.schemaforms.validate import validate_arguments
+from playground.schemaforms import validate_arguments
 
 # Tried in turn against a `pattern` the first guess does not match (in RE2: linear time).
 PATTERN_TRIES = ("0", "1", "a", "A", "abc", "ABC", "a1", "test", "x-y", "x_y", "2025-01-01", "user@example.com",
