@@ -22,6 +22,7 @@ MAX_REF_REPEAT = 3
 MAX_NODES = 2000
 MAX_OPTIONS = 5000
 MAX_TEXT = 2000
+PATTERN_SHOWN = 300
 
 SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 STRING_FORMATS = {"email": "email", "idn-email": "email", "uri": "url", "iri": "url",
@@ -141,6 +142,7 @@ class Field:
     default: Any = MISSING
     input_type: str = "text"
     format: str = ""
+    pattern: str = ""          # shown, not given to the browser (see `string`)
     attrs: dict[str, str] = dc_field(default_factory=dict)
     options: list[Option] = dc_field(default_factory=list)
     const: Any = MISSING
@@ -514,9 +516,11 @@ class _Builder:
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 f.attrs[attr] = str(value)
         pattern = schema.get("pattern")
-        if isinstance(pattern, str) and f.input_type in ("text", "email", "url"):
-            # HTML anchors the pattern to the whole value; JSON Schema searches: wrap it.
-            f.attrs["pattern"] = "[\\s\\S]*(?:" + pattern + ")[\\s\\S]*"
+        if isinstance(pattern, str):
+            # Said next to the input, checked when sent (in RE2): never an HTML `pattern`, which
+            # the person's browser would run with its backtracking engine as they type
+            # (`^(a+)+$` hangs the tab).
+            f.pattern = pattern[:PATTERN_SHOWN]
         return f
 
     def number(self, f: Field, schema: dict, kind: str) -> Field:

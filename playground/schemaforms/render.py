@@ -110,7 +110,7 @@ class _State:
         if root:
             wattrs.append(("data-sf-root", ""))
         help_title = f.title if f.title and f.title != f.label else ""
-        has_help = bool(help_title or f.description or f.json_fallback)
+        has_help = bool(help_title or f.description or f.json_fallback or f.pattern)
         described = " ".join(x for x in (f"id_{dom}.~help" if has_help else "",
                                          f"id_{dom}.~err" if errs else "") if x)
         return {
