@@ -11,6 +11,15 @@ NPM_BIN = ROOT / "tools" / "npm" / "node_modules" / ".bin"
 PEERS = Path(__file__).resolve().parent / "peers"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hasher(request: pytest.FixtureRequest) -> None:
+    """Passwords hashed with MD5 in tests: PBKDF2 costs ~0.5 s a user on these machines, and
+    hundreds of tests make one. (Not in tests/browser: its daphne process reads the real
+    settings, and its one user's hash is made once.)"""
+    if "browser" not in request.node.path.parts:
+        request.getfixturevalue("settings").PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(scope="session")
 def python_exe() -> str:
     """The venv's interpreter: MCPServer peers run with it (the `mcp` SDK is installed there)."""

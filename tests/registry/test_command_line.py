@@ -75,8 +75,7 @@ def test_what_only_a_shell_understands_is_refused(line, why):
 # ---------------------------------------------------------------- the form and the import
 
 @pytest.fixture
-def browser(client, db, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def browser(client, db):
     client.force_login(get_user_model().objects.create_user("dev", password="pw-123456"))
     return client
 

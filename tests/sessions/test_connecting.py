@@ -128,8 +128,7 @@ def sdk_sse():
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_the_wrong_transport_offers_auto_and_the_switch_connects(sdk_sse, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+async def test_the_wrong_transport_offers_auto_and_the_switch_connects(sdk_sse):
     user, server = await make_user_and_server(transport="http", url=sdk_sse, command="")
     from playground.sessions.worker import start_session
     session = await start_session(server, user)
