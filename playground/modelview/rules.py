@@ -135,9 +135,10 @@ OPENAI_STRICT_KEYWORDS = frozenset({
 # The keywords through which the strict subset takes subschemas; each subschema it takes has a
 # `type` (or is an `anyOf` or a `$ref`): the API answers "In context=('properties', 'x'), schema
 # must have a 'type' key" for `{}` and the like (OPENAI_STRICT_TYPE_EVIDENCE). A typeless `enum` or
-# `const` is not reported: nothing public says what the API makes of it.
+# `const` is not reported: nothing public says what the API makes of it; nor a typeless `oneOf`,
+# `allOf` or `not`, refused as such (openai.strict.keyword: `anyOf` is the fix, and needs no type).
 OPENAI_STRICT_SUBSCHEMAS = frozenset({"properties", "items", "anyOf", "$defs", "definitions"})
-OPENAI_STRICT_TYPED = frozenset({"type", "anyOf", "$ref", "enum", "const"})
+OPENAI_STRICT_TYPED = frozenset({"type", "anyOf", "$ref", "enum", "const", "oneOf", "allOf", "not"})
 OPENAI_STRICT_TYPE_EVIDENCE = (
     "https://github.com/can1357/oh-my-pi/pull/210",                      # 2026-02, a function's {"items": {}}
     "https://github.com/SocialGouv/iterion/issues/250",                  # 2026-07, a typeless property

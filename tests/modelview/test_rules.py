@@ -275,6 +275,7 @@ def test_strict_types_are_read_where_strict_takes_subschemas():
         "either": {"anyOf": [{"type": "string"}, dict(untyped)], "description": "One of two."},
         "ref": {"$ref": "#/$defs/Loose", "description": "Referenced."},
         "choice": {"enum": ["a", "b"], "description": "A choice."},
+        "exclusive": {"oneOf": [{"type": "string"}, {"type": "integer"}], "description": "One of two, only."},
         "negated": {"type": "string", "description": "Not a number.", "not": dict(untyped)},
         "map": {"type": "object", "description": "A map.", "properties": {}, "additionalProperties": dict(untyped)}},
         "$defs": {"Loose": dict(untyped)}}
@@ -282,7 +283,7 @@ def test_strict_types_are_read_where_strict_takes_subschemas():
     assert set(found.where) == {"/properties/list/items", "/properties/either/anyOf/1", "/$defs/Loose"}
     # What lies under a keyword strict refuses (not) or must be false (additionalProperties) is that
     # keyword's finding.
-    assert "/properties/negated" in _found(schema, "openai")["openai.strict.keyword"].where
+    assert {"/properties/negated", "/properties/exclusive"} <= set(_found(schema, "openai")["openai.strict.keyword"].where)
 
 
 def test_gemini_required_names_are_read_in_the_object_it_is_sent():
