@@ -31,7 +31,8 @@ import jsonschema
 from .gemini import GEMINI_FIELDS, GEMINI_FORMATS, GEMINI_QUIET, GEMINI_TRANSLATED, GEMINI_TYPES, Conversion, convert
 from playground import jsonpointer
 
-from .schema import MAX_DEPTH, MAX_NODES, Node, Walk, pointer_get, recursive_refs, ref_problem, types_of, walk
+from .schema import (MAX_DEPTH, MAX_NODES, Node, Walk, parent, pointer_get, recursive_refs, ref_problem, types_of,
+                     walk)
 
 Severity = Literal["error", "strict", "warning", "info", "unchecked"]
 Provider = Literal["openai", "anthropic", "gemini"]
@@ -56,9 +57,11 @@ VERTEX_FUNCTION_DECLARATION = ("https://cloud.google.com/vertex-ai/generative-ai
 # Chat Completions `tools[].function.name`: "a-z, A-Z, 0-9, underscores and dashes, with a
 # maximum length of 64" (OPENAI_CHAT_TOOLS).
 OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-# Anthropic's `tools[].name`: the Messages API has answered "tools.N.custom.name: String should
-# match pattern '^[a-zA-Z0-9_-]{1,128}$'" since 2025 (ANTHROPIC_NAME_EVIDENCE; its docs once
-# gave {1,64}), and "String should have at most 128 characters" for a longer name.
+# Anthropic's `tools[].name`: the Messages API reference gives `name` minLength 1, maxLength 128
+# (ANTHROPIC_MESSAGES_API), and the API answers "tools.N.custom.name: String should match pattern
+# '^[a-zA-Z0-9_-]{1,128}$'" (ANTHROPIC_NAME_EVIDENCE). The tool-use guide (ANTHROPIC_TOOL_USE) has
+# shown ^[a-zA-Z0-9_-]{1,64}$, what the API answered until mid-2025: it is not cited for this
+# rule, since the API now takes a 100-character name.
 ANTHROPIC_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
 ANTHROPIC_NAME_EVIDENCE = (
     "https://github.com/home-assistant/core/issues/147760",        # 2025-06, the {1,128} pattern
@@ -66,11 +69,52 @@ ANTHROPIC_NAME_EVIDENCE = (
     "https://github.com/anthropics/claude-code/issues/96152",      # 2026-09, "at most 128 characters"
 )
 # Gemini API `FunctionDeclaration.name`: "Must be a-z, A-Z, 0-9, or contain underscores, colons,
-# dots, and dashes, with a maximum length of 128" (GEMINI_FUNCTION_DECLARATION).
-GEMINI_NAME = re.compile(r"[a-zA-Z0-9_.:-]{1,128}")
+# dots, and dashes, with a maximum length of 64" (GEMINI_FUNCTION_DECLARATION; some versions of
+# that reference said 128). The API itself refuses a name of 65 characters, or one that starts
+# with a digit, dot, colon or dash: "Invalid function name. Must start with a letter or an
+# underscore. Must be alphameric (a-z, A-Z, 0-9), underscores (_), dots (.), colons (:), or dashes
+# (-), with a maximum length of 64" (GEMINI_NAME_EVIDENCE), as the function-calling guide says
+# (GEMINI_FUNCTION_CALLING, "Function names should start with a letter or an underscore").
+GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
+GEMINI_NAME_EVIDENCE = (
+    "https://github.com/google-gemini/gemini-cli/issues/9535",     # 2025-09, the error text, colons included
+    "https://github.com/kaitranntt/ccs/issues/25",                 # 2025-11, the same
+    "https://github.com/dust-tt/dust/pull/28212",                  # 2026-06, a leading digit refused
+)
+# Gemini's Schema: `required` lists property names of its object (GEMINI_SCHEMA: "required[]:
+# Required properties of Type.OBJECT"); one naming no property is refused, "parameters.required[0]:
+# property is not defined" (GEMINI_REQUIRED_EVIDENCE), where OpenAI and Anthropic accept it.
+GEMINI_REQUIRED_EVIDENCE = (
+    "https://github.com/continuedev/continue/issues/6305",               # 2025-06, Gemini 2.5 Pro
+    "https://github.com/probelabs/probe/issues/569",                     # 2026-05, an MCP server's tool
+    "https://github.com/iBUHub/AIStudioToAPI/issues/154",                # 2026-05, gemini-3-flash-preview
+)
 # Vertex AI, parameters: "Parameter names must start with a letter or an underscore and must only
 # contain chars a-z, A-Z, 0-9, or underscores with a maximum length of 64" (VERTEX_FUNCTION_DECLARATION).
 GEMINI_PARAMETER_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,63}")
+
+# `parameters` at the top level, with or without `strict`: the API answers "schema must have type
+# 'object' and not have 'oneOf'/'anyOf'/'allOf'/'enum'/'not' at the top level" (2025; 'const' is
+# in the list since 2026: OPENAI_ROOT_EVIDENCE). The references only say `parameters` is "a JSON
+# Schema object" (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING).
+OPENAI_ROOT_REFUSED = ("oneOf", "anyOf", "allOf", "enum", "const", "not")
+OPENAI_ROOT_EVIDENCE = (
+    "https://github.com/nspady/google-calendar-mcp/issues/39",           # 2025-06, Chat Completions
+    "https://github.com/cecli-dev/cecli/issues/281",                     # 2025-12
+    "https://github.com/langchain-ai/langchainjs/issues/9804",           # an MCP tool through bindTools
+    "https://github.com/goruck/home-generative-agent/pull/545",          # 2026-08, the list with 'const'
+)
+# A root `{"type": "object"}` without `properties` (the MCP spec's own shape for a tool without
+# arguments): "Invalid schema for function 'x': In context=(), object schema missing properties",
+# from Chat Completions without `strict` too (fast-agent sent none when it met it, and since adds
+# "properties": {}, as other clients do: OPENAI_PROPERTIES_EVIDENCE). Documented instead:
+# "Omitting `parameters` defines a function with an empty parameter list" (OPENAI_CHAT_TOOLS).
+OPENAI_PROPERTIES_EVIDENCE = (
+    "https://github.com/evalstate/fast-agent/issues/143",                # 2025-05, tools[1].function.parameters
+    "https://github.com/karakeep-app/karakeep/issues/1696",              # 2025-07
+    "https://github.com/containers/kubernetes-mcp-server/issues/340",    # 2025-09, {"type":"object"} vs properties: {}
+    "https://github.com/spring-projects/spring-ai/issues/4776",          # a tool without arguments
+)
 
 # Chat Completions: "A max of 128 functions are supported" (OPENAI_CHAT_TOOLS, `tools`).
 OPENAI_MAX_TOOLS = 128
@@ -88,6 +132,17 @@ OPENAI_STRICT_KEYWORDS = frozenset({
     "pattern", "format", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
     "minItems", "maxItems",
 })
+# The keywords through which the strict subset takes subschemas; each subschema it takes has a
+# `type` (or is an `anyOf` or a `$ref`): the API answers "In context=('properties', 'x'), schema
+# must have a 'type' key" for `{}` and the like (OPENAI_STRICT_TYPE_EVIDENCE). A typeless `enum` or
+# `const` is not reported: nothing public says what the API makes of it; nor a typeless `oneOf`,
+# `allOf` or `not`, refused as such (openai.strict.keyword: `anyOf` is the fix, and needs no type).
+OPENAI_STRICT_SUBSCHEMAS = frozenset({"properties", "items", "anyOf", "$defs", "definitions"})
+OPENAI_STRICT_TYPED = frozenset({"type", "anyOf", "$ref", "enum", "const", "oneOf", "allOf", "not"})
+OPENAI_STRICT_TYPE_EVIDENCE = (
+    "https://github.com/can1357/oh-my-pi/pull/210",                      # 2026-02, a function's {"items": {}}
+    "https://github.com/SocialGouv/iterion/issues/250",                  # 2026-07, a typeless property
+)
 OPENAI_STRICT_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
 # "A schema may have up to 5000 object properties total, with up to 10 levels of nesting";
 # "up to 1000 enum values across all enum properties"; "total string length of all property
@@ -258,6 +313,17 @@ def _root_type(schema: Any) -> list[Hit]:
     return [("", f"root type is {kind!r}" if kind is not None else "root has no type")]
 
 
+def _openai_parameters(s: Subject) -> Any:
+    """What OpenAI's renderings send as `parameters` (None: left out, for a tool without inputSchema)."""
+    return s.schema if "inputSchema" in s.tool else None
+
+
+def _openai_root_without_properties(s: Subject) -> list[Hit]:
+    root = _openai_parameters(s)
+    missing = isinstance(root, dict) and root.get("type") == "object" and "properties" not in root
+    return [("", "type \"object\" without properties")] if missing else []
+
+
 def _openai_root_not_object(s: Subject) -> list[Hit]:
     """A tool without `inputSchema` is sent without `parameters`: a function without arguments."""
     return _root_type(s.schema) if "inputSchema" in s.tool else []
@@ -308,8 +374,20 @@ def _strict_formats(s: Subject) -> list[Hit]:
             if isinstance(n.schema.get("format"), str) and n.schema["format"] not in OPENAI_STRICT_FORMATS]
 
 
-def _strict_root(s: Subject) -> list[Hit]:
-    return [("", "anyOf at the root")] if isinstance(s.schema, dict) and "anyOf" in s.schema else []
+def _strict_untyped(s: Subject) -> list[Hit]:
+    """Subschemas the strict subset takes (the root aside: openai.root-object) without a type; those
+    under a keyword it refuses are that keyword's finding (openai.strict.keyword, additionalProperties)."""
+    walked = {n.path for n in s.nodes}
+    taken = {"": True}
+    hits = []
+    for n in s.nodes:
+        if not n.path:
+            continue
+        owner, keyword = parent(n.path, walked)
+        taken[n.path] = taken.get(owner, False) and keyword in OPENAI_STRICT_SUBSCHEMAS
+        if taken[n.path] and not OPENAI_STRICT_TYPED & n.schema.keys():
+            hits.append((n.path, "no type"))
+    return hits
 
 
 def _strict_limits(s: Subject) -> list[Hit]:
@@ -337,9 +415,12 @@ def _too_many_tools(tools: list[dict[str, Any]]) -> list[Hit]:
     return [("", f"{len(tools)} tools (limit {OPENAI_MAX_TOOLS})")] if len(tools) > OPENAI_MAX_TOOLS else []
 
 
-def _root_combinator(s: Subject) -> list[Hit]:
-    found = [k for k in ("oneOf", "allOf", "anyOf") if isinstance(s.schema, dict) and k in s.schema]
-    return [("", f"{k} at the top level") for k in found]
+def _root_keywords(refused: tuple[str, ...], schema: Callable[[Subject], Any]) -> Callable[[Subject], list[Hit]]:
+    """Keywords an API refuses at the top level of the schema it is sent (`schema(subject)`)."""
+    def find(s: Subject) -> list[Hit]:
+        root = schema(s)
+        return [("", f"{k} at the top level") for k in refused if isinstance(root, dict) and k in root]
+    return find
 
 
 def _not_draft_2020_12(s: Subject) -> list[Hit]:
@@ -436,6 +517,20 @@ def _gemini_parameter_names(s: Subject) -> list[Hit]:
     return hits
 
 
+def _gemini_required_undefined(s: Subject) -> list[Hit]:
+    """`required` names each property of the object Gemini is sent (a `$ref`'s target's, once
+    inlined); an object without properties is gemini.object-properties's, or not sent at all."""
+    hits = []
+    for n in s.gemini_nodes:
+        listed = n.schema.get("required")
+        defined = {**_properties(s.resolve(n.schema)), **_properties(n.schema)}
+        if isinstance(listed, list) and defined:
+            missing = [str(name) for name in listed if isinstance(name, str) and name not in defined]
+            if missing:
+                hits.append((n.path, "not in properties: " + _quote([repr(m)[:66] for m in missing])))
+    return hits
+
+
 ALL: tuple[Provider, ...] = PROVIDERS
 
 RULES: tuple[Rule, ...] = (
@@ -459,6 +554,15 @@ RULES: tuple[Rule, ...] = (
          "Refused: `parameters` must be a JSON Schema of type \"object\".",
          (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING), _openai_root_not_object,
          evidence=("https://github.com/browserbase/stagehand/issues/1159",)),
+    Rule("openai.root-combinator", ("openai",), "error", "no oneOf, anyOf, allOf, enum, const or not at the top level",
+         "Refused: `parameters` must have type \"object\" and no oneOf, anyOf, allOf, enum, const or not at the "
+         "top level (with or without strict).",
+         (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING), _root_keywords(OPENAI_ROOT_REFUSED, _openai_parameters),
+         evidence=OPENAI_ROOT_EVIDENCE),
+    Rule("openai.root-properties", ("openai",), "error", "a root object declares properties",
+         "Refused: \"object schema missing properties\" (with or without strict). For a tool without arguments, "
+         "clients add \"properties\": {} or leave `parameters` out.",
+         (OPENAI_CHAT_TOOLS,), _openai_root_without_properties, evidence=OPENAI_PROPERTIES_EVIDENCE),
     Rule("openai.array-items", ("openai",), "error", "every array schema has items",
          "Refused: \"array schema missing items\".",
          (OPENAI_FUNCTION_CALLING,), lambda s: _arrays_without_items(s.nodes),
@@ -479,22 +583,23 @@ RULES: tuple[Rule, ...] = (
     Rule("openai.strict.format", ("openai",), "strict", "string formats among the supported ones",
          "With strict: true, only the formats date-time, time, date, duration, email, hostname, ipv4, ipv6 and uuid.",
          (OPENAI_STRICT_SUBSET,), _strict_formats),
-    Rule("openai.strict.root-anyof", ("openai",), "strict", "no anyOf at the root",
-         "With strict: true, the root must be an object, not anyOf.",
-         (OPENAI_STRICT_SUBSET,), _strict_root),
+    Rule("openai.strict.type", ("openai",), "strict", "every subschema has a type (or is anyOf or $ref)",
+         "With strict: true, every property, item, anyOf branch and definition needs a `type` "
+         "(\"schema must have a 'type' key\").",
+         (OPENAI_STRICT_SUBSET,), _strict_untyped, evidence=OPENAI_STRICT_TYPE_EVIDENCE),
     Rule("openai.strict.limits", ("openai",), "strict", "schema size within the strict limits",
          "With strict: true, the schema is over a size limit (properties, nesting, enum values or characters).",
          (OPENAI_STRICT_SUBSET,), _strict_limits),
     # Anthropic -------------------------------------------------------------------------------
     Rule("anthropic.name", ("anthropic",), "error", "name matches ^[a-zA-Z0-9_-]{1,128}$",
          "Name refused: Anthropic takes a-z, A-Z, 0-9, _ and - only, at most 128 characters.",
-         (ANTHROPIC_TOOL_USE,), _bad_name(ANTHROPIC_NAME), evidence=ANTHROPIC_NAME_EVIDENCE),
+         (ANTHROPIC_MESSAGES_API,), _bad_name(ANTHROPIC_NAME), evidence=ANTHROPIC_NAME_EVIDENCE),
     Rule("anthropic.root-object", ("anthropic",), "error", "input_schema has type \"object\"",
          "Refused: `input_schema` must have type \"object\".",
          (ANTHROPIC_MESSAGES_API,), _anthropic_root_not_object),
     Rule("anthropic.root-combinator", ("anthropic",), "error", "no oneOf, allOf or anyOf at the top level",
          "Refused: \"input_schema does not support oneOf, allOf, or anyOf at the top level\".",
-         (ANTHROPIC_TOOL_USE,), _root_combinator,
+         (ANTHROPIC_TOOL_USE,), _root_keywords(("oneOf", "allOf", "anyOf"), lambda s: anthropic_input_schema(s.tool)),
          evidence=("https://github.com/anthropics/claude-code/issues/5973",
                    "https://github.com/mobile-next/mobile-mcp/issues/344")),
     Rule("anthropic.draft-2020-12", ("anthropic",), "error", "input_schema is valid JSON Schema draft 2020-12",
@@ -502,9 +607,10 @@ RULES: tuple[Rule, ...] = (
          (ANTHROPIC_TOOL_USE,), _not_draft_2020_12,
          evidence=("https://github.com/anthropics/claude-code/issues/7365",), expensive=True),
     # Google Gemini -----------------------------------------------------------------------------
-    Rule("gemini.name", ("gemini",), "error", "name matches ^[a-zA-Z0-9_.:-]{1,128}$",
-         "Name refused: Gemini takes a-z, A-Z, 0-9, _ . : and - only, at most 128 characters.",
-         (GEMINI_FUNCTION_DECLARATION,), _bad_name(GEMINI_NAME)),
+    Rule("gemini.name", ("gemini",), "error", "name matches ^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$",
+         "Name refused: Gemini takes a-z, A-Z, 0-9, _ . : and - only, starting with a letter or _, at most 64 "
+         "characters.",
+         (GEMINI_FUNCTION_DECLARATION, GEMINI_FUNCTION_CALLING), _bad_name(GEMINI_NAME), evidence=GEMINI_NAME_EVIDENCE),
     Rule("gemini.keyword", ("gemini",), "warning", "keywords of Gemini's Schema subset",
          "Dropped: Gemini's Schema (an OpenAPI 3.0 subset) has no such field; sent as is, the request is refused "
          "(\"Unknown name\").",
@@ -529,6 +635,9 @@ RULES: tuple[Rule, ...] = (
     Rule("gemini.object-properties", ("gemini",), "error", "nested objects declare properties",
          "Refused: an OBJECT must declare its properties (a free-form map cannot be expressed).",
          (GEMINI_SCHEMA, GEMINI_FUNCTION_CALLING), _gemini_empty_objects),
+    Rule("gemini.required-undefined", ("gemini",), "error", "required names only declared properties",
+         "Refused: a `required` entry names no property of its object (\"property is not defined\").",
+         (GEMINI_SCHEMA,), _gemini_required_undefined, evidence=GEMINI_REQUIRED_EVIDENCE),
     Rule("gemini.array-items", ("gemini",), "error", "every array schema has items",
          "Refused: an ARRAY needs `items`.",
          (GEMINI_SCHEMA,), _gemini_arrays_without_items),

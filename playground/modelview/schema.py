@@ -6,6 +6,7 @@ here is linear in what was walked.
 """
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +78,17 @@ def walk(schema: Any, limit: int = MAX_NODES) -> Walk:
                 children.extend((f"{where}/{escape(str(name))}", v, depth + 1, nested) for name, v in value.items())
         stack.extend(reversed(children))
     return Walk(nodes, cut)
+
+
+def parent(path: str, walked: Container[str]) -> tuple[str, str]:
+    """The subschema holding a walked subschema (not the root), and the keyword it is under: a
+    keyword of one subschema (`items`, `not`) is the path's last segment, a map's or list's
+    (`properties/x`, `anyOf/0`) the one before (`walked`: every path the walk gave)."""
+    head, _, last = path.rpartition("/")
+    if head in walked:
+        return head, unescape(last)
+    owner, _, keyword = head.rpartition("/")
+    return owner, unescape(keyword)
 
 
 def types_of(schema: dict[str, Any]) -> list[str]:

@@ -20,19 +20,21 @@ TRIGGERS = {
     "schema-size": "huge_schema",
     "openai.name": "bad name!",
     "openai.root-object": "root_array",
+    "openai.root-combinator": "root_anyof",
+    "openai.root-properties": "no_arguments",
     "openai.array-items": "array_without_items",
     "openai.tool-count": None,                      # the whole list, with `many`
     "openai.strict.additional-properties": "open_object",
     "openai.strict.required": "optional_parameter",
     "openai.strict.keyword": "default_value",
     "openai.strict.format": "uri_format",
-    "openai.strict.root-anyof": "root_anyof",
+    "openai.strict.type": "untyped_property",
     "openai.strict.limits": "deep_nesting",
     "anthropic.name": "bad name!",
     "anthropic.root-object": "root_array",
     "anthropic.root-combinator": "root_oneof",
     "anthropic.draft-2020-12": "invalid_schema",
-    "gemini.name": "x" * 130,
+    "gemini.name": "1st_tool",
     "gemini.keyword": "exclusive_minimum",
     "gemini.format": "email_format_number",
     "gemini.ref": "referenced",
@@ -41,6 +43,7 @@ TRIGGERS = {
     "gemini.enum": "integer_enum",
     "gemini.object-properties": "free_form_map",
     "gemini.array-items": "array_without_items",
+    "gemini.required-undefined": "required_undefined",
     "gemini.parameter-name": "dashed_parameter",
 }
 
@@ -105,16 +108,14 @@ def test_findings_point_at_the_place_in_the_schema(tools):
 
 
 def test_names_each_provider_takes(tools):
-    dotted = tools["dotted.name:v2"]
-    assert "gemini.name" not in {f.rule for f in rules.check_tool(dotted, "gemini")}
-    assert "openai.name" in {f.rule for f in rules.check_tool(dotted, "openai")}
-    assert "anthropic.name" in {f.rule for f in rules.check_tool(dotted, "anthropic")}
-    # 100 characters: Anthropic's limit is 128 (its API's own pattern), OpenAI's 64.
-    long = tools["y" * 100]
-    assert [f.rule for f in rules.check_tool(long, "anthropic")] == []
-    assert [f.rule for f in rules.check_tool(long, "gemini")] == []
-    assert [f.rule for f in rules.check_tool(long, "openai")] == ["openai.name"]
-    assert "anthropic.name" in {f.rule for f in rules.check_tool(tools["x" * 130], "anthropic")}
+    def refused(name: str) -> set[str]:
+        return {p for p in rules.PROVIDERS if f"{p}.name" in {f.rule for f in rules.check_tool(tools[name], p)}}
+
+    assert refused("dotted.name:v2") == {"openai", "anthropic"}          # Gemini's take dots and colons
+    assert refused("1st_tool") == {"gemini"}                             # ... but start with a letter or _
+    assert refused("w" * 64) == set()                                    # 64: every provider's limit or under it
+    assert refused("y" * 100) == {"openai", "gemini"}                    # Anthropic's limit is 128
+    assert refused("x" * 130) == set(rules.PROVIDERS)
 
 
 def test_the_gemini_rendering_drops_and_keeps_what_its_findings_say(tools):
@@ -242,3 +243,58 @@ def test_a_catalogue_is_checked_within_one_budget_and_says_what_it_did_not_check
     gemini = next(t for t in view["targets"] if t["id"] == "gemini")["json"][0]["functionDeclarations"]
     assert "parameters" in gemini[walked - 1] and "parameters" not in gemini[walked + 1]
     assert view["findings"][2]["counts"]["warning"] >= len(tools) - walked      # each cut tool says so
+
+
+def _found(schema: dict, provider: rules.Provider) -> dict[str, rules.Finding]:
+    return {f.rule: f for f in rules.check_tool({"name": "t", "description": "A tool.", "inputSchema": schema}, provider)}
+
+
+def test_openai_refuses_each_of_its_top_level_keywords_and_only_there():
+    described = {"type": "string", "description": "A value."}
+    for keyword, value in {"oneOf": [described], "anyOf": [described], "allOf": [described], "enum": ["a"],
+                           "const": "a", "not": {"type": "array"}}.items():
+        found = _found({"type": "object", "properties": {"v": described}, keyword: value}, "openai")
+        assert found["openai.root-combinator"].details == (f"{keyword} at the top level",), keyword
+        nested = _found({"type": "object", "properties": {"v": {**described, keyword: value}}}, "openai")
+        assert "openai.root-combinator" not in nested, keyword
+    # A tool without inputSchema is sent without parameters: nothing at its top level.
+    assert rules.check_tool({"name": "t", "description": "A tool."}, "openai") == []
+
+
+def test_a_root_object_needs_properties_even_empty_ones():
+    assert "openai.root-properties" in _found({"type": "object"}, "openai")
+    assert "openai.root-properties" not in _found({"type": "object", "properties": {}}, "openai")
+    nested = _found({"type": "object", "properties": {"m": {"type": "object", "description": "A map."}}}, "openai")
+    assert "openai.root-properties" not in nested                      # the root's rule; strict has its own
+
+
+def test_strict_types_are_read_where_strict_takes_subschemas():
+    untyped = {"description": "Anything."}
+    schema = {"type": "object", "properties": {
+        "list": {"type": "array", "description": "A list.", "items": {}},
+        "either": {"anyOf": [{"type": "string"}, dict(untyped)], "description": "One of two."},
+        "ref": {"$ref": "#/$defs/Loose", "description": "Referenced."},
+        "choice": {"enum": ["a", "b"], "description": "A choice."},
+        "exclusive": {"oneOf": [{"type": "string"}, {"type": "integer"}], "description": "One of two, only."},
+        "negated": {"type": "string", "description": "Not a number.", "not": dict(untyped)},
+        "map": {"type": "object", "description": "A map.", "properties": {}, "additionalProperties": dict(untyped)}},
+        "$defs": {"Loose": dict(untyped)}}
+    found = _found(schema, "openai")["openai.strict.type"]
+    assert set(found.where) == {"/properties/list/items", "/properties/either/anyOf/1", "/$defs/Loose"}
+    # What lies under a keyword strict refuses (not) or must be false (additionalProperties) is that
+    # keyword's finding.
+    assert {"/properties/negated", "/properties/exclusive"} <= set(_found(schema, "openai")["openai.strict.keyword"].where)
+
+
+def test_gemini_required_names_are_read_in_the_object_it_is_sent():
+    item = {"type": "object", "properties": {"name": {"type": "string", "description": "A name."}}}
+    schema = {"type": "object", "properties": {"item": {"$ref": "#/$defs/Item", "description": "An item.",
+                                                        "required": ["name", "size"]}},
+              "required": ["item"], "$defs": {"Item": item}}
+    found = _found(schema, "gemini")["gemini.required-undefined"]
+    assert found.where == ("/properties/item",) and "'size'" in found.details[0] and "'name'" not in found.details[0]
+    # A root without properties is not sent at all; a nested one is gemini.object-properties's.
+    assert "gemini.required-undefined" not in _found({"type": "object", "required": ["x"]}, "gemini")
+    nested = _found({"type": "object", "properties": {"o": {"type": "object", "description": "O.", "required": ["x"]}}},
+                    "gemini")
+    assert "gemini.required-undefined" not in nested and "gemini.object-properties" in nested

@@ -48,13 +48,17 @@ TOOLS = [
                                 "additionalProperties": False}),
     tool("default_value", obj({"text": {**OK, "default": "x"}})),
     tool("uri_format", obj({"link": {**OK, "format": "uri"}})),
-    tool("root_anyof", {**obj({"text": OK}), "anyOf": [{"required": ["text"]}]}),
+    tool("root_anyof", {**obj({"text": OK}), "anyOf": [obj({"text": OK})]}),
+    tool("no_arguments", {"type": "object", "additionalProperties": False}),     # the MCP spec's shape for it
+    tool("untyped_property", obj({"anything": {"description": "Any JSON value."}})),
     tool("deep_nesting", deep(11)),
     tool("root_oneof", {"type": "object", "oneOf": [obj({"a": OK}), obj({"b": OK})]}),
     tool("invalid_schema", obj({"text": {**OK, "type": "strng"}})),
     tool("dotted.name:v2", obj({"text": OK})),
-    tool("x" * 130, obj({"text": OK})),                   # over Gemini's 128 (and Anthropic's)
-    tool("y" * 100, obj({"text": OK})),                   # Anthropic and Gemini take it, OpenAI does not
+    tool("1st_tool", obj({"text": OK})),                  # Gemini's names start with a letter or _
+    tool("x" * 130, obj({"text": OK})),                   # over Anthropic's 128 (and the others' 64)
+    tool("y" * 100, obj({"text": OK})),                   # Anthropic takes it, OpenAI and Gemini do not
+    tool("w" * 64, obj({"text": OK})),                    # every provider takes it
     tool("exclusive_minimum", obj({"n": {"type": "integer", "description": "A count.", "exclusiveMinimum": 0}})),
     tool("email_format_number", obj({"n": {"type": "number", "description": "A rate.", "format": "percent"}})),
     tool("referenced", obj({"item": {"$ref": "#/$defs/Item", "description": "An item."}},
@@ -66,6 +70,7 @@ TOOLS = [
     tool("integer_enum", obj({"level": {"type": "integer", "description": "A level.", "enum": [1, 2, 3]}})),
     tool("free_form_map", obj({"labels": {"type": "object", "description": "Any labels, any values."}})),
     tool("dashed_parameter", obj({"first-name": OK})),
+    tool("required_undefined", {**obj({"text": OK}), "required": ["text", "missing"]}),
 ]
 MANY = [tool(f"filler_{i}", obj({"text": OK})) for i in range(129)]
 
