@@ -60,6 +60,7 @@ class LiveShareTests(LiveBrowserTestCase):
             socket_url = self.url(href.split(self.live_server_url)[-1]).replace("http", "ws", 1).replace("/share/", "/ws/share/")
             assert [ws.url for ws in sockets["opened"]] == [socket_url], sockets
             self.assert_acts_on_nothing(page)
+            self.assert_every_block_copies(page)          # (the server's instructions)
 
         # The owner works; every viewer sees it as it happens, with the secret masked.
         form = self.open_tool("echo")
