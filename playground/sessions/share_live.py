@@ -49,8 +49,10 @@ CLOSE_GONE = 4410
 
 
 def mode(name: str) -> str:
-    """The share page's status text: Live, Snapshot or Revoked."""
-    return oob("share-mode", "outerHTML", render_to_string("sessions/_share_mode.html", {"mode": name}))
+    """The share page's status text: Live, Snapshot or Revoked (its status region stays: the
+    change is announced). A page no longer live has nothing to follow: its "Following" goes."""
+    text = oob("share-mode", "innerHTML", render_to_string("sessions/_share_mode.html", {"mode": name}))
+    return text if name == "live" else text + oob("transcript-follow", "delete")
 
 
 def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[str, Any]:
