@@ -173,14 +173,22 @@ class ReplayTests(LiveBrowserTestCase):
         form.get_by_role("button", name="Call tool").click()
         expect(self.result().locator("pre.text").first).to_have_text("hi again")
 
-        # Not a tool call: the raw composer, prefilled.
-        listing = self.transcript().locator('.ev-send[data-method="tools/list"]').first
-        listing.locator(":scope > summary").click()
-        listing.get_by_role("button", name="Edit and resend").click()
-        expect(page.get_by_label("method")).to_have_value("tools/list")
+        # Not a tool call: the raw composer, prefilled with its method and params.
+        workspace = page.locator("#workspace")
+        page.locator("#catalogue").get_by_role("button", name="greeting", exact=True).click()
+        workspace.get_by_label("name", exact=True).fill("Ada")
+        workspace.get_by_role("button", name="Get prompt").click()
+        expect(self.result()).to_contain_text("Say hello to Ada.")
+        request, _response = self.exchange("prompts/get")
+        request.locator(":scope > summary").click()
+        request.get_by_role("button", name="Edit and resend").click()
+        expect(page.get_by_label("method")).to_have_value("prompts/get")
+        params = page.get_by_label("params (JSON)")
+        assert json.loads(params.input_value()) == {"name": "greeting", "arguments": {"name": "Ada"}}
+        params.fill('{"name": "greeting", "arguments": {"name": "Bo"}}')
         self.shot("2-composer")
-        page.locator("#workspace").get_by_role("button", name="Send", exact=True).click()
-        expect(self.result()).to_contain_text("version")
+        workspace.get_by_role("button", name="Send", exact=True).click()
+        expect(self.result()).to_contain_text("Say hello to Bo.")
         # Only requests have it: not the server's answers, not notifications.
         expect(self.transcript().locator(".ev-recv").get_by_role("button", name="Edit and resend", include_hidden=True)).to_have_count(0)
         notification = self.transcript().locator('.ev-send[data-method="notifications/initialized"]')

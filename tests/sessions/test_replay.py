@@ -4,6 +4,7 @@ Differences saved and shown (page, share page), the ignore rules, Edit and resen
 session's export replayed by the CLI."""
 from __future__ import annotations
 
+import html
 import json
 import re
 import sys
@@ -14,6 +15,7 @@ from django.test import AsyncClient
 
 from playground.registry.models import Server
 from playground.sessions.features.replay import ENDED_EARLY
+from playground.sessions.live import WORKERS
 from playground.sessions.worker import start_session
 from playground.transcripts.models import Session, ShareLink
 from tests.conftest import PEERS
@@ -28,7 +30,8 @@ VARIANT = str(PEERS / "sdk_variant.py")
 
 
 async def record_session(user, server) -> Session:
-    """A session with build "a": the lists, three calls, an elicitation answered by the person."""
+    """A session with build "a": the lists, three calls, an elicitation answered by the person,
+    a prompt got."""
     session = await start_session(server, user)
     comm = communicator(session.pk, user)
     try:
@@ -43,6 +46,8 @@ async def record_session(user, server) -> Session:
         await send(comm, action="answer", key=card_key(card),
                    result=json.dumps({"action": "accept", "content": {"name": "Ada"}}))
         await receive_until(comm, "Hello, Ada!")
+        await send(comm, action="get_prompt", name="greeting", **{"args.name": "Ada"})
+        await receive_until(comm, 'aria-label="Result"', "Say hello to Ada.")
     finally:
         await comm.disconnect()
         await stop_all()
@@ -66,6 +71,12 @@ async def replay_of(session: Session, server, user) -> tuple[Session, str]:
 def other_build(user, build: str, **fields) -> Server:
     return Server.objects.create(owner=user, name=f"build {build}", transport="stdio", command=sys.executable,
                                  args=[VARIANT, "stdio", build], **fields)
+
+
+@database_sync_to_async
+def a_stranger(user):
+    """Another user of the playground."""
+    return type(user).objects.create_user("mallory", password="pw")
 
 
 async def logged_in(user) -> AsyncClient:
@@ -117,7 +128,11 @@ async def test_a_replay_against_a_changed_server_shows_that_request_changed(tmp_
     assert "Ignore rules" not in shared and "Edit and resend" not in shared and f"/sessions/{original.pk}/" not in shared
     assert "Edit and resend" in page
 
-    # Ignore rules: saved on the server, the rows compared again.
+    # Ignore rules: saved on the server, the rows compared again; not by another user.
+    stranger = await logged_in(await a_stranger(user))
+    response = await stranger.post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": "/result"})
+    assert response.status_code == 404
+    assert (await database_sync_to_async(Server.objects.get)(pk=build_b.pk)).replay_ignore == []
     response = await client.post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": "result/x"})
     assert "must start with /" in response.content.decode()
     assert (await database_sync_to_async(Server.objects.get)(pk=build_b.pk)).replay_ignore == []
@@ -149,6 +164,7 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
     rows = await events(original.pk)
     call = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/call")
     listing = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/list")
+    prompt = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "prompts/get")
     answer = next(r for r in rows if r["dir"] == "recv")
     client = await logged_in(user)
 
@@ -157,9 +173,14 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
     assert f"From event <a href=\"#ev-{call['seq']}\">{call['seq']}</a>" in form
     composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={listing['seq']}")).content.decode()
     assert 'id="raw-method"' in composer and 'value="tools/list"' in composer
+    # A request with params: the composer holds them (what the client adds itself left out).
+    composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={prompt['seq']}")).content.decode()
+    assert 'value="prompts/get"' in composer
+    params = re.search(r'<textarea id="raw-params"[^>]*>(.*?)</textarea>', composer, re.S).group(1)
+    assert json.loads(html.unescape(params)) == {"name": "greeting", "arguments": {"name": "Ada"}}
     assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq={answer['seq']}")).status_code == 404
     assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq=x")).status_code == 404
-    stranger = await database_sync_to_async(lambda: type(user).objects.create_user("mallory", password="pw"))()
+    stranger = await a_stranger(user)
     assert (await (await logged_in(stranger)).get(
         f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).status_code == 404
     # The replay form lists the user's servers, this session's first; another user cannot start one.
@@ -167,6 +188,12 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
     assert re.search(rf'<option value="{build_a.pk}" selected>build a</option>', replay_form)
     assert (await (await logged_in(stranger)).post(f"/sessions/{original.pk}/replay/",
                                                    {"target": build_a.pk})).status_code == 404
+    # Nor may the owner replay their session against another user's server: nothing starts.
+    theirs = await database_sync_to_async(Server.objects.create)(
+        owner=stranger, name="mallory's", transport="stdio", command=sys.executable, args=[VARIANT, "stdio", "b"])
+    sessions = await database_sync_to_async(Session.objects.count)()
+    assert (await client.post(f"/sessions/{original.pk}/replay/", {"target": theirs.pk})).status_code == 404
+    assert await database_sync_to_async(Session.objects.count)() == sessions and not WORKERS
 
 
 @database_sync_to_async
