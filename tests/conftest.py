@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the peers the suite tests against."""
+"""Shared fixtures: paths to the peers the suite tests against; the `services` mark (tests/services.py)."""
 from __future__ import annotations
 
 import sys
@@ -6,9 +6,23 @@ from pathlib import Path
 
 import pytest
 
+from tests import services
+
 ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / "tools" / "npm" / "node_modules" / ".bin"
 PEERS = Path(__file__).resolve().parent / "peers"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "services(*names): needs PostgreSQL/Redis: skips without them, "
+                                       "or fails with PLAYGROUND_REQUIRE_SERVICES=1 (tests/services.py)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the test's fixtures (a module's database and daphnes): are its services there?"""
+    for mark in item.iter_markers("services"):
+        services.check(mark.args)
 
 
 @pytest.fixture(scope="session")
