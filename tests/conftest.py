@@ -1,10 +1,12 @@
-"""Shared fixtures: paths to the peers the suite tests against."""
+"""Shared fixtures: paths to the peers the suite tests against; the `services` mark (tests/services.py)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests import services
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / "tools" / "npm" / "node_modules" / ".bin"
@@ -18,6 +20,18 @@ def fast_password_hasher(request: pytest.FixtureRequest) -> None:
     settings, and its one user's hash is made once.)"""
     if "browser" not in request.node.path.parts:
         request.getfixturevalue("settings").PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "services(*names): needs PostgreSQL/Redis: skips without them, "
+                                       "or fails with PLAYGROUND_REQUIRE_SERVICES=1 (tests/services.py)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the test's fixtures (a module's database and daphnes): are its services there?"""
+    for mark in item.iter_markers("services"):
+        services.check(mark.args)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,6 @@ import asyncio
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -22,14 +21,6 @@ from tests.core.http_peers import free_port, wait_port
 ROOT = Path(__file__).resolve().parent.parent
 MANAGE = [sys.executable, str(ROOT / "manage.py")]
 DAPHNE = str(Path(sys.executable).parent / "daphne")
-
-
-def listening(address: tuple[str, int]) -> bool:
-    try:
-        socket.create_connection(address, timeout=1).close()
-        return True
-    except OSError:
-        return False
 
 
 def app_env(**settings: str) -> dict[str, str]:

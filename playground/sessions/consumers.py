@@ -26,7 +26,7 @@ from playground.transcripts.models import Session
 from . import lines, render
 from .connecting import with_hint
 from .durability import reap_dead_sessions
-from .features import BY_ACTION, BY_NAME
+from .features import BY_ACTION
 from .protocol import Catalogue, Command, catalogue_item, group_name
 from .watchdog import watch_worker
 from .window import seq_param, transcript_window
@@ -54,9 +54,6 @@ class SessionConsumer(render.FragmentSocket):
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.around = seq_param((query.get("around") or [""])[0])
-        # Cards appended to the page (calls in flight, server requests, authorization): the
-        # worker's snapshot and a live broadcast can both announce one; a tab shows it once.
-        self._cards: set[str] = set()
         self._boxes_shown: set[str] = set()       # message boxes (`_box`) showing something now
         await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
@@ -274,14 +271,6 @@ class SessionConsumer(render.FragmentSocket):
         for frame in render.result_frames(message, self.catalogue):
             await self.send(text_data=frame)
 
-    async def session_feature(self, message: dict[str, Any]) -> None:
-        """A feature's event: its own fragments for this tab."""
-        feature = BY_NAME.get(message.get("feature", ""))
-        if feature is None:          # (a worker of a newer deployment)
-            return
-        for html in feature.fragments(message["event"], self):
-            await self.send(text_data=html)
-
     async def session_snapshot(self, message: dict[str, Any]) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
         self.catalogue = message.get("catalogue") or self.catalogue
@@ -296,17 +285,6 @@ class SessionConsumer(render.FragmentSocket):
                 await self.send(text_data=render.progress(call["call_id"], message["progress"][call["call_id"]]))
         for event in message.get("features", []):
             await self.session_feature(event)
-
-    # TabContext ---------------------------------------------------------------------------
-
-    def first_time(self, card: str) -> bool:
-        if card in self._cards:
-            return False
-        self._cards.add(card)
-        return True
-
-    def forget(self, card: str) -> None:
-        self._cards.discard(card)
 
 
 _Action = Callable[[SessionConsumer, dict[str, Any]], Awaitable[Command | None]]

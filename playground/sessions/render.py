@@ -17,7 +17,9 @@ from django.template.loader import render_to_string
 
 from playground.transcripts.storable import without_surrogates
 
+from .features import BY_NAME
 from .html import oob
+from .protocol import Catalogue
 from .result_html import piece_html, result_html
 from .results import describe_result
 
@@ -78,7 +80,34 @@ def page(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpRe
 
 
 class FragmentSocket(AsyncWebsocketConsumer):
-    """A tab's socket (a session's, a share's): every fragment made sendable on its way out."""
+    """A tab's socket (a session's, a share's): every fragment made sendable on its way out.
+    It remembers the cards it has shown (calls in flight, server requests, a replay's rows):
+    the worker's snapshot and a live broadcast can both announce one; a tab shows it once
+    (the features' `TabContext.first_time`)."""
+
+    session_id: int
+    catalogue: Catalogue = {}          # the server's lists as this tab last got them (a share's: none)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cards: set[str] = set()
+
+    def first_time(self, card: str) -> bool:
+        if card in self._cards:
+            return False
+        self._cards.add(card)
+        return True
+
+    def forget(self, card: str) -> None:
+        self._cards.discard(card)
+
+    async def session_feature(self, message: dict[str, Any]) -> None:
+        """A feature's event (a share's: made for shares, masked): its fragments for this tab."""
+        feature = BY_NAME.get(message.get("feature", ""))
+        if feature is None:          # (a worker of a newer deployment)
+            return
+        for html in feature.fragments(message["event"], self):
+            await self.send(text_data=html)
 
     async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
         if text_data is not None:

@@ -1,7 +1,8 @@
 """A share link's live viewer: the session's transcript and state as they happen, read-only and
 redacted, for anyone with the link (no login).
 
-The same replay-then-follow path as the owner's tab (consumers.py), with three differences:
+The same replay-then-follow path as the owner's tab (consumers.py), with three differences
+(and only what a feature chooses to show shares: a replay's Differences, as they come):
 
 - **Redacted for a share.** The owner's lines mask only OAuth values; a share masks every
   secret (header and env values too, a replay's source's: `Session.share_redactor()`). The
@@ -49,8 +50,10 @@ CLOSE_GONE = 4410
 
 
 def mode(name: str) -> str:
-    """The share page's status text: Live, Snapshot or Revoked."""
-    return oob("share-mode", "outerHTML", render_to_string("sessions/_share_mode.html", {"mode": name}))
+    """The share page's status text: Live, Snapshot or Revoked (its status region stays: the
+    change is announced). A page no longer live has nothing to follow: its "Following" goes."""
+    text = oob("share-mode", "innerHTML", render_to_string("sessions/_share_mode.html", {"mode": name}))
+    return text if name == "live" else text + oob("transcript-follow", "delete")
 
 
 def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -62,9 +65,11 @@ def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[
 
 
 class ShareConsumer(render.FragmentSocket):
+    """The `TabContext` of the features whose events reach shares (`publish_shared`)."""
+
     token: str = ""
     link_id: int | None = None
-    session_id: int | None = None
+    session_id: int = 0
     worker_channel: str = ""
 
     async def connect(self) -> None:
@@ -114,7 +119,7 @@ class ShareConsumer(render.FragmentSocket):
         if self.link_id is not None:
             await self.channel_layer.group_discard(share_link_group_name(self.link_id), self.channel_name)
             self.link_id = None
-        if self.session_id is not None and self.worker_channel:
+        if self.session_id and self.worker_channel:
             await self.channel_layer.group_discard(share_group_name(self.session_id), self.channel_name)
             await self.channel_layer.send(self.worker_channel, {"command": "share_leave",
                                                                 "reply_channel": self.channel_name})

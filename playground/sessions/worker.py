@@ -172,6 +172,11 @@ class SessionWorker:
     async def reply(self, channel: str, feature: str, event: dict[str, Any]) -> None:
         await self.to_layer(self.layer.send, channel, {"type": "session.feature", "feature": feature, "event": event})
 
+    async def publish_shared(self, feature: str, event: Callable[[Redactor], dict[str, Any]]) -> None:
+        if self.share_viewers:
+            await self.to_layer(self.layer.group_send, share_group_name(self.session_id),
+                                {"type": "session.feature", "feature": feature, "event": event(self._share_redactor)})
+
     def spawn(self, name: str, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coro, name=f"session-{self.session_id}-{name}")
         self._spawned.add(task)                 # (the loop keeps only a weak reference)
@@ -485,11 +490,16 @@ class SessionWorker:
         self.spawn("refresh", self.refresh_catalogue())
 
     async def _share_join(self, message: Command) -> None:
-        """A live share viewer: lines go to the share group from now on; it replays once told."""
+        """A live share viewer: lines go to the share group from now on; it replays once told,
+        then gets what the features show shares (a replay's Differences so far)."""
         channel = message.get("reply_channel")
         if channel:
             self.share_viewers.add(channel)
             await self.to_layer(self.layer.send, channel, {"type": "share.follow"})
+            for feature in self.features.values():
+                for event in hook(feature, feature.share_snapshot, self._share_redactor) or ():
+                    await self.to_layer(self.layer.send, channel,
+                                        {"type": "session.feature", "feature": feature.name, "event": event})
 
     async def _share_leave(self, message: Command) -> None:
         self.share_viewers.discard(message.get("reply_channel", ""))

@@ -261,6 +261,16 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         expect(button).to_have_attribute("title", "Copied")         # the button says it too
         return self.page.evaluate("() => navigator.clipboard.readText()")
 
+    def assert_every_block_copies(self, page: Page | None = None) -> None:
+        """Every block of text or JSON (<pre>) on the page has its Copy: the button of its
+        `.copyable` box, or one naming it (data-copy="#id"). A transcript line's block is the
+        exception: its Copy is on the line's summary (checked by the tests of the transcript)."""
+        bare = (page or self.page).evaluate("""() => Array.from(document.querySelectorAll("pre")).filter((pre) =>
+            !pre.closest(".ev") && !pre.closest(".copyable")?.querySelector(":scope > button.copy")
+            && !(pre.id && document.querySelector(`button.copy[data-copy="#${CSS.escape(pre.id)}"]`))
+        ).map((pre) => pre.outerHTML.slice(0, 160))""")
+        assert bare == [], f"blocks without a Copy button: {bare}"
+
     def reconnect_socket(self, page: Page | None = None) -> None:
         """The session page's websocket closed and opened again, as a hidden tab's is (htmx's
         pauseOnBackground): the page then replays the transcript from the database."""

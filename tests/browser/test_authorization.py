@@ -69,6 +69,7 @@ class AuthorizationTests(LiveBrowserTestCase):
             record = page.get_by_role("region", name="Token from http://localhost:")
             expect(record).to_contain_text("mcp:basic mcp:write")
             self.shot("3-authorization-view")
+            self.assert_every_block_copies()          # each step's details, headers and bodies, the JWT claims
             html = page.content()
             assert "test-token-" not in html and "test-auth-code" not in html
 

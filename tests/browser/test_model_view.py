@@ -57,9 +57,14 @@ class ModelViewTests(LiveBrowserTestCase):
         shown = page.locator("#model-view-result")
         expect(shown).to_contain_text("Last tool result")
         expect(shown).to_contain_text("SDK simple chatbot")
-        shown.locator("summary", has_text="SDK simple chatbot").click()
+        chatbot = shown.locator("details.mv-shape", has_text="SDK simple chatbot")
+        chatbot.locator("summary").click()
         expect(shown).to_contain_text("Tool execution result: meta=None content=[TextContent(type='text', "
                                       "text='for the model'")
+        # Each shape copies as shown; every block of the panel has its Copy.
+        assert self.copy(chatbot.get_by_role("button", name="Copy")) == chatbot.locator("pre").text_content()
+        assert "text='for the model'" in chatbot.locator("pre").text_content()
+        self.assert_every_block_copies()
         self.shot("2-tool-result")
         self.page.set_viewport_size({"width": 1100, "height": 800})
         self.shot("3-narrow")

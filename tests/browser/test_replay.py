@@ -4,6 +4,7 @@ answered from the recording, ignore rules, the share page of a replay, and Edit 
 The peers: two builds of an SDK MCPServer differing in one tool's output."""
 from __future__ import annotations
 
+import json
 import re
 import sys
 
@@ -82,6 +83,7 @@ class ReplayTests(LiveBrowserTestCase):
 
     def test_replay_against_a_changed_server_shows_that_row_changed(self) -> None:
         page = self.page
+        self.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=self.live_server_url)
         self.log_in()
         self.add_build("b")
         self.add_build("a")
@@ -105,6 +107,12 @@ class ReplayTests(LiveBrowserTestCase):
         expect(frames.nth(1)).to_contain_text('"release 2.0 (beta)"')
         left, right = frames.nth(0).bounding_box(), frames.nth(1).bounding_box()
         assert left and right and abs(left["y"] - right["y"]) < 2 and right["x"] > left["x"] + left["width"] - 1
+        # Each frame copies whole: the recorded response and the replayed one.
+        recorded, replayed = (json.loads(self.copy(figure.get_by_role("button", name="Copy")))
+                              for figure in changed.locator(".diff-frames figure").all())
+        assert recorded["result"]["content"][0]["text"] == "release 1.0 (stable)"
+        assert replayed["result"]["content"][0]["text"] == "release 2.0 (beta)"
+        self.assert_every_block_copies()
         self.shot("1-changed")
         page.emulate_media(color_scheme="dark")
         self.shot("1-changed-dark")
@@ -122,6 +130,8 @@ class ReplayTests(LiveBrowserTestCase):
         expect(shared_region.locator(".diff-row")).to_have_count(7)
         expect(shared_region.get_by_label("Ignore rules")).to_have_count(0)
         expect(share_page.get_by_role("button", name="Edit and resend", include_hidden=True)).to_have_count(0)   # (closed lines too)
+        shared_region.locator('.diff-row[data-status="changed"] summary').click()
+        self.assert_every_block_copies(share_page)
         self.shot("2-share", share_page)
 
         # An ignore rule for that field: saved for the server, and the rows compared again.
@@ -163,14 +173,22 @@ class ReplayTests(LiveBrowserTestCase):
         form.get_by_role("button", name="Call tool").click()
         expect(self.result().locator("pre.text").first).to_have_text("hi again")
 
-        # Not a tool call: the raw composer, prefilled.
-        listing = self.transcript().locator('.ev-send[data-method="tools/list"]').first
-        listing.locator(":scope > summary").click()
-        listing.get_by_role("button", name="Edit and resend").click()
-        expect(page.get_by_label("method")).to_have_value("tools/list")
+        # Not a tool call: the raw composer, prefilled with its method and params.
+        workspace = page.locator("#workspace")
+        page.locator("#catalogue").get_by_role("button", name="greeting", exact=True).click()
+        workspace.get_by_label("name", exact=True).fill("Ada")
+        workspace.get_by_role("button", name="Get prompt").click()
+        expect(self.result()).to_contain_text("Say hello to Ada.")
+        request, _response = self.exchange("prompts/get")
+        request.locator(":scope > summary").click()
+        request.get_by_role("button", name="Edit and resend").click()
+        expect(page.get_by_label("method")).to_have_value("prompts/get")
+        params = page.get_by_label("params (JSON)")
+        assert json.loads(params.input_value()) == {"name": "greeting", "arguments": {"name": "Ada"}}
+        params.fill('{"name": "greeting", "arguments": {"name": "Bo"}}')
         self.shot("2-composer")
-        page.locator("#workspace").get_by_role("button", name="Send", exact=True).click()
-        expect(self.result()).to_contain_text("version")
+        workspace.get_by_role("button", name="Send", exact=True).click()
+        expect(self.result()).to_contain_text("Say hello to Bo.")
         # Only requests have it: not the server's answers, not notifications.
         expect(self.transcript().locator(".ev-recv").get_by_role("button", name="Edit and resend", include_hidden=True)).to_have_count(0)
         notification = self.transcript().locator('.ev-send[data-method="notifications/initialized"]')

@@ -1,9 +1,10 @@
 """Live shares in Chromium: a share link of a live session streams to several logged-out viewers
-as it happens (read-only, secrets masked, marked Live), revoking the link disconnects them, and a
-share of an ended session is a Snapshot with no Following control."""
+as it happens (read-only, secrets masked, marked Live), revoking the link disconnects them within
+a second, and a share of an ended session is a Snapshot with no Following control."""
 from __future__ import annotations
 
 import re
+import time
 from urllib.parse import urlsplit
 
 from playwright.sync_api import Page, WebSocket, expect
@@ -12,6 +13,7 @@ from .helpers import EVERYTHING, TIMEOUT_MS, LiveBrowserTestCase, peer_args
 
 ENV_SECRET = "s3cr3t-env-live-456"
 MASK = "••••"
+REVOKE_DEADLINE = 1.0       # seconds from "Revoke" to the last viewer's socket closed (issue 14)
 
 
 class LiveShareTests(LiveBrowserTestCase):
@@ -60,6 +62,7 @@ class LiveShareTests(LiveBrowserTestCase):
             socket_url = self.url(href.split(self.live_server_url)[-1]).replace("http", "ws", 1).replace("/share/", "/ws/share/")
             assert [ws.url for ws in sockets["opened"]] == [socket_url], sockets
             self.assert_acts_on_nothing(page)
+            self.assert_every_block_copies(page)          # (the server's instructions)
 
         # The owner works; every viewer sees it as it happens, with the secret masked.
         form = self.open_tool("echo")
@@ -74,13 +77,21 @@ class LiveShareTests(LiveBrowserTestCase):
         self.shot("1-viewer-live-800", viewers[1][0])
         self.shot("1-owner")
 
-        # Revoked: the viewers' sockets close, and their pages say so (keeping what they had).
+        # Revoked: within a second the viewers' sockets close (the time each close reached this
+        # test: later than it happened, never earlier), and their pages say so, keeping what they had.
+        closed: list[float] = []
+        for _page, sockets in viewers:
+            sockets["opened"][0].on("close", lambda _ws: closed.append(time.monotonic()))
+        revoked = time.monotonic()
         self.page.locator("#share-area").get_by_role("button", name="Revoke").click()
         for page, sockets in viewers:
-            expect(page.locator("#share-mode .mode-name")).to_have_text("Revoked")
-            expect(page.get_by_text("This share link was revoked.")).to_be_visible()
             (socket,) = sockets["opened"]
-            self.wait_closed(socket)                           # the server closed it (after the message above)
+            self.wait_closed(socket)                           # the server closed it
+        assert len(closed) == 2 and max(closed) - revoked < REVOKE_DEADLINE, [t - revoked for t in closed]
+        for page, sockets in viewers:
+            expect(page.get_by_role("status").filter(has_text="Revoked")).to_have_count(1)
+            expect(page.get_by_text("This share link was revoked.")).to_be_visible()
+            expect(page.get_by_role("button", name="Following", include_hidden=True)).to_have_count(0)
             assert sockets["sent"] == [], sockets["sent"]                  # a viewer never sent a thing
             expect(self.transcript(page).locator('[data-method="tools/call"]')).to_have_count(1)
         self.shot("2-viewer-revoked", viewers[0][0])
@@ -122,18 +133,23 @@ class LiveShareTests(LiveBrowserTestCase):
         self.add_server("Everything", command=str(EVERYTHING), args=["stdio"])
         self.connect("echo")
         watching, sockets = self.viewer(self.share())
-        expect(watching.locator("#share-mode .mode-name")).to_have_text("Live")
+        mode = watching.get_by_role("status").filter(has=watching.locator(".mode-name"))     # the page's status line
+        expect(mode.locator(".mode-name")).to_have_text("Live")
+        expect(watching.get_by_role("button", name="Following")).to_be_visible()
         self.page.get_by_role("button", name="Disconnect").click()
         expect(self.page.get_by_role("status")).to_have_text("ended")
-        # The page that was watching turns into the snapshot it now is.
-        expect(watching.locator("#share-mode .mode-name")).to_have_text("Snapshot")
-        expect(watching.get_by_role("status")).to_have_text("ended")
+        # The page that was watching turns into the snapshot it now is: nothing more to follow.
+        expect(mode.locator(".mode-name")).to_have_text("Snapshot")
+        expect(watching.locator("#session-state").get_by_role("status")).to_have_text("ended")
         expect(self.transcript(watching).locator('[data-method="closed"]')).to_have_count(1)
+        expect(watching.get_by_role("button", name="Following", include_hidden=True)).to_have_count(0)
+        expect(watching.get_by_role("button", name="Paused", include_hidden=True)).to_have_count(0)
+        self.shot("0-watching-ended", watching)
 
         # A share made now, of the ended session: a snapshot from the start, no socket, no Following.
         page, sockets = self.viewer(self.share())
         expect(page.locator("#share-mode .mode-name")).to_have_text("Snapshot")
-        expect(page.get_by_role("status")).to_have_text("ended")
+        expect(page.locator("#session-state").get_by_role("status")).to_have_text("ended")
         expect(self.transcript(page).locator('[data-method="tools/list"]').first).to_be_attached()
         expect(page.get_by_role("button", name="Following", include_hidden=True)).to_have_count(0)
         expect(page.locator("[hx-ws\\:connect]")).to_have_count(0)

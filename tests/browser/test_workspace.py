@@ -10,6 +10,8 @@ import re
 
 from playwright.sync_api import Locator, expect
 
+from playground.transcripts.models import Session
+
 from .helpers import EVERYTHING, HttpPeer, LiveBrowserTestCase
 from .test_protocol import need_everything
 
@@ -360,8 +362,12 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         page.get_by_placeholder("Filter by method or text").fill("copy")
         expect(self.transcript().locator("#transcript-lines > .ev:visible")).to_have_count(0)
         page.get_by_placeholder("Filter by method or text").fill("")
-        # Every JSON block in the middle column has its Copy.
+        # The server's instructions, whole.
+        instructions = page.locator("#session-state details.instructions")
+        instructions.locator("summary").click()
+        assert self.copy(instructions.get_by_role("button", name="Copy")) == Session.objects.get().instructions
+        # Every block on the page has its Copy.
         expect(page.locator(".work-col pre.json").first).to_be_attached()
-        expect(page.locator(".work-col pre.json:not(.copyable > button.copy + pre.json)")).to_have_count(0)
+        self.assert_every_block_copies()
         self.shot("1-copy")
         self.assert_no_js_errors()

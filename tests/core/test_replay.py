@@ -78,10 +78,10 @@ def client_for(handler, *, responder=None, era="legacy") -> tuple[McpClient, Tap
     return McpClient(MemoryTransport(tap, handler), tap=tap, responder=responder, era=era, timeout=5), tap, events
 
 
-async def record(*, modern: bool = False) -> list[dict]:
-    """A session with build "a": every kind of step, as the tap records it."""
+async def record(*, modern: bool = False, build: str = "a") -> list[dict]:
+    """A session with `build`: every kind of step, as the tap records it."""
     responder = StaticResponder(elicitation="accept", elicitation_content={"name": "Ada"})
-    client, tap, events = client_for(server("a", modern=modern), responder=responder,
+    client, tap, events = client_for(server(build, modern=modern), responder=responder,
                                      era="modern" if modern else "legacy")
     await client.start()
     if not modern:
@@ -258,6 +258,13 @@ async def test_against_another_build_exactly_what_changed_shows():
     assert report["counts"] == {"same": 6, "changed": 1, "missing": 1}
     report, _ = await replay(rows, "b", ignore=["/result/content/*/text"])
     assert [r["status"] for r in report["rows"] if r["kind"] == "request"] == ["same"] * 7
+
+    # The other way round: what build "a" sends now and "b" did not (a log entry during `log`) is new.
+    report, _ = await replay(await record(build="b"), "a")
+    new = [r for r in report["rows"] if r["status"] == "new"]
+    assert [(r["kind"], r["method"], r["during"]["name"]) for r in new] == [("notification", "notifications/message", "log")]
+    assert "seq" not in new[0] and isinstance(new[0]["new_seq"], int)          # nothing recorded: only now
+    assert report["counts"] == {"same": 6, "changed": 1, "new": 1}
 
 
 async def test_without_a_recorded_answer_the_fallback_is_asked_and_the_request_is_new():

@@ -1,7 +1,8 @@
 """Two builds of one small server, written with the official `mcp` SDK (MCPServer): build "a"
 and build "b" differ in exactly one tool's output (`version`). A replay of a session with build
 "a" against build "b" shows that one request changed. `clock` answers the time (a field a
-replay's ignore rules leave out); `ask_name` asks the client for a name (elicitation).
+replay's ignore rules leave out); `ask_name` asks the client for a name (elicitation); the
+prompt `greeting` takes an argument (a request with params, for Edit and resend).
 
 Usage: python sdk_variant.py stdio [a|b]
 """
@@ -48,6 +49,12 @@ async def ask_name(ctx: Context) -> str:
     if result.action == "accept" and result.data is not None:
         return f"Hello, {result.data.name}!"
     return f"No name ({result.action})"
+
+
+@mcp.prompt()
+def greeting(name: str) -> str:
+    """A greeting for `name` (the same in both builds)."""
+    return f"Say hello to {name}."
 
 
 if __name__ == "__main__":

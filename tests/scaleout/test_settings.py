@@ -1,13 +1,18 @@
 """DATABASE_URL and REDIS_URL switch the project from its embedded defaults (SQLite, the
-in-memory channel layer); the settings module is read afresh under each environment."""
+in-memory channel layer); the settings module is read afresh under each environment. The tests
+that need the services skip without them, or fail where the environment says they run."""
 from __future__ import annotations
 
 import runpy
+import socket
 from pathlib import Path
 
+import pytest
 from channels.layers import InMemoryChannelLayer
 from channels_redis.core import RedisChannelLayer
 from django.utils.module_loading import import_string
+
+from tests import services
 
 SETTINGS = Path(__file__).resolve().parents[2] / "playground" / "settings.py"
 
@@ -41,3 +46,17 @@ def test_postgresql_and_redis_from_the_environment(monkeypatch):
     # A blocking pop lasts brpop_timeout seconds: a socket timeout no longer than that killed
     # idle consumers (redis-py 8 reads with a 5 s timeout unless told otherwise).
     assert pool.connection_kwargs["socket_timeout"] > layer.brpop_timeout
+
+
+def test_a_missing_service_skips_the_test_or_fails_it_where_services_are_required(monkeypatch):
+    with socket.socket() as bound:          # a port of this machine nothing listens on
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+        monkeypatch.setitem(services.ADDRESSES, "redis", ("127.0.0.1", port))
+        monkeypatch.delenv(services.REQUIRED, raising=False)
+        with pytest.raises(pytest.skip.Exception, match=f"^redis is not listening on 127.0.0.1:{port}$"):
+            services.check(["redis"])
+        monkeypatch.setenv(services.REQUIRED, "1")
+        with pytest.raises(pytest.fail.Exception, match="PLAYGROUND_REQUIRE_SERVICES=1"):
+            services.check(["redis"])
+    assert "export PLAYGROUND_REQUIRE_SERVICES=1" in (SETTINGS.parents[1] / ".ci" / "run").read_text()

@@ -3,8 +3,9 @@
 A tab (a `websockets` client) connected to process B watches and drives a session whose worker
 — and stdio child — live in process A. Then A is killed: B marks the session ended by its
 stale heartbeat, with the transcript intact in PostgreSQL. A hostile server's NUL and unpaired
-surrogates are stored too. Skips (with the reason) where PostgreSQL or Redis is not listening;
-uses its own database and Redis prefix (two runs at once do not meet), removed after.
+surrogates are stored too. Skips (with the reason) where PostgreSQL or Redis is not listening, or
+fails there with PLAYGROUND_REQUIRE_SERVICES=1 (tests/services.py); uses its own database and
+Redis prefix (two runs at once do not meet), removed after.
 """
 from __future__ import annotations
 
@@ -19,22 +20,18 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.daphne_process import (app_env, children, connect, free_port, listening, log_in, set_up,
-                                  start_daphne, stop_daphne, tab as page_tab, until)
+from tests.daphne_process import (app_env, children, connect, free_port, log_in, set_up, start_daphne,
+                                  stop_daphne, tab as page_tab, until)
+from tests.services import POSTGRESQL as PG, REDIS
 
 ROOT = Path(__file__).resolve().parents[2]
-PG = ("127.0.0.1", 5432)
-REDIS = ("127.0.0.1", 6379)
 REDIS_DB = 11
 SDK_PEER = ROOT / "tests" / "peers" / "sdk_server.py"
 MISBEHAVING = ROOT / "tests" / "peers" / "misbehaving.py"
 HEARTBEAT = 1.0
 
 
-pytestmark = [
-    pytest.mark.skipif(not listening(PG), reason="PostgreSQL is not listening on 127.0.0.1:5432"),
-    pytest.mark.skipif(not listening(REDIS), reason="Redis is not listening on 127.0.0.1:6379"),
-]
+pytestmark = pytest.mark.services("postgresql", "redis")
 
 
 @pytest.fixture(scope="module")

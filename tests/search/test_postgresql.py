@@ -1,7 +1,8 @@
 """The search tests again, on PostgreSQL for real: test_search_db.py (and the session page's
 window around a line) in a pytest of their own whose DATABASE_URL names a database of this run
-(pytest-django creates `test_<name>` and drops it). Skips, saying why, when PostgreSQL is not
-listening on 127.0.0.1:5432 (trust authentication, user postgres, as tests/scaleout/ uses it)."""
+(pytest-django creates `test_<name>` and drops it). Needs PostgreSQL on 127.0.0.1:5432 (trust
+authentication, user postgres, as tests/scaleout/ uses it): skips without it, saying why, or
+fails where PLAYGROUND_REQUIRE_SERVICES=1 (tests/services.py)."""
 from __future__ import annotations
 
 import os
@@ -13,14 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.daphne_process import listening
+from tests.services import POSTGRESQL as PG
 
 ROOT = Path(__file__).resolve().parents[2]
-PG = ("127.0.0.1", 5432)
 FILES = ["tests/search/test_search_db.py", "tests/sessions/test_window.py"]
 RUN_LIMIT = 240             # seconds for that pytest (it takes 10-50 s on a loaded machine)
 
-pytestmark = pytest.mark.skipif(not listening(PG), reason="PostgreSQL is not listening on 127.0.0.1:5432")
+pytestmark = pytest.mark.services("postgresql")
 
 
 @pytest.mark.timeout(RUN_LIMIT + 60)           # (the run's own limit comes first: the database is dropped)

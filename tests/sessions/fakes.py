@@ -1,13 +1,15 @@
 """A `SessionContext` and a `TabContext` for testing one feature alone (features/context.py):
-what it publishes, replies and spawns is recorded; its client is whatever the test gives."""
+what it publishes (to tabs, to share viewers), replies and spawns is recorded; its client is
+whatever the test gives."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from playground.mcp.config import ServerConfig
 from playground.mcp.events import Tap
+from playground.mcp.secrets import Redactor
 from playground.sessions.features import BY_NAME
 from playground.sessions.protocol import Catalogue
 
@@ -20,6 +22,8 @@ class FakeSession:
         self.client = client
         self.catalogue = catalogue or {}
         self.published: list[tuple[str, dict[str, Any]]] = []
+        self.shared: list[tuple[str, dict[str, Any]]] = []      # what live share viewers got
+        self.share_redactor = Redactor()
         self.replies: list[tuple[str, str, dict[str, Any]]] = []
         self.tasks: list[asyncio.Task[Any]] = []
         self.refreshes = 0
@@ -32,6 +36,9 @@ class FakeSession:
 
     async def reply(self, channel: str, feature: str, event: dict[str, Any]) -> None:
         self.replies.append((channel, feature, event))
+
+    async def publish_shared(self, feature: str, event: Callable[[Redactor], dict[str, Any]]) -> None:
+        self.shared.append((feature, event(self.share_redactor)))
 
     def spawn(self, name: str, coro: Coroutine[Any, Any, Any]) -> None:
         self.tasks.append(asyncio.get_running_loop().create_task(coro, name=name))

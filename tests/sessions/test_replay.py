@@ -4,6 +4,7 @@ Differences saved and shown (page, share page), the ignore rules, Edit and resen
 session's export replayed by the CLI."""
 from __future__ import annotations
 
+import html
 import json
 import re
 import sys
@@ -13,6 +14,8 @@ from channels.db import database_sync_to_async
 from django.test import AsyncClient
 
 from playground.registry.models import Server
+from playground.sessions.features.replay import ENDED_EARLY
+from playground.sessions.live import WORKERS
 from playground.sessions.worker import start_session
 from playground.transcripts.models import Session, ShareLink
 from tests.conftest import PEERS
@@ -20,13 +23,15 @@ from tests.core.test_cli import mcp
 
 from .test_features import card_key, receive_fragment, receive_until, send
 from .test_live import communicator, events, make_user_and_server, stop_all
+from .test_share_live import share, viewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 VARIANT = str(PEERS / "sdk_variant.py")
 
 
 async def record_session(user, server) -> Session:
-    """A session with build "a": the lists, three calls, an elicitation answered by the person."""
+    """A session with build "a": the lists, three calls, an elicitation answered by the person,
+    a prompt got."""
     session = await start_session(server, user)
     comm = communicator(session.pk, user)
     try:
@@ -41,6 +46,8 @@ async def record_session(user, server) -> Session:
         await send(comm, action="answer", key=card_key(card),
                    result=json.dumps({"action": "accept", "content": {"name": "Ada"}}))
         await receive_until(comm, "Hello, Ada!")
+        await send(comm, action="get_prompt", name="greeting", **{"args.name": "Ada"})
+        await receive_until(comm, 'aria-label="Result"', "Say hello to Ada.")
     finally:
         await comm.disconnect()
         await stop_all()
@@ -66,10 +73,21 @@ def other_build(user, build: str, **fields) -> Server:
                                  args=[VARIANT, "stdio", build], **fields)
 
 
+@database_sync_to_async
+def a_stranger(user):
+    """Another user of the playground."""
+    return type(user).objects.create_user("mallory", password="pw")
+
+
 async def logged_in(user) -> AsyncClient:
     client = AsyncClient()
     await database_sync_to_async(client.force_login)(user)
     return client
+
+
+def differences(page: str) -> str:
+    """The Differences region of a page."""
+    return page.split('aria-label="Differences"', 1)[1].split("</section>", 1)[0]
 
 
 async def test_a_replay_against_a_changed_server_shows_that_request_changed(tmp_path):
@@ -100,17 +118,21 @@ async def test_a_replay_against_a_changed_server_shows_that_request_changed(tmp_
     # The page shows the saved Differences; its share link too, read-only.
     client = await logged_in(user)
     page = (await client.get(f"/sessions/{replay.pk}/")).content.decode()
-    region = page.split('aria-label="Differences"', 1)[1].split("</section>", 1)[0]
+    region = differences(page)
     assert region.count('data-status="changed"') == 1 and "release 2.0 (beta)" in region
     assert "Ignore rules" in region and f'href="/sessions/{original.pk}/#ev-{version["seq"]}"' in region
     link = await database_sync_to_async(ShareLink.objects.create)(session=replay, created_by=user)
     shared = (await AsyncClient().get(f"/share/{link.token}/")).content.decode()
-    region = shared.split('aria-label="Differences"', 1)[1].split("</section>", 1)[0]
+    region = differences(shared)
     assert region.count('data-status="changed"') == 1 and "release 2.0 (beta)" in region
     assert "Ignore rules" not in shared and "Edit and resend" not in shared and f"/sessions/{original.pk}/" not in shared
     assert "Edit and resend" in page
 
-    # Ignore rules: saved on the server, the rows compared again.
+    # Ignore rules: saved on the server, the rows compared again; not by another user.
+    stranger = await logged_in(await a_stranger(user))
+    response = await stranger.post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": "/result"})
+    assert response.status_code == 404
+    assert (await database_sync_to_async(Server.objects.get)(pk=build_b.pk)).replay_ignore == []
     response = await client.post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": "result/x"})
     assert "must start with /" in response.content.decode()
     assert (await database_sync_to_async(Server.objects.get)(pk=build_b.pk)).replay_ignore == []
@@ -142,6 +164,7 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
     rows = await events(original.pk)
     call = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/call")
     listing = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/list")
+    prompt = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "prompts/get")
     answer = next(r for r in rows if r["dir"] == "recv")
     client = await logged_in(user)
 
@@ -150,9 +173,14 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
     assert f"From event <a href=\"#ev-{call['seq']}\">{call['seq']}</a>" in form
     composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={listing['seq']}")).content.decode()
     assert 'id="raw-method"' in composer and 'value="tools/list"' in composer
+    # A request with params: the composer holds them (what the client adds itself left out).
+    composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={prompt['seq']}")).content.decode()
+    assert 'value="prompts/get"' in composer
+    params = re.search(r'<textarea id="raw-params"[^>]*>(.*?)</textarea>', composer, re.S).group(1)
+    assert json.loads(html.unescape(params)) == {"name": "greeting", "arguments": {"name": "Ada"}}
     assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq={answer['seq']}")).status_code == 404
     assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq=x")).status_code == 404
-    stranger = await database_sync_to_async(lambda: type(user).objects.create_user("mallory", password="pw"))()
+    stranger = await a_stranger(user)
     assert (await (await logged_in(stranger)).get(
         f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).status_code == 404
     # The replay form lists the user's servers, this session's first; another user cannot start one.
@@ -160,11 +188,18 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
     assert re.search(rf'<option value="{build_a.pk}" selected>build a</option>', replay_form)
     assert (await (await logged_in(stranger)).post(f"/sessions/{original.pk}/replay/",
                                                    {"target": build_a.pk})).status_code == 404
+    # Nor may the owner replay their session against another user's server: nothing starts.
+    theirs = await database_sync_to_async(Server.objects.create)(
+        owner=stranger, name="mallory's", transport="stdio", command=sys.executable, args=[VARIANT, "stdio", "b"])
+    sessions = await database_sync_to_async(Session.objects.count)()
+    assert (await client.post(f"/sessions/{original.pk}/replay/", {"target": theirs.pk})).status_code == 404
+    assert await database_sync_to_async(Session.objects.count)() == sessions and not WORKERS
 
 
 @database_sync_to_async
-def recorded_with_a_secret(user, server) -> Session:
-    """A saved session (no server needed) whose server echoed its own secret in a response."""
+def recorded_with_a_secret(user, server, *, ask: bool = False) -> Session:
+    """A saved session (no server needed) whose server echoed its own secret in a response; with
+    `ask`, then a call of ask_name whose question was not recorded (a replay asks the person)."""
     from playground.transcripts.models import Event
 
     session = Session.objects.create(server=server, server_name="old build", owner=user, status="ended",
@@ -172,7 +207,12 @@ def recorded_with_a_secret(user, server) -> Session:
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}
     answer = {"jsonrpc": "2.0", "id": 1, "result": {"content": [
         {"type": "text", "text": "key=s3cret-value token=oauth-tok3n"}]}}
-    for seq, dir_, message, extra in ((1, "send", call, {}), (2, "recv", answer, {"reply_to": 1})):
+    steps = [(1, "send", call, {}), (2, "recv", answer, {"reply_to": 1})]
+    if ask:
+        steps += [(3, "send", {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask_name"}}, {}),
+                  (4, "recv", {"jsonrpc": "2.0", "id": 2, "result": {"content": [
+                      {"type": "text", "text": "Hello, Ada!"}]}}, {"reply_to": 3})]
+    for seq, dir_, message, extra in steps:
         Event.objects.create(session=session, seq=seq, t=seq / 10, dir=dir_, method=message.get("method", ""),
                              data={"seq": seq, "t": seq / 10, "dir": dir_, "raw": json.dumps(message),
                                    "message": message, **extra})
@@ -226,4 +266,43 @@ async def test_rows_compared_again_reach_every_tab_of_a_live_replay():
             await later_tab.disconnect()
     finally:
         await open_tab.disconnect()
+        await stop_all()
+
+
+async def test_a_live_share_of_a_running_replay_gets_its_rows_as_they_come():
+    """A share link of a replay still running (waiting for the person, here): its page says it
+    is replaying (not "stopped"); its viewer gets the rows done so far, then each row as it
+    comes and the region once saved — masked for a share, without the owner's links or rules."""
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await recorded_with_a_secret(user, build_a, ask=True)
+    replay = await start_session(build_a, user, replay_of=original)
+    owner = communicator(replay.pk, user)
+    watching = None
+    try:
+        await owner.connect()
+        card = await receive_until(owner, 'aria-label="Server request"', timeout=60)     # the echo's row is done
+        link = await share(replay, user)
+        region = differences((await AsyncClient().get(f"/share/{link.token}/")).content.decode())
+        assert "replaying…" in region and "stopped" not in region and ENDED_EARLY not in region
+
+        watching = viewer(link.token)
+        await watching.connect()
+        region = await receive_fragment(watching, 'id="differences"', 'data-method="tools/call"')
+        assert 'data-state="running"' in region and region.count('class="diff-row diff-') == 1
+        assert "s3cret-value" not in region and "oauth-tok3n" not in region and "key=••••" in region
+        await send(owner, action="answer", key=card_key(card),
+                   result=json.dumps({"action": "accept", "content": {"name": "Ada"}}))
+        row = await receive_fragment(watching, 'id="differences-rows" hx-swap-oob="beforeend"', "ask_name")
+        assert 'id="diff-row-1"' in row and "Hello, Ada!" in row
+        await receive_fragment(watching, 'id="differences-summary"', "replaying · 2 requests replayed")
+        region = await receive_fragment(watching, 'id="differences"', 'data-state="done"')
+        # (and the question nobody recorded: a request the server sends now, "new")
+        assert region.count('class="diff-row diff-') == 3 and 'data-status="new"' in region
+        assert "s3cret-value" not in region
+        for shown in (row, region):           # a share page shows one session, and acts on nothing
+            assert f"/sessions/{original.pk}/" not in shown and "Ignore rules" not in shown
+    finally:
+        if watching is not None:
+            await watching.disconnect()
+        await owner.disconnect()
         await stop_all()

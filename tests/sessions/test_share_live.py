@@ -27,6 +27,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 SECRET = "s3cr3t-env-value-789"
 MASK = "••••"
+REVOKE_DEADLINE = 1.0       # seconds from the revoke to the last viewer's socket closed (issue 14)
 
 
 def viewer(token: str) -> WebsocketCommunicator:
@@ -115,13 +116,18 @@ async def test_viewers_follow_live_redacted_and_cannot_act():
                                                          .values_list("data", flat=True)))()
         assert session.pk in WORKERS and "from a viewer" not in json.dumps(rows)
 
-        # Revoking the link closes every viewer's socket, with a code the page does not reconnect on.
+        # Revoking the link closes every viewer's socket within a second, with a code the page
+        # does not reconnect on.
         browser = Client()
         await database_sync_to_async(browser.force_login)(user)
+        loop = asyncio.get_running_loop()
+        revoked = loop.time()
         await database_sync_to_async(browser.post)(f"/share/{link.token}/revoke/")
         for v in viewers:
             await receive_until(v, "Revoked", "This share link was revoked.")
             assert await closed_with(v) == CLOSE_GONE
+        took = loop.time() - revoked
+        assert took < REVOKE_DEADLINE, f"the last viewer's socket closed {took:.2f} s after the revoke"
         async with asyncio.timeout(10):
             while worker.share_viewers:          # their leaving reached the worker: no more share rendering
                 await asyncio.sleep(0.01)
@@ -146,7 +152,8 @@ async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_e
         await call_echo(owner, "plain text")
         assert await reply_line(v) == await reply_line(owner)         # the same line (rendered for each)
         await owner.send_to(text_data=json.dumps({"action": "disconnect"}))
-        await receive_until(v, "status-ended", "Snapshot")
+        seen = await receive_until(v, "status-ended", "Snapshot")
+        assert 'id="transcript-follow" hx-swap-oob="delete"' in seen         # nothing more to follow
         assert await closed_with(v) == CLOSE_ENDED
         # A viewer of the ended session gets the snapshot and the socket closes.
         snap = viewer(link.token)
@@ -172,6 +179,7 @@ async def test_a_live_share_page_connects_and_says_live(settings):
         link = await share(session, user)
         page = (await database_sync_to_async(Client().get)(f"/share/{link.token}/")).content.decode()
         assert f'hx-ws:connect="/ws/share/{link.token}/"' in page and ">Live<" in page and "data-follow" in page
+        assert re.search(r'<p id="share-mode"[^>]* role="status">', page)
         assert "hx-ws:send" not in page and "<form" not in page.split("</header>")[1]
     finally:
         await stop_all()

@@ -11,7 +11,8 @@ names a feature. A feature declares what it takes and gives:
   (its actions, plus `commands` sent by other pages such as the OAuth callback), the server
   notifications it listens to, the server requests it answers (`server_requests`, with the
   client capabilities that declares), the events it publishes, and what a reloading tab needs
-  (`snapshot()`); with `checks_frames`, what it adds to each event before it is saved. A
+  (`snapshot()`; a live share viewer: `share_snapshot()`, then what it sends with
+  `ctx.publish_shared`); with `checks_frames`, what it adds to each event before it is saved. A
   feature with a state line (`state_html()`) has it shown at start, in every snapshot and after
   each of its actions, with the panels' error line (`attempt()`).
 
@@ -30,6 +31,7 @@ from playground.mcp.auth import OAuth
 from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.events import TranscriptEvent
 from playground.mcp.jsonrpc import JsonRpcError
+from playground.mcp.secrets import Redactor
 from playground.mcp.transports.base import TransportError
 
 from ..html import oob
@@ -205,6 +207,11 @@ class Feature:
         """The events a (re)connecting tab needs to show this feature's state."""
         state = self.state()
         return [self.event(state)] if state is not None else []
+
+    def share_snapshot(self, redact: Redactor) -> list[dict[str, Any]]:
+        """The events a live share viewer needs when it joins, masked by `redact`: only a feature
+        that shows share viewers its progress (`ctx.publish_shared`) has any."""
+        return []
 
 
 def render(template: str, context: dict[str, Any]) -> str:

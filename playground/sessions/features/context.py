@@ -6,12 +6,13 @@ may do is listed here, and nothing else is reachable.
 """
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from playground.mcp.client import McpClient
 from playground.mcp.config import ServerConfig
 from playground.mcp.events import Tap
+from playground.mcp.secrets import Redactor
 
 from ..protocol import Catalogue, Command
 
@@ -36,6 +37,10 @@ class SessionContext(Protocol):
 
     async def reply(self, channel: str, feature: str, event: dict[str, Any]) -> None:
         """Send a feature's event to one tab (the one that asked)."""
+
+    async def publish_shared(self, feature: str, event: Callable[[Redactor], dict[str, Any]]) -> None:
+        """Send a feature's event to the session's live share viewers, if any: `event` makes it
+        with the share's redactor (every secret masked), only when someone is watching."""
 
     def spawn(self, name: str, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` as a task of the session (`name` names it in logs): cancelled when the session ends."""

@@ -6,8 +6,10 @@ server with `replay_of`: `prepare` reads the original's transcript into a record
 session is connected and listed, `start` runs it (playground.mcp.replayer) through the
 session's client. The server's requests are answered from the recording first
 (`answers_first`); those it does not match go to the person's cards as in any session. Rows
-reach every tab as they complete; the report is saved in `Session.report` at the end (or when
-the session ends first), and the page, its share link and a reload show it from there.
+reach every tab as they complete, and every live share viewer too (rendered again for them:
+masked as the share page is, without links to the original); the report is saved in
+`Session.report` at the end (or when the session ends first), and the page, its share link and
+a reload show it from there.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from django.urls import reverse
 from playground.mcp import diff
 from playground.mcp.replay import recording
 from playground.mcp.replayer import Replayer, summary_text
+from playground.mcp.secrets import Redactor
 from playground.transcripts import replays
 
 from ..html import oob
@@ -87,7 +90,7 @@ class Replay(Feature):
     async def _run(self, replayer: Replayer) -> None:
         client = self.ctx.client
         assert client is not None
-        await self.publish(self._region())
+        await self._publish_region()
         await replayer.run(client, on_row=self._row)
         await self._finish()
 
@@ -102,7 +105,7 @@ class Replay(Feature):
             return
         self._saved = True
         await database_sync_to_async(replays.save_report)(self.ctx.session_id, self.report())
-        await self.publish(self._region())
+        await self._publish_region()
 
     def report(self) -> dict[str, Any]:
         assert self.replayer is not None
@@ -116,21 +119,33 @@ class Replay(Feature):
         report = command.get("report")
         if self._saved and isinstance(report, dict):
             self._compared = report
-            await self.publish(self._region())
+            await self._publish_region()
 
     async def _row(self, row: dict[str, Any]) -> None:
-        report = self.report()
-        await self.publish({"n": row["n"], "summary": summary_line(report, live=True),
-                            "row": render("sessions/features/replay_row.html",
-                                          {"row": row_view(row, self.about.get("source"), owner=True)})})
+        summary = summary_line(self.report(), live=True)
+        await self.publish(self._row_event(row, summary))
+        await self.ctx.publish_shared(self.name, lambda redact: self._row_event(redact.obj(row), redact.text(summary),
+                                                                                share=True))
 
-    def _region(self) -> dict[str, Any]:
-        report = self.report()
-        return {"rows": len(report["rows"]),
-                "region": region_html(report, session_id=self.ctx.session_id, owner=True, live=not self._saved)}
+    def _row_event(self, row: dict[str, Any], summary: str, *, share: bool = False) -> dict[str, Any]:
+        view = row_view(row, self.about.get("source"), owner=not share)
+        return {"n": row["n"], "summary": summary, "row": render("sessions/features/replay_row.html", {"row": view})}
+
+    def _region(self, share: Redactor | None = None) -> dict[str, Any]:
+        """The whole region: the owner's, or (`share`: masked by it) a share viewer's."""
+        report = self.report() if share is None else share.obj(self.report())
+        return {"rows": len(report["rows"]), "region": region_html(
+            report, session_id=self.ctx.session_id, owner=share is None, live=not self._saved)}
+
+    async def _publish_region(self) -> None:
+        await self.publish(self._region())
+        await self.ctx.publish_shared(self.name, self._region)
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event(self._region())] if self.replayer is not None else []
+
+    def share_snapshot(self, redact: Redactor) -> list[dict[str, Any]]:
+        return [self._region(redact)] if self.replayer is not None else []
 
 
 # The Differences region, for the live page (the worker renders it once for every tab) and for
@@ -140,6 +155,8 @@ STATE_WORDS = {"waiting": "starting", "running": "replaying", "done": "done", "s
 
 
 def summary_line(report: dict[str, Any], *, live: bool) -> str:
+    if live and "requests" not in report:
+        return "replaying…"         # nothing saved yet: a live page gets the rows from the worker
     state = str(report.get("state") or "waiting")
     if not live and state in ("waiting", "running"):
         state = "stopped"
@@ -191,9 +208,10 @@ def region_html(report: dict[str, Any], *, session_id: int, owner: bool, live: b
 
 
 def saved_region(session: Any, redact: Any, *, owner: bool) -> str:
-    """A replay session's Differences from its saved report, masked by `redact` (the owner's page,
-    live or not, or a share page: read-only); "" for other sessions."""
+    """A replay session's Differences from its saved report, masked by `redact` (the owner's page
+    or a share page: read-only); "" for other sessions. While the session is live its page
+    follows the worker's region (a tab's snapshot, a share viewer's), which replaces this one:
+    until then it says what it knows (a replay still running is not "stopped")."""
     if getattr(session, "kind", None) != "replay":
         return ""
-    return region_html(redact.obj(session.report or {}), session_id=session.pk, owner=owner,
-                       live=owner and session.is_live)
+    return region_html(redact.obj(session.report or {}), session_id=session.pk, owner=owner, live=session.is_live)
