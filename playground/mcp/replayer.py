@@ -144,11 +144,14 @@ def summary_text(report: dict[str, Any]) -> str:
 
 
 class RecordedAnswers:
-    """The recording's answers to the server's requests, each used once, in order."""
+    """The recording's answers to the server's requests, each used once, in order. A request
+    matches an answer by method and params with only the default ignore rules (ids, `_meta`,
+    progress tokens): a server's own rules say what may differ in its responses, and applied
+    here one like `/params/*` would answer any request of a method with what another got."""
 
-    def __init__(self, answers: list[ClientAnswer], rules: diff.Rules) -> None:
+    def __init__(self, answers: list[ClientAnswer]) -> None:
         self.unused = list(answers)
-        self.rules = rules
+        self.rules = diff.rules()
         self.used = 0
 
     def take(self, method: str, params: Any) -> ClientAnswer | None:
@@ -169,7 +172,7 @@ class Replayer:
         self.tap = tap
         self.ignore = list(ignore)
         self.rules = diff.rules(self.ignore)
-        self.answers = RecordedAnswers(rec.answers, self.rules)
+        self.answers = RecordedAnswers(rec.answers)
         self.rows: list[dict[str, Any]] = []
         self.state = "waiting"              # waiting | running | done | stopped
         self.aborted = ""                   # why the replay stopped before its end
