@@ -8,6 +8,7 @@ from typing import Any
 from playground.mcp import diff
 from playground.mcp.replayer import compare_response, counts
 from playground.mcp.replay import RAW_KEPT
+from playground.mcp.secrets import Redactor
 
 from .models import Event, Session
 from .storable import storable
@@ -27,9 +28,9 @@ def save_report(session_id: int, report: dict[str, Any]) -> None:
     Session.objects.filter(pk=session_id).update(report=storable(report))
 
 
-def _responses(session: Session | None, seqs: set[int]) -> dict[int, dict[str, Any]]:
+def _responses(session: Session | None, seqs: set[int], secrets: Redactor) -> dict[int, dict[str, Any]]:
     """Response events by seq: their `{"result"}` or `{"error"}`, and raw text, masked as their
-    owner reads them (as `recorded_rows` gave the replay the original's)."""
+    owner reads them (as `recorded_rows` gave the replay the original's); the raw text cut by `secrets`."""
     if session is None or not seqs:
         return {}
     redact = session.owner_redactor()
@@ -39,7 +40,7 @@ def _responses(session: Session | None, seqs: set[int]) -> dict[int, dict[str, A
         message = data.get("message") if isinstance(data, dict) else None
         if isinstance(message, dict):
             out[seq] = {"message": {k: message[k] for k in ("result", "error") if k in message},
-                        "raw": (data.get("raw") or "")[:RAW_KEPT]}
+                        "raw": secrets.cut(data.get("raw") or "", RAW_KEPT)}
     return out
 
 
@@ -51,8 +52,11 @@ def compare_again(session: Session, ignore: list[str]) -> dict[str, Any]:
     rows = [dict(r) for r in report.get("rows") or [] if isinstance(r, dict)]
     rules = diff.rules(ignore)
     source_id = session.source_id
-    old = _responses(session.source, {r["old_response_seq"] for r in rows if isinstance(r.get("old_response_seq"), int)})
-    new = _responses(session, {r["new_response_seq"] for r in rows if isinstance(r.get("new_response_seq"), int)})
+    secrets = session.share_redactor()      # what the replay's share page masks (the original's among them)
+    old = _responses(session.source, {r["old_response_seq"] for r in rows if isinstance(r.get("old_response_seq"), int)},
+                     secrets)
+    new = _responses(session, {r["new_response_seq"] for r in rows if isinstance(r.get("new_response_seq"), int)},
+                     secrets)
     for row in rows:
         if row.get("kind") != "request" or row.get("old_truncated") or source_id is None:
             continue
@@ -63,7 +67,7 @@ def compare_again(session: Session, ignore: list[str]) -> dict[str, Any]:
             continue        # not saved yet (rules sent as the replay ends): the row as the worker compared it
         status, changes, complete, detail = compare_response(
             before["message"] if before else None, after["message"] if after else None, rules=rules,
-            new_failure=str(row.get("failure") or ""))
+            new_failure=str(row.get("failure") or ""), secrets=secrets)
         row.update(status=status, changes=changes, detail=detail)
         row.pop("incomplete", None)
         if not complete:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from playground.mcp.client import McpClient
 from playground.mcp.config import ServerConfig
 from playground.mcp.events import Tap
+from playground.mcp.secrets import Redactor
 
 from ..protocol import Catalogue, Command
 
@@ -57,6 +58,11 @@ class SessionContext(Protocol):
     def feature(self, name: str) -> Any:
         """Another feature of this session, by name (None when not registered): a feature
         that works with another one names it (input rounds, for the server requests' cards)."""
+
+    def secrets(self) -> Redactor:
+        """Every secret value the session's share page masks, the OAuth flow's learnt so far
+        among them: a feature that cuts a server's text to length cuts it with this
+        (`Redactor.cut`), so that no secret's head is left at the cut."""
 
 
 class TabContext(Protocol):
