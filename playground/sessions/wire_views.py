@@ -3,8 +3,8 @@
 variants mask every secret (`Session.share_redactor`) and never offer the real values."""
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 from asgiref.sync import sync_to_async
 
@@ -22,24 +22,12 @@ from playground.transcripts.models import Session
 
 from .features.model_view import body_html, download_json, last_tool_result, result_html
 from .lines import is_request
-from .views import _shared, _stream
-
-T = TypeVar("T")
+from .views import _shared, _stream, computed, owned
 
 
-# The Model view is computed from the whole catalogue: seconds for thousands of tools. Under
-# daphne a sync view runs in the one thread-sensitive thread the recorder's database saves use
-# too, so every live session would stop saving meanwhile: these views are async, read their
-# rows in that thread (short queries) and compute in a worker thread (`_computed`).
-
-def _computed(function: Callable[..., T], *args: Any) -> Awaitable[T]:
-    """`function(*args)` in a worker thread: CPU work that touches no database."""
-    return sync_to_async(function, thread_sensitive=False)(*args)
-
-
-async def _owned(request: HttpRequest, pk: int) -> Session:
-    return await sync_to_async(own_session)(await request.auser(), pk)
-
+# The Model view is computed from the whole catalogue: seconds for thousands of tools. These
+# views are async: they read their rows in short queries and compute in a worker thread
+# (`computed`, which says why).
 
 def _panel(session: Session, redact: Redactor, download_url: str) -> str:
     return body_html(redact.obj(session.catalogue or {}), download_url)
@@ -48,30 +36,30 @@ def _panel(session: Session, redact: Redactor, download_url: str) -> str:
 @login_required
 async def model_view(request: HttpRequest, pk: int) -> HttpResponse:
     """The Model view panel, fetched by the session page (again after each catalogue refresh)."""
-    session = await _owned(request, pk)
+    session = await owned(request, pk)
     download_url = reverse("sessions:model_view_json", args=[pk])
-    return HttpResponse(await _computed(_panel, session, session.owner_redactor(), download_url))
+    return HttpResponse(await computed(_panel, session, session.owner_redactor(), download_url))
 
 
 async def _result(session: Session, redact: Redactor, refresh_url: str) -> HttpResponse:
     result, tool = await sync_to_async(last_tool_result)(session, redact)
-    return HttpResponse(await _computed(result_html, result, tool, refresh_url))
+    return HttpResponse(await computed(result_html, result, tool, refresh_url))
 
 
 @login_required
 async def model_view_result(request: HttpRequest, pk: int) -> HttpResponse:
-    session = await _owned(request, pk)
+    session = await owned(request, pk)
     return await _result(session, session.owner_redactor(), reverse("sessions:model_view_result", args=[pk]))
 
 
 async def _model_view_file(request: HttpRequest, session: Session, redact: Redactor) -> StreamingHttpResponse:
-    text = await _computed(lambda: download_json(redact.obj(session.catalogue or {})))
+    text = await computed(lambda: download_json(redact.obj(session.catalogue or {})))
     return _stream(request, iter([text]), "application/json", f"session-{session.pk}-model-view.json")
 
 
 @login_required
 async def model_view_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    session = await _owned(request, pk)
+    session = await owned(request, pk)
     return await _model_view_file(request, session, session.owner_redactor())
 
 
@@ -79,7 +67,7 @@ async def share_model_view(request: HttpRequest, token: str) -> HttpResponse:
     """The panel of a share page (read-only, every secret masked), fetched by that page."""
     session, redact = await sync_to_async(_shared)(token)
     download_url = reverse("sessions:share_model_view_json", args=[token])
-    return HttpResponse(await _computed(_panel, session, redact, download_url))
+    return HttpResponse(await computed(_panel, session, redact, download_url))
 
 
 async def share_model_view_result(request: HttpRequest, token: str) -> HttpResponse:

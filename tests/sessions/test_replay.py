@@ -234,6 +234,38 @@ async def test_a_secret_cut_to_length_stays_masked_on_the_replays_pages():
     await check(rules)
 
 
+async def test_rows_are_compared_again_off_the_database_thread():
+    """Comparing again diffs every response of two sessions (a megabyte each, at most): not in
+    the one database thread every live session saves through. The comparison waits here until
+    a query has run meanwhile."""
+    from playground.sessions import replay_views
+    from playground.transcripts.models import Event
+
+    from .offthread import computed_off_the_database_thread
+
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await recorded_with_a_secret(user, build_a)
+
+    @database_sync_to_async
+    def replayed() -> Session:
+        row = {"status": "changed", "kind": "request", "method": "tools/call", "name": "echo", "seq": 1,
+               "old_response_seq": 2, "new_response_seq": 2,
+               "changes": [{"path": "/result/content/0/text", "old": "x", "new": "y"}]}
+        replay = Session.objects.create(server=build_a, server_name="build a", owner=user, status="ended",
+                                        kind=Session.Kind.REPLAY, source=original, report={
+                                            "state": "done", "requests": 1, "rows": [row]},
+                                        secret_values=original.secret_values,       # (as start_session gives them)
+                                        oauth_secret_values=original.oauth_secret_values)
+        for event in original.events.all():
+            Event.objects.create(session=replay, seq=event.seq, t=event.t, dir=event.dir, data=event.data)
+        return replay
+    replay = await replayed()
+    response, count = await computed_off_the_database_thread(replay_views.replays, "compared_again", (
+        await logged_in(user)).post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": "/result/x"}))
+    html = response.content.decode()
+    assert count == 2 and 'data-status="same"' in html and 'data-status="changed"' not in html   # one answer, twice
+
+
 async def test_rows_compared_again_reach_every_tab_of_a_live_replay():
     """The ignore rules' view tells a live replay's worker: the tab open on it shows the new
     comparison, and a tab that connects afterwards gets that one too (not the worker's first)."""
