@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from playground.mcp.auth import AuthRecord
 from playground.mcp.secrets import Redactor
-from playground.mcp.transports.http_common import shown_url
+from playground.mcp.transports.http_common import same_origin, shown_url
 from playground.oauth.models import OAuthRecord
 from playground.transcripts import curl, har
 from playground.transcripts.access import own_session
@@ -103,16 +103,27 @@ def _curl(row: dict[str, Any], **real: Any) -> HttpResponse:
         raise Http404(str(exc)) from None
 
 
-def _real_values(session: Session, row: dict[str, Any]) -> dict[str, Any]:
-    """The secrets a request carried, for its owner: the server's configured header values (as
-    stored now), the OAuth access token stored for it, the URL as configured."""
+def _with_secrets(session: Session, row: dict[str, Any]) -> HttpResponse:
+    """The command with the secrets the request carried put back, for its owner: the server's
+    configured header values (as stored now), the OAuth access token stored for it, the URL as
+    configured. Only for a request that went to the server's URL as it is now (an SSE stream's
+    POST endpoint is on its origin): else the server's values now would go where they never
+    went. The token only from an authorization issued for that URL. Otherwise the command is
+    the masked one, and its first line says why."""
     server = session.server
     if server is None:
-        return {}
+        return _curl(session.owner_redactor().obj(row), notes=["secrets not filled in: the session's server was deleted"])
     config = server.to_config()
+    url = str(row["http"].get("url"))
+    current = shown_url(config.url) if config.url else ""
+    if not current or not (url == current or (session.transport == "sse" and same_origin(url, config.url))):
+        return _curl(session.owner_redactor().obj(row), notes=[
+            f"secrets not filled in: this request went to {url}, not to the server's URL now ({current or 'none'})"])
+    records = [AuthRecord.from_dict(r.data) for r in OAuthRecord.objects.filter(server=server).order_by("-updated")]
+    tokens = next((r.tokens for r in records if r.tokens is not None and r.issued_for(config.url)), None)
+    notes = ([f"the OAuth token is not filled in: the stored ones were issued for another URL than {current}"]
+             if tokens is None and any(r.tokens is not None for r in records) else [])
     configured = {k.lower(): v for k, v in config.headers.items()}
-    record = OAuthRecord.objects.filter(server=server).order_by("-updated").first()
-    tokens = AuthRecord.from_dict(record.data).tokens if record is not None else None
 
     def unmask(name: str, value: str) -> str:
         if name.lower() in configured:
@@ -120,8 +131,7 @@ def _real_values(session: Session, row: dict[str, Any]) -> dict[str, Any]:
         if name.lower() == "authorization" and tokens is not None and value.lower().startswith("bearer"):
             return f"Bearer {tokens.access_token}"
         return value
-    url = row["http"].get("url")
-    return {"unmask": unmask, "real_url": config.url if config.url and url == shown_url(config.url) else None}
+    return _curl(row, unmask=unmask, real_url=config.url if url == current else None, notes=notes)
 
 
 @login_required
@@ -130,7 +140,7 @@ def curl_command(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
     session = own_session(request.user, pk)
     row = _request_row(session, seq)
     if request.GET.get("secrets") == "1":
-        return _curl(row, **_real_values(session, row))
+        return _with_secrets(session, row)
     return _curl(session.owner_redactor().obj(row))
 
 
