@@ -17,6 +17,7 @@ from typing import Any
 from . import lint
 from .client import LATEST_LEGACY, META_VERSION
 from .events import CONNECTION, TranscriptEvent
+from .secrets import NO_SECRETS, Redactor
 
 MAX_BYTES = 1_000_000        # frames larger than this are not checked (a megabyte can take a second)
 REQUESTS_KEPT = 10_000       # open requests remembered for their responses (a server may never answer)
@@ -177,9 +178,13 @@ def check_all(picks: list[Pick]) -> tuple[list[lint.Report], float]:
     return reports, time.thread_time() - started
 
 
-def apply(pick: Pick, report: lint.Report) -> int:
-    """Put the outcome on the event (its row and line carry it); the number of problems."""
+def apply(pick: Pick, report: lint.Report, secrets: Redactor = NO_SECRETS) -> int:
+    """Put the outcome on the event (its row and line carry it); the number of problems. A
+    message quotes the frame cut to length: a secret's head at a cut is masked by `secrets`."""
     event = pick.event
+    if secrets:
+        for problem in report.problems:
+            problem["message"] = secrets.at_cuts(problem["message"])
     event.schema_problems = report.problems or None
     event.schema_lint = report.info() if report.problems or report.unchecked else None
     return len(report.problems)

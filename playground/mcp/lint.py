@@ -27,6 +27,7 @@ from playground import jsonpointer
 from playground.schemaforms.validate import SPECIFICATIONS, validator_class
 
 from . import spec_sections
+from .secrets import CUT
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
@@ -241,7 +242,7 @@ class Schema:
         else:
             text = error.message
         if len(text) > MESSAGE_CHARS:
-            text = text[:MESSAGE_CHARS - 1] + "…"
+            text = text[:MESSAGE_CHARS - 1] + CUT
         where = self._pointers.get(id(error.schema))
         return {"pointer": prefix + jsonpointer.join(error.absolute_path), "message": text,
                 "schema_path": f"#{where}/{error.validator}" if where is not None else f"#/{error.validator}"}
@@ -286,7 +287,7 @@ def _brief(value: Any) -> str:
     if isinstance(value, list):
         return "the array"
     text = json.dumps(value, ensure_ascii=False) if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
-    return text if len(text) <= 60 else text[:59] + "…"
+    return text if len(text) <= 60 else text[:59] + CUT
 
 
 def _ref_name(node: Any) -> str | None:

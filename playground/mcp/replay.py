@@ -24,6 +24,7 @@ from typing import Any
 
 from . import jsonrpc, jsontext
 from .client import META_CAPS, META_INFO, META_VERSION
+from .secrets import NO_SECRETS, Redactor
 
 HANDSHAKE_REQUESTS = frozenset({"initialize", "server/discover"})
 HANDSHAKE_NOTIFICATIONS = frozenset({"notifications/initialized"})
@@ -188,12 +189,9 @@ def _time(row: dict[str, Any]) -> float:
     return float(row.get("t") or 0)         # (a number or absent: _checked)
 
 
-def _cut(raw: Any) -> str:
-    return raw[:RAW_KEPT] if isinstance(raw, str) else ""
-
-
-def recording(rows: Iterable[dict[str, Any]]) -> Recording:
-    """The plan out of a transcript's lines (in seq order)."""
+def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) -> Recording:
+    """The plan out of a transcript's lines (in seq order). A response's raw text is kept cut
+    to RAW_KEPT by `secrets` (the values the replay's pages mask: a secret's head at the cut too)."""
     rec = Recording()
     by_seq: dict[int, Exchange] = {}          # request event (first or retry) -> its exchange
     open_ids: dict[str, Exchange] = {}        # id of a request of ours still open -> its exchange
@@ -264,7 +262,8 @@ def recording(rows: Iterable[dict[str, Any]]) -> Recording:
                 open_ids.pop(_id(message), None)
                 exchange.response = {k: message[k] for k in ("result", "error") if k in message}
                 exchange.response_seq = seq
-                exchange.response_raw = _cut(row.get("raw"))
+                raw = row.get("raw")
+                exchange.response_raw = secrets.cut(raw, RAW_KEPT) if isinstance(raw, str) else ""
                 result = message.get("result")
                 if isinstance(result, dict) and result.get("resultType") == "input_required":
                     inputs = result.get("inputRequests")

@@ -33,6 +33,7 @@ from .events import Tap, TranscriptEvent
 from .jsonrpc import JsonRpcError
 from .replay import RAW_KEPT, ClientAnswer, Exchange, Notify, Recording, Seen, input_requests, request_name
 from .responder import Responder
+from .secrets import CUT, NO_SECRETS, Redactor
 from .transports.base import TransportError
 
 STATUSES = ("same", "changed", "error", "missing", "new")
@@ -43,6 +44,9 @@ ALIGN_LIMIT = 500           # notifications per request compared in order; beyon
 _STEP: contextvars.ContextVar["_Run | None"] = contextvars.ContextVar("replay_step", default=None)
 
 RowListener = Callable[[dict[str, Any]], Awaitable[None]]
+# The secret values the session's pages mask, as known now (the OAuth flow learns more): where a
+# server's text is cut, the head of a secret left at the cut is masked (Redactor.cut).
+Secrets = Callable[[], Redactor]
 
 
 @dataclass
@@ -72,9 +76,11 @@ def outcome_of(message: dict[str, Any] | None) -> str:
 
 
 def compare_response(old: dict[str, Any] | None, new: dict[str, Any] | None, *, rules: diff.Rules,
-                     old_truncated: bool = False, new_failure: str = "") -> tuple[str, list[dict[str, Any]], bool, str]:
+                     old_truncated: bool = False, new_failure: str = "",
+                     secrets: Redactor = NO_SECRETS) -> tuple[str, list[dict[str, Any]], bool, str]:
     """(status, changes, complete, detail) of one replayed request: its recorded response
-    against the replayed one (each `{"result"}` or `{"error"}`, None when none came)."""
+    against the replayed one (each `{"result"}` or `{"error"}`, None when none came); values
+    cut to length are cut by `secrets`."""
     old_outcome = "ok" if old_truncated and old is None else outcome_of(old)
     new_outcome = "failed" if new is None and new_failure else outcome_of(new)
     detail = ""
@@ -86,7 +92,7 @@ def compare_response(old: dict[str, Any] | None, new: dict[str, Any] | None, *, 
         status = "same" if new_outcome == "ok" else "error"
         return status, [], True, "the recorded response was too large to be recorded whole: compared by outcome only"
     found = diff.diff(old, new, rules)
-    changes = [_kept(c) for c in found.to_list()]
+    changes = [_kept(c, secrets) for c in found.to_list()]
     if old_outcome != new_outcome:
         words = {"ok": "succeeded", "failed": "failed", "none": "got no response"}
         detail = detail or f"{words[old_outcome]} in the recording, {words[new_outcome]} now"
@@ -94,13 +100,13 @@ def compare_response(old: dict[str, Any] | None, new: dict[str, Any] | None, *, 
     return ("changed" if changes else "same"), changes, found.complete, detail
 
 
-def _kept(change: dict[str, Any]) -> dict[str, Any]:
+def _kept(change: dict[str, Any], secrets: Redactor) -> dict[str, Any]:
     """A change whose values are cut to VALUE_KEPT characters of JSON (then strings, `cut`)."""
     for side in ("old", "new"):
         if side in change:
             text = jsontext.dumps(change[side])
             if len(text) > VALUE_KEPT:
-                change[side] = text[:VALUE_KEPT] + "…"
+                change[side] = secrets.cut(text, VALUE_KEPT, CUT)
                 change["cut"] = True
     return change
 
@@ -144,11 +150,14 @@ def summary_text(report: dict[str, Any]) -> str:
 
 
 class RecordedAnswers:
-    """The recording's answers to the server's requests, each used once, in order."""
+    """The recording's answers to the server's requests, each used once, in order. A request
+    matches an answer by method and params with only the default ignore rules (ids, `_meta`,
+    progress tokens): a server's own rules say what may differ in its responses, and applied
+    here one like `/params/*` would answer any request of a method with what another got."""
 
-    def __init__(self, answers: list[ClientAnswer], rules: diff.Rules) -> None:
+    def __init__(self, answers: list[ClientAnswer]) -> None:
         self.unused = list(answers)
-        self.rules = rules
+        self.rules = diff.rules()
         self.used = 0
 
     def take(self, method: str, params: Any) -> ClientAnswer | None:
@@ -164,12 +173,14 @@ class Replayer:
     """Runs one recording against one client; `answer_first` answers the server's requests
     from the recording (the page's feature and the CLI's responder call it first)."""
 
-    def __init__(self, rec: Recording, *, tap: Tap, ignore: list[str] | tuple[str, ...] = ()) -> None:
+    def __init__(self, rec: Recording, *, tap: Tap, ignore: list[str] | tuple[str, ...] = (),
+                 secrets: Secrets = lambda: NO_SECRETS) -> None:
         self.recording = rec
         self.tap = tap
         self.ignore = list(ignore)
         self.rules = diff.rules(self.ignore)
-        self.answers = RecordedAnswers(rec.answers, self.rules)
+        self.secrets = secrets
+        self.answers = RecordedAnswers(rec.answers)
         self.rows: list[dict[str, Any]] = []
         self.state = "waiting"              # waiting | running | done | stopped
         self.aborted = ""                   # why the replay stopped before its end
@@ -218,7 +229,7 @@ class Replayer:
             return
         if isinstance(event.reply_to, int) and event.reply_to in self._sent:
             run = self._sent[event.reply_to]
-            run.response_seq, run.response_raw = event.seq, (event.raw or "")[:RAW_KEPT]
+            run.response_seq, run.response_raw = event.seq, self.secrets().cut(event.raw or "", RAW_KEPT)
             result = message.get("result") if isinstance(message, dict) else None
             if isinstance(result, dict) and result.get("resultType") == "input_required":
                 run.requests += input_requests(event.seq, result.get("inputRequests"))
@@ -347,7 +358,7 @@ class Replayer:
         step = run.step
         status, changes, complete, detail = compare_response(
             step.response, run.message, rules=self.rules, old_truncated=step.response_truncated,
-            new_failure=run.failure)
+            new_failure=run.failure, secrets=self.secrets())
         row: dict[str, Any] = {"status": status, "kind": "request", "method": step.method, "name": step.name,
                                "seq": step.seq, "new_seq": run.seq, "old_response_seq": step.response_seq,
                                "new_response_seq": run.response_seq, "changes": changes}

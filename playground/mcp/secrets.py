@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 MASK = "••••"
+CUT = "…"           # how a text cut to length says so
 
 # Header names whose values are always secrets.
 SECRET_HEADERS = frozenset({
@@ -65,6 +66,7 @@ class Redactor:
         # Raw frames hold JSON text: a value with quotes, backslashes or non-ASCII appears escaped there.
         plain = {v for v in values if v and len(v) >= 4}
         escaped = {json.dumps(v, ensure_ascii=a)[1:-1] for v in plain for a in (True, False)}
+        self.originals = sorted(plain)          # as given (another Redactor may be made of them)
         self.values = sorted(plain | escaped, key=len, reverse=True)
         self._pattern = re.compile("|".join(re.escape(v) for v in self.values)) if self.values else None
 
@@ -73,6 +75,40 @@ class Redactor:
 
     def text(self, s: str) -> str:
         return self._pattern.sub(MASK, s) if self._pattern else s
+
+    # A secret cut in two is no longer the value `text` masks: where a server's text is cut to
+    # length, the head of a secret left at the cut is masked there (whoever reads it later).
+
+    def cut(self, text: str, n: int, mark: str = "") -> str:
+        """`text` cut to `n` characters, then `mark`; a secret's head (4 characters or more) left
+        at the end is masked. Whole values are left to whoever shows the text (the owner sees
+        the server's header values; a share page masks them)."""
+        if len(text) <= n:
+            return text
+        return self._head_masked(text[:n]) + mark
+
+    def at_cuts(self, text: str, mark: str = CUT) -> str:
+        """`text` as cut by a helper that had no secrets at hand (a check's `clip`, the schema
+        lint's message cap), each cut marked by `mark`: a secret's head right before a mark is
+        masked. For short texts (a reason, a message): each mark is looked at."""
+        if not self._pattern or mark not in text:
+            return text
+        pieces = text.split(mark)
+        return mark.join([*(self._head_masked(p) for p in pieces[:-1]), pieces[-1]])
+
+    def _head_masked(self, text: str) -> str:
+        """`text` with its longest ending that begins some secret (but is not all of it) masked."""
+        start = len(text)
+        for value in self.values:
+            window = text[-(len(value) - 1):]
+            begin = len(text) - len(window)
+            i = window.find(value[:4])
+            while i != -1 and begin + i < start:
+                if value.startswith(window[i:]):
+                    start = begin + i
+                    break
+                i = window.find(value[:4], i + 1)
+        return text if start == len(text) else text[:start] + MASK
 
     def obj(self, value):
         """Redact inside any JSON value (strings, keys, nested)."""
@@ -85,3 +121,6 @@ class Redactor:
         if isinstance(value, dict):
             return {self.text(k): self.obj(v) for k, v in value.items()}
         return value
+
+
+NO_SECRETS = Redactor()

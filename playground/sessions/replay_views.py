@@ -2,7 +2,9 @@
 and the Differences' ignore rules (saved on the server, the comparison made again)."""
 from __future__ import annotations
 
-from asgiref.sync import async_to_sync, sync_to_async
+from typing import Any
+
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -17,7 +19,7 @@ from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
 
 from .features.replay import region_html
-from .views import start_and_show, startable_server
+from .views import computed, owned, start_and_show, startable_server
 
 
 async def replay(request: HttpRequest, pk: int) -> HttpResponse:
@@ -40,11 +42,43 @@ async def replay(request: HttpRequest, pk: int) -> HttpResponse:
     return refused or await start_and_show(request, user, server, replay_of=source)
 
 
+READ_BATCH = 4      # saved responses read in one database call (each may be a megabyte)
+
+
+async def _response_data(session_id: int, seqs: list[int]) -> dict[int, Any]:
+    data: dict[int, Any] = {}
+    for i in range(0, len(seqs), READ_BATCH):
+        data |= await sync_to_async(replays.response_data)(session_id, seqs[i:i + READ_BATCH])
+    return data
+
+
+async def _compare_again(session: Session, rules: list[str]) -> dict[str, Any]:
+    """`replays.compared_again`, its rows read a few at a time and the comparison (the two
+    sessions' responses, diffed) made in a worker thread: not in the database thread every
+    live session's saves wait on."""
+    source = await sync_to_async(replays.source_of)(session)
+    old: dict[int, Any] = {}
+    new: dict[int, Any] = {}
+    if source is not None:          # (deleted: nothing is compared again)
+        old_seqs, new_seqs = replays.responses_to_read(session)
+        old, new = await _response_data(source.pk, old_seqs), await _response_data(session.pk, new_seqs)
+    report = await computed(replays.compared_again, session, source, rules, old, new)
+    await sync_to_async(replays.save_report)(session.pk, report)
+    return report
+
+
+def _save_rules(server_id: int, rules: list[str]) -> None:
+    server = Server.objects.filter(pk=server_id).first()
+    if server is not None:
+        server.replay_ignore = rules
+        server.save(update_fields=["replay_ignore", "updated"])
+
+
 @login_required
 @require_POST
-def differences_ignore(request: HttpRequest, pk: int) -> HttpResponse:
+async def differences_ignore(request: HttpRequest, pk: int) -> HttpResponse:
     """Save the ignore rules on the replayed server and compare the rows again: the region."""
-    session = own_session(request.user, pk)
+    session = await owned(request, pk)
     if session.kind != Session.Kind.REPLAY:
         raise Http404("not a replay")
     text = str(request.POST.get("ignore") or "")
@@ -55,13 +89,13 @@ def differences_ignore(request: HttpRequest, pk: int) -> HttpResponse:
         error, rules = str(exc), None
     report = session.report or {}
     if rules is not None:
-        if session.server is not None:
-            session.server.replay_ignore = rules
-            session.server.save(update_fields=["replay_ignore", "updated"])
-        report = replays.compare_again(session, rules)
+        if session.server_id is not None:
+            await sync_to_async(_save_rules)(session.server_id, rules)
+        report = await _compare_again(session, rules)
         if session.worker_channel:      # a live replay: its tabs show the new comparison too
-            async_to_sync(get_channel_layer().send)(session.worker_channel,
-                                                    {"command": "replay_compared", "report": report})
-    html = region_html(session.owner_redactor().obj(report), session_id=session.pk, owner=True, live=False,
-                       error=error, rules_text=text if error else None)
-    return HttpResponse(html)
+            await get_channel_layer().send(session.worker_channel, {"command": "replay_compared", "report": report})
+
+    def region() -> str:
+        return region_html(session.owner_redactor().obj(report), session_id=session.pk, owner=True, live=False,
+                           error=error, rules_text=text if error else None)
+    return HttpResponse(await computed(region))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 import itertools
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 import uritemplate
 from asgiref.sync import sync_to_async
@@ -36,6 +36,21 @@ from .protocol import catalogue_item
 from .render import catalogue_html, page
 from .window import seq_param, transcript_window
 from .worker import start_session
+
+T = TypeVar("T")
+
+
+def computed(function: Callable[..., T], *args: Any) -> Awaitable[T]:
+    """`function(*args)` in a worker thread: CPU work that touches no database. Under daphne a
+    sync view runs in the one thread-sensitive thread the recorder's database saves use too, so
+    every live session would stop saving meanwhile: a view with server-sized work is async,
+    reads its rows in that thread (short queries) and computes here."""
+    return sync_to_async(function, thread_sensitive=False)(*args)
+
+
+async def owned(request: HttpRequest, pk: int) -> Session:
+    """The user's session `pk` (404 for anyone else's), from an async view."""
+    return await sync_to_async(own_session)(await request.auser(), pk)
 
 
 async def startable_server(request: HttpRequest, server_pk: int, *,

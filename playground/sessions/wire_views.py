@@ -3,8 +3,8 @@
 variants mask every secret (`Session.share_redactor`) and never offer the real values."""
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
 from asgiref.sync import sync_to_async
 
@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from playground.mcp.auth import AuthRecord
 from playground.mcp.secrets import Redactor
-from playground.mcp.transports.http_common import shown_url
+from playground.mcp.transports.http_common import same_origin, shown_url
 from playground.oauth.models import OAuthRecord
 from playground.transcripts import curl, har
 from playground.transcripts.access import own_session
@@ -22,24 +22,12 @@ from playground.transcripts.models import Session
 
 from .features.model_view import body_html, download_json, last_tool_result, result_html
 from .lines import is_request
-from .views import _shared, _stream
-
-T = TypeVar("T")
+from .views import _shared, _stream, computed, owned
 
 
-# The Model view is computed from the whole catalogue: seconds for thousands of tools. Under
-# daphne a sync view runs in the one thread-sensitive thread the recorder's database saves use
-# too, so every live session would stop saving meanwhile: these views are async, read their
-# rows in that thread (short queries) and compute in a worker thread (`_computed`).
-
-def _computed(function: Callable[..., T], *args: Any) -> Awaitable[T]:
-    """`function(*args)` in a worker thread: CPU work that touches no database."""
-    return sync_to_async(function, thread_sensitive=False)(*args)
-
-
-async def _owned(request: HttpRequest, pk: int) -> Session:
-    return await sync_to_async(own_session)(await request.auser(), pk)
-
+# The Model view is computed from the whole catalogue: seconds for thousands of tools. These
+# views are async: they read their rows in short queries and compute in a worker thread
+# (`computed`, which says why).
 
 def _panel(session: Session, redact: Redactor, download_url: str) -> str:
     return body_html(redact.obj(session.catalogue or {}), download_url)
@@ -48,30 +36,30 @@ def _panel(session: Session, redact: Redactor, download_url: str) -> str:
 @login_required
 async def model_view(request: HttpRequest, pk: int) -> HttpResponse:
     """The Model view panel, fetched by the session page (again after each catalogue refresh)."""
-    session = await _owned(request, pk)
+    session = await owned(request, pk)
     download_url = reverse("sessions:model_view_json", args=[pk])
-    return HttpResponse(await _computed(_panel, session, session.owner_redactor(), download_url))
+    return HttpResponse(await computed(_panel, session, session.owner_redactor(), download_url))
 
 
 async def _result(session: Session, redact: Redactor, refresh_url: str) -> HttpResponse:
     result, tool = await sync_to_async(last_tool_result)(session, redact)
-    return HttpResponse(await _computed(result_html, result, tool, refresh_url))
+    return HttpResponse(await computed(result_html, result, tool, refresh_url))
 
 
 @login_required
 async def model_view_result(request: HttpRequest, pk: int) -> HttpResponse:
-    session = await _owned(request, pk)
+    session = await owned(request, pk)
     return await _result(session, session.owner_redactor(), reverse("sessions:model_view_result", args=[pk]))
 
 
 async def _model_view_file(request: HttpRequest, session: Session, redact: Redactor) -> StreamingHttpResponse:
-    text = await _computed(lambda: download_json(redact.obj(session.catalogue or {})))
+    text = await computed(lambda: download_json(redact.obj(session.catalogue or {})))
     return _stream(request, iter([text]), "application/json", f"session-{session.pk}-model-view.json")
 
 
 @login_required
 async def model_view_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    session = await _owned(request, pk)
+    session = await owned(request, pk)
     return await _model_view_file(request, session, session.owner_redactor())
 
 
@@ -79,7 +67,7 @@ async def share_model_view(request: HttpRequest, token: str) -> HttpResponse:
     """The panel of a share page (read-only, every secret masked), fetched by that page."""
     session, redact = await sync_to_async(_shared)(token)
     download_url = reverse("sessions:share_model_view_json", args=[token])
-    return HttpResponse(await _computed(_panel, session, redact, download_url))
+    return HttpResponse(await computed(_panel, session, redact, download_url))
 
 
 async def share_model_view_result(request: HttpRequest, token: str) -> HttpResponse:
@@ -115,16 +103,27 @@ def _curl(row: dict[str, Any], **real: Any) -> HttpResponse:
         raise Http404(str(exc)) from None
 
 
-def _real_values(session: Session, row: dict[str, Any]) -> dict[str, Any]:
-    """The secrets a request carried, for its owner: the server's configured header values (as
-    stored now), the OAuth access token stored for it, the URL as configured."""
+def _with_secrets(session: Session, row: dict[str, Any]) -> HttpResponse:
+    """The command with the secrets the request carried put back, for its owner: the server's
+    configured header values (as stored now), the OAuth access token stored for it, the URL as
+    configured. Only for a request that went to the server's URL as it is now (an SSE stream's
+    POST endpoint is on its origin): else the server's values now would go where they never
+    went. The token only from an authorization issued for that URL. Otherwise the command is
+    the masked one, and its first line says why."""
     server = session.server
     if server is None:
-        return {}
+        return _curl(session.owner_redactor().obj(row), notes=["secrets not filled in: the session's server was deleted"])
     config = server.to_config()
+    url = str(row["http"].get("url"))
+    current = shown_url(config.url) if config.url else ""
+    if not current or not (url == current or (session.transport == "sse" and same_origin(url, config.url))):
+        return _curl(session.owner_redactor().obj(row), notes=[
+            f"secrets not filled in: this request went to {url}, not to the server's URL now ({current or 'none'})"])
+    records = [AuthRecord.from_dict(r.data) for r in OAuthRecord.objects.filter(server=server).order_by("-updated")]
+    tokens = next((r.tokens for r in records if r.tokens is not None and r.issued_for(config.url)), None)
+    notes = ([f"the OAuth token is not filled in: the stored ones were issued for another URL than {current}"]
+             if tokens is None and any(r.tokens is not None for r in records) else [])
     configured = {k.lower(): v for k, v in config.headers.items()}
-    record = OAuthRecord.objects.filter(server=server).order_by("-updated").first()
-    tokens = AuthRecord.from_dict(record.data).tokens if record is not None else None
 
     def unmask(name: str, value: str) -> str:
         if name.lower() in configured:
@@ -132,8 +131,7 @@ def _real_values(session: Session, row: dict[str, Any]) -> dict[str, Any]:
         if name.lower() == "authorization" and tokens is not None and value.lower().startswith("bearer"):
             return f"Bearer {tokens.access_token}"
         return value
-    url = row["http"].get("url")
-    return {"unmask": unmask, "real_url": config.url if config.url and url == shown_url(config.url) else None}
+    return _curl(row, unmask=unmask, real_url=config.url if url == current else None, notes=notes)
 
 
 @login_required
@@ -142,7 +140,7 @@ def curl_command(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
     session = own_session(request.user, pk)
     row = _request_row(session, seq)
     if request.GET.get("secrets") == "1":
-        return _curl(row, **_real_values(session, row))
+        return _with_secrets(session, row)
     return _curl(session.owner_redactor().obj(row))
 
 

@@ -33,7 +33,7 @@ from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
-from playground.mcp.secrets import Redactor
+from playground.mcp.secrets import NO_SECRETS, Redactor
 from playground.mcp.transports.base import HttpStatusError, TransportError
 from playground.transcripts.models import Session
 from playground.transcripts.recorder import Recorder
@@ -55,8 +55,6 @@ log = logging.getLogger(__name__)
 INFLIGHT_AFTER = 0.1
 # The connecting strip is sent this long after its step changed (steps come in bursts).
 STEP_DELAY = 0.05
-
-_NO_SECRETS = Redactor()
 
 
 def hook(feature: Feature, run: Callable[..., Any], *args: Any) -> Any:
@@ -140,7 +138,8 @@ class SessionWorker:
         # page and its exports are: Session.share_redactor(), read in start() (the server's
         # header and env secrets, a replay's source's too; the OAuth ones are the masker's).
         self.share_viewers: set[str] = set()
-        self._share_redactor = _NO_SECRETS
+        self._share_redactor = NO_SECRETS
+        self._secrets = (NO_SECRETS, NO_SECRETS, NO_SECRETS)    # (share's, masker, both together): secrets()
         # The features, and who listens to what.
         options = options or {}
         self.features: dict[str, Feature] = {cls.name: cls(self, options.get(cls.name)) for cls in FEATURES}
@@ -416,7 +415,16 @@ class SessionWorker:
         """Masks what the OAuth flow obtained in what the pages get, as the session's
         `oauth_secret_values` do for what is read from the database; from the flow's own list,
         which knows a token before the request that uses it is sent."""
-        return self.client_auth.redactor() if self.client_auth is not None else _NO_SECRETS
+        return self.client_auth.redactor() if self.client_auth is not None else NO_SECRETS
+
+    def secrets(self) -> Redactor:
+        """The share's redactor and the masker's values together (made anew when the flow learns one)."""
+        share, masker = self._share_redactor, self.masker()
+        if not masker:
+            return share
+        if self._secrets[0] is not share or self._secrets[1] is not masker:
+            self._secrets = (share, masker, Redactor([*share.originals, *masker.originals]))
+        return self._secrets[2]
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         await self.to_layer(self.layer.group_send, group_name(self.session_id), message)

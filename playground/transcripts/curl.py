@@ -9,7 +9,7 @@ may give the real values (`unmask`) to put back. Headers a client library adds b
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from playground.mcp.secrets import MASK
@@ -52,14 +52,16 @@ def _headers(row: dict[str, Any]) -> dict[str, str]:
 
 
 def command(row: dict[str, Any], unmask: Callable[[str, str], str] | None = None,
-            real_url: str | None = None) -> str:
+            real_url: str | None = None, notes: Sequence[str] = ()) -> str:
     """The curl command for a request row. `unmask(name, masked_value)` gives a header's real
-    value (or the masked one back); `real_url` replaces a masked URL."""
+    value (or the masked one back); `real_url` replaces a masked URL; `notes` come first (why
+    a value stays masked)."""
     http = row.get("http")
     if not isinstance(http, dict) or not isinstance(http.get("method"), str) or not isinstance(http.get("url"), str):
         raise NotARequest("this event records no HTTP request")
     method, url = http["method"].upper(), real_url or http["url"]
-    body, notes = _body(row)
+    body, about_body = _body(row)
+    notes = [*notes, *about_body]
     headers = _headers(row)
     if unmask is not None:
         headers = {name: unmask(name, value) if MASK in value else value for name, value in headers.items()}

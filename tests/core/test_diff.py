@@ -121,3 +121,32 @@ def test_the_walk_is_bounded():
         node["a"] = {}
         node = node["a"]
     assert diff.diff(deep, {"a": 1}).to_list()[0]["path"] == "/a"
+
+
+def test_a_deep_value_is_compared_once_not_once_a_level(monkeypatch):
+    """Down a differing path each pair of children is asked whether it is equal, and each answer
+    costs the children's size: asked again at every level, a value 300 levels deep cost its size
+    300 times over (seconds). Below C_LEVELS the values get tokens once, bottom-up: the JSON
+    texts are made at C_LEVELS levels at most, and the answers are JSON's all the same."""
+    def deep(leaf, depth=300, order=("big", "leaf")):
+        parts = {"big": [{"k": i, "v": [True, 1.0, None, "x"]} for i in range(200)], "leaf": leaf}
+        node = {k: parts[k] for k in order}
+        for _ in range(depth):
+            node = {"a": node, "n": 1}
+        return node
+    texts = []
+    real = diff._canonical_equal
+
+    def counting(old, new):
+        texts.append(1)
+        return real(old, new)
+    monkeypatch.setattr(diff, "_canonical_equal", counting)
+    path = "/a" * 300 + "/leaf"
+    assert changes(deep([True]), deep([1])) == [{"path": path + "/0", "old": True, "new": 1}]
+    assert len(texts) <= 2 * diff.C_LEVELS + 2
+    assert changes(deep({"x": 1, "y": [1]}), deep({"y": [1.0], "x": 1.0}, order=("leaf", "big"))) == []
+    assert changes(deep(1), deep(2)) == [{"path": path, "old": 1, "new": 2}]
+    assert changes(deep({"b": False}), deep({"b": 0})) == [{"path": path + "/b", "old": False, "new": 0}]
+    tokens = diff._Tokens()
+    assert tokens.same([{"a": [1, "1"]}], [{"a": [1.0, "1"]}]) and not tokens.same([[1]], [[[1]]])
+    assert not tokens.same({"a": None}, {"b": None}) and not tokens.same([1, 2], [2, 1])

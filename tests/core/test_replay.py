@@ -18,8 +18,9 @@ from playground.mcp.responder import NoResponder, StaticResponder
 from .memory import MemoryTransport
 
 
-def server(build: str = "a", *, modern: bool = False):
-    """A scripted server: `version` differs between builds; build "b" logs nothing during `log`."""
+def server(build: str = "a", *, modern: bool = False, question: str = "Name?"):
+    """A scripted server: `version` differs between builds; build "b" logs nothing during `log`;
+    `ask` elicits `question` (legacy)."""
     asked: dict[str, dict] = {}
 
     async def handle(t: MemoryTransport, msg: dict) -> None:
@@ -58,7 +59,7 @@ def server(build: str = "a", *, modern: bool = False):
             elif name == "ask":
                 asked["s1"] = msg
                 t.deliver({"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create",
-                           "params": {"message": "Name?", "requestedSchema": {"type": "object"}}})
+                           "params": {"message": question, "requestedSchema": {"type": "object"}}})
             elif name == "log":
                 if build == "a":
                     t.deliver({"jsonrpc": "2.0", "method": "notifications/message",
@@ -192,11 +193,11 @@ async def replay(rows, build: str, *, modern: bool = False, ignore=()):
     return report, [e.to_dict() for e in events]
 
 
-async def replay_against(rec, handler, *, responder=None, timeout: float = 5.0) -> dict:
+async def replay_against(rec, handler, *, responder=None, timeout: float = 5.0, ignore=()) -> dict:
     """`rec` replayed against the legacy server `handler`; what the recording cannot answer, `responder` does."""
     client, tap, _ = client_for(handler)
     client.timeout = timeout
-    replayer = Replayer(rec, tap=tap)
+    replayer = Replayer(rec, tap=tap, ignore=list(ignore))
     client.responder = replayer.responder(responder or NoResponder())
     await client.start()
     await client.initialize()
@@ -276,6 +277,21 @@ async def test_without_a_recorded_answer_the_fallback_is_asked_and_the_request_i
     ask = next(r for r in report["rows"] if r.get("name") == "ask")
     assert ask["status"] == "changed" and ask["changes"][0]["new"] == "Hello, Bo!"
     assert report["answered_from_recording"] == 0
+
+
+async def test_the_servers_ignore_rules_do_not_match_its_requests_to_recorded_answers():
+    """The ignore rules say what may differ in a server's responses. Matching its requests to the
+    recorded answers with them, `/params/*` would answer a question the recording never saw with
+    the answer another one got: only the default rules (ids, _meta, progress tokens) apply there."""
+    rec = recording(await record())
+    decline = StaticResponder(elicitation="decline")
+    report = await replay_against(rec, server("a", question="Your password?"), responder=decline,
+                                  ignore=["/params/*"])
+    ask = next(r for r in report["rows"] if r.get("name") == "ask")
+    assert report["answered_from_recording"] == 0 and ask["changes"][0]["new"] == "Hello, ?!"
+    rec = recording(await record())
+    report = await replay_against(rec, server("a"), responder=decline, ignore=["/params/*"])
+    assert report["answered_from_recording"] == 1            # the same question: the recorded answer
 
 
 async def test_a_request_never_answered_nor_cancelled_waits_as_long_as_the_replay_runs():

@@ -30,6 +30,7 @@ class FakeSession:
         self.features: dict[str, Any] = {}
         self.ended: str | None = None
         self.calls: list[dict[str, Any]] = []
+        self.secret_values: list[str] = []
 
     async def publish(self, feature: str, event: dict[str, Any]) -> None:
         self.published.append((feature, event))
@@ -63,6 +64,9 @@ class FakeSession:
 
     def end(self, reason: str) -> None:
         self.ended = reason
+
+    def secrets(self) -> Redactor:
+        return Redactor(self.secret_values)
 
     def add(self, name: str, options: dict[str, Any] | None = None) -> Any:
         """Install the registered feature `name` in this session."""

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from playground.mcp.jsonrpc import JsonRpcError
+from playground.mcp.secrets import CUT, MASK
 from playground.sessions.features import BY_NAME
+from playground.sessions.features.summaries import SUMMARY_CHARS
 from playground.sessions.protocol import CURRENT_CALL
 
 from .fakes import FakeSession, FakeTab
@@ -82,6 +84,14 @@ async def test_logging_shows_log_messages_in_bursts_and_not_in_the_feed():
     published = [(name, e["html"]) for name, e in session.published]
     assert [name for name, _ in published] == ["logging"]
     assert 'id="feed-log"' in published[0][1] and "&lt;b&gt;down&lt;/b&gt;" in published[0][1]
+    # A message cut to SUMMARY_CHARS in the panel: a secret's head left at the cut is masked
+    # (the page masks whole values only).
+    session.secret_values = ["tok-0123456789-abcdef"]
+    said = "x" * (SUMMARY_CHARS - 8) + "tok-0123456789-abcdef and more"
+    logging.on_notification({"method": "notifications/message", "params": {"level": "info", "data": said}})
+    await session.settle()
+    html = session.published[-1][1]["html"]
+    assert f"{'x' * (SUMMARY_CHARS - 8)}{MASK}{CUT} ({len(said)} characters)" in html and "tok-" not in html
 
 
 async def test_subscriptions_remember_what_the_server_accepted():

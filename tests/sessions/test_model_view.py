@@ -215,33 +215,18 @@ def test_a_catalogue_of_thousands_of_tools_says_what_it_did_not_check():
 async def test_the_panel_is_computed_off_the_database_thread():
     """While a catalogue's Model view is computed, the database thread (the one every live
     session's saves use) keeps working: the computation waits here until a query has run."""
-    import asyncio
-    import threading
-
     from asgiref.sync import sync_to_async
     from django.test import AsyncClient
 
     from playground.sessions import wire_views
 
+    from .offthread import computed_off_the_database_thread
+
     user = await sync_to_async(get_user_model().objects.create_user)("mv-async", password="pw")
     session = await sync_to_async(Session.objects.create)(server_name="s", owner=user, status="ended",
                                                           catalogue={"tools": TOOLS})
-    started, queried = threading.Event(), threading.Event()
-    real = wire_views.body_html
-
-    def waiting_body_html(*args):
-        started.set()
-        assert queried.wait(20), "the computation held the database thread"
-        return real(*args)
     browser = AsyncClient()
     await browser.aforce_login(user)
-    wire_views.body_html = waiting_body_html
-    try:
-        request = asyncio.create_task(browser.get(reverse("sessions:model_view", args=[session.pk])))
-        assert await asyncio.to_thread(started.wait, 20)              # the computation is under way
-        count = await asyncio.wait_for(sync_to_async(Session.objects.count)(), 15)
-        queried.set()
-        response = await asyncio.wait_for(request, 30)
-    finally:
-        wire_views.body_html = real
+    response, count = await computed_off_the_database_thread(
+        wire_views, "body_html", browser.get(reverse("sessions:model_view", args=[session.pk])))
     assert count >= 1 and response.status_code == 200 and 'aria-label="Google Gemini tools"' in response.content.decode()

@@ -13,6 +13,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import AsyncClient
 
+from playground.mcp.replay import RAW_KEPT
+from playground.mcp.replayer import VALUE_KEPT
+from playground.mcp.secrets import CUT, MASK
 from playground.registry.models import Server
 from playground.sessions.features.replay import ENDED_EARLY
 from playground.sessions.live import WORKERS
@@ -197,15 +200,17 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
 
 
 @database_sync_to_async
-def recorded_with_a_secret(user, server, *, ask: bool = False) -> Session:
-    """A saved session (no server needed) whose server echoed its own secret in a response; with
-    `ask`, then a call of ask_name whose question was not recorded (a replay asks the person)."""
+def recorded_with_a_secret(user, server, *, ask: bool = False, text: str = "hi", answer: dict | None = None,
+                           secret_values=("s3cret-value",)) -> Session:
+    """A saved session (no server needed) whose server echoed its own secret in a response
+    (`answer`) to an echo of `text`; with `ask`, then a call of ask_name whose question was not
+    recorded (a replay asks the person)."""
     from playground.transcripts.models import Event
 
     session = Session.objects.create(server=server, server_name="old build", owner=user, status="ended",
-                                     secret_values=["s3cret-value"], oauth_secret_values=["oauth-tok3n"])
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}
-    answer = {"jsonrpc": "2.0", "id": 1, "result": {"content": [
+                                     secret_values=list(secret_values), oauth_secret_values=["oauth-tok3n"])
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": text}}}
+    answer = answer or {"jsonrpc": "2.0", "id": 1, "result": {"content": [
         {"type": "text", "text": "key=s3cret-value token=oauth-tok3n"}]}}
     steps = [(1, "send", call, {}), (2, "recv", answer, {"reply_to": 1})]
     if ask:
@@ -232,6 +237,73 @@ async def test_the_originals_secrets_stay_masked_on_the_replays_pages():
     assert "s3cret-value" not in shared and "oauth-tok3n" not in shared
     page = (await (await logged_in(user)).get(f"/sessions/{replay.pk}/")).content.decode()
     assert "oauth-tok3n" not in page            # OAuth values are masked for the owner too
+
+
+async def test_a_secret_cut_to_length_stays_masked_on_the_replays_pages():
+    """A changed value is kept to VALUE_KEPT characters of JSON, a response's raw text to
+    RAW_KEPT: a share page masks whole values, so the head of a secret a cut leaves is masked
+    where it is cut — in the server's echo of its configured secret, in the recording, and when
+    the rows are compared again."""
+    secret = "zq-s3cr3t-7788-cut"
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"],
+                                               env={"API_TOKEN": secret})
+    # Each value's JSON text ('"' then the text) is cut 6 characters into the secret.
+    said = "b" * (VALUE_KEPT - 7) + secret + " (echoed now)"
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"content": [
+        {"type": "text", "text": "a" * (VALUE_KEPT - 7) + secret + " (then)"}, {"type": "text", "text": ""}]}}
+    raw = json.dumps(answer)
+    answer["result"]["content"][1]["text"] = "c" * (RAW_KEPT - 7 - raw.rindex('""')) + secret
+    assert json.dumps(answer).rindex(secret) == RAW_KEPT - 6        # and its raw text 6 characters in
+    original = await recorded_with_a_secret(user, build_a, text=said, answer=answer, secret_values=[secret])
+    replay, _ = await replay_of(original, build_a, user)
+    link = await database_sync_to_async(ShareLink.objects.create)(session=replay, created_by=user)
+
+    async def check(rules: str = "") -> None:
+        report = (await database_sync_to_async(Session.objects.get)(pk=replay.pk)).report
+        echo = next(r for r in report["rows"] if r.get("name") == "echo")
+        text = next(c for c in echo["changes"] if c["path"] == "/result/content/0/text")
+        assert echo["status"] == "changed" and text["cut"] and report["ignore"] == rules.split(), rules
+        assert text["old"] == '"' + "a" * (VALUE_KEPT - 7) + MASK + CUT
+        assert text["new"] == '"' + "b" * (VALUE_KEPT - 7) + MASK + CUT
+        assert echo["old_raw"].endswith("c" * 10 + MASK) and secret in echo["new_raw"]   # (not cut: shown whole)
+        shared = (await AsyncClient().get(f"/share/{link.token}/")).content.decode()
+        assert 'data-status="changed"' in shared and secret[:4] not in shared, rules
+    await check()
+    rules = "/result/structuredContent\n"
+    await (await logged_in(user)).post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": rules})
+    await check(rules)
+
+
+async def test_rows_are_compared_again_off_the_database_thread():
+    """Comparing again diffs every response of two sessions (a megabyte each, at most): not in
+    the one database thread every live session saves through. The comparison waits here until
+    a query has run meanwhile."""
+    from playground.sessions import replay_views
+    from playground.transcripts.models import Event
+
+    from .offthread import computed_off_the_database_thread
+
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await recorded_with_a_secret(user, build_a)
+
+    @database_sync_to_async
+    def replayed() -> Session:
+        row = {"status": "changed", "kind": "request", "method": "tools/call", "name": "echo", "seq": 1,
+               "old_response_seq": 2, "new_response_seq": 2,
+               "changes": [{"path": "/result/content/0/text", "old": "x", "new": "y"}]}
+        replay = Session.objects.create(server=build_a, server_name="build a", owner=user, status="ended",
+                                        kind=Session.Kind.REPLAY, source=original, report={
+                                            "state": "done", "requests": 1, "rows": [row]},
+                                        secret_values=original.secret_values,       # (as start_session gives them)
+                                        oauth_secret_values=original.oauth_secret_values)
+        for event in original.events.all():
+            Event.objects.create(session=replay, seq=event.seq, t=event.t, dir=event.dir, data=event.data)
+        return replay
+    replay = await replayed()
+    response, count = await computed_off_the_database_thread(replay_views.replays, "compared_again", (
+        await logged_in(user)).post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": "/result/x"}))
+    html = response.content.decode()
+    assert count == 2 and 'data-status="same"' in html and 'data-status="changed"' not in html   # one answer, twice
 
 
 async def test_rows_compared_again_reach_every_tab_of_a_live_replay():

@@ -16,10 +16,12 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import AsyncClient
 
+from playground.mcp.auth import AuthRecord, TokenSet
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import open_client
 from playground.mcp.events import Tap
 from playground.mcp.secrets import MASK, Redactor
+from playground.oauth.models import OAuthRecord
 from playground.registry.models import Server
 from playground.sessions.lines import is_request
 from playground.transcripts import curl
@@ -59,8 +61,11 @@ async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http): 
     tap = Tap()
     rows: list[dict[str, Any]] = []
     tap.subscribe(lambda e: rows.append(e.to_dict()))
-    client = await open_client(ServerConfig(transport="http", url=sdk_http, headers={"X-Api-Key": SECRET},
-                                            timeout=20), tap=tap)
+    # The client sends a bearer token the server's form does not hold: as an OAuth flow's would be.
+    client = await open_client(ServerConfig(transport="http", url=sdk_http, timeout=20,
+                                            headers={"X-Api-Key": SECRET, "Authorization": "Bearer tok-then"}), tap=tap)
+    record = await sync_to_async(OAuthRecord.objects.create)(server=server, issuer="https://as.example", data=AuthRecord(
+        "https://as.example", resource=sdk_http, tokens=TokenSet("tok-for-this-url")).to_dict())
     try:
         await client.call_tool("echo", {"text": TEXT})
         await sync_to_async(save_events)(session.pk, rows)
@@ -80,9 +85,26 @@ async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http): 
         full = await browser.get(url + "?secrets=1")
         command = full.content.decode()
         assert full["Cache-Control"] == "no-store" and f"X-Api-Key: {SECRET}" in command and MASK not in command
+        assert "Authorization: Bearer tok-for-this-url" in command
         answer = _answer(await _run(command))
         assert answer["id"] == call["message"]["id"] and answer["result"] == recorded["result"]
         assert answer["result"]["content"][0]["text"] == TEXT                  # the body went byte for byte
+
+        # A token issued for another URL is not filled in; a request that went to another URL
+        # than the server's now gets none of its values: the command says why it stays masked.
+        record.data = AuthRecord("https://as.example", resource="http://127.0.0.1:9/elsewhere",
+                                 tokens=TokenSet("tok-for-elsewhere")).to_dict()
+        await sync_to_async(record.save)()
+        command = (await browser.get(url + "?secrets=1")).content.decode()
+        assert f"X-Api-Key: {SECRET}" in command and f"Authorization: Bearer {MASK}" in command
+        assert command.startswith(f"# the OAuth token is not filled in: the stored ones were issued for another "
+                                  f"URL than {sdk_http}\n") and "tok-for" not in command
+        server.url = sdk_http.replace("/mcp", "/moved/mcp")
+        await sync_to_async(server.save)()
+        command = (await browser.get(url + "?secrets=1")).content.decode()
+        assert command.startswith(f"# secrets not filled in: this request went to {sdk_http}, not to the "
+                                  f"server's URL now ({server.url})\n")
+        assert SECRET not in command and f"X-Api-Key: {MASK}" in command and "tok-" not in command
 
         # A share never gives the real values, whatever the query says.
         link = await sync_to_async(ShareLink.objects.create)(session=session, created_by=user)

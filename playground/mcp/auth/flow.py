@@ -189,7 +189,7 @@ class OAuth:
     def _issued_here(self, record: AuthRecord) -> bool:
         """Whether `record`'s tokens were issued for this server's URL (RFC 8707: a token is for
         the resource it names). A server whose URL changed keeps its stored tokens, unsent."""
-        if record.resource and resource_matches(record.resource, self.server_url):
+        if record.issued_for(self.server_url):
             return True
         self.step("stored-token", "info", f"the stored token from {record.issuer} was issued for "
                   f"{record.resource or 'an unrecorded resource'}, not {canonical_resource(self.server_url)}: "

@@ -12,6 +12,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from .metadata import resource_matches
+
 TOKEN_AUTH_METHODS = ("client_secret_basic", "client_secret_post", "none")
 DEFAULT_REDIRECT_URI = "http://127.0.0.1/callback"
 
@@ -92,6 +94,11 @@ class AuthRecord:
                    client=ClientInfo(**client) if isinstance(client, dict) else None,
                    tokens=TokenSet(**tokens) if isinstance(tokens, dict) else None,
                    updated_at=data.get("updated_at", time.time()))
+
+    def issued_for(self, server_url: str) -> bool:
+        """Whether its tokens were issued for this server URL (RFC 8707: a token is for the
+        resource it names; one of an unrecorded resource is for none)."""
+        return bool(self.resource) and resource_matches(self.resource, server_url)
 
     def secrets(self) -> list[str]:
         out = []

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..secrets import CUT
+
 Status = Literal["pass", "warn", "fail", "skip"]
 PASS: Status = "pass"
 WARN: Status = "warn"
@@ -29,7 +31,7 @@ def worst(*statuses: Status) -> Status:
 def clip(text: str, limit: int = 200) -> str:
     """A server's text quoted in a reason: one line, capped."""
     text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + CUT
 
 
 @dataclass
@@ -43,7 +45,7 @@ class CheckResult:
 
     def __post_init__(self) -> None:
         if len(self.reason) > MAX_REASON:
-            self.reason = self.reason[: MAX_REASON - 1] + "…"
+            self.reason = self.reason[: MAX_REASON - 1] + CUT
         self.seqs = sorted(set(self.seqs))[:MAX_SEQS]
 
     def to_dict(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 from ..client import McpClient
 from ..config import ServerConfig
 from ..events import Tap
+from ..secrets import NO_SECRETS, Redactor
 from . import calls, capabilities, conformance, errors, handshake, lists, prompts, resources, timing, tools, utilities
 from .context import CheckContext, CheckOptions, Connector, Stop
 from .probe import Trace
@@ -30,8 +31,10 @@ GROUPS: tuple[Callable[[CheckContext], Awaitable[None]], ...] = (
 class Runner:
     """Made before the session connects (its trace must see the handshake), run once it is open."""
 
-    def __init__(self, tap: Tap, options: CheckOptions | None = None) -> None:
+    def __init__(self, tap: Tap, options: CheckOptions | None = None, *,
+                 secrets: Callable[[], Redactor] = lambda: NO_SECRETS) -> None:
         self.tap = tap
+        self.secrets = secrets          # the values the report's pages mask, as known now
         self.trace = Trace(tap)
         self.options = options or CheckOptions()
         self.report = Report()
@@ -39,6 +42,8 @@ class Runner:
         self._on_row: OnRow | None = None
 
     async def _emit(self, row: CheckResult) -> None:
+        # A reason quotes the server cut to length (`clip`, MAX_REASON): a secret's head at a cut is masked.
+        row.reason = self.secrets().at_cuts(row.reason)
         self.report.add(row)
         if self._on_row is not None:
             await self._on_row(row)

@@ -70,7 +70,7 @@ class Check(Feature):
         # Made now, before the session connects: the report cites the handshake's lines too.
         self.runner = None
         if self.options.get("run"):
-            self.runner = Runner(ctx.tap, options_from(self.options, ctx.config.timeout))
+            self.runner = Runner(ctx.tap, options_from(self.options, ctx.config.timeout), secrets=ctx.secrets)
         self.started = False
         self.saved = False
         self.connect_error = ""

@@ -63,6 +63,11 @@ class SessionContext(Protocol):
         """Another feature of this session, by name (None when not registered): a feature
         that works with another one names it (input rounds, for the server requests' cards)."""
 
+    def secrets(self) -> Redactor:
+        """Every secret value the session's share page masks, the OAuth flow's learnt so far
+        among them: a feature that cuts a server's text to length cuts it with this
+        (`Redactor.cut`), so that no secret's head is left at the cut."""
+
 
 class TabContext(Protocol):
     """One tab's websocket, as a feature's page side sees it (in the consumer's process)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from playground.mcp.client import META_SUBSCRIPTION
+from playground.mcp.secrets import Redactor
 
 from ..protocol import FeatureEvent
 from .base import ALL, Feature
@@ -21,7 +22,7 @@ class Feed(Feature):
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.bursts = Bursts(self, template="sessions/features/feed_entries.html", target="feed-notes",
-                             finish=_finished)
+                             finish=lambda entry: _finished(entry, ctx.secrets()))
 
     def on_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -36,11 +37,11 @@ class Feed(Feature):
         return [self.event(self.bursts.replay())]
 
 
-def _finished(entry: Entry) -> Entry:
+def _finished(entry: Entry, secrets: Redactor) -> Entry:
     """The entry as the page shows it: its summary instead of its params (dropped once
     summarized), time in ms. Done once, in place."""
     if "params" in entry:
-        entry["summary"] = summarize(entry["method"], entry.pop("params"))
+        entry["summary"] = summarize(entry["method"], entry.pop("params"), secrets)
         entry["t"] = round(entry["t"] * 1000, 1)
     return entry
 

@@ -27,7 +27,7 @@ class InputRounds(Feature):
         state = result.get("requestState")
         requests = result.get("inputRequests") if isinstance(result.get("inputRequests"), dict) else {}
         entry = {"round": round_no, "method": method, "keys": sorted(requests),
-                 "request_state": None if state is None else str(state)[:STATE_SHOWN],
+                 "request_state": None if state is None else self.ctx.secrets().cut(str(state), STATE_SHOWN),
                  "state_size": len(str(state)) if state is not None else 0}
         self.rounds.setdefault(call_id, []).append(entry)
         self._now[call_id] = entry

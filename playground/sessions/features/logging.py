@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from playground.mcp.client import McpClient
+from playground.mcp.secrets import Redactor
 
 from ..html import oob
 from ..protocol import Command, FeatureEvent
@@ -37,7 +38,7 @@ class Logging(Feature):
         super().__init__(ctx, options)
         self.level = ""
         self.bursts = Bursts(self, template="sessions/features/logging_entries.html", target="feed-log",
-                             finish=_finished)
+                             finish=lambda entry: _finished(entry, ctx.secrets()))
 
     async def handle(self, command: Command) -> None:
         level = str(command.get("name") or "")
@@ -63,11 +64,12 @@ class Logging(Feature):
         return [*super().snapshot(), self.event(self.bursts.replay())]
 
 
-def _finished(entry: Entry) -> Entry:
+def _finished(entry: Entry, secrets: Redactor) -> Entry:
     """Summary, level and logger instead of the params (dropped once done), time in ms. In place."""
     if "params" in entry:
         params = entry.pop("params")
-        entry.update(summary=summarize("notifications/message", params), t=round(entry["t"] * 1000, 1),
-                     level=str(params.get("level") or "")[:40], logger=str(params.get("logger") or "")[:200])
+        entry.update(summary=summarize("notifications/message", params, secrets), t=round(entry["t"] * 1000, 1),
+                     level=secrets.cut(str(params.get("level") or ""), 40),
+                     logger=secrets.cut(str(params.get("logger") or ""), 200))
     return entry
 

@@ -55,7 +55,7 @@ class Replay(Feature):
     def prepare(cls, server: Any, *, replay_of: Any = None, **hints: Any) -> dict[str, Any]:
         if replay_of is None:
             return {}
-        return {"recording": recording(replays.recorded_rows(replay_of)),
+        return {"recording": recording(replays.recorded_rows(replay_of), replay_of.share_redactor()),
                 "ignore": [r for r in server.replay_ignore or [] if isinstance(r, str)],
                 "about": {"source": replay_of.pk, "source_server": replay_of.server_name,
                           "source_started": replay_of.started_at.strftime("%Y-%m-%d %H:%M"), "target": server.name}}
@@ -74,7 +74,8 @@ class Replay(Feature):
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         rec = self.options.get("recording")
-        self.replayer = Replayer(rec, tap=ctx.tap, ignore=self.options.get("ignore") or []) if rec else None
+        self.replayer = (Replayer(rec, tap=ctx.tap, ignore=self.options.get("ignore") or [], secrets=ctx.secrets)
+                         if rec else None)
         self.about = self.options.get("about") or {}
         self._saved = False
         self._compared: dict[str, Any] | None = None     # the saved report, compared again since

@@ -66,7 +66,8 @@ class SchemaLint(Feature):
                 reports, spent = await asyncio.get_running_loop().run_in_executor(POOL, check_all, picks)
                 if linter.budget is not None:
                     linter.budget.spend(spent)
-                found = sum(apply(pick, report) for pick, report in zip(picks, reports))
+                secrets = self.ctx.secrets()
+                found = sum(apply(pick, report, secrets) for pick, report in zip(picks, reports))
             if self._stopping:
                 self._note()        # (out of time as the session ended: saved by the same flush)
         if found:
