@@ -201,6 +201,14 @@ async def test_tools_are_called_only_when_ticked_with_arguments_from_their_schem
     assert row(report, "tools/call: go").status == "pass"
 
 
+async def test_a_server_without_tools_or_prompts_skips_the_invalid_params_probe():
+    report, _ = await check(faulty("resources-only"), ("go",))
+    invalid = row(report, "errors: invalid params")
+    assert invalid.status == "skip" and "nothing to send invalid params to" in invalid.reason
+    assert report.tools_not_called == [("go", "the server does not list it")] and not report.tools_called
+    no_fail(report)
+
+
 async def test_a_crash_ends_the_check_with_the_rows_so_far_and_a_fail():
     report, _ = await check(faulty("crash-on-read"))
     names = [r.name for r in report.rows]
@@ -217,6 +225,9 @@ async def test_hostile_numbers_names_and_arguments_are_findings_not_crashes():
     assert row(report, "tools/call: tiny").status == "pass"         # multipleOf 5e-324: 1 is a multiple
     huge = row(report, "tools/call: huge")                         # 1e308 / 1e-10 is infinite: no multiple made
     assert huge.status == "warn" and "could not make arguments" in huge.reason and "not called" in huge.reason
+    assert report.tools_called == ["tiny", "go"]
+    assert report.tools_not_called == [("huge", "no arguments that satisfy its inputSchema could be made")]
+    assert "Tools called: tiny, go. Ticked, not called: huge (no arguments" in report.tools_line()
     assert "a tool has name []" in row(report, "tools: names").reason
     assert "'hello': arguments is not a list of named arguments" in row(report, "prompts: get").reason
     assert row(report, "capabilities: advertised methods answer").status == "pass"
@@ -243,7 +254,8 @@ async def test_a_group_that_crashes_is_a_fail_row_and_the_next_groups_run(monkey
 
 async def test_a_hanging_server_stops_the_check_instead_of_waiting_on_every_request():
     started = time.monotonic()
-    report, _ = await check(faulty("hang"), timeout=1.0)
+    report, _ = await check(faulty("hang"), ("go",), timeout=1.0)
+    assert report.tools_called == [] and report.tools_not_called == [("go", "the check ended before it got to the calls")]
     stopped = row(report, "connection")
     assert stopped.status == "fail" and "stopped answering: 3 requests in a row" in stopped.reason
     assert row(report, "pagination: tools/list").status == "fail"

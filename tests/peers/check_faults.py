@@ -44,6 +44,7 @@ Faults:
   setlevel-fails        logging/setLevel gets -32603 (logging is advertised)
   crash-on-read         the process exits in the middle of the first resources/read
   hang                  nothing after the handshake is answered
+  resources-only        advertises resources only; tools/* get -32601
 """
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def error(rid: object, code: int, message: str, data: object = None) -> None:
 
 
 def capabilities() -> dict:
-    caps: dict = {"tools": {}, "resources": {}}
+    caps: dict = {"resources": {}} if "resources-only" in FAULTS else {"tools": {}, "resources": {}}
     if "advertised-unanswered" in FAULTS or "prompt-fails" in FAULTS or "prompt-arguments-number" in FAULTS:
         caps["prompts"] = {}
     if "setlevel-fails" in FAULTS:
@@ -222,7 +223,9 @@ def handle(msg: dict) -> None:
         return
     if "hang" in FAULTS:
         return
-    if method == "tools/list":
+    if str(method).startswith("tools/") and "tools" not in capabilities():
+        error(rid, -32601, f"Method not found: {method}")
+    elif method == "tools/list":
         tools_list(rid, params)
     elif method == "tools/call":
         tools_call(rid, params)

@@ -11,7 +11,7 @@ from ..config import ServerConfig
 from ..events import Tap
 from .conformance import Conformance
 from .probe import Answer, Trace, ask
-from .result import CheckResult, Status
+from .result import CheckResult, Report, Status
 
 # Opens another connection to the same server (a modified copy of its config) on the tap given:
 # the session's, for that connection (`Tap.connection`), so its events are in the transcript
@@ -52,6 +52,7 @@ class CheckContext:
     options: CheckOptions
     connector: Connector
     emit: Emit
+    report: Report = field(default_factory=Report)    # the rows go through `emit`; the tools called are noted here
     start: int = 0                                    # the trace mark the check's own requests come after
     lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)     # tools, resources, templates, prompts
     list_seqs: dict[str, list[int]] = field(default_factory=dict)

@@ -12,7 +12,7 @@ from . import arguments
 from .calls import shown
 from .context import NO_SUCH_PROMPT, CheckContext
 from .probe import Answer
-from .result import FAIL, PASS, WARN, Status, clip, worst
+from .result import FAIL, PASS, SKIP, WARN, Status, clip, worst
 
 UNKNOWN_METHOD = "mcp-playground-check/no-such-method"
 UNKNOWN_TOOL = "mcp-playground-check-no-such-tool"
@@ -69,7 +69,7 @@ async def _invalid_params(ctx: CheckContext) -> None:
         seqs += answer.seqs
         found.append(_protocol(answer, "prompts/get of an unknown prompt"))
     if not found:
-        await ctx.row("errors: invalid params", WARN, "nothing to send invalid params to (no tools, no prompts)")
+        await ctx.row("errors: invalid params", SKIP, "nothing to send invalid params to (no tools, no prompts)")
         return
     status = worst(*(s for s, _ in found))
     await ctx.row("errors: invalid params", status, "; ".join(t for _, t in found), seqs)
