@@ -87,6 +87,8 @@ FAULT_CASES = [
     ("bad-description", "legacy", (), "schema: answers",
      "tools/list (ListToolsResult): /result/tools/2/description 42 is not of type 'string'"),
     ("advertised-unanswered", "legacy", (), "capabilities: advertised methods answer", "advertises `prompts` but prompts/list got -32601"),
+    ("undeclared-prompts", "legacy", (), "capabilities: unadvertised methods get -32601",
+     "prompts/list offered 1 item(s), but `prompts` is not advertised: servers that support prompts MUST declare"),
     ("structured-mismatch", "legacy", ("go",), "tools/call: go", "structuredContent does not match the outputSchema: /n"),
     ("call-error", "legacy", ("go",), "tools/call: go", 'called with {"n": 1}: error -32602'),
     ("read-fails", "legacy", (), "resources: read", "'fault://one': error -32603: could not read"),
@@ -138,6 +140,30 @@ def test_over_http_an_unsupported_version_error_must_come_with_400():
     assert status == "fail" and "-32022 with a success status (2xx); over HTTP it MUST come with 400" in reason
     status, reason = judge_modern("2099-12-31", answer(422), older=False, http=True)
     assert status == "fail" and "-32022 with HTTP 422" in reason
+
+
+def test_over_modern_http_what_is_not_implemented_must_get_404_and_32601():
+    """2026-07-28 Streamable HTTP: "If the server does not implement the requested RPC method, it
+    MUST respond with 404 Not Found and a JSON-RPC error with code -32601"; elsewhere -32601 for
+    an unadvertised capability is a SHOULD."""
+    from types import SimpleNamespace
+
+    from playground.mcp.check.capabilities import judge_unadvertised
+    from playground.mcp.check.probe import Answer
+    from playground.mcp.jsonrpc import JsonRpcError
+
+    def judge(modern_http, code, status=None, result=None):
+        ctx = SimpleNamespace(modern_http=modern_http)
+        error = JsonRpcError(code, "no") if code is not None else None
+        return judge_unadvertised(ctx, "prompts", "prompts/list", Answer("prompts/list", result, error, status))
+    assert judge(True, -32601, 404) is None and judge(False, -32601) is None
+    status, reason = judge(True, -32601)
+    assert status == "fail" and "-32601 with a success status (2xx); over Streamable HTTP it MUST come with 404" in reason
+    assert judge(False, -32603)[0] == "warn"
+    status, reason = judge(True, -32603, 500)
+    assert status == "fail" and "MUST get 404 Not Found and -32601" in reason
+    assert judge(False, None, result={"prompts": []})[0] == "warn"        # answers, offers nothing: a SHOULD
+    assert judge(False, None, result={"prompts": [{"name": "p"}]})[0] == "fail"
 
 
 async def test_the_fault_free_peer_passes_every_check_in_both_eras():

@@ -27,7 +27,8 @@ Faults:
   tool-name-list        a tool whose name is [] (not a string, not even hashable)
   prompt-arguments-number  advertises prompts; the prompt `hello` has "arguments": 1
   advertised-unanswered advertises prompts, answers prompts/list with -32601
-  answers-unadvertised  does not advertise logging or completions, answers both
+  answers-unadvertised  does not advertise logging or completions, answers both (completions with no values)
+  undeclared-prompts    does not advertise prompts, yet lists one
   structured-mismatch   the tool `go` returns structuredContent its outputSchema refuses
   call-error            tools/call answers valid arguments with -32602
   read-fails            resources/read of a listed resource gets -32603
@@ -236,7 +237,8 @@ def handle(msg: dict) -> None:
         result(rid, {"resourceTemplates": [{"uriTemplate": template, "name": "items"}]})
     elif method == "resources/read":
         resources_read(rid, params)
-    elif method == "prompts/list" and "prompts" in capabilities() and "advertised-unanswered" not in FAULTS:
+    elif method == "prompts/list" and ("prompts" in capabilities() or "undeclared-prompts" in FAULTS) \
+            and "advertised-unanswered" not in FAULTS:
         prompt: dict = {"name": "hello", "description": "Says hello."}
         if "prompt-arguments-number" in FAULTS:
             prompt["arguments"] = 1

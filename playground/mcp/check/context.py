@@ -76,6 +76,11 @@ class CheckContext:
     def version(self) -> str:
         return str(self.client.protocol_version or "")
 
+    @property
+    def modern_http(self) -> bool:
+        """Modern era over Streamable HTTP, where an unknown method MUST get 404 with -32601."""
+        return self.era == "modern" and self.client.transport.name == "streamable-http"
+
     def advertised(self, capability: str) -> bool:
         return capability in self.caps
 

@@ -24,10 +24,23 @@ async def run(ctx: CheckContext) -> None:
     await _invalid_params(ctx)
 
 
+def not_404(ctx: CheckContext, answer: Answer) -> str | None:
+    """For a -32601 answer: what is wrong with its HTTP status (None: nothing). 2026-07-28,
+    Streamable HTTP › Protocol Version Header: "If the server does not implement the requested
+    RPC method, it MUST respond with 404 Not Found and a JSON-RPC error with code -32601"."""
+    if not ctx.modern_http or answer.http_status == 404:
+        return None
+    status = f"HTTP {answer.http_status}" if answer.http_status else "a success status (2xx)"
+    return f"-32601 with {status}; over Streamable HTTP it MUST come with 404 Not Found"
+
+
 async def _unknown_method(ctx: CheckContext) -> None:
     answer = await ctx.ask(UNKNOWN_METHOD, {})
-    if answer.code == METHOD_NOT_FOUND:
-        status: Status = PASS
+    if answer.code == METHOD_NOT_FOUND and (wrong := not_404(ctx, answer)) is not None:
+        status: Status = FAIL
+        reason = f"{UNKNOWN_METHOD} got {wrong}"
+    elif answer.code == METHOD_NOT_FOUND:
+        status = PASS
         reason = f"{UNKNOWN_METHOD} got -32601 Method not found"
     elif answer.ok:
         status, reason = FAIL, f"{UNKNOWN_METHOD}, a method that does not exist, got a result (expected -32601)"
