@@ -10,7 +10,7 @@ import asyncio
 import json
 import sys
 from dataclasses import dataclass, field, replace
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from . import replay_cli
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
@@ -205,6 +205,24 @@ def describe_event(event: TranscriptEvent) -> str:
     return f"{head} {label}{ident}{latency} {body}{schema}"
 
 
+class Printable:
+    """`out` as text any UTF-8 stream takes: a server's unpaired surrogates ("\\ud800" in its
+    JSON, which parses into one) are written as that escape — in a JSON line, the very escape
+    JSON has for it. Written as they are, they raised in the middle of the transport's reading,
+    and the request waited out its timeout."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if not text.isascii():
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
 @dataclass
 class Outcome:
     code: int = EXIT_OK
@@ -251,7 +269,8 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     if replayer is not None:
         responder = replayer.responder(responder)
     auth = oauth_from_args(ns, config, tap)
-    file = open(ns.transcript, "w", encoding="utf-8") if ns.transcript else None
+    file = open(ns.transcript, "w", encoding="utf-8", errors="backslashreplace") if ns.transcript else None
+    out = cast(IO[str], Printable(out))
 
     # Every frame, against the schema of the version in use: where the frames are shown or written
     # (the check prints only its report, a replay only its diffs without --jsonl; the check's

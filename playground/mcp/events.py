@@ -19,6 +19,8 @@ Direction = Literal["send", "recv", "stderr", "note"]
 # Frames larger than this are recorded truncated (with their real size); delivery is unaffected.
 DEFAULT_MAX_RAW = 1_000_000
 INVALID_UTF8 = "invalid UTF-8 (shown with replacement characters)"
+TOO_DEEP = (f"nested deeper than {jsontext.MAX_DEPTH} levels: the parsed message is cut there (what the client "
+            "and the page use); the raw text is whole")
 
 
 @dataclass(slots=True)
@@ -180,8 +182,7 @@ class Tap:
         problems = jsonrpc.problems(message) if parse_error is None else None
         if parse_error is None and jsontext.too_deep(message, text):
             message = jsontext.cut_deep(message)
-            problems = [*(problems or []), f"nested deeper than {jsontext.MAX_DEPTH} levels: the parsed message "
-                        "is cut there (what the client and the page use); the raw text is whole"]
+            problems = [*(problems or []), TOO_DEEP]
         if facts:
             given = facts.pop("problems", None)
             if given:

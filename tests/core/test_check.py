@@ -18,6 +18,9 @@ from tests.core.http_peers import free_port, start_peer, stop_peer
 
 FAULTS = [sys.executable, str(PEERS / "check_faults.py")]
 SDK = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
+MISBEHAVING = [sys.executable, str(PEERS / "misbehaving.py")]
+HOSTILE = [sys.executable, str(PEERS / "hostile_server.py"), "stdio"]
+WIRE = "wire: the server's frames"
 
 
 async def check(config: ServerConfig, call: tuple[str, ...] = (), timeout: float = 3.0) -> tuple[Report, list[TranscriptEvent]]:
@@ -287,6 +290,59 @@ async def test_a_hanging_server_stops_the_check_instead_of_waiting_on_every_requ
     assert row(report, "pagination: tools/list").status == "fail"
     assert "no answer within 1 s" in row(report, "pagination: tools/list").reason
     assert time.monotonic() - started < 30
+
+
+# --- hostile peers: specific findings, in bounded time ----------------------------------------
+
+HOSTILE_CASES = [
+    # (misbehaving.py's mode and arguments: it misbehaves when `go` is called; [(row, status, a part of its reason)])
+    (("garbage",), [(WIRE, "fail", "frame(s) are not JSON (Expecting value")]),
+    (("utf8",), [(WIRE, "fail", "frame(s) are not valid UTF-8: JSON-RPC messages MUST be UTF-8 encoded")]),
+    (("ids",), [(WIRE, "fail", "response(s) answer no request of ours (id 999, unknown or already answered)")]),
+    (("jsonrpc",), [(WIRE, "fail", "break JSON-RPC 2.0 (jsonrpc field is '1.0', expected '2.0')")]),
+    (("flood", "5000"), [(WIRE, "fail", "notifications/message, but `logging` is not advertised")]),
+    (("deep", "1800"), [(WIRE, "fail", "frame(s) nested deeper than the playground reads (cut where shown)")]),
+    (("huge",), [(WIRE, "warn", "frame(s) larger than the transcript keeps"),
+                 ("tools/call: go", "warn", "called with {}: error -32000: failed: xxxx")]),
+    (("redos",), [("tools/call: go", "fail", "structuredContent does not match the outputSchema: /s:")]),
+    (("crash",), [("connection", "fail", "the connection closed during tools/call (server process exited with code 3)")]),
+    # A flood that never ends: the check stops once three requests in a row got no answer, and
+    # still judges the frames it saw.
+    (("endless",), [("connection", "fail", "the server stopped answering: 3 requests in a row"),
+                    (WIRE, "fail", "notifications/message, but `logging` is not advertised")]),
+    (("lone-surrogates",), [("tools: names", "warn", "'lone \\ud800 end' uses")]),
+]
+
+
+@pytest.mark.parametrize("mode,expected", HOSTILE_CASES, ids=[c[0][0] for c in HOSTILE_CASES])
+async def test_misbehaving_servers_get_specific_findings_in_bounded_time(mode, expected):
+    started = time.monotonic()
+    report, events = await check(stdio([*MISBEHAVING, *mode]), ("go",), timeout=1.0)
+    assert time.monotonic() - started < 30
+    for name, status, reason in expected:
+        result = row(report, name)
+        assert (result.status, reason in result.reason) == (status, True), result
+        assert result.seqs and cited(events, result)
+        assert len(result.reason) <= 2000                   # a 3 MB error message is quoted, cut
+    assert not [r for r in report.rows if r.name.endswith(": crashed")], report.rows
+    assert report.finished and [r.name for r in report.rows][-2:] == [WIRE, "timing"]
+    if mode[0] == "flood":          # every notification of every flood counted: one flood a tools/call
+        calls = sum(1 for e in events if e.dir == "send" and e.method == "tools/call")
+        assert f"{calls * int(mode[1]):,} notifications/message" in row(report, WIRE).reason
+
+
+async def test_the_hostile_server_s_payloads_are_findings_quoted_as_text():
+    """The SDK server with script payloads in every string: its tool name and error messages are
+    quoted in the rows as they came (the page escapes them), and its log message without the
+    `logging` capability fails the wire check."""
+    report, _ = await check(stdio(HOSTILE, timeout=15), ("echo", "fail"), timeout=15)
+    assert row(report, WIRE).status == "fail"
+    assert "1 notifications/message, but `logging` is not advertised" in row(report, WIRE).reason     # echo logs
+    assert "'named <script>window.__pwned=1</script>…' is 161 characters" in row(report, "tools: names").reason
+    failed = row(report, "tools/call: fail")
+    assert failed.status == "warn" and 'error -32000: failure <script>window.__pwned=1</script><img src=x onerror=' in failed.reason
+    assert report.tools_called == ["echo", "fail"]
+    assert not [r for r in report.rows if r.name.endswith(": crashed")]
 
 
 # --- real servers: no fail -----------------------------------------------------------------

@@ -74,3 +74,20 @@ def test_frames_are_schema_linted_only_where_they_are_written(tmp_path, monkeypa
     assert bool(linted) is transcript
     if transcript:
         assert len(linted) == len(file.read_text().splitlines())
+
+
+def test_a_server_s_unpaired_surrogates_are_written_as_their_escape(tmp_path):
+    """misbehaving.py lone-surrogates: names and URIs holding "\\ud800". Written to stdout as they
+    are, they raised in the middle of reading the server, and each request waited out its timeout."""
+    transcript = tmp_path / "t.jsonl"
+    proc = mcp("--check", "--jsonl", "--timeout", "2", "--transcript", str(transcript), "--call-tools", "go", "--",
+               sys.executable, str(PEERS / "misbehaving.py"), "lone-surrogates")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    described = next(r for r in rows if r.get("name") == "tools: descriptions")
+    assert "lone \ud800 end: no description" in described["reason"]           # the escape, read back
+    assert rows[-1]["failed"] and proc.returncode == 1
+    events = [json.loads(line) for line in transcript.read_text().splitlines()]
+    listed = [t["name"] for e in events if isinstance(e["message"], dict)
+              for t in (e["message"].get("result") or {}).get("tools", [])]
+    assert "lone \ud800 end" in listed

@@ -11,7 +11,8 @@ from typing import Any
 from ..client import McpClient
 from ..config import ServerConfig
 from ..events import Tap
-from . import calls, capabilities, conformance, errors, handshake, lists, prompts, resources, timing, tools, utilities
+from . import (calls, capabilities, conformance, errors, handshake, lists, prompts, resources, timing, tools,
+               utilities, wire)
 from .context import CheckContext, CheckOptions, Connector, Stop
 from .probe import Trace
 from .result import FAIL, CheckResult, Report, clip
@@ -71,7 +72,8 @@ class Runner:
                                          "(logged); the other checks ran on", self.trace.seqs(since)))
 
     async def finish(self, cut_short: str | None = None) -> None:
-        """Close the report: a `fail` if it was cut short (the session ended under it), then the timing."""
+        """Close the report: a `fail` if it was cut short (the session ended under it), then the
+        server's frames as frames and the timing."""
         if self.report.finished:
             return
         self.report.finished = True
@@ -81,7 +83,8 @@ class Runner:
                 self.report.not_called(name, "the check ended before it got to the calls")
         if cut_short is not None:
             await self._emit(CheckResult("connection", FAIL, cut_short + "; the remaining checks did not run"))
-        if self.ctx is not None:
+        if self.ctx is not None:        # (judged from the trace: also when the battery was cut short)
+            await self._emit(wire.row(self.ctx))
             await self._emit(timing.row(self.ctx))
 
 
