@@ -18,7 +18,7 @@ from .check import command as check
 from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
-from .events import Tap, TranscriptEvent
+from .events import ON_PURPOSE, Tap, TranscriptEvent
 from .framelint import FrameLinter
 from .jsonrpc import JsonRpcError
 from .responder import Responder, StaticResponder
@@ -200,7 +200,8 @@ def describe_event(event: TranscriptEvent) -> str:
     body = json.dumps(msg.get("params", msg.get("result", msg.get("error"))), ensure_ascii=False)
     if len(body) > 300:
         body = body[:300] + "…"
-    schema = "".join(f"\n{'':16}schema problem at {p['pointer'] or '(the message)'}: {p['message']}"
+    on_purpose = " (sent invalid on purpose)" if (event.schema_lint or {}).get(ON_PURPOSE) else ""
+    schema = "".join(f"\n{'':16}schema problem{on_purpose} at {p['pointer'] or '(the message)'}: {p['message']}"
                      for p in event.schema_problems or [])
     return f"{head} {label}{ident}{latency} {body}{schema}"
 

@@ -7,6 +7,7 @@ of the event, never an exception.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,6 +101,12 @@ Listener = Callable[[TranscriptEvent], None]
 # `data` member marking the events of another connection on a session's tap (the server check's
 # version probes): one transcript, one numbering, but not the session's own traffic.
 CONNECTION = "connection"
+# `data` member marking a frame sent invalid on purpose (the server check's probes: an unknown
+# method, a tools/call without a name...), saying why: the schema lint shows its problems on its
+# line without counting them. Set around the sending of one request (`McpClient.request`'s
+# `on_purpose`), read as its frame is recorded.
+ON_PURPOSE = "on_purpose"
+SENT_ON_PURPOSE: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_sent_on_purpose", default=None)
 
 
 @dataclass
@@ -203,6 +210,9 @@ class Tap:
         return self._emit(event), message
 
     def send(self, raw: str | bytes, **facts: Any) -> tuple[TranscriptEvent, Any]:
+        why = SENT_ON_PURPOSE.get()
+        if why is not None:
+            facts["data"] = {**(facts.get("data") or {}), ON_PURPOSE: why}
         return self.frame("send", raw, **facts)
 
     def recv(self, raw: str | bytes, **facts: Any) -> tuple[TranscriptEvent, Any]:

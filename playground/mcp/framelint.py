@@ -16,7 +16,7 @@ from typing import Any
 
 from . import lint
 from .client import LATEST_LEGACY, META_VERSION
-from .events import CONNECTION, TranscriptEvent
+from .events import CONNECTION, ON_PURPOSE, TranscriptEvent
 
 MAX_BYTES = 1_000_000        # frames larger than this are not checked (a megabyte can take a second)
 REQUESTS_KEPT = 10_000       # open requests remembered for their responses (a server may never answer)
@@ -178,8 +178,13 @@ def check_all(picks: list[Pick]) -> tuple[list[lint.Report], float]:
 
 
 def apply(pick: Pick, report: lint.Report) -> int:
-    """Put the outcome on the event (its row and line carry it); the number of problems."""
+    """Put the outcome on the event (its row and line carry it); the number of problems that
+    count: none for a frame sent invalid on purpose (its `schema_lint` says why)."""
     event = pick.event
     event.schema_problems = report.problems or None
-    event.schema_lint = report.info() if report.problems or report.unchecked else None
+    info = report.info() if report.problems or report.unchecked else None
+    event.schema_lint = info
+    if info is not None and report.problems and event.data is not None and ON_PURPOSE in event.data:
+        info[ON_PURPOSE] = event.data[ON_PURPOSE]
+        return 0
     return len(report.problems)

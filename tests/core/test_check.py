@@ -207,12 +207,22 @@ async def test_the_version_probes_do_not_change_the_version_the_session_is_linte
     assert probes == {"check probe 1", "check probe 2", "check probe 3"}
     # The legacy probe offered 2025-06-18, then the modern one named 2025-11-25 in _meta: the
     # session's own frames, before and after, are checked as the 2026-07-28 they are.
-    ours = [p for p in picks if not p.event.data]
+    ours = [p for p in picks if not (p.event.data or {}).get("connection")]
     assert ours and {p.version for p in ours} == {"2026-07-28"}
     offered = [(p.event.message["params"]["protocolVersion"], p.version) for p in picks if p.event.method == "initialize"]
     assert offered == [("2025-06-18", "2025-06-18"), ("2099-12-31", "2025-11-25")]    # each probe: its own
-    last_probe = max(p.event.seq for p in picks if p.event.data)
+    last_probe = max(p.event.seq for p in picks if (p.event.data or {}).get("connection"))
     assert any(p.event.seq > last_probe for p in ours)
+    # What the check sends invalid on purpose has its problems shown, marked, and not counted.
+    from playground.mcp.framelint import apply, check_all
+
+    reports, _ = check_all(picks)
+    assert sum(apply(p, r) for p, r in zip(picks, reports)) == 0
+    flagged = [p.event for p in picks if p.event.schema_problems]
+    assert {e.method for e in flagged} == {"server/discover", "mcp-playground-check/no-such-method", "tools/call"}
+    assert all(e.dir == "send" and e.schema_lint["on_purpose"].startswith("the server check: ") for e in flagged)
+    assert [e.schema_lint["on_purpose"] for e in flagged if e.method == "tools/call"] == [
+        "the server check: a tools/call without a name"]
     for result in report.rows:                  # the probes' lines are the session's transcript's
         cited(events, result)
 

@@ -93,12 +93,13 @@ class CheckContext:
         await self.emit(CheckResult(name, status, reason, list(seqs or [])))
 
     async def ask(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None,
-                  progress: bool = False) -> Answer:
+                  progress: bool = False, on_purpose: str | None = None) -> Answer:
         """One request on the session; raises Stop when the connection is gone or the server stopped answering."""
         if self.client.closed:
             raise Stop(f"the connection closed ({self.client.close_reason})")
         answer = await ask(self.client, self.trace, method, params,
-                           timeout=self.options.timeout if timeout is None else timeout, progress=progress)
+                           timeout=self.options.timeout if timeout is None else timeout, progress=progress,
+                           on_purpose=on_purpose)
         self.answers.setdefault(method, answer)
         await self.conformance.add(self.version, answer)
         if answer.timed_out:

@@ -35,7 +35,7 @@ def not_404(ctx: CheckContext, answer: Answer) -> str | None:
 
 
 async def _unknown_method(ctx: CheckContext) -> None:
-    answer = await ctx.ask(UNKNOWN_METHOD, {})
+    answer = await ctx.ask(UNKNOWN_METHOD, {}, on_purpose="the server check: a method that does not exist")
     if answer.code == METHOD_NOT_FOUND and (wrong := not_404(ctx, answer)) is not None:
         status: Status = FAIL
         reason = f"{UNKNOWN_METHOD} got {wrong}"
@@ -66,7 +66,7 @@ async def _invalid_params(ctx: CheckContext) -> None:
     found: list[tuple[Status, str]] = []
     seqs: list[int] = []
     if ctx.advertised("tools"):
-        answer = await ctx.ask("tools/call", {})
+        answer = await ctx.ask("tools/call", {}, on_purpose="the server check: a tools/call without a name")
         seqs += answer.seqs
         found.append(_protocol(answer, "tools/call without a name"))
         answer = await ctx.ask("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}})
@@ -96,7 +96,7 @@ async def _bad_arguments(ctx: CheckContext, name: str) -> tuple[Status, str, lis
         return PASS, "", []
     args, how = made
     answer = await ctx.ask("tools/call", {"name": name, "arguments": args}, timeout=ctx.options.call_timeout,
-                           progress=True)
+                           progress=True, on_purpose="the server check: arguments the tool's inputSchema refuses")
     what = f"{clip(name, 40)} with {how} ({shown(args, 80)})"
     as_tool_error = ctx.era == "modern" or ctx.version >= TOOL_ERRORS_FROM
     if answer.is_error_result:

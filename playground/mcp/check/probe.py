@@ -113,13 +113,16 @@ def error_from(exc: HttpStatusError) -> JsonRpcError | None:
 
 
 async def ask(client: McpClient, trace: Trace, method: str, params: dict[str, Any] | None = None, *,
-              timeout: float, progress: bool = False) -> Answer:
-    """Send one request and wait for its answer (at most `timeout`, reset by progress if asked)."""
+              timeout: float, progress: bool = False, on_purpose: str | None = None) -> Answer:
+    """Send one request and wait for its answer (at most `timeout`, reset by progress if asked).
+    `on_purpose`: why the request is invalid on purpose (its line is marked, its schema problems
+    not counted)."""
     answer = Answer(method=method, timeout=timeout)
     since = trace.mark()
     try:
         answer.result = await client.request(method, params, timeout=timeout,
-                                             on_progress=ignore_progress if progress else None)
+                                             on_progress=ignore_progress if progress else None,
+                                             on_purpose=on_purpose)
     except JsonRpcError as exc:
         answer.error = exc
     except RequestTimeout:
