@@ -111,7 +111,8 @@ async def test_a_flood_is_checked_in_part_and_a_note_says_how_much():
     # wait to be saved, and are checked whole then.)
     assert linter.seen >= 20_000 and 10_000 <= seen <= linter.seen and 0 < checked < seen / 4
     assert note["text"] == (f"schema lint: {checked:,} of {seen:,} frames checked (at most 200 frames a second from "
-                            f"the server, within 10% of a CPU); the other {seen - checked:,} were not checked")
+                            f"the server, within 10% of a CPU and the process's sessions together within 25%); "
+                            f"the other {seen - checked:,} were not checked")
     assert not any(r.get("schema_problems") for r in rows)      # what it checked of this flood was valid
 
 
