@@ -20,6 +20,7 @@ from .config import ServerConfig
 from .connect import ConnectError, open_client
 from .events import ON_PURPOSE, Tap, TranscriptEvent
 from .framelint import FrameLinter
+from .linted_output import LintedOutput
 from .jsonrpc import JsonRpcError
 from .responder import Responder, StaticResponder
 from .transports.base import TransportError
@@ -271,28 +272,31 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         responder = replayer.responder(responder)
     auth = oauth_from_args(ns, config, tap)
     file = open(ns.transcript, "w", encoding="utf-8", errors="backslashreplace") if ns.transcript else None
-    out = cast(IO[str], Printable(out))
+    stream = cast(IO[str], Printable(out))
 
     # Every frame, against the schema of the version in use: where the frames are shown or written
     # (the check prints only its report, a replay only its diffs without --jsonl; the check's
-    # answers are checked against the schema anyway).
+    # answers are checked against the schema anyway). Checked in a thread, written in order.
     shown = not ns.check and (ns.jsonl or replayer is None)
     linter = FrameLinter() if shown or ns.transcript else None
 
-    def emit(event: TranscriptEvent) -> None:
-        if linter is not None:
-            linter.lint(event)
+    def write(event: TranscriptEvent) -> None:
         event = _masked(event, auth)
         line = json.dumps(event.to_dict(), ensure_ascii=False)
         if file:
             file.write(line + "\n")
         if shown:
-            out.write((line if ns.jsonl else describe_event(event)) + "\n")
+            stream.write((line if ns.jsonl else describe_event(event)) + "\n")
         elif event.kind == "diff":
-            out.write(replay_cli.describe(event) + "\n")
-        out.flush()
+            stream.write(replay_cli.describe(event) + "\n")
 
-    tap.subscribe(emit)
+    def write_now(event: TranscriptEvent) -> None:
+        write(event)
+        stream.flush()
+
+    output = LintedOutput(linter, tap, write, stream) if linter is not None else None
+    tap.subscribe(output.event if output is not None else write_now)
+    out = cast(IO[str], output.out) if output is not None else stream      # (behind the frames before it)
     runner = check.make_runner(ns, config, tap) if ns.check else None
     outcome = Outcome()
     try:
@@ -326,8 +330,12 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         finally:
             await client.close()
     finally:
-        if file:
-            file.close()
+        try:
+            if output is not None:
+                await output.close()
+        finally:
+            if file:
+                file.close()
     for failure in outcome.failures:
         print(f"mcp: {failure}", file=sys.stderr)
     return outcome.code

@@ -2,9 +2,10 @@
 frames negotiate it, the request each response answers, and — live — which frames there is
 time to check (`LintBudget`).
 
-Split in two for the live path: `pick` runs where the frames are (the event loop; a few
-dictionary lookups a frame), `check_all` wherever the work may go (a thread), `apply` back
-where the frames are. The CLI does all three at once (`lint`).
+Split in three so that the checking leaves the event loop: `pick` runs where the frames are
+(the loop; a few dictionary lookups a frame), `check_all` wherever the work may go (a thread),
+`apply` back where the frames are. The live path (features/schema_lint) and the CLI
+(`linted_output`) both do so.
 """
 from __future__ import annotations
 
@@ -212,12 +213,6 @@ class FrameLinter:
             self.version = version
         elif other in self.others or len(self.others) < OTHERS_KEPT:
             self.others[other] = version
-
-    def lint(self, event: TranscriptEvent) -> None:
-        """Check one event now, whatever it costs (the CLI)."""
-        picks = self.pick([event])
-        for pick, report in zip(picks, check_all(picks)[0]):
-            apply(pick, report)
 
 
 def check_all(picks: list[Pick]) -> tuple[list[lint.Report], float]:
