@@ -10,7 +10,7 @@ import asyncio
 import json
 import sys
 from dataclasses import dataclass, field, replace
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from . import replay_cli
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
@@ -18,8 +18,9 @@ from .check import command as check
 from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
-from .events import Tap, TranscriptEvent
+from .events import ON_PURPOSE, Tap, TranscriptEvent
 from .framelint import FrameLinter
+from .linted_output import LintedOutput
 from .jsonrpc import JsonRpcError
 from .responder import Responder, StaticResponder
 from .transports.base import TransportError
@@ -200,9 +201,28 @@ def describe_event(event: TranscriptEvent) -> str:
     body = json.dumps(msg.get("params", msg.get("result", msg.get("error"))), ensure_ascii=False)
     if len(body) > 300:
         body = body[:300] + "…"
-    schema = "".join(f"\n{'':16}schema problem at {p['pointer'] or '(the message)'}: {p['message']}"
+    on_purpose = " (sent invalid on purpose)" if (event.schema_lint or {}).get(ON_PURPOSE) else ""
+    schema = "".join(f"\n{'':16}schema problem{on_purpose} at {p['pointer'] or '(the message)'}: {p['message']}"
                      for p in event.schema_problems or [])
     return f"{head} {label}{ident}{latency} {body}{schema}"
+
+
+class Printable:
+    """`out` as text any UTF-8 stream takes: a server's unpaired surrogates ("\\ud800" in its
+    JSON, which parses into one) are written as that escape — in a JSON line, the very escape
+    JSON has for it. Written as they are, they raised in the middle of the transport's reading,
+    and the request waited out its timeout."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if not text.isascii():
+            text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
 
 
 @dataclass
@@ -251,28 +271,32 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     if replayer is not None:
         responder = replayer.responder(responder)
     auth = oauth_from_args(ns, config, tap)
-    file = open(ns.transcript, "w", encoding="utf-8") if ns.transcript else None
+    file = open(ns.transcript, "w", encoding="utf-8", errors="backslashreplace") if ns.transcript else None
+    stream = cast(IO[str], Printable(out))
 
     # Every frame, against the schema of the version in use: where the frames are shown or written
     # (the check prints only its report, a replay only its diffs without --jsonl; the check's
-    # answers are checked against the schema anyway).
+    # answers are checked against the schema anyway). Checked in a thread, written in order.
     shown = not ns.check and (ns.jsonl or replayer is None)
     linter = FrameLinter() if shown or ns.transcript else None
 
-    def emit(event: TranscriptEvent) -> None:
-        if linter is not None:
-            linter.lint(event)
+    def write(event: TranscriptEvent) -> None:
         event = _masked(event, auth)
         line = json.dumps(event.to_dict(), ensure_ascii=False)
         if file:
             file.write(line + "\n")
         if shown:
-            out.write((line if ns.jsonl else describe_event(event)) + "\n")
+            stream.write((line if ns.jsonl else describe_event(event)) + "\n")
         elif event.kind == "diff":
-            out.write(replay_cli.describe(event) + "\n")
-        out.flush()
+            stream.write(replay_cli.describe(event) + "\n")
 
-    tap.subscribe(emit)
+    def write_now(event: TranscriptEvent) -> None:
+        write(event)
+        stream.flush()
+
+    output = LintedOutput(linter, tap, write, stream) if linter is not None else None
+    tap.subscribe(output.event if output is not None else write_now)
+    out = cast(IO[str], output.out) if output is not None else stream      # (behind the frames before it)
     runner = check.make_runner(ns, config, tap) if ns.check else None
     outcome = Outcome()
     try:
@@ -306,8 +330,12 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         finally:
             await client.close()
     finally:
-        if file:
-            file.close()
+        try:
+            if output is not None:
+                await output.close()
+        finally:
+            if file:
+                file.close()
     for failure in outcome.failures:
         print(f"mcp: {failure}", file=sys.stderr)
     return outcome.code

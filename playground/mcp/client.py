@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import jsonrpc
-from .events import Tap
+from .events import SENT_ON_PURPOSE, Tap
 from .jsonrpc import JsonRpcError
 from .responder import NoResponder, Responder
 from .transports.base import Transport, TransportError
@@ -361,15 +361,18 @@ class McpClient:
                 return True
 
     async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Any:
+                      timeout: float | None = None, on_progress: ProgressCallback | None = None,
+                      on_purpose: str | None = None) -> Any:
         """Send a request and return its result; raises JsonRpcError, RequestTimeout, TransportError.
+        `on_purpose`: why it is sent invalid on purpose (its frame is marked so: events.ON_PURPOSE).
 
         For MRTR methods, `input_required` results are answered through the responder and the
         request is retried (new id, `inputResponses`, the exact `requestState`) up to the round limit."""
         base = dict(params) if params is not None else None
         attempt = base
         for round_no in range(self.max_input_rounds + 1):
-            result = await self._roundtrip(method, attempt, timeout=timeout, on_progress=on_progress)
+            result = await self._roundtrip(method, attempt, timeout=timeout, on_progress=on_progress,
+                                           on_purpose=on_purpose)
             if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
                 return result
             if round_no == self.max_input_rounds:
@@ -404,18 +407,22 @@ class McpClient:
         return responses
 
     async def _send_and_wait(self, key: str, pending: _Pending, frame: dict[str, Any] | str,
-                             headers: dict[str, str] | None = None) -> bool:
-        """Send a request registered under `key` (_SENDING names it while it goes); whether its
-        response came in time (`_wait`)."""
+                             headers: dict[str, str] | None = None, on_purpose: str | None = None) -> bool:
+        """Send a request registered under `key` (_SENDING names it while it goes; SENT_ON_PURPOSE
+        says why, for a request invalid on purpose); whether its response came in time (`_wait`)."""
         sending = _SENDING.set(key)
+        purpose = SENT_ON_PURPOSE.set(on_purpose) if on_purpose is not None else None
         try:
             await self.transport.send(frame, headers=headers)
         finally:
+            if purpose is not None:
+                SENT_ON_PURPOSE.reset(purpose)
             _SENDING.reset(sending)
         return await self._wait(pending)
 
     async def _roundtrip(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
-                         on_progress: ProgressCallback | None, request_id: Any = None) -> Any:
+                         on_progress: ProgressCallback | None, request_id: Any = None,
+                         on_purpose: str | None = None) -> Any:
         self._check_open()
         if request_id is None:
             request_id = self._ids.next()
@@ -434,7 +441,7 @@ class McpClient:
             self._by_token[jsonrpc.id_key(token)] = pending
         try:
             if not await self._send_and_wait(key, pending, jsonrpc.request(request_id, method, sent_params),
-                                             self._extra_headers(method, sent_params)):
+                                             self._extra_headers(method, sent_params), on_purpose):
                 how = await self._cancel_request(request_id, f"timed out after {limit:g} s", method, note=False)
                 self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; {how}",
                               request_id=request_id, method=method)

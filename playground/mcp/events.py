@@ -7,6 +7,7 @@ of the event, never an exception.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ Direction = Literal["send", "recv", "stderr", "note"]
 # Frames larger than this are recorded truncated (with their real size); delivery is unaffected.
 DEFAULT_MAX_RAW = 1_000_000
 INVALID_UTF8 = "invalid UTF-8 (shown with replacement characters)"
+TOO_DEEP = (f"nested deeper than {jsontext.MAX_DEPTH} levels: the parsed message is cut there (what the client "
+            "and the page use); the raw text is whole")
 
 
 @dataclass(slots=True)
@@ -98,6 +101,12 @@ Listener = Callable[[TranscriptEvent], None]
 # `data` member marking the events of another connection on a session's tap (the server check's
 # version probes): one transcript, one numbering, but not the session's own traffic.
 CONNECTION = "connection"
+# `data` member marking a frame sent invalid on purpose (the server check's probes: an unknown
+# method, a tools/call without a name...), saying why: the schema lint shows its problems on its
+# line without counting them. Set around the sending of one request (`McpClient.request`'s
+# `on_purpose`), read as its frame is recorded.
+ON_PURPOSE = "on_purpose"
+SENT_ON_PURPOSE: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_sent_on_purpose", default=None)
 
 
 @dataclass
@@ -180,8 +189,7 @@ class Tap:
         problems = jsonrpc.problems(message) if parse_error is None else None
         if parse_error is None and jsontext.too_deep(message, text):
             message = jsontext.cut_deep(message)
-            problems = [*(problems or []), f"nested deeper than {jsontext.MAX_DEPTH} levels: the parsed message "
-                        "is cut there (what the client and the page use); the raw text is whole"]
+            problems = [*(problems or []), TOO_DEEP]
         if facts:
             given = facts.pop("problems", None)
             if given:
@@ -202,6 +210,9 @@ class Tap:
         return self._emit(event), message
 
     def send(self, raw: str | bytes, **facts: Any) -> tuple[TranscriptEvent, Any]:
+        why = SENT_ON_PURPOSE.get()
+        if why is not None:
+            facts["data"] = {**(facts.get("data") or {}), ON_PURPOSE: why}
         return self.frame("send", raw, **facts)
 
     def recv(self, raw: str | bytes, **facts: Any) -> tuple[TranscriptEvent, Any]:

@@ -2,9 +2,10 @@
 frames negotiate it, the request each response answers, and — live — which frames there is
 time to check (`LintBudget`).
 
-Split in two for the live path: `pick` runs where the frames are (the event loop; a few
-dictionary lookups a frame), `check_all` wherever the work may go (a thread), `apply` back
-where the frames are. The CLI does all three at once (`lint`).
+Split in three so that the checking leaves the event loop: `pick` runs where the frames are
+(the loop; a few dictionary lookups a frame), `check_all` wherever the work may go (a thread),
+`apply` back where the frames are. The live path (features/schema_lint) and the CLI
+(`linted_output`) both do so.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from . import lint
 from .client import LATEST_LEGACY, META_VERSION
-from .events import CONNECTION, TranscriptEvent
+from .events import CONNECTION, ON_PURPOSE, TranscriptEvent
 from .secrets import NO_SECRETS, Redactor
 
 MAX_BYTES = 1_000_000        # frames larger than this are not checked (a megabyte can take a second)
@@ -24,36 +25,87 @@ REQUESTS_KEPT = 10_000       # open requests remembered for their responses (a s
 OTHERS_KEPT = 100            # other connections whose version is followed (beyond: the session's is used)
 
 
+class CpuShare:
+    """A share of one core's time for checking, `share` of each second in bursts of at most
+    `burst` seconds: refilled as time passes, drawn on by what was checked (it may go below zero
+    after a long check: nothing more until time has paid it back)."""
+
+    def __init__(self, share: float, burst: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.share, self.burst, self.clock = share, burst, clock
+        self.seconds = burst
+        self._last = clock()
+
+    def refill(self) -> None:
+        now = self.clock()
+        self.seconds = min(self.burst, self.seconds + (now - self._last) * self.share)
+        self._last = now
+
+
+class ProcessShare:
+    """The process's share of a core for checking, split evenly among the sessions that had
+    frames to check within the last RECENT seconds: however many sessions flood at once, their
+    checking together stays within `share` (and `burst`). One object per process, used from its
+    event loop."""
+
+    RECENT = 2.0
+
+    def __init__(self, share: float, burst: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.share, self.burst, self.clock = share, burst, clock
+        self._asked_at: dict[int, float] = {}       # a session budget's id -> when it last had frames
+
+    def split(self, by: int) -> tuple[float, float]:
+        """`by` has frames to check now: its part of the share and of the burst."""
+        self._asked_at[by] = now = self.clock()
+        if len(self._asked_at) > 1 and any(t < now - self.RECENT for t in self._asked_at.values()):
+            self._asked_at = {k: t for k, t in self._asked_at.items() if t >= now - self.RECENT}
+        users = len(self._asked_at)
+        return self.share / users, self.burst / users
+
+
 class LintBudget:
     """What a live session may spend on checking. A notification costs ~50 µs to check, a
     megabyte frame up to a second, and a flooding server sends tens of thousands a second: the
     flood must not slow down for it (bench/pipeline.py).
 
-    Two buckets. Frames the server sends unasked (notifications, its own requests, responses
-    to nothing) pass at most `rate` a second: the first `rate` of each second. (Refilled a
-    second at a time, not continuously: during a flood one batch a second goes to the checker
-    with its share, instead of every batch waiting for a few; each hand-over to the checker's
-    thread waits for the busy loop to let go of the GIL, and the database idled meanwhile.)
-    Every check draws on the checker's CPU time, `share` of a core, in bursts of `burst`
-    seconds: frames we send and the answers to our requests (as many as the person asks for)
-    are checked while it lasts. What is not checked is counted (`FrameLinter.skipped`)."""
+    Two buckets. Frames the server sends unasked (notifications, its own requests, responses to
+    nothing) pass at most `rate` a second: the first `rate` of each second. (Refilled a second
+    at a time, not continuously: during a flood one batch a second goes to the checker with its
+    share, instead of every batch waiting for a few; each hand-over to the checker's thread waits
+    for the busy loop to let go of the GIL, and the database idled meanwhile.) Every check draws
+    on the checker's CPU time, `share` of a core, in bursts of `burst` seconds: frames we send
+    and the answers to our requests (as many as the person asks for) are checked while it lasts.
+    What is not checked is counted (`FrameLinter.skipped`).
+
+    With `shared` (the process's `ProcessShare`), the CPU share and burst are at most the
+    session's part of the process's: ten sessions flooding at once would otherwise take ten
+    shares of the one GIL. Fairness stays simple: equal parts, so none starves the others. (A
+    session with a few frames to check counts as one too: the process's share may then go
+    partly unused.)"""
 
     def __init__(self, rate: float = 200.0, share: float = 0.1, burst: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, shared: ProcessShare | None = None) -> None:
         self.rate, self.share, self.burst, self.clock = rate, share, burst, clock
         self.frames: float = rate
-        self.seconds = burst
-        self._last = self._second = clock()
+        self.cpu = CpuShare(share, burst, clock)
+        self.shared = shared
+        self._second = clock()
 
     def refill(self) -> None:
         now = self.clock()
         if now - self._second >= 1.0 and not math.isinf(self.frames):
             self.frames, self._second = self.rate, now
-        self.seconds = min(self.burst, self.seconds + (now - self._last) * self.share)
-        self._last = now
+        if self.shared is not None:
+            share, burst = self.shared.split(id(self))
+            self.cpu.share, self.cpu.burst = min(self.share, share), min(self.burst, burst)
+        self.cpu.refill()
+
+    @property
+    def seconds(self) -> float:
+        """CPU time left for checking (none at or below zero)."""
+        return self.cpu.seconds
 
     def spend(self, seconds: float) -> None:
-        self.seconds -= seconds
+        self.cpu.seconds -= seconds
 
     def lift_rate(self) -> None:
         """Check every frame from now on while time lasts (a session's last batches, as it ends)."""
@@ -163,12 +215,6 @@ class FrameLinter:
         elif other in self.others or len(self.others) < OTHERS_KEPT:
             self.others[other] = version
 
-    def lint(self, event: TranscriptEvent) -> None:
-        """Check one event now, whatever it costs (the CLI)."""
-        picks = self.pick([event])
-        for pick, report in zip(picks, check_all(picks)[0]):
-            apply(pick, report)
-
 
 def check_all(picks: list[Pick]) -> tuple[list[lint.Report], float]:
     """Check the picked frames; with the CPU time it took (of this thread)."""
@@ -179,12 +225,17 @@ def check_all(picks: list[Pick]) -> tuple[list[lint.Report], float]:
 
 
 def apply(pick: Pick, report: lint.Report, secrets: Redactor = NO_SECRETS) -> int:
-    """Put the outcome on the event (its row and line carry it); the number of problems. A
-    message quotes the frame cut to length: a secret's head at a cut is masked by `secrets`."""
+    """Put the outcome on the event (its row and line carry it); the number of problems that
+    count: none for a frame sent invalid on purpose (its `schema_lint` says why). A message
+    quotes the frame cut to length: a secret's head at a cut is masked by `secrets`."""
     event = pick.event
     if secrets:
         for problem in report.problems:
             problem["message"] = secrets.at_cuts(problem["message"])
     event.schema_problems = report.problems or None
-    event.schema_lint = report.info() if report.problems or report.unchecked else None
+    info = report.info() if report.problems or report.unchecked else None
+    event.schema_lint = info
+    if info is not None and report.problems and event.data is not None and ON_PURPOSE in event.data:
+        info[ON_PURPOSE] = event.data[ON_PURPOSE]
+        return 0
     return len(report.problems)

@@ -14,6 +14,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
 from playground.mcp import jsontext, spec_sections
+from playground.mcp.events import ON_PURPOSE
 
 from .html import esc as _e
 from .html import latency_ms, oob
@@ -189,7 +190,9 @@ def line_html(line: dict[str, Any]) -> str:
         classes += f" kind-{_e(line['kind'])}"
     schema = schema_badge(line.get("schema_problems"), line.get("schema_lint"))
     if schema and schema[0]:
-        classes += " ev-schema"             # (the frame breaks the MCP schema: for filters and styles)
+        # (The frame breaks the MCP schema — or was sent so on purpose: for filters and styles.)
+        lint = line.get("schema_lint")
+        classes += " ev-schema-on-purpose" if isinstance(lint, dict) and lint.get(ON_PURPOSE) else " ev-schema"
     out = [f'<details class="{classes}" id="ev-{_e(line["seq"])}" data-dir="{dir_}" data-method="{label}"']
     if reply_to:
         out.append(f' data-reply-to="{_e(reply_to)}"')
@@ -262,7 +265,10 @@ def schema_badge(problems: Any, info: Any) -> tuple[str, str] | None:
         unchecked = info.get("unchecked")
         return ("", f'<div class="schema-unchecked">schema: not checked ({_e(unchecked)})</div>') if unchecked else None
     count = len(problems)
-    flag = f'<span class="schema-flag">{"schema problem" if count == 1 else f"{count} schema problems"}</span>'
+    said = "schema problem" if count == 1 else f"{count} schema problems"
+    on_purpose = info.get(ON_PURPOSE)
+    flag = (f'<span class="schema-flag on-purpose">{said}, sent on purpose</span>' if on_purpose
+            else f'<span class="schema-flag">{said}</span>')
     items = []
     for problem in problems:
         problem = problem if isinstance(problem, dict) else {"message": str(problem)}
@@ -276,8 +282,10 @@ def schema_badge(problems: Any, info: Any) -> tuple[str, str] | None:
     if isinstance(spec, str) and spec.startswith(spec_sections.BASE + "/"):
         against += (f' · <a href="{_e(spec)}" target="_blank" rel="noopener noreferrer">spec: '
                     f"{_e(spec_sections.title(spec))}</a>")
+    why = (f'<p class="schema-on-purpose">Sent invalid on purpose ({_e(on_purpose)}): not counted among the '
+           "session's schema problems.</p>") if on_purpose else ""
     body = (f'<div class="schema-problems" role="group" aria-label="schema problem"><p>Breaks {against}</p>'
-            f'<ul>{"".join(items)}</ul></div>')
+            f'{why}<ul>{"".join(items)}</ul></div>')
     return flag, body
 
 

@@ -32,7 +32,7 @@ from channels.db import database_sync_to_async
 from django.db import connection, transaction
 
 from playground.mcp import jsontext
-from playground.mcp.events import TranscriptEvent
+from playground.mcp.events import ON_PURPOSE, TranscriptEvent
 
 from .models import Event, Session
 from .search import indexer as search_indexer
@@ -252,7 +252,10 @@ def save_events(session_id: int, rows: Rows) -> None:
 
 
 def _problem_count(row: dict[str, Any]) -> int:
-    problems = row.get("schema_problems")
+    """The schema problems a row counts for: none when its frame was sent invalid on purpose."""
+    problems, lint = row.get("schema_problems"), row.get("schema_lint")
+    if isinstance(lint, dict) and lint.get(ON_PURPOSE):
+        return 0
     return len(problems) if isinstance(problems, list) else 0
 
 

@@ -309,6 +309,19 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
     def assert_no_js_errors(self) -> None:
         assert self.js_errors == [], self.js_errors
 
+    def assert_inert(self, page: Page) -> None:
+        """Our own probe fires; none of the server's did; no live link or image it chose."""
+        page.evaluate("""() => { const i = document.createElement("img");
+            i.onerror = () => { window.__probe = 1; }; i.src = "x-probe"; document.body.append(i); }""")
+        page.wait_for_function("() => window.__probe === 1")
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        expect(page.locator("script:not([src])")).to_have_count(0)
+        expect(page.locator("svg[onload], [onerror]:not([src='x-probe'])")).to_have_count(0)
+        hrefs = page.locator("a[href]").evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        assert not [h for h in hrefs if h.strip().lower().startswith(("javascript:", "data:text", "data:image/svg"))], hrefs
+        srcs = page.locator("img[src]").evaluate_all("els => els.map(e => e.getAttribute('src'))")
+        assert not [s for s in srcs if not s.startswith(("data:image/png;base64,", "x-probe"))], srcs
+
 
 def peer_args(mode: str = "stdio", *extra: str) -> tuple[str, list[str]]:
     """Command and arguments for the SDK peer, as typed into the server form."""

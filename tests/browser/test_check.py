@@ -11,14 +11,15 @@ from playwright.sync_api import expect
 from .helpers import ROOT, LiveBrowserTestCase
 
 FAULTS = str(ROOT / "tests" / "peers" / "check_faults.py")
+HOSTILE = str(ROOT / "tests" / "peers" / "hostile_server.py")
 
 
 class CheckServerTests(LiveBrowserTestCase):
 
-    def start_check(self, name: str, fault: str) -> None:
+    def start_check(self, name: str, *args: str) -> None:
         page = self.page
         self.log_in()
-        self.add_server(name, command=sys.executable, args=[FAULTS, fault])
+        self.add_server(name, command=sys.executable, args=list(args))
         page.get_by_role("link", name="Check server").click()
         expect(page.get_by_role("heading", name=f"Check {name}")).to_be_visible()
         # A new server: no session listed its tools, and opening the form started nothing.
@@ -33,7 +34,7 @@ class CheckServerTests(LiveBrowserTestCase):
 
     def test_check_form_report_links_and_share(self):
         page = self.page
-        self.start_check("checked", "none")
+        self.start_check("checked", FAULTS, "none")
         # The tools come from the server; the read-only one is ticked, the other is not.
         go = page.get_by_role("checkbox", name=re.compile(r"^go\b"))
         other = page.get_by_role("checkbox", name=re.compile(r"^other\b"))
@@ -52,6 +53,13 @@ class CheckServerTests(LiveBrowserTestCase):
         expect(call).to_contain_text('called with {"n": 1}')
         expect(report.locator('[data-check="timing"]')).to_be_visible()
         expect(page.get_by_role("status")).to_have_text("ended")
+        # The check's own invalid probes are marked on their lines, not counted in the header.
+        expect(page.locator("#schema-lint")).to_have_text("no schema problems")
+        probe = self.transcript().locator('[data-method="mcp-playground-check/no-such-method"]').first
+        expect(probe.locator(".schema-flag")).to_have_text("schema problem, sent on purpose")
+        probe.locator("summary").first.click()
+        expect(probe.get_by_role("group", name="schema problem")).to_contain_text(
+            "Sent invalid on purpose (the server check: a method that does not exist)")
         self.shot("report")
 
         # A row's link scrolls its transcript line into view.
@@ -80,11 +88,37 @@ class CheckServerTests(LiveBrowserTestCase):
         self.assert_no_js_errors()
 
     def test_a_failing_check_shows_the_fail_and_why(self):
-        self.start_check("pinger", "ping-fails")
+        self.start_check("pinger", FAULTS, "ping-fails")
         self.page.get_by_role("button", name="Start check").click()
         report = self.report()
         expect(report.locator(".check-summary")).to_contain_text("1 failed", timeout=60_000)
         ping = report.locator('[data-check="ping"]')
         expect(ping.locator(".check-status")).to_have_text("fail")
         expect(ping).to_contain_text("ping broke")
+        self.assert_no_js_errors()
+
+    def test_a_hostile_server_s_strings_in_the_report_are_text(self):
+        """The SDK server with script payloads: its tool named with one, ticked and called, and its
+        error messages quoted in the rows are shown as text, live and after a reload; no script runs."""
+        page = self.page
+        self.start_check("hostile", HOSTILE, "stdio")
+        page.get_by_role("checkbox", name=re.compile(r"^fail\b")).check()
+        page.get_by_role("checkbox", name=re.compile(r"^named <script>")).check()
+        page.get_by_role("button", name="Start check").click()
+        report = self.report()
+        summary = report.locator(".check-summary")
+        expect(summary).not_to_contain_text("Running", timeout=60_000)
+        expect(summary).to_contain_text("Tools called: fail, named <script>window.__pwned=1</script>")
+        for shown in ("live", "reloaded"):              # live, then rendered from the saved report
+            expect(report.locator('[data-check="tools/call: fail"]')).to_contain_text(
+                'error -32000: failure <script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">')
+            named = report.locator('[data-check^="tools/call: named <script>window.__pwned=1</script>"]')
+            expect(named.locator(".check-status")).to_have_text("pass")
+            expect(report.locator('[data-check="tools: names"]')).to_contain_text(
+                "'named <script>window.__pwned=1</script>…' is 161 characters")
+            self.assert_inert(page)
+            self.shot(f"hostile-report-{shown}")
+            if shown == "live":
+                page.reload()
+                report = self.report()
         self.assert_no_js_errors()

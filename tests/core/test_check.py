@@ -18,6 +18,9 @@ from tests.core.http_peers import free_port, start_peer, stop_peer
 
 FAULTS = [sys.executable, str(PEERS / "check_faults.py")]
 SDK = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
+MISBEHAVING = [sys.executable, str(PEERS / "misbehaving.py")]
+HOSTILE = [sys.executable, str(PEERS / "hostile_server.py"), "stdio"]
+WIRE = "wire: the server's frames"
 
 
 async def check(config: ServerConfig, call: tuple[str, ...] = (), timeout: float = 3.0) -> tuple[Report, list[TranscriptEvent]]:
@@ -87,6 +90,8 @@ FAULT_CASES = [
     ("bad-description", "legacy", (), "schema: answers",
      "tools/list (ListToolsResult): /result/tools/2/description 42 is not of type 'string'"),
     ("advertised-unanswered", "legacy", (), "capabilities: advertised methods answer", "advertises `prompts` but prompts/list got -32601"),
+    ("undeclared-prompts", "legacy", (), "capabilities: unadvertised methods get -32601",
+     "prompts/list offered 1 item(s), but `prompts` is not advertised: servers that support prompts MUST declare"),
     ("structured-mismatch", "legacy", ("go",), "tools/call: go", "structuredContent does not match the outputSchema: /n"),
     ("call-error", "legacy", ("go",), "tools/call: go", 'called with {"n": 1}: error -32602'),
     ("read-fails", "legacy", (), "resources: read", "'fault://one': error -32603: could not read"),
@@ -140,6 +145,30 @@ def test_over_http_an_unsupported_version_error_must_come_with_400():
     assert status == "fail" and "-32022 with HTTP 422" in reason
 
 
+def test_over_modern_http_what_is_not_implemented_must_get_404_and_32601():
+    """2026-07-28 Streamable HTTP: "If the server does not implement the requested RPC method, it
+    MUST respond with 404 Not Found and a JSON-RPC error with code -32601"; elsewhere -32601 for
+    an unadvertised capability is a SHOULD."""
+    from types import SimpleNamespace
+
+    from playground.mcp.check.capabilities import judge_unadvertised
+    from playground.mcp.check.probe import Answer
+    from playground.mcp.jsonrpc import JsonRpcError
+
+    def judge(modern_http, code, status=None, result=None):
+        ctx = SimpleNamespace(modern_http=modern_http)
+        error = JsonRpcError(code, "no") if code is not None else None
+        return judge_unadvertised(ctx, "prompts", "prompts/list", Answer("prompts/list", result, error, status))
+    assert judge(True, -32601, 404) is None and judge(False, -32601) is None
+    status, reason = judge(True, -32601)
+    assert status == "fail" and "-32601 with a success status (2xx); over Streamable HTTP it MUST come with 404" in reason
+    assert judge(False, -32603)[0] == "warn"
+    status, reason = judge(True, -32603, 500)
+    assert status == "fail" and "MUST get 404 Not Found and -32601" in reason
+    assert judge(False, None, result={"prompts": []})[0] == "warn"        # answers, offers nothing: a SHOULD
+    assert judge(False, None, result={"prompts": [{"name": "p"}]})[0] == "fail"
+
+
 async def test_the_fault_free_peer_passes_every_check_in_both_eras():
     for era in ("legacy", "modern"):
         report, _ = await check(faulty("none", era), ("go", "other"))
@@ -178,12 +207,22 @@ async def test_the_version_probes_do_not_change_the_version_the_session_is_linte
     assert probes == {"check probe 1", "check probe 2", "check probe 3"}
     # The legacy probe offered 2025-06-18, then the modern one named 2025-11-25 in _meta: the
     # session's own frames, before and after, are checked as the 2026-07-28 they are.
-    ours = [p for p in picks if not p.event.data]
+    ours = [p for p in picks if not (p.event.data or {}).get("connection")]
     assert ours and {p.version for p in ours} == {"2026-07-28"}
     offered = [(p.event.message["params"]["protocolVersion"], p.version) for p in picks if p.event.method == "initialize"]
     assert offered == [("2025-06-18", "2025-06-18"), ("2099-12-31", "2025-11-25")]    # each probe: its own
-    last_probe = max(p.event.seq for p in picks if p.event.data)
+    last_probe = max(p.event.seq for p in picks if (p.event.data or {}).get("connection"))
     assert any(p.event.seq > last_probe for p in ours)
+    # What the check sends invalid on purpose has its problems shown, marked, and not counted.
+    from playground.mcp.framelint import apply, check_all
+
+    reports, _ = check_all(picks)
+    assert sum(apply(p, r) for p, r in zip(picks, reports)) == 0
+    flagged = [p.event for p in picks if p.event.schema_problems]
+    assert {e.method for e in flagged} == {"server/discover", "mcp-playground-check/no-such-method", "tools/call"}
+    assert all(e.dir == "send" and e.schema_lint["on_purpose"].startswith("the server check: ") for e in flagged)
+    assert [e.schema_lint["on_purpose"] for e in flagged if e.method == "tools/call"] == [
+        "the server check: a tools/call without a name"]
     for result in report.rows:                  # the probes' lines are the session's transcript's
         cited(events, result)
 
@@ -199,6 +238,14 @@ async def test_tools_are_called_only_when_ticked_with_arguments_from_their_schem
     assert arguments[0] == {"n": 1}                          # valid by the schema: the call itself
     assert arguments[1] == {"n": "not a number"}             # the invalid-params probe
     assert row(report, "tools/call: go").status == "pass"
+
+
+async def test_a_server_without_tools_or_prompts_skips_the_invalid_params_probe():
+    report, _ = await check(faulty("resources-only"), ("go",))
+    invalid = row(report, "errors: invalid params")
+    assert invalid.status == "skip" and "nothing to send invalid params to" in invalid.reason
+    assert report.tools_not_called == [("go", "the server does not list it")] and not report.tools_called
+    no_fail(report)
 
 
 async def test_a_crash_ends_the_check_with_the_rows_so_far_and_a_fail():
@@ -217,6 +264,9 @@ async def test_hostile_numbers_names_and_arguments_are_findings_not_crashes():
     assert row(report, "tools/call: tiny").status == "pass"         # multipleOf 5e-324: 1 is a multiple
     huge = row(report, "tools/call: huge")                         # 1e308 / 1e-10 is infinite: no multiple made
     assert huge.status == "warn" and "could not make arguments" in huge.reason and "not called" in huge.reason
+    assert report.tools_called == ["tiny", "go"]
+    assert report.tools_not_called == [("huge", "no arguments that satisfy its inputSchema could be made")]
+    assert "Tools called: tiny, go. Ticked, not called: huge (no arguments" in report.tools_line()
     assert "a tool has name []" in row(report, "tools: names").reason
     assert "'hello': arguments is not a list of named arguments" in row(report, "prompts: get").reason
     assert row(report, "capabilities: advertised methods answer").status == "pass"
@@ -243,12 +293,66 @@ async def test_a_group_that_crashes_is_a_fail_row_and_the_next_groups_run(monkey
 
 async def test_a_hanging_server_stops_the_check_instead_of_waiting_on_every_request():
     started = time.monotonic()
-    report, _ = await check(faulty("hang"), timeout=1.0)
+    report, _ = await check(faulty("hang"), ("go",), timeout=1.0)
+    assert report.tools_called == [] and report.tools_not_called == [("go", "the check ended before it got to the calls")]
     stopped = row(report, "connection")
     assert stopped.status == "fail" and "stopped answering: 3 requests in a row" in stopped.reason
     assert row(report, "pagination: tools/list").status == "fail"
     assert "no answer within 1 s" in row(report, "pagination: tools/list").reason
     assert time.monotonic() - started < 30
+
+
+# --- hostile peers: specific findings, in bounded time ----------------------------------------
+
+HOSTILE_CASES = [
+    # (misbehaving.py's mode and arguments: it misbehaves when `go` is called; [(row, status, a part of its reason)])
+    (("garbage",), [(WIRE, "fail", "frame(s) are not JSON (Expecting value")]),
+    (("utf8",), [(WIRE, "fail", "frame(s) are not valid UTF-8: JSON-RPC messages MUST be UTF-8 encoded")]),
+    (("ids",), [(WIRE, "fail", "response(s) answer no request of ours (id 999, unknown or already answered)")]),
+    (("jsonrpc",), [(WIRE, "fail", "break JSON-RPC 2.0 (jsonrpc field is '1.0', expected '2.0')")]),
+    (("flood", "5000"), [(WIRE, "fail", "notifications/message, but `logging` is not advertised")]),
+    (("deep", "1800"), [(WIRE, "fail", "frame(s) nested deeper than the playground reads (cut where shown)")]),
+    (("huge",), [(WIRE, "warn", "frame(s) larger than the transcript keeps"),
+                 ("tools/call: go", "warn", "called with {}: error -32000: failed: xxxx")]),
+    (("redos",), [("tools/call: go", "fail", "structuredContent does not match the outputSchema: /s:")]),
+    (("crash",), [("connection", "fail", "the connection closed during tools/call (server process exited with code 3)")]),
+    # A flood that never ends: the check stops once three requests in a row got no answer, and
+    # still judges the frames it saw.
+    (("endless",), [("connection", "fail", "the server stopped answering: 3 requests in a row"),
+                    (WIRE, "fail", "notifications/message, but `logging` is not advertised")]),
+    (("lone-surrogates",), [("tools: names", "warn", "'lone \\ud800 end' uses")]),
+]
+
+
+@pytest.mark.parametrize("mode,expected", HOSTILE_CASES, ids=[c[0][0] for c in HOSTILE_CASES])
+async def test_misbehaving_servers_get_specific_findings_in_bounded_time(mode, expected):
+    started = time.monotonic()
+    report, events = await check(stdio([*MISBEHAVING, *mode]), ("go",), timeout=1.0)
+    assert time.monotonic() - started < 30
+    for name, status, reason in expected:
+        result = row(report, name)
+        assert (result.status, reason in result.reason) == (status, True), result
+        assert result.seqs and cited(events, result)
+        assert len(result.reason) <= 2000                   # a 3 MB error message is quoted, cut
+    assert not [r for r in report.rows if r.name.endswith(": crashed")], report.rows
+    assert report.finished and [r.name for r in report.rows][-2:] == [WIRE, "timing"]
+    if mode[0] == "flood":          # every notification of every flood counted: one flood a tools/call
+        calls = sum(1 for e in events if e.dir == "send" and e.method == "tools/call")
+        assert f"{calls * int(mode[1]):,} notifications/message" in row(report, WIRE).reason
+
+
+async def test_the_hostile_server_s_payloads_are_findings_quoted_as_text():
+    """The SDK server with script payloads in every string: its tool name and error messages are
+    quoted in the rows as they came (the page escapes them), and its log message without the
+    `logging` capability fails the wire check."""
+    report, _ = await check(stdio(HOSTILE, timeout=15), ("echo", "fail"), timeout=15)
+    assert row(report, WIRE).status == "fail"
+    assert "1 notifications/message, but `logging` is not advertised" in row(report, WIRE).reason     # echo logs
+    assert "'named <script>window.__pwned=1</script>…' is 161 characters" in row(report, "tools: names").reason
+    failed = row(report, "tools/call: fail")
+    assert failed.status == "warn" and 'error -32000: failure <script>window.__pwned=1</script><img src=x onerror=' in failed.reason
+    assert report.tools_called == ["echo", "fail"]
+    assert not [r for r in report.rows if r.name.endswith(": crashed")]
 
 
 # --- real servers: no fail -----------------------------------------------------------------

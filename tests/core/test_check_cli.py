@@ -56,21 +56,51 @@ def test_hostile_server_data_still_gives_the_whole_report():
 @pytest.mark.parametrize("transcript", [False, True])
 def test_frames_are_schema_linted_only_where_they_are_written(tmp_path, monkeypatch, capsys, transcript):
     """--check prints its report, not the frames: without --transcript nothing would show what the
-    schema lint found, so it does not run (the check judges every answer against the schema itself)."""
-    from playground.mcp import cli
-    from playground.mcp.framelint import FrameLinter
+    schema lint found, so it does not run (the check judges every answer against the schema itself).
+    Where it runs, it checks in a thread, not on the event loop."""
+    import threading
 
-    linted = []
+    from playground.mcp import cli, linted_output
+    from playground.mcp.framelint import FrameLinter, check_all
+
+    linted, threads = [], []
 
     class Counting(FrameLinter):
-        def lint(self, event):
-            linted.append(event.seq)
-            super().lint(event)
+        def pick(self, events):
+            events = list(events)
+            linted.extend(e.seq for e in events)
+            return super().pick(events)
+
+    def checking(picks):
+        threads.append(threading.current_thread())
+        return check_all(picks)
     monkeypatch.setattr(cli, "FrameLinter", Counting)
+    monkeypatch.setattr(linted_output, "check_all", checking)
     file = tmp_path / "t.jsonl"
     args = ["--check", "--timeout", "5", *(["--transcript", str(file)] if transcript else []), "--", *FAULTS, "none"]
     assert cli.main(args) == 0
     assert "Server check: " in capsys.readouterr().out
     assert bool(linted) is transcript
     if transcript:
-        assert len(linted) == len(file.read_text().splitlines())
+        rows = [json.loads(line) for line in file.read_text().splitlines()]
+        assert linted == [r["seq"] for r in rows]                          # every line, in order
+        assert threads and threading.main_thread() not in threads          # checked off the event loop
+        flagged = [r for r in rows if r.get("schema_problems")]            # the check's own invalid probes
+        assert flagged and all(r["schema_lint"]["on_purpose"] for r in flagged)
+
+
+def test_a_server_s_unpaired_surrogates_are_written_as_their_escape(tmp_path):
+    """misbehaving.py lone-surrogates: names and URIs holding "\\ud800". Written to stdout as they
+    are, they raised in the middle of reading the server, and each request waited out its timeout."""
+    transcript = tmp_path / "t.jsonl"
+    proc = mcp("--check", "--jsonl", "--timeout", "2", "--transcript", str(transcript), "--call-tools", "go", "--",
+               sys.executable, str(PEERS / "misbehaving.py"), "lone-surrogates")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    described = next(r for r in rows if r.get("name") == "tools: descriptions")
+    assert "lone \ud800 end: no description" in described["reason"]           # the escape, read back
+    assert rows[-1]["failed"] and proc.returncode == 1
+    events = [json.loads(line) for line in transcript.read_text().splitlines()]
+    listed = [t["name"] for e in events if isinstance(e["message"], dict)
+              for t in (e["message"].get("result") or {}).get("tools", [])]
+    assert "lone \ud800 end" in listed

@@ -11,7 +11,7 @@ import pytest
 
 from playground.mcp import lint, spec_sections
 from playground.mcp.events import Tap
-from playground.mcp.framelint import MAX_BYTES, FrameLinter, LintBudget, apply, check_all
+from playground.mcp.framelint import MAX_BYTES, FrameLinter, LintBudget, ProcessShare, apply, check_all
 from playground.mcp.lint import Request, check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -303,6 +303,39 @@ def test_the_budget_checks_unasked_frames_at_its_rate_and_answers_always():
     assert len(linter.pick(rest)) == 50
     now[0] += 5.0
     assert len(linter.pick(_renumbered(_frames(*[("recv", note)] * 300), 500))) == 300 and budget.rate == 10
+
+
+def test_the_process_s_share_bounds_every_session_s_checking_together():
+    """Each session's budget has its own share of a core, at most its part of the process's:
+    many flooding sessions together stay within the process's share, in equal parts."""
+    now = [0.0]
+    clock = lambda: now[0]                                              # noqa: E731
+    process = ProcessShare(share=0.2, burst=0.5, clock=clock)
+    budgets = [LintBudget(share=0.1, burst=0.5, clock=clock, shared=process) for _ in range(5)]
+    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "x"}}
+    linters = [FrameLinter(budget=b) for b in budgets]
+    spent = [0.0] * 5
+    seq = 0
+    for _ in range(400):                # 40 s: every session floods, each check takes 10 ms of CPU
+        now[0] += 0.1
+        for i, (linter, budget) in enumerate(zip(linters, budgets)):
+            seq += 1
+            if linter.pick(_renumbered(_frames(("recv", note)), seq)):
+                budget.spend(0.01)
+                spent[i] += 0.01
+    # Alone, each could spend its own 10% (4 s of 40); together they stay within the process's 20%
+    # (and its burst, give or take one check each), in equal parts.
+    assert 0.2 * 40 - 0.5 <= sum(spent) <= 0.2 * 40 + 0.5 + 5 * 0.01, spent
+    assert max(spent) - min(spent) <= 0.5 / 5 + 0.01, spent
+    # One session's long check is paid back by that session alone, at its part of the share.
+    assert -0.01 <= budgets[0].seconds <= 0.1
+    budgets[0].spend(1.5)
+    now[0] += 10.0                      # (the others went quiet: it is alone again, at its own 10%)
+    assert linters[0].pick(_renumbered(_frames(("recv", note)), 10_000)) == []
+    assert budgets[0].cpu.share == 0.1 and -0.51 <= budgets[0].seconds < -0.3
+    assert len(linters[1].pick(_renumbered(_frames(("recv", note)), 10_001))) == 1      # the others: unaffected
+    now[0] += 10.0
+    assert len(linters[0].pick(_renumbered(_frames(("recv", note)), 10_002))) == 1
 
 
 def _renumbered(events, start):

@@ -27,7 +27,8 @@ Faults:
   tool-name-list        a tool whose name is [] (not a string, not even hashable)
   prompt-arguments-number  advertises prompts; the prompt `hello` has "arguments": 1
   advertised-unanswered advertises prompts, answers prompts/list with -32601
-  answers-unadvertised  does not advertise logging or completions, answers both
+  answers-unadvertised  does not advertise logging or completions, answers both (completions with no values)
+  undeclared-prompts    does not advertise prompts, yet lists one
   structured-mismatch   the tool `go` returns structuredContent its outputSchema refuses
   call-error            tools/call answers valid arguments with -32602
   read-fails            resources/read of a listed resource gets -32603
@@ -44,6 +45,7 @@ Faults:
   setlevel-fails        logging/setLevel gets -32603 (logging is advertised)
   crash-on-read         the process exits in the middle of the first resources/read
   hang                  nothing after the handshake is answered
+  resources-only        advertises resources only; tools/* get -32601
 """
 from __future__ import annotations
 
@@ -85,7 +87,7 @@ def error(rid: object, code: int, message: str, data: object = None) -> None:
 
 
 def capabilities() -> dict:
-    caps: dict = {"tools": {}, "resources": {}}
+    caps: dict = {"resources": {}} if "resources-only" in FAULTS else {"tools": {}, "resources": {}}
     if "advertised-unanswered" in FAULTS or "prompt-fails" in FAULTS or "prompt-arguments-number" in FAULTS:
         caps["prompts"] = {}
     if "setlevel-fails" in FAULTS:
@@ -222,7 +224,9 @@ def handle(msg: dict) -> None:
         return
     if "hang" in FAULTS:
         return
-    if method == "tools/list":
+    if str(method).startswith("tools/") and "tools" not in capabilities():
+        error(rid, -32601, f"Method not found: {method}")
+    elif method == "tools/list":
         tools_list(rid, params)
     elif method == "tools/call":
         tools_call(rid, params)
@@ -233,7 +237,8 @@ def handle(msg: dict) -> None:
         result(rid, {"resourceTemplates": [{"uriTemplate": template, "name": "items"}]})
     elif method == "resources/read":
         resources_read(rid, params)
-    elif method == "prompts/list" and "prompts" in capabilities() and "advertised-unanswered" not in FAULTS:
+    elif method == "prompts/list" and ("prompts" in capabilities() or "undeclared-prompts" in FAULTS) \
+            and "advertised-unanswered" not in FAULTS:
         prompt: dict = {"name": "hello", "description": "Says hello."}
         if "prompt-arguments-number" in FAULTS:
             prompt["arguments"] = 1

@@ -111,7 +111,8 @@ async def test_a_flood_is_checked_in_part_and_a_note_says_how_much():
     # wait to be saved, and are checked whole then.)
     assert linter.seen >= 20_000 and 10_000 <= seen <= linter.seen and 0 < checked < seen / 4
     assert note["text"] == (f"schema lint: {checked:,} of {seen:,} frames checked (at most 200 frames a second from "
-                            f"the server, within 10% of a CPU); the other {seen - checked:,} were not checked")
+                            f"the server, within 10% of a CPU and the process's sessions together within 25%); "
+                            f"the other {seen - checked:,} were not checked")
     assert not any(r.get("schema_problems") for r in rows)      # what it checked of this flood was valid
 
 
@@ -119,14 +120,16 @@ async def test_saving_a_batch_again_counts_its_problems_once():
     user, server = await make_user_and_server()
     session = await database_sync_to_async(Session.objects.create)(server=server, server_name="x", owner=user)
     problem = {"pointer": "/params", "message": "m", "schema_path": "#/x"}
+    on_purpose = {"version": "2025-11-25", "definition": "JSONRPCRequest", "on_purpose": "the server check: why"}
     rows = [{"seq": 1, "t": 0.0, "dir": "recv", "message": {}, "schema_problems": [problem, problem]},
             {"seq": 2, "t": 0.1, "dir": "recv", "message": {}},
-            {"seq": 3, "t": 0.2, "dir": "recv", "message": {}, "schema_problems": [problem]}]
+            {"seq": 3, "t": 0.2, "dir": "recv", "message": {}, "schema_problems": [problem]},
+            {"seq": 4, "t": 0.3, "dir": "send", "message": {}, "schema_problems": [problem], "schema_lint": on_purpose}]
     await database_sync_to_async(save_events)(session.pk, rows[:2])
-    await database_sync_to_async(save_events)(session.pk, rows)           # the first two again, and one more
+    await database_sync_to_async(save_events)(session.pk, rows)           # the first two again, and two more
     saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    assert saved.schema_problems == 3 and saved.event_count == 3
-    assert [r.get("schema_problems") for r in await events(session.pk)] == [[problem, problem], None, [problem]]
+    assert saved.schema_problems == 3 and saved.event_count == 4          # sent invalid on purpose: not counted
+    assert [r.get("schema_problems") for r in await events(session.pk)] == [[problem, problem], None, [problem], [problem]]
 
 
 def test_the_badge_escapes_what_it_shows_and_links_only_to_the_spec():
@@ -147,6 +150,11 @@ def test_the_badge_escapes_what_it_shows_and_links_only_to_the_spec():
     assert '<details class="ev ev-recv ev-schema" id="ev-5"' in html
     two = lines.transcript_lines([{**row, "schema_problems": row["schema_problems"] * 2}])
     assert '<span class="schema-flag">2 schema problems</span>' in two
+    # A frame sent invalid on purpose (the server check's probes) says so, in grey, and why.
+    sent = lines.transcript_lines([{**row, "dir": "send", "schema_lint": {**row["schema_lint"], "on_purpose": "<why>"}}])
+    assert '<details class="ev ev-send ev-schema-on-purpose" id="ev-5"' in sent
+    assert '<span class="schema-flag on-purpose">schema problem, sent on purpose</span>' in sent
+    assert "Sent invalid on purpose (&lt;why&gt;): not counted among the session's schema problems." in sent
     # A frame too large to check says so, without a flag.
     big = lines.transcript_lines([{"seq": 6, "t": 0.2, "dir": "recv", "message": {"jsonrpc": "2.0", "method": "x"},
                                    "schema_lint": {"version": "2025-11-25", "unchecked": "larger than 1,000,000 bytes"}}])

@@ -2,7 +2,7 @@
 
 Django-free, like the rest of the client core: the CLI (`mcp --check`) and the session page's
 check feature run the same battery. Each group of checks is a module (handshake, lists,
-capabilities, tools, calls, resources, prompts, errors, utilities, timing); `runner` runs them
+capabilities, tools, calls, resources, prompts, errors, utilities, wire, timing); `runner` runs them
 in order on an open session and on the extra connections version negotiation needs, all on
 one tap, so every row cites the transcript lines (seqs) it judged.
 """

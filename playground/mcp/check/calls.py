@@ -69,16 +69,19 @@ async def run(ctx: CheckContext) -> None:
 async def _call(ctx: CheckContext, name: str, tool: dict[str, Any] | None) -> None:
     row = f"tools/call: {clip(name, 60)}"
     if tool is None:
+        ctx.report.not_called(name, "the server does not list it")
         await ctx.row(row, WARN, "asked to call it, but the server does not list a tool of that name; not called",
                       ctx.list_seqs.get("tools"))
         return
     schema = tool.get("inputSchema")
     args, problems = await asyncio.to_thread(arguments.example, schema)
     if problems:
+        ctx.report.not_called(name, "no arguments that satisfy its inputSchema could be made")
         await ctx.row(row, WARN, f"could not make arguments that satisfy the inputSchema ({clip(problems[0], 160)}); "
                                  "not called", ctx.list_seqs.get("tools"))
         return
     ctx.examples[name] = args
+    ctx.report.tools_called.append(name)
     answer = await ctx.ask("tools/call", {"name": name, "arguments": args}, timeout=ctx.options.call_timeout,
                            progress=True)
     said = f"called with {shown(args)}: "

@@ -60,5 +60,5 @@ def _summary(report: Report, jsonl: bool, out: IO[str]) -> None:
     if jsonl:
         out.write(json.dumps({"summary": report.counts(), "failed": report.failed}) + "\n")
     else:
-        out.write(f"Server check: {report.summary()}\n")
+        out.write(f"{report.tools_line()}\nServer check: {report.summary()}\n")
     out.flush()

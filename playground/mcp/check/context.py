@@ -11,7 +11,7 @@ from ..config import ServerConfig
 from ..events import Tap
 from .conformance import Conformance
 from .probe import Answer, Trace, ask
-from .result import CheckResult, Status
+from .result import CheckResult, Report, Status
 
 # Opens another connection to the same server (a modified copy of its config) on the tap given:
 # the session's, for that connection (`Tap.connection`), so its events are in the transcript
@@ -52,6 +52,7 @@ class CheckContext:
     options: CheckOptions
     connector: Connector
     emit: Emit
+    report: Report = field(default_factory=Report)    # the rows go through `emit`; the tools called are noted here
     start: int = 0                                    # the trace mark the check's own requests come after
     lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)     # tools, resources, templates, prompts
     list_seqs: dict[str, list[int]] = field(default_factory=dict)
@@ -75,6 +76,11 @@ class CheckContext:
     def version(self) -> str:
         return str(self.client.protocol_version or "")
 
+    @property
+    def modern_http(self) -> bool:
+        """Modern era over Streamable HTTP, where an unknown method MUST get 404 with -32601."""
+        return self.era == "modern" and self.client.transport.name == "streamable-http"
+
     def advertised(self, capability: str) -> bool:
         return capability in self.caps
 
@@ -87,12 +93,13 @@ class CheckContext:
         await self.emit(CheckResult(name, status, reason, list(seqs or [])))
 
     async def ask(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None,
-                  progress: bool = False) -> Answer:
+                  progress: bool = False, on_purpose: str | None = None) -> Answer:
         """One request on the session; raises Stop when the connection is gone or the server stopped answering."""
         if self.client.closed:
             raise Stop(f"the connection closed ({self.client.close_reason})")
         answer = await ask(self.client, self.trace, method, params,
-                           timeout=self.options.timeout if timeout is None else timeout, progress=progress)
+                           timeout=self.options.timeout if timeout is None else timeout, progress=progress,
+                           on_purpose=on_purpose)
         self.answers.setdefault(method, answer)
         await self.conformance.add(self.version, answer)
         if answer.timed_out:

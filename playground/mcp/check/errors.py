@@ -12,7 +12,7 @@ from . import arguments
 from .calls import shown
 from .context import NO_SUCH_PROMPT, CheckContext
 from .probe import Answer
-from .result import FAIL, PASS, WARN, Status, clip, worst
+from .result import FAIL, PASS, SKIP, WARN, Status, clip, worst
 
 UNKNOWN_METHOD = "mcp-playground-check/no-such-method"
 UNKNOWN_TOOL = "mcp-playground-check-no-such-tool"
@@ -24,10 +24,23 @@ async def run(ctx: CheckContext) -> None:
     await _invalid_params(ctx)
 
 
+def not_404(ctx: CheckContext, answer: Answer) -> str | None:
+    """For a -32601 answer: what is wrong with its HTTP status (None: nothing). 2026-07-28,
+    Streamable HTTP › Protocol Version Header: "If the server does not implement the requested
+    RPC method, it MUST respond with 404 Not Found and a JSON-RPC error with code -32601"."""
+    if not ctx.modern_http or answer.http_status == 404:
+        return None
+    status = f"HTTP {answer.http_status}" if answer.http_status else "a success status (2xx)"
+    return f"-32601 with {status}; over Streamable HTTP it MUST come with 404 Not Found"
+
+
 async def _unknown_method(ctx: CheckContext) -> None:
-    answer = await ctx.ask(UNKNOWN_METHOD, {})
-    if answer.code == METHOD_NOT_FOUND:
-        status: Status = PASS
+    answer = await ctx.ask(UNKNOWN_METHOD, {}, on_purpose="the server check: a method that does not exist")
+    if answer.code == METHOD_NOT_FOUND and (wrong := not_404(ctx, answer)) is not None:
+        status: Status = FAIL
+        reason = f"{UNKNOWN_METHOD} got {wrong}"
+    elif answer.code == METHOD_NOT_FOUND:
+        status = PASS
         reason = f"{UNKNOWN_METHOD} got -32601 Method not found"
     elif answer.ok:
         status, reason = FAIL, f"{UNKNOWN_METHOD}, a method that does not exist, got a result (expected -32601)"
@@ -53,7 +66,7 @@ async def _invalid_params(ctx: CheckContext) -> None:
     found: list[tuple[Status, str]] = []
     seqs: list[int] = []
     if ctx.advertised("tools"):
-        answer = await ctx.ask("tools/call", {})
+        answer = await ctx.ask("tools/call", {}, on_purpose="the server check: a tools/call without a name")
         seqs += answer.seqs
         found.append(_protocol(answer, "tools/call without a name"))
         answer = await ctx.ask("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}})
@@ -69,7 +82,7 @@ async def _invalid_params(ctx: CheckContext) -> None:
         seqs += answer.seqs
         found.append(_protocol(answer, "prompts/get of an unknown prompt"))
     if not found:
-        await ctx.row("errors: invalid params", WARN, "nothing to send invalid params to (no tools, no prompts)")
+        await ctx.row("errors: invalid params", SKIP, "nothing to send invalid params to (no tools, no prompts)")
         return
     status = worst(*(s for s, _ in found))
     await ctx.row("errors: invalid params", status, "; ".join(t for _, t in found), seqs)
@@ -83,7 +96,7 @@ async def _bad_arguments(ctx: CheckContext, name: str) -> tuple[Status, str, lis
         return PASS, "", []
     args, how = made
     answer = await ctx.ask("tools/call", {"name": name, "arguments": args}, timeout=ctx.options.call_timeout,
-                           progress=True)
+                           progress=True, on_purpose="the server check: arguments the tool's inputSchema refuses")
     what = f"{clip(name, 40)} with {how} ({shown(args, 80)})"
     as_tool_error = ctx.era == "modern" or ctx.version >= TOOL_ERRORS_FROM
     if answer.is_error_result:

@@ -121,7 +121,9 @@ async def _modern(ctx: CheckContext) -> None:
         for name, version in zip(rows, (OLDER_FOR_MODERN, UNKNOWN_VERSION)):
             extra.protocol_version = version            # _meta and the MCP-Protocol-Version header alike
             try:
-                answer = await ask(extra, ctx.trace, "server/discover", {}, timeout=ctx.options.timeout)
+                answer = await ask(extra, ctx.trace, "server/discover", {}, timeout=ctx.options.timeout,
+                                   on_purpose=f"the server check: a server/discover naming {version}, not the "
+                                              "version this connection settled on")
             finally:
                 extra.protocol_version = settled
             status, reason = judge_modern(version, answer, older=version == OLDER_FOR_MODERN,

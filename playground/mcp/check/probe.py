@@ -16,6 +16,7 @@ from ..events import Tap, TranscriptEvent
 from ..jsonrpc import JsonRpcError
 from ..transports.base import HttpStatusError, TransportError
 from .result import clip
+from .wire import Wire
 
 MAX_FRAMES = 20_000         # index entries kept (a flooding server's notifications are not indexed)
 
@@ -31,15 +32,21 @@ class Frame:
 
 
 class Trace:
-    """The seqs of the requests the check makes and of their answers (with their latencies)."""
+    """The seqs of the requests the check makes and of their answers (with their latencies), and
+    what every frame the server sent was as a frame (`wire`)."""
 
     def __init__(self, tap: Tap) -> None:
         self.tap = tap
         self.frames: list[Frame] = []
+        self.wire = Wire()
         tap.subscribe(self._on_event)
 
     def _on_event(self, event: TranscriptEvent) -> None:
-        if event.dir == "stderr" or len(self.frames) >= MAX_FRAMES:
+        if event.dir == "recv":
+            self.wire.see(event)
+        elif event.dir == "stderr":
+            return
+        if len(self.frames) >= MAX_FRAMES:
             return
         message = event.message
         if event.dir == "recv" and event.reply_to is None and event.kind is None:
@@ -106,13 +113,16 @@ def error_from(exc: HttpStatusError) -> JsonRpcError | None:
 
 
 async def ask(client: McpClient, trace: Trace, method: str, params: dict[str, Any] | None = None, *,
-              timeout: float, progress: bool = False) -> Answer:
-    """Send one request and wait for its answer (at most `timeout`, reset by progress if asked)."""
+              timeout: float, progress: bool = False, on_purpose: str | None = None) -> Answer:
+    """Send one request and wait for its answer (at most `timeout`, reset by progress if asked).
+    `on_purpose`: why the request is invalid on purpose (its line is marked, its schema problems
+    not counted)."""
     answer = Answer(method=method, timeout=timeout)
     since = trace.mark()
     try:
         answer.result = await client.request(method, params, timeout=timeout,
-                                             on_progress=ignore_progress if progress else None)
+                                             on_progress=ignore_progress if progress else None,
+                                             on_purpose=on_purpose)
     except JsonRpcError as exc:
         answer.error = exc
     except RequestTimeout:

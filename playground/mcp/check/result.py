@@ -61,15 +61,29 @@ class CheckResult:
 
 @dataclass
 class Report:
-    """The rows so far; `finished` once the battery ran to its end (or was cut short, saying why)."""
+    """The rows so far; `finished` once the battery ran to its end (or was cut short, saying why).
+    `tools_called`: the ticked tools the check called; `tools_not_called`: the ticked ones it did
+    not call, each with why (name, why)."""
 
     rows: list[CheckResult] = field(default_factory=list)
     finished: bool = False
     tools_called: list[str] = field(default_factory=list)
+    tools_not_called: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, row: CheckResult) -> CheckResult:
         self.rows.append(row)
         return row
+
+    def not_called(self, name: str, why: str) -> None:
+        self.tools_not_called.append((name, why))
+
+    def tools_line(self) -> str:
+        """Which ticked tools were called, and which were not and why (the report's own line)."""
+        said = (f"Tools called: {', '.join(clip(n, 60) for n in self.tools_called)}." if self.tools_called
+                else "No tool was called.")
+        if self.tools_not_called:
+            said += " Ticked, not called: " + "; ".join(f"{clip(n, 60)} ({why})" for n, why in self.tools_not_called) + "."
+        return said
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {PASS: 0, WARN: 0, FAIL: 0, SKIP: 0}
@@ -88,7 +102,8 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "check", "rows": [r.to_dict() for r in self.rows], "counts": self.counts(),
-                "finished": self.finished, "tools_called": list(self.tools_called)}
+                "finished": self.finished, "tools_called": list(self.tools_called),
+                "tools_not_called": [{"name": name, "why": why} for name, why in self.tools_not_called]}
 
     @classmethod
     def from_dict(cls, data: Any) -> "Report":
@@ -96,4 +111,6 @@ class Report:
             return cls()
         rows = [CheckResult.from_dict(r) for r in data.get("rows") or [] if isinstance(r, dict)]
         called = [str(n) for n in data.get("tools_called") or [] if isinstance(n, str)]
-        return cls(rows=rows, finished=bool(data.get("finished")), tools_called=called)
+        not_called = [(str(n.get("name", "")), str(n.get("why", ""))) for n in data.get("tools_not_called") or []
+                      if isinstance(n, dict)]
+        return cls(rows=rows, finished=bool(data.get("finished")), tools_called=called, tools_not_called=not_called)

@@ -12,7 +12,8 @@ from ..client import McpClient
 from ..config import ServerConfig
 from ..events import Tap
 from ..secrets import NO_SECRETS, Redactor
-from . import calls, capabilities, conformance, errors, handshake, lists, prompts, resources, timing, tools, utilities
+from . import (calls, capabilities, conformance, errors, handshake, lists, prompts, resources, timing, tools,
+               utilities, wire)
 from .context import CheckContext, CheckOptions, Connector, Stop
 from .probe import Trace
 from .result import FAIL, CheckResult, Report, clip
@@ -52,8 +53,7 @@ class Runner:
                   on_row: OnRow | None = None) -> Report:
         self._on_row = on_row
         self.ctx = CheckContext(client=client, trace=self.trace, config=config, options=self.options,
-                                connector=connect, emit=self._emit, start=self.trace.mark())
-        self.report.tools_called = list(self.options.call_tools)
+                                connector=connect, emit=self._emit, report=self.report, start=self.trace.mark())
         try:
             for group in GROUPS:
                 await self._group(group, self.ctx)
@@ -77,13 +77,19 @@ class Runner:
                                          "(logged); the other checks ran on", self.trace.seqs(since)))
 
     async def finish(self, cut_short: str | None = None) -> None:
-        """Close the report: a `fail` if it was cut short (the session ended under it), then the timing."""
+        """Close the report: a `fail` if it was cut short (the session ended under it), then the
+        server's frames as frames and the timing."""
         if self.report.finished:
             return
         self.report.finished = True
+        judged = set(self.report.tools_called) | {name for name, _ in self.report.tools_not_called}
+        for name in self.options.call_tools:
+            if name not in judged:
+                self.report.not_called(name, "the check ended before it got to the calls")
         if cut_short is not None:
             await self._emit(CheckResult("connection", FAIL, cut_short + "; the remaining checks did not run"))
-        if self.ctx is not None:
+        if self.ctx is not None:        # (judged from the trace: also when the battery was cut short)
+            await self._emit(wire.row(self.ctx))
             await self._emit(timing.row(self.ctx))
 
 
@@ -97,7 +103,7 @@ def options_from(data: dict[str, Any], session_timeout: float | None = None) -> 
     """Options from plain data (the page's form, the CLI, a test). With the session's request
     timeout, each check request waits at most CHECK_TIMEOUT (or that, if shorter) and a tool
     call that long (reset by progress); `data` may still set either."""
-    names = [str(n) for n in data.get("call_tools") or [] if isinstance(n, str)]
+    names = list(dict.fromkeys(n for n in data.get("call_tools") or [] if isinstance(n, str)))
     options = CheckOptions(call_tools=names)
     if session_timeout is not None:
         options.timeout = min(options.timeout, session_timeout)

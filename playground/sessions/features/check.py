@@ -39,7 +39,7 @@ def report_html(report: Report, *, running: bool) -> str:
 
 def report_context(report: Report, *, running: bool = False) -> dict[str, Any]:
     return {"check_rows": report.rows, "check_summary": report.summary(), "check_running": running,
-            "check_failed": report.failed, "check_called": report.tools_called}
+            "check_failed": report.failed, "check_tools": report.tools_line()}
 
 
 class Check(Feature):

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from playground.mcp.events import TranscriptEvent
-from playground.mcp.framelint import FrameLinter, LintBudget, apply, check_all
+from playground.mcp.framelint import FrameLinter, LintBudget, ProcessShare, apply, check_all
 
 from ..html import oob
 from .base import Feature, render
@@ -22,6 +22,8 @@ from .base import Feature, render
 # Shared by the sessions of a process: checks are CPU work under one GIL, more threads would
 # only take turns. Two, so that one session's megabyte frame does not hold up every other one.
 POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="schema-lint")
+# The process's sessions together check within a quarter of a core (each within its own tenth).
+PROCESS_SHARE = ProcessShare(share=0.25, burst=1.0)
 UPDATE_EVERY = 0.25          # seconds: the header's count reaches the page at most this often
 QUIET = 1.0                  # seconds without an unchecked frame: the flood is over, say how it went
 
@@ -34,7 +36,7 @@ class SchemaLint(Feature):
 
     def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
-        self.linter = FrameLinter(budget=LintBudget())
+        self.linter = FrameLinter(budget=LintBudget(shared=PROCESS_SHARE))
         self.problems = 0
         self._order = asyncio.Lock()        # batches are observed and checked in order
         self._flood: tuple[int, int] | None = None   # (seen, checked) when frames began to go unchecked
@@ -97,6 +99,7 @@ class SchemaLint(Feature):
         self._flood = None
         budget = self.linter.budget
         limits = (f"at most {budget.rate:g} frames a second from the server, within {budget.share:.0%} of a CPU"
+                  + (f" and the process's sessions together within {budget.shared.share:.0%}" if budget.shared else "")
                   if budget is not None else "")
         self.ctx.tap.note("lint", f"schema lint: {checked:,} of {seen:,} frames checked ({limits}); "
                                   f"the other {seen - checked:,} were not checked", checked=checked, seen=seen)
