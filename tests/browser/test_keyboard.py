@@ -3,15 +3,12 @@
 completion suggestions are an ARIA combobox; opening a tool puts the focus in its first field."""
 from __future__ import annotations
 
-import os
 import re
 
 from playwright.sync_api import expect
 
 from .helpers import LiveBrowserTestCase, peer_args
 from .test_workspace import EverythingSession
-
-os.environ.setdefault("PLAYGROUND_SHOTS_DIR", "/tmp/shots-issue14")
 
 
 class KeyboardTests(EverythingSession, LiveBrowserTestCase):

@@ -5,15 +5,12 @@ subscriptions/listen stream against the SDK peer in the modern era; two sessions
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
 from playwright.sync_api import expect
 
 from .helpers import EVERYTHING, HttpPeer, LiveBrowserTestCase, peer_args
-
-os.environ.setdefault("PLAYGROUND_SHOTS_DIR", "/tmp/shots-issue4")
 
 
 def need_everything() -> None:

@@ -5,7 +5,6 @@ click and remembers a form's values; resource links read in the workspace; Copy 
 from __future__ import annotations
 
 import json
-import os
 import re
 
 from playwright.sync_api import Locator, expect
@@ -14,8 +13,6 @@ from playground.transcripts.models import Session
 
 from .helpers import EVERYTHING, HttpPeer, LiveBrowserTestCase
 from .test_protocol import need_everything
-
-os.environ.setdefault("PLAYGROUND_SHOTS_DIR", "/tmp/shots-issue14")
 
 # The call's timeout: the real server has that long before its question and again after the
 # answer, room enough on a loaded machine. The "person" answers once the call has waited
