@@ -20,7 +20,7 @@ from channels.db import database_sync_to_async
 from channels.consumer import get_handler_name
 
 from playground.mcp import jsontext
-from playground.schemaforms import form_too_large, parse_form, validate_arguments
+from playground.schemaforms import avalidate_arguments, form_too_large, parse_form
 from playground.transcripts.models import Session
 
 from . import lines, render
@@ -173,8 +173,7 @@ class SessionConsumer(render.FragmentSocket):
         else:
             arguments, problems = parse_form(schema, content, prefix="args")
         # The schema is the server's: checked in the bounded sandbox, off the event loop.
-        errors = [{"path": "", "message": p} for p in problems] + await asyncio.to_thread(
-            validate_arguments, schema, arguments)
+        errors = [{"path": "", "message": p} for p in problems] + await avalidate_arguments(schema, arguments)
         if errors and not content.get("send_anyway"):
             await self._form_errors(errors)
             return None

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playground.mcp import jsontext
-from playground.schemaforms import validate_arguments
+from playground.schemaforms import avalidate_arguments
 
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
@@ -122,13 +122,12 @@ def output_schema(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[st
     return schema if isinstance(schema, dict) else None
 
 
-def check_structured(outcome: dict[str, Any], catalogue: dict[str, Any]) -> None:
+async def check_structured(outcome: dict[str, Any], catalogue: dict[str, Any]) -> None:
     """Check the structuredContent against the tool's outputSchema, once, where the call ends
-    (`structured_errors` on the outcome), so that no tab validates a server's schema again.
-    Blocks for up to the sandbox's deadline: run it in a thread."""
+    (`structured_errors` on the outcome), so that no tab validates a server's schema again."""
     schema = output_schema(outcome, catalogue)
     if schema is not None:
-        outcome["structured_errors"] = validate_arguments(schema, outcome["result"]["structuredContent"])
+        outcome["structured_errors"] = await avalidate_arguments(schema, outcome["result"]["structuredContent"])
 
 
 def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any]:

@@ -565,8 +565,7 @@ class SessionWorker:
             self._announcing[call_id] = asyncio.get_running_loop().create_task(self.broadcast(started))
 
     async def _publish_result(self, outcome: Outcome) -> None:
-        if results.output_schema(outcome, self._catalogue) is not None:     # (still in flight meanwhile)
-            await asyncio.to_thread(results.check_structured, outcome, self._catalogue)
+        await results.check_structured(outcome, self._catalogue)     # (still in flight meanwhile)
         started = self.inflight.get(outcome["call_id"]) or {}
         outcome["announced"] = bool(started.get("announced"))     # the Result removes the card, if any
         announcing = self._announcing.pop(outcome["call_id"], None)

@@ -4,6 +4,7 @@ autoescaping did. No fragment may exceed daphne's 1 MiB websocket message limit 
 closes the page's socket): big results and batches go in pieces."""
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -95,7 +96,7 @@ def test_a_small_result_is_one_fragment_with_everything():
     outcome = {"call_id": "c1", "command": "call_tool", "name": "t",
                "result": {"content": [{"type": "text", "text": "hello <b>"}], "structuredContent": {"a": 1}}}
     catalogue = {"tools": [{"name": "t", "outputSchema": {"type": "object"}}]}
-    results.check_structured(outcome, catalogue)                 # (the worker does, where the call ends)
+    asyncio.run(results.check_structured(outcome, catalogue))    # (the worker does, where the call ends)
     frames = render.result_frames(outcome, catalogue)
     assert len(frames) == 1
     assert '<pre class="text">hello &lt;b&gt;</pre>' in frames[0]
