@@ -42,7 +42,7 @@ async def model_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 async def _result(session: Session, redact: Redactor, refresh_url: str) -> HttpResponse:
-    result, tool = await sync_to_async(last_tool_result)(session, redact)
+    result, tool = await last_tool_result(session, redact)
     return HttpResponse(await computed(result_html, result, tool, refresh_url))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.urls import reverse
 
 from playground.mcp.secrets import Redactor
@@ -101,23 +102,28 @@ def result_html(result: dict[str, Any] | None, tool: str, refresh_url: str = "")
     return render("sessions/features/model_view_result.html", {**result_context(result, tool), "refresh_url": refresh_url})
 
 
-def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | None, str]:
+async def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | None, str]:
     """The session's last `tools/call` that has a result, from its saved events (page loads):
     one still running, timed out or answered with an error is passed over, among the newest
-    RESULT_LOOKBACK calls."""
+    RESULT_LOOKBACK calls. A share link may ask for this again and again, and a server may
+    flood between a call and its answer: each lookup is a query of its own on the database
+    thread (the recorder's saves go in between), responses only (notifications are passed over
+    before their JSON is read), and the masking is done off it."""
     latest = ""
-    requests = (session.events.filter(method="tools/call", dir="send").order_by("-seq")
-                .values_list("seq", "data")[:RESULT_LOOKBACK])
+    requests = await sync_to_async(lambda: list(
+        session.events.filter(method="tools/call", dir="send").order_by("-seq")
+        .values_list("seq", "data")[:RESULT_LOOKBACK]))()
     for seq, data in requests:
         params = (data.get("message") or {}).get("params") if isinstance(data.get("message"), dict) else None
         name = str(params.get("name", "")) if isinstance(params, dict) else ""
         latest = latest or name
-        reply = (session.events.filter(seq__gt=seq, seq__lte=seq + REPLY_WINDOW, data__reply_to=seq)
-                 .values_list("data", flat=True).first())
+        reply = await sync_to_async(lambda: session.events.filter(
+            seq__gt=seq, seq__lte=seq + REPLY_WINDOW, dir="recv", method="", data__reply_to=seq,
+        ).values_list("data", flat=True).first())()
         message = reply.get("message") if isinstance(reply, dict) else None
         result = message.get("result") if isinstance(message, dict) else None
         if isinstance(result, dict):
-            return redact.obj(result), redact.text(name)
+            return await sync_to_async(redact.obj, thread_sensitive=False)(result), redact.text(name)
     return None, redact.text(latest)
 
 
