@@ -178,23 +178,29 @@ def _small(schema: Any, *values: Any) -> bool:
 def validate_arguments(schema: Any, arguments: Any) -> list[dict[str, Any]]:
     """`validate.validate_arguments`, bounded: [not-checked error] when it does not finish."""
     if _small(schema, arguments):
-        from .validate import validate_arguments as here
-
-        return here(schema, arguments)
-    try:
-        return list(SANDBOX.call("validate", schema=schema, instance=arguments))
-    except NotChecked as exc:
-        return [not_checked_error(str(exc))]
+        return _here(schema, arguments)
+    return _in_child(schema, arguments)
 
 
 async def avalidate_arguments(schema: Any, arguments: Any) -> list[dict[str, Any]]:
     """`validate_arguments` from the event loop: a small check here (bounded by its size, as
     the loop's other work is), the rest in a thread that waits on the sandbox."""
     if _small(schema, arguments):
-        from .validate import validate_arguments as here
+        return _here(schema, arguments)
+    return await asyncio.to_thread(_in_child, schema, arguments)
 
-        return here(schema, arguments)
-    return await asyncio.to_thread(validate_arguments, schema, arguments)
+
+def _here(schema: Any, arguments: Any) -> list[dict[str, Any]]:
+    from .validate import validate_arguments as here
+
+    return here(schema, arguments)
+
+
+def _in_child(schema: Any, arguments: Any) -> list[dict[str, Any]]:
+    try:
+        return list(SANDBOX.call("validate", schema=schema, instance=arguments))
+    except NotChecked as exc:
+        return [not_checked_error(str(exc))]
 
 
 def matches(root: Any, subschema: Any, instance: Any, seconds: float | None = None) -> bool:

@@ -27,7 +27,7 @@ from . import lines, render
 from .connecting import with_hint
 from .durability import reap_dead_sessions
 from .features import BY_ACTION
-from .protocol import Catalogue, Command, catalogue_item, group_name
+from .protocol import Command, catalogue_item, group_name
 from .watchdog import watch_worker
 from .window import seq_param, transcript_window
 
@@ -42,9 +42,7 @@ class SessionConsumer(render.FragmentSocket):
     The `TabContext` of the features: they turn their page actions into commands and their
     events into this tab's fragments (features/base.py)."""
 
-    session_id: int
     worker_channel: str = ""
-    catalogue: Catalogue = {}
     # The page shows the events around this one (a line opened from a search), not the latest:
     # the replay shows the same window; live lines follow it only if it reaches the last event.
     around: int | None = None
@@ -267,7 +265,7 @@ class SessionConsumer(render.FragmentSocket):
 
     async def session_result(self, message: dict[str, Any]) -> None:
         self.forget("call:" + str(message.get("call_id")))
-        for frame in render.result_frames(message, self.catalogue):
+        for frame in render.result_frames(message):
             await self.send(text_data=frame)
 
     async def session_snapshot(self, message: dict[str, Any]) -> None:
@@ -276,7 +274,7 @@ class SessionConsumer(render.FragmentSocket):
         if message.get("state"):
             await self.send(text_data=render.state(message["state"]))
         for outcome in message.get("results", [])[-1:]:
-            for frame in render.result_frames(outcome, self.catalogue):
+            for frame in render.result_frames(outcome):
                 await self.send(text_data=frame)
         for call in message.get("inflight", []):
             await self.session_call_started(call)

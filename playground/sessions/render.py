@@ -187,9 +187,9 @@ def _fit_media(items: list[dict[str, Any]]) -> None:
                 item["kind"] = "blocked"
 
 
-def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[str]:
+def result_frames(outcome: dict[str, Any]) -> list[str]:
     """The Result region, then the appends that complete its long texts."""
-    described = describe_result(outcome, catalogue)
+    described = describe_result(outcome)
     described["has_structured"] = bool(described.get("structured"))   # even if all of it comes in pieces
     fields: list[tuple[dict[str, Any], str, str]] = []       # (holder, key, dom id of the rest)
     items = described["items"] + described["contents"] + [m["item"] for m in described["messages"]]
@@ -217,9 +217,9 @@ def result_frames(outcome: dict[str, Any], catalogue: dict[str, Any]) -> list[st
     return [first] + [piece_html(dom_id, piece) for dom_id, piece in rest]
 
 
-def result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> str:
+def result(outcome: dict[str, Any]) -> str:
     """The whole Result region in one fragment (for small results and tests)."""
-    return "".join(result_frames(outcome, catalogue))
+    return "".join(result_frames(outcome))
 
 
 def notice(text: str) -> str:

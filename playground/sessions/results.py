@@ -130,7 +130,7 @@ async def check_structured(outcome: dict[str, Any], catalogue: dict[str, Any]) -
         outcome["structured_errors"] = await avalidate_arguments(schema, outcome["result"]["structuredContent"])
 
 
-def describe_result(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any]:
+def describe_result(outcome: dict[str, Any]) -> dict[str, Any]:
     result = outcome.get("result")
     described: dict[str, Any] = {
         "error": _error(outcome.get("error")),

@@ -506,8 +506,7 @@ class SessionWorker:
             await self.to_layer(self.layer.send, channel, {"type": "share.follow"})
             for feature in self.features.values():
                 for event in hook(feature, feature.share_snapshot, self._share_redactor) or ():
-                    await self.to_layer(self.layer.send, channel,
-                                        {"type": "session.feature", "feature": feature.name, "event": event})
+                    await self.reply(channel, feature.name, event)
 
     async def _share_leave(self, message: Command) -> None:
         self.share_viewers.discard(message.get("reply_channel", ""))

@@ -324,11 +324,10 @@ HOSTILE_CASES = [
 ]
 
 
+@pytest.mark.timeout(60)            # bounded: an endless flood or a crash ends the check, never hangs it
 @pytest.mark.parametrize("mode,expected", HOSTILE_CASES, ids=[c[0][0] for c in HOSTILE_CASES])
 async def test_misbehaving_servers_get_specific_findings_in_bounded_time(mode, expected):
-    started = time.monotonic()
     report, events = await check(stdio([*MISBEHAVING, *mode]), ("go",), timeout=1.0)
-    assert time.monotonic() - started < 30
     for name, status, reason in expected:
         result = row(report, name)
         assert (result.status, reason in result.reason) == (status, True), result

@@ -109,9 +109,9 @@ def test_result_fragments_stay_under_the_websocket_message_limit():
         {"type": "image", "mimeType": "image/png", "data": png},
         {"type": "resource", "resource": {"uri": "x://blob", "mimeType": "image/png", "blob": png}},
         {"type": "text", "text": "é" * 2_000_000}]}}
-    frames = result_frames(outcome, {})
+    frames = result_frames(outcome)
     assert all(len(frame.encode()) < 1024 * 1024 for frame in frames)
     assert "too large to show in the page" in frames[0]
     small = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 100).decode()
     outcome["result"]["content"] = [{"type": "image", "mimeType": "image/png", "data": small}]
-    assert f"data:image/png;base64,{small}" in result_frames(outcome, {})[0]
+    assert f"data:image/png;base64,{small}" in result_frames(outcome)[0]
