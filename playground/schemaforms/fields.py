@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass, field as dc_field, replace
 from typing import Any
 
 from playground import jsonpointer
+from playground.budget import FORM, Budget, Limits, OverBudget
+
+from .cache import SchemaCache
 
 # Bounds against hostile or recursive schemas: nesting depth of fields, how often one $ref may
 # appear on the current path, and the total number of fields in one form.
@@ -153,6 +156,7 @@ class Field:
     is_item: bool = False
     json_fallback: str = ""
     schema: Any = None
+    over_budget: bool = False      # the whole form is this one JSON field: the schema took its budget
 
     @property
     def seg(self) -> str:
@@ -169,20 +173,39 @@ class Field:
         return None
 
 
-def build_fields(schema: Any, *, label: str = "arguments") -> Field:
-    """The Field tree of a schema. Never raises: odd subtrees become JSON fallbacks."""
-    builder = _Builder(schema)
+_TREES = SchemaCache(size=64)
+
+
+def build_fields(schema: Any, *, label: str = "arguments", limits: Limits = FORM) -> Field:
+    """The Field tree of a schema. Never raises: odd subtrees become JSON fallbacks, and a schema
+    whose tree takes more than `limits` (a doubling `allOf`/`$ref` chain asks for 2^depth merges)
+    becomes one JSON field saying so. Kept per schema: the renderer and the parser read one tree
+    (they must agree on it even where the clock cut it), and a page asks for the same form again."""
+    tree = _TREES.get({limits.name: schema}, lambda: _build(schema, "arguments", limits))
+    return tree if label == tree.label else replace(tree, label=label)
+
+
+def _build(schema: Any, label: str, limits: Limits) -> Field:
+    builder = _Builder(schema, limits.budget())
     try:
         return builder.build(schema, path=(), key=None, label=label, required=True, depth=0, refs=())
     except RecursionError:
-        return Field(kind="json", path=(), key=None, label=label, required=True,
-                     json_fallback="schema too deeply nested")
+        return json_root(label, "schema too deeply nested")
+    except OverBudget as exc:
+        return json_root(label, f"the schema is {exc.reason}", over_budget=True)
+
+
+def json_root(label: str, reason: str, *, over_budget: bool = False) -> Field:
+    """A whole form as one JSON field, saying why."""
+    return Field(kind="json", path=(), key=None, label=label, required=True, json_fallback=reason,
+                 over_budget=over_budget)
 
 
 class _Builder:
-    def __init__(self, root: Any):
+    def __init__(self, root: Any, budget: Budget):
         self.root = root
         self.nodes = 0
+        self.budget = budget
 
     # -- references -------------------------------------------------------------------------
     def resolve_pointer(self, ref: str) -> Any:
@@ -214,6 +237,7 @@ class _Builder:
     def _find_anchor(self, node: Any, anchor: str, depth: int) -> Any:
         if depth > 50:
             return None
+        self.budget.spend()
         if isinstance(node, dict):
             if node.get("$anchor") == anchor or node.get("$id") == "#" + anchor:
                 return node
@@ -248,6 +272,7 @@ class _Builder:
                 target = {}
             if not isinstance(target, dict):
                 return schema, refs, f"$ref {ref} does not point to a schema object"
+            self.budget.spend(1 + len(target) + len(siblings))
             schema = {**target, **siblings}
         return schema, refs, ""
 
@@ -257,7 +282,9 @@ class _Builder:
         if not isinstance(parts, list):
             return schema, ""
         merged = {k: v for k, v in schema.items() if k != "allOf"}
+        self.budget.spend(1 + len(schema))
         for part in parts:
+            self.budget.spend()
             part, _, error = self.deref(part, refs)
             if error:
                 return schema, error
@@ -271,10 +298,12 @@ class _Builder:
             for k, v in part.items():
                 if k == "properties" and isinstance(v, dict):
                     props = dict(merged.get("properties") or {})
+                    self.budget.spend(1 + len(props) + len(v))
                     for name, sub in v.items():
                         props[name] = {"allOf": [props[name], sub]} if name in props else sub
                     merged["properties"] = props
                 elif k == "required" and isinstance(v, list):
+                    self.budget.spend(1 + len(v) + len(merged.get("required") or ()))
                     merged["required"] = list(dict.fromkeys([*(merged.get("required") or []), *v]))
                 elif k == "type" and "type" in merged and merged["type"] != v:
                     a = merged["type"] if isinstance(merged["type"], list) else [merged["type"]]
@@ -298,6 +327,7 @@ class _Builder:
     def build(self, schema: Any, *, path: tuple, key: str | None, label: str, required: bool,
               depth: int, refs: tuple, is_item: bool = False) -> Field:
         self.nodes += 1
+        self.budget.spend()
         f = Field(kind="json", path=path, key=key, label=label, required=required, is_item=is_item,
                   schema=schema)
         if schema is True:
@@ -383,8 +413,10 @@ class _Builder:
             labels = [n if isinstance(n, str) else canon(n) for n in names]
         seen: dict[str, int] = {}
         values_out, labels_out = [], []
+        self.budget.spend(3 * len(values))                 # canonical JSON of each: ~5 µs
         for i, value in enumerate(values):
             c = canon(value)
+            self.budget.spend(len(c) // 256)
             if c in seen:
                 continue
             seen[c] = i

@@ -23,7 +23,6 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterable
 
-from .cache import SchemaCache
 from .fields import MISSING, Field, build_fields
 
 NUMBER_RE = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
@@ -31,7 +30,6 @@ LOCAL_DATETIME_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2})
 SHORT_TIME_RE = re.compile(r"^[0-9]{2}:[0-9]{2}$")
 INDEX_RE = re.compile(r"^[0-9]{1,9}$")
 TRUE_WORDS = {"true", "on", "1", "yes"}
-_FIELDS = SchemaCache()
 
 
 class FormData:
@@ -109,7 +107,7 @@ def parse_form(schema: Any, data: Any, *, prefix: str = "args") -> tuple[Any, li
     too_large = form_too_large(data, prefix)
     if too_large is not None:
         return {}, [too_large]
-    root = _FIELDS.get(schema, lambda: build_fields(schema))     # parsing reads the tree, never changes it
+    root = build_fields(schema)     # (kept per schema: the renderer's tree; parsing reads it, never changes it)
     errors: list[str] = []
     value, _ = _parse(root, prefix, FormData(data), errors)
     if value is MISSING:

@@ -18,26 +18,41 @@ from typing import Any
 from django.template.loader import get_template
 from django.utils.safestring import SafeString
 
-from .fields import MISSING, Field, build_fields, canon, json_type
+from playground.budget import FORM, Budget, Limits, OverBudget
+
+from .fields import MISSING, Field, build_fields, canon, json_root, json_type
 from .sandbox import DEADLINE, matches
 
 ITEM_PLACEHOLDER = "~i"
+# What drawing costs in the budget's steps (a subschema built, ~1.5 µs): a field ~100 µs in Django's
+# templates, an option of a select or a checkbox group ~15-25 µs.
+FIELD_STEPS = 50
+OPTION_STEPS = 10
+_NESTING = frozenset({"object", "array", "choice"})     # templates holding other fields' HTML
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TIME_RE = re.compile(r"^\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$")
 
 
 def render_form(schema: Any, *, prefix: str = "args", values: Any = None,
-                errors: list[dict] | None = None) -> SafeString:
+                errors: list[dict] | None = None, limits: Limits = FORM) -> SafeString:
     """The HTML of the fields for `schema` (no <form> tag).
 
     `values` pre-fills the inputs (the arguments object); without it, schema defaults are used.
     `errors` ({path, message} as returned by validate_arguments) are shown next to their fields;
-    errors whose path matches no field are shown at the top.
+    errors whose path matches no field are shown at the top. Building and drawing the fields each
+    take a budget of `limits`: past it, the form is one JSON field that says why (a schema of
+    twelve nested arrays of `minItems: 50` asks for 50^12 inputs).
     """
-    root = build_fields(schema, label=_root_label(schema))
-    state = _State(prefix=prefix, root_schema=schema, errors=_index_errors(errors))
+    label = _root_label(schema)
+    root = build_fields(schema, label=label, limits=limits)
     value = MISSING if values is None else values
-    html = state.field(root, prefix, prefix, value, defaults=values is None, root=True)
+    state = _State(prefix=prefix, root_schema=schema, errors=_index_errors(errors), budget=limits.budget())
+    try:
+        html = state.field(root, prefix, prefix, value, defaults=values is None, root=True)
+    except OverBudget as exc:
+        state = _State(prefix=prefix, root_schema=schema, errors=_index_errors(errors), budget=limits.budget())
+        html = state.field(json_root(label, f"the schema is {exc.reason}", over_budget=True), prefix, prefix, value,
+                           defaults=values is None, root=True)
     leftovers = [m for path, msgs in state.errors.items() if path not in state.used for m in msgs]
     return get_template("schemaforms/form.html").render({
         "prefix": prefix, "body": html, "leftover_errors": leftovers,
@@ -84,6 +99,7 @@ class _State:
     prefix: str
     root_schema: Any
     errors: dict[str, list[str]]
+    budget: Budget
     used: set[str] = dc_field(default_factory=set)
     # Picking branches by validation may take the deadline of one check for the whole form: a
     # form of many choices against a costly schema must not hold its view for each of them.
@@ -122,6 +138,7 @@ class _State:
 
     def field(self, f: Field, name: str, dom: str, value: Any, *, defaults: bool,
               idx: str | None = None, root: bool = False, bare: bool = False) -> SafeString:
+        self.budget.spend(FIELD_STEPS + OPTION_STEPS * len(f.options))
         if value is MISSING and defaults and f.default is not MISSING:
             value = f.default
         ctx = self.base_context(f, name, dom, idx=idx, root=root, bare=bare)
@@ -131,7 +148,10 @@ class _State:
         renderer = getattr(self, "k_" + f.kind)
         template, extra = renderer(f, name, dom, value, defaults)
         ctx.update(extra)
-        return get_template(f"schemaforms/{template}.html").render(ctx)
+        html = get_template(f"schemaforms/{template}.html").render(ctx)
+        if template not in _NESTING:
+            self.budget.emit(len(html))        # (a nesting one's children were counted as they were drawn)
+        return html
 
     # -- kinds ------------------------------------------------------------------------------
     def k_string(self, f: Field, name, dom, value, defaults):

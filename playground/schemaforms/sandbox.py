@@ -33,10 +33,12 @@ from typing import Any
 
 import orjson
 
-DEADLINE = 2.0            # seconds a check may take; the caller waits this long at most
-START_DEADLINE = 20.0     # seconds a child may take to start (imports), on a loaded machine
-CHILDREN = 2              # checks that may run at once in a process
-MEMORY_BYTES = 2 << 30    # address space a child may use (a value can be tens of megabytes)
+from playground.budget import VALIDATION
+
+DEADLINE = VALIDATION.seconds       # seconds a check may take; the caller waits this long at most
+START_DEADLINE = 20.0               # seconds a child may take to start (imports), on a loaded machine
+CHILDREN = 2                        # checks that may run at once in a process
+MEMORY_BYTES = VALIDATION.memory    # address space a child may use (a value can be tens of megabytes)
 SMALL_BYTES = 4096        # schema and value each at most this large, without references: checked here
 _REFERENCES = (b'"$ref"', b'"$dynamicRef"', b'"$recursiveRef"')
 _ROOT = str(Path(__file__).resolve().parents[2])

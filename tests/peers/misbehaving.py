@@ -6,11 +6,15 @@ Raw stdio on purpose: the faults (garbage, invalid UTF-8, half a frame, duplicat
 its name and instructions) are below what an SDK server lets one produce.
 
     python misbehaving.py garbage|utf8|crash|silent|big|flood [COUNT]|stderr|ids|jsonrpc|endless|escapes|huge|deep [DEPTH]|redos
-                          |task-asks|task-huge-poll|lone-surrogates|schema-bomb|unique-bomb
+                          |task-asks|task-huge-poll|lone-surrogates|schema-bomb|unique-bomb|elicit-bomb
 
 `schema-bomb` and `unique-bomb`: an outputSchema and a structuredContent that jsonschema would
 check for ever (a `$defs` chain in which each entry is `allOf` of the next one twice, 60 deep),
 or for minutes (`uniqueItems` over 20,000 distinct objects, compared pairwise).
+
+`elicit-bomb`: on `notifications/initialized`, six `elicitation/create` requests whose
+requestedSchema is a doubling `allOf` chain 26 deep (2 KB; 2^26 merges for a form builder
+without a budget), answered or not.
 
 Tasks (2025-11-25): `go` called as a task returns one, working. `task-asks`: every tasks/get is
 answered only after the server's own elicitation/create was (the task is then completed).
@@ -121,12 +125,19 @@ BOMBS = {   # mode: (outputSchema, structuredContent)
     "unique-bomb": ({"type": "object", "properties": {"rows": {"type": "array", "uniqueItems": True}}},
                     {"rows": [{"i": i} for i in range(20_000)]}),
 }
+ELICIT_DEPTH = 26
+ELICIT_BOMB = {"type": "object", "properties": {"answer": {"$ref": "#/$defs/e0"}},
+               "$defs": {**{f"e{i}": {"allOf": [{"$ref": f"#/$defs/e{i + 1}"}, {"$ref": f"#/$defs/e{i + 1}"}]}
+                            for i in range(ELICIT_DEPTH)},
+                         f"e{ELICIT_DEPTH}": {"type": "object", "properties": {"x": {"type": "string"}}}}}
 TASKS = MODE.startswith("task-")
 CAPABILITIES: dict = {"tools": {}}
 if TASKS:
     CAPABILITIES["tasks"] = {"requests": {"tools": {"call": {}}}}
 if MODE == "lone-surrogates":
     CAPABILITIES.update(resources={}, prompts={})
+if MODE == "elicit-bomb":
+    CAPABILITIES = {}
 LONE = b"lone \\ud800 end"          # the JSON escape of an unpaired surrogate
 
 
@@ -172,6 +183,10 @@ def main() -> None:
             write({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": msg["params"]["protocolVersion"], "capabilities": CAPABILITIES,
                 "serverInfo": {"name": f"misbehaving-{MODE}{huge}", "version": "0"}, "instructions": huge}})
+        elif method == "notifications/initialized" and MODE == "elicit-bomb":
+            for i in range(6):
+                write({"jsonrpc": "2.0", "id": f"bomb-{i}", "method": "elicitation/create",
+                       "params": {"message": f"bomb {i}", "requestedSchema": ELICIT_BOMB}})
         elif TASKS and method == "tools/call" and "task" in (msg.get("params") or {}):
             write(b'{"jsonrpc":"2.0","id":%s,"result":{"task":%s}}' % (json.dumps(rid).encode(), task("working")))
         elif TASKS and method == "tasks/get" and MODE == "task-asks":

@@ -163,6 +163,29 @@ async def test_a_result_too_costly_to_check_says_not_checked_and_the_page_answer
     assert "matches outputSchema" not in result
 
 
+async def test_elicitation_schemas_that_double_at_every_level_become_json_fields_and_the_page_answers():
+    """Six elicitation/create requests on notifications/initialized, each a doubling allOf chain
+    26 deep (2^26 merges for the form builder: the process answered nothing for minutes): each
+    card is built within the elicitation budget, offers one JSON field saying why, and the page
+    answers meanwhile."""
+    user, srv = await make_user_and_server(name="elicit-bomb", command=sys.executable,
+                                           args=[MISBEHAVING, "elicit-bomb"])
+    session = await start_session(srv, user)
+    comm = communicator(session.pk, user)
+    try:
+        assert (await comm.connect())[0]
+        seen = html.unescape(await receive_until(comm, *(f"bomb {i}" for i in range(6)), timeout=60))
+        await page_answers_ping(comm, True)
+    finally:
+        await comm.disconnect()
+        await stop_all()
+    cards = seen.split('id="server-request-')[1:]
+    assert len(cards) == 6
+    for card in cards:
+        assert "the schema is too large to turn into a form here: more than 10,000 steps of work" in card
+        assert 'data-sf-kind="json"' in card and 'data-sf-root' in card
+
+
 async def test_garbage_and_partial_lines():
     _, rows, seen = await hostile("garbage", until=("<strong>call_tool</strong>", "done"), alive=True,
                                   clear=lambda r: r["dir"] == "recv" and r.get("parse_error"))

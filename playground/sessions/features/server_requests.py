@@ -8,6 +8,7 @@ import itertools
 import json
 from typing import Any
 
+from playground.budget import ELICITATION
 from playground.mcp import jsontext
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.schemaforms import render_form
@@ -109,7 +110,7 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
         else:
             schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
             # A prefix per request: two questions on the page never share an element id.
-            out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}")
+            out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}", limits=ELICITATION)
             out["schema_json"] = json.dumps(schema)
     elif method == "sampling/createMessage":
         out["messages"] = [{"role": str(m.get("role", "")), "html": content_block(content_item(m.get("content")))}
