@@ -20,7 +20,7 @@ from .tokens import compact
 T = TypeVar("T")
 
 MAX_ENTRIES = 32
-MAX_WEIGHT = 64 * 1024 * 1024       # characters of catalogue JSON behind the kept entries
+MAX_WEIGHT = 128 * 1024 * 1024      # characters the kept entries hold (about: see model_view_of)
 
 
 class Memo(Generic[T]):
@@ -33,7 +33,10 @@ class Memo(Generic[T]):
         self._running: dict[Hashable, Future[T]] = {}
         self.computed = 0                      # misses computed (for tests and the bench)
 
-    def get(self, key: Hashable, weight: int, compute: Callable[[], T]) -> T:
+    def get(self, key: Hashable, weight: int, compute: Callable[[], T],
+            weigh: Callable[[T], int] | None = None) -> T:
+        """The value for `key`, computed once; kept if its weight (`weigh(value)`, or `weight`:
+        what the caller knew before computing it) fits."""
         with self._lock:
             if key in self._done:
                 self._done.move_to_end(key)
@@ -51,6 +54,8 @@ class Memo(Generic[T]):
                 del self._running[key]
             future.set_exception(exc)
             raise
+        if weigh is not None:
+            weight = weigh(value)
         with self._lock:
             self.computed += 1
             del self._running[key]
@@ -73,7 +78,11 @@ VIEWS: Memo[dict[str, Any]] = Memo()
 
 def model_view_of(tools: list[dict[str, Any]], key: tuple[str, int] | None = None) -> dict[str, Any]:
     """`view.model_view(tools)`, computed once per list of tools (`key`: its `digest`, if known)."""
+    from .rules import Budget
     from .view import model_view
 
     name, weight = key or digest(tools)
-    return VIEWS.get(name, weight, lambda: model_view(tools))
+    budget = Budget()
+    # Kept by what it holds: the catalogue four times over (each API's rendering of it) and what
+    # Gemini's inlining wrote besides.
+    return VIEWS.get(name, weight, lambda: model_view(tools, budget), lambda _: 4 * weight + budget.work.emitted)

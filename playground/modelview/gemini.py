@@ -12,7 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from playground.budget import MODEL_VIEW, MODEL_VIEW_TOOL, Budget, OverBudget
+
 from .schema import MAX_DEPTH, MAX_NODES, pointer_get, ref_problem, types_of
+from .tokens import compact
+
+NODE_CHARS = 16             # what one converted subschema writes besides its kept values: braces, keys
 
 # Gemini's `Schema` "represents a select subset of an OpenAPI 3.0 schema object"
 # (https://ai.google.dev/api/caching#Schema): these fields, no others. `type` is an enum (STRING,
@@ -45,6 +50,7 @@ class Conversion:
     kept: set[int] = field(default_factory=set)         # id() of each subschema converted
     too_deep: set[int] = field(default_factory=set)     # id() of subschemas left empty: inlined past MAX_DEPTH
     exhausted: bool = False                             # stopped at its limit: the rest left empty
+    too_large: str = ""                                 # stopped at the output budget: why
     used: int = 0                                       # subschemas converted (an inlined one each time)
 
     @property
@@ -58,13 +64,23 @@ class Conversion:
 
 
 class _Converter:
-    def __init__(self, root: Any, recursive: frozenset[str], limit: int) -> None:
+    def __init__(self, root: Any, recursive: frozenset[str], limit: int, output: Budget) -> None:
         self.root = root
         self.recursive = recursive
         self.budget = limit
+        self.output = output
         self.done = Conversion({})
 
     def convert(self, node: Any, depth: int = 0) -> dict[str, Any]:
+        try:
+            return self._convert(node, depth)
+        except OverBudget as exc:
+            self.done.exhausted = True
+            self.done.too_large = exc.reason
+            self.budget = 0
+            return {}
+
+    def _convert(self, node: Any, depth: int) -> dict[str, Any]:
         if not isinstance(node, dict):
             return {}
         if depth > MAX_DEPTH:
@@ -74,6 +90,7 @@ class _Converter:
             self.done.exhausted = True
             return {}
         self.budget -= 1
+        self.output.emit(NODE_CHARS + 3 * _indent(depth))
         self.done.used += 1
         self.done.kept.add(id(node))
         out: dict[str, Any] = {}
@@ -108,15 +125,15 @@ class _Converter:
                         variants.append(self.convert(v, depth + 1))
             elif key == "const":
                 if isinstance(value, str):
-                    out["enum"] = [value]
+                    out["enum"] = self.kept(depth, [value])
             elif key == "enum":
                 if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                    out["enum"] = value
+                    out["enum"] = self.kept(depth, value)
             elif key == "required":
                 if isinstance(value, list):
-                    out["required"] = [v for v in value if isinstance(v, str)]
+                    out["required"] = self.kept(depth, [v for v in value if isinstance(v, str)])
             elif key in GEMINI_FIELDS:
-                out[key] = value
+                out[key] = self.kept(depth, value)
         if len(variants) == 1:
             out = {**variants[0], **out}
         elif variants:
@@ -126,10 +143,33 @@ class _Converter:
             out["format"] = fmt
         return out
 
+    def kept(self, depth: int, value: Any) -> Any:
+        """A value the rendering keeps as it is: its size, as the page and the download write it
+        (indented), taken from the output budget (the same enum, inlined through a `$ref` a
+        thousand times, is written a thousand times)."""
+        indent = _indent(depth)
+        if isinstance(value, str):
+            self.output.emit(len(value) + 2 + indent)
+        elif isinstance(value, (dict, list)):
+            text = compact(value)
+            self.output.emit(len(text) + (text.count(",") + 2) * (indent + 2))
+        else:
+            self.output.emit(8 + indent)
+        return value
 
-def convert(schema: Any, recursive: frozenset[str], limit: int = MAX_NODES) -> Conversion:
+
+def _indent(depth: int) -> int:
+    """About the spaces before a line of a subschema `depth` levels down, as written with
+    indent=2 (each level nests two objects: the subschema in `properties`, and its name)."""
+    return 4 * depth + 6
+
+
+def convert(schema: Any, recursive: frozenset[str], limit: int = MAX_NODES, output: Budget | None = None) -> Conversion:
     """`schema` as Gemini's Schema, converting at most `limit` subschemas (an inlined `$ref`
-    counts each time); `recursive`: the references not to inline (schema.recursive_refs)."""
-    converter = _Converter(schema, recursive, limit)
+    counts each time) and writing at most a tool's part of what `output` has left (a Model view's
+    budget, shared by a catalogue's tools; one of its own by default); `recursive`: the
+    references not to inline (schema.recursive_refs)."""
+    whole = output or MODEL_VIEW.budget()
+    converter = _Converter(schema, recursive, limit, whole.part(MODEL_VIEW_TOOL))
     converter.done.schema = converter.convert(schema)
     return converter.done

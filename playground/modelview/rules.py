@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 import jsonschema
 
+from playground.budget import MODEL_VIEW, Budget as WorkBudget
+
 from .gemini import GEMINI_FIELDS, GEMINI_FORMATS, GEMINI_QUIET, GEMINI_TRANSLATED, GEMINI_TYPES, Conversion, convert
 from playground import jsonpointer
 
@@ -163,16 +165,19 @@ Hit = tuple[str, str]           # (where: a JSON pointer into inputSchema, "" = 
 
 # What one page's Model view checks of a whole catalogue, beyond each schema's own limits
 # (schema.MAX_NODES): a server may list thousands of tools.
-CATALOGUE_NODES = 100_000       # subschemas walked (and converted for Gemini) for the cheap rules
+CATALOGUE_NODES = MODEL_VIEW.steps   # subschemas walked (and converted for Gemini) for the cheap rules
 CATALOGUE_CHECKED = 5_000       # subschemas validated against the draft 2020-12 meta-schema (~0.2 ms each): one largest schema
 
 
 @dataclass
 class Budget:
-    """What is left of a catalogue's checks; each tool takes its part in list order."""
+    """What is left of a catalogue's checks; each tool takes its part in list order. `work`: the
+    catalogue's `budget.MODEL_VIEW`, whose output the Gemini renderings spend (inlining a `$ref`
+    copies what it names: a doubling chain ending in a large enum made 300 MB of a 1 MB catalogue)."""
 
     nodes: int = CATALOGUE_NODES
     checked: int = CATALOGUE_CHECKED
+    work: WorkBudget = field(default_factory=MODEL_VIEW.budget)
 
 
 def anthropic_input_schema(tool: dict[str, Any]) -> Any:
@@ -199,7 +204,8 @@ class Subject:
         limit = MAX_NODES if budget is None else max(0, min(MAX_NODES, budget.nodes))
         walked = walk(schema, limit)
         recursive = recursive_refs(schema, walked.nodes)
-        subject = cls(tool, schema, walked, recursive, convert(schema, recursive, limit), limit)
+        conversion = convert(schema, recursive, limit, None if budget is None else budget.work)
+        subject = cls(tool, schema, walked, recursive, conversion, limit)
         if walked.cut:
             subject.unchecked = subject.cut_reason
         if budget is not None:
@@ -473,7 +479,9 @@ def _gemini_unresolvable_refs(s: Subject) -> list[Hit]:
     too_deep = s.conversion.too_deep
     hits += [(n.path, f"inlined more than {MAX_DEPTH} levels deep: left empty there")
              for n in s.nodes if id(n.schema) in too_deep]
-    if s.conversion.exhausted and not s.walked.cut and not s.by_catalogue:      # (else schema-size says it)
+    if s.conversion.too_large:
+        hits.append(("", f"its rendering is {s.conversion.too_large}: the rest is left empty"))
+    elif s.conversion.exhausted and not s.walked.cut and not s.by_catalogue:      # (else schema-size says it)
         hits.append(("", f"inlining its $refs makes more than {MAX_NODES} subschemas: the rest is left empty"))
     return hits
 

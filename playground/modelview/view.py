@@ -18,9 +18,9 @@ def tools_of(catalogue: Any) -> list[dict[str, Any]]:
     return [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
 
 
-def model_view(tools: list[dict[str, Any]]) -> dict[str, Any]:
+def model_view(tools: list[dict[str, Any]], budget: rules.Budget | None = None) -> dict[str, Any]:
     """Computed within one `rules.Budget` for the whole list: bounded, whatever the catalogue."""
-    budget = rules.Budget()
+    budget = budget or rules.Budget()
     subjects = [rules.Subject.of(tool, budget) for tool in tools]
     names = [s.name for s in subjects]
     targets = []

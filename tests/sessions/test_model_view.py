@@ -230,3 +230,38 @@ async def test_the_panel_is_computed_off_the_database_thread():
     response, count = await computed_off_the_database_thread(
         wire_views, "body_html", browser.get(reverse("sessions:model_view", args=[session.pk])))
     assert count >= 1 and response.status_code == 200 and 'aria-label="Google Gemini tools"' in response.content.decode()
+
+
+def _inlining_bomb(name: str, depth: int = 20, words: int = 200) -> dict:
+    """A tool whose inputSchema doubles at every `$defs` level and ends in an enum: a few KB here,
+    2^depth copies of the enum once every `$ref` is inlined, as Gemini's rendering must."""
+    defs = {f"d{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"},
+                                                         "b": {"$ref": f"#/$defs/d{i + 1}"}}} for i in range(depth)}
+    defs[f"d{depth}"] = {"type": "string", "enum": [f"value-{i:05d}-{name}" for i in range(words)]}
+    return {"name": name, "description": "bomb",
+            "inputSchema": {"type": "object", "$defs": defs, "properties": {"root": {"$ref": "#/$defs/d0"}}}}
+
+
+@pytest.mark.django_db
+def test_a_catalogue_whose_gemini_rendering_inlines_to_gigabytes_stays_within_the_model_view_budget(client, saved):
+    """Five tools of a doubling `$ref` chain ending in an enum (under 100 KB of catalogue): the
+    Gemini rendering inlined every reference and a share link's download streamed hundreds of
+    megabytes while the process grew by gigabytes. Now the renderings write at most the Model
+    view's output budget, and the tools past it say their rendering is too large to show."""
+    from playground.budget import MODEL_VIEW_TOOL
+
+    tools = [_inlining_bomb(f"bomb{i}") for i in range(5)] + [TOOLS[0]]
+    assert len(json.dumps(tools)) < 100_000
+    saved.catalogue = {"tools": tools}
+    saved.save()
+    link = ShareLink.objects.create(session=saved, created_by=saved.owner)
+    client.logout()
+    response = client.get(reverse("sessions:share_model_view_json", args=[link.token]))
+    body = b"".join(response.streaming_content)
+    assert len(body) < 2 * 5 * MODEL_VIEW_TOOL.output    # each tool's part, plus the other renderings
+    document = json.loads(body)
+    details = {name: [d for f in findings for d in f["details"]] for name, findings in document["findings"]["gemini"].items()}
+    for i in range(5):
+        assert "its rendering is too large to show: more than 1 MB of output: the rest is left empty" in details[f"bomb{i}"]
+    lookup = document["gemini"]["tools"][0]["functionDeclarations"][-1]
+    assert lookup["name"] == "lookup" and lookup["parameters"]["properties"]["q"]["type"] == "STRING"   # the others whole
