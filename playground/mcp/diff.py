@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from playground import jsonpointer
+from playground.budget import DIFF, Budget, OverBudget
 
 # Ignored by every comparison, on top of a server's own rules: what differs from one run to the
 # next by design — JSON-RPC ids, `_meta` (the protocol's side channel: versions, client facts,
@@ -41,6 +42,7 @@ MAX_NODES = 200_000         # values visited per comparison, beyond which the re
 MAX_CHANGES = 200           # changes reported per comparison
 MAX_RULES = 100             # rules a server may keep
 MAX_RULE_CHARS = 500
+MAX_RULE_STARS = 4          # `**` a rule may hold (a run of them is one): each one a position kept at every step
 C_LEVELS = 16               # levels of the walk comparing children whole at C speed (then: _Tokens)
 
 _ABSENT: Any = object()
@@ -73,6 +75,7 @@ class Change:
 class Diff:
     changes: list[Change]
     complete: bool = True       # False: a limit stopped the walk (more changes may exist)
+    reason: str = ""            # why, when the budget stopped it
 
     def __bool__(self) -> bool:
         return bool(self.changes)
@@ -91,6 +94,10 @@ def parse_rule(rule: str) -> tuple[str, ...]:
     if len(rule) > MAX_RULE_CHARS:
         raise RuleError(f"a rule is at most {MAX_RULE_CHARS} characters")
     pattern = tuple(s if s in ("*", "**") else jsonpointer.unescape(s) for s in rule[1:].split("/"))
+    pattern = tuple(s for i, s in enumerate(pattern) if not (s == "**" and i and pattern[i - 1] == "**"))
+    if pattern.count("**") > MAX_RULE_STARS:
+        raise RuleError(f"{rule[:60]!r}…: a rule holds at most {MAX_RULE_STARS} ** segments"
+                        if len(rule) > 60 else f"{rule!r}: a rule holds at most {MAX_RULE_STARS} ** segments")
     if all(s in ("*", "**") for s in pattern) and pattern.count("*") <= 1:
         raise RuleError(f"{rule!r} would ignore everything: name what to leave out, e.g. /result/content/*/text")
     return pattern
@@ -115,6 +122,9 @@ class Rules:
 
     def __init__(self, rules: Iterable[str] = ()) -> None:
         self.patterns = [parse_rule(r) for r in rules]
+        # What one `step` may cost at most: every position of every rule (the walk's budget
+        # takes it at each step, so the rules' size bounds how far a comparison goes).
+        self.cost = sum(len(p) + 1 for p in self.patterns)
 
     def start(self) -> tuple[frozenset[int], ...]:
         return tuple(self._close(p, {0}) for p in self.patterns)
@@ -156,24 +166,29 @@ def rules(extra: Sequence[str] = ()) -> Rules:
 
 
 def diff(old: Any, new: Any, ignore: Rules | Sequence[str] | None = None, *,
-         max_nodes: int = MAX_NODES, max_changes: int = MAX_CHANGES) -> Diff:
+         max_nodes: int = MAX_NODES, max_changes: int = MAX_CHANGES, budget: Budget | None = None) -> Diff:
     """Where `new` differs from `old`, path by path (objects by key, arrays by index), leaving
-    out what `ignore` matches (default: DEFAULT_IGNORE only)."""
+    out what `ignore` matches (default: DEFAULT_IGNORE only), within `budget` (`budget.DIFF`
+    by default): past it, the changes found so far, not complete, and why."""
     compiled = ignore if isinstance(ignore, Rules) else rules(ignore or ())
-    walk = _Walk(compiled, max_nodes, max_changes)
-    if not _same(old, new):
-        walk.visit(old, new, "", compiled.start())
+    walk = _Walk(compiled, max_nodes, max_changes, budget or DIFF.budget())
+    try:
+        if not _same(old, new):
+            walk.visit(old, new, "", compiled.start())
+    except OverBudget as exc:
+        return Diff(walk.changes, complete=False, reason=exc.reason)
     return Diff(walk.changes, complete=not walk.stopped)
 
 
 class _Walk:
-    def __init__(self, ignore: Rules, max_nodes: int, max_changes: int) -> None:
+    def __init__(self, ignore: Rules, max_nodes: int, max_changes: int, budget: Budget) -> None:
         self.ignore = ignore
         self.nodes_left = max_nodes
         self.max_changes = max_changes
         self.changes: list[Change] = []
         self.stopped = False
-        self.tokens = _Tokens()
+        self.budget = budget
+        self.tokens = _Tokens(budget)
 
     def visit(self, old: Any, new: Any, path: str, states: tuple[frozenset[int], ...], depth: int = 0) -> None:
         """`old` and `new` differ (the caller asked `_same`): where, under `path`."""
@@ -182,6 +197,7 @@ class _Walk:
         if len(self.changes) >= self.max_changes:
             self.stopped = True             # there is more
             return
+        self.budget.spend(1 + len(old) if isinstance(old, (dict, list)) else 1)
         self.nodes_left -= 1
         if self.nodes_left <= 0:
             self.stopped = True
@@ -193,11 +209,13 @@ class _Walk:
                 a, b = old.get(key, _ABSENT), new.get(key, _ABSENT)
                 if not same(a, b):
                     seg = str(key)
+                    self.budget.spend(self.ignore.cost)
                     self.visit(a, b, f"{path}/{jsonpointer.escape(seg)}", self.ignore.step(states, seg), depth + 1)
         elif isinstance(old, list) and isinstance(new, list):
             for i in range(max(len(old), len(new))):
                 a, b = old[i] if i < len(old) else _ABSENT, new[i] if i < len(new) else _ABSENT
                 if not same(a, b):
+                    self.budget.spend(self.ignore.cost)
                     self.visit(a, b, f"{path}/{i}", self.ignore.step(states, str(i)), depth + 1)
         else:
             self.changes.append(Change(path, old, new))
@@ -237,7 +255,8 @@ class _Tokens:
     made once, from its members' (hash-consing), bottom-up and without recursion. Comparing two
     children is then comparing two tokens, however deep the walk is."""
 
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget | None = None) -> None:
+        self.budget = budget or DIFF.budget()
         self._by_shape: dict[tuple[Any, ...], object] = {}
         self._tokens: dict[int, object] = {}        # id(container) -> its token
         self._kept: list[Any] = []                  # those containers (while kept, no other has their id)
@@ -261,6 +280,7 @@ class _Tokens:
                 stack += waiting
                 continue
             stack.pop()
+            self.budget.spend(1 + len(node))
             if isinstance(node, dict):
                 shape: tuple[Any, ...] = ("d", *sorted((k, _member(v, tokens)) for k, v in node.items()))
             else:

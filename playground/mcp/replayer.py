@@ -27,6 +27,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from playground.budget import Budget
+
 from . import diff, jsontext
 from .client import McpClient, ProtocolError, RequestTimeout, ignore_progress
 from .events import Tap, TranscriptEvent
@@ -36,7 +38,7 @@ from .responder import Responder
 from .secrets import CUT, NO_SECRETS, Redactor
 from .transports.base import TransportError
 
-STATUSES = ("same", "changed", "error", "missing", "new")
+STATUSES = ("same", "changed", "error", "missing", "new", "unchecked")     # unchecked: the comparison's budget stopped it
 VALUE_KEPT = 4000           # characters of JSON kept of one changed value in a row
 ALIGN_LIMIT = 500           # notifications per request compared in order; beyond, by count per method
 
@@ -77,10 +79,11 @@ def outcome_of(message: dict[str, Any] | None) -> str:
 
 def compare_response(old: dict[str, Any] | None, new: dict[str, Any] | None, *, rules: diff.Rules,
                      old_truncated: bool = False, new_failure: str = "",
-                     secrets: Redactor = NO_SECRETS) -> tuple[str, list[dict[str, Any]], bool, str]:
+                     secrets: Redactor = NO_SECRETS, budget: Budget | None = None) -> tuple[str, list[dict[str, Any]], bool, str]:
     """(status, changes, complete, detail) of one replayed request: its recorded response
     against the replayed one (each `{"result"}` or `{"error"}`, None when none came); values
-    cut to length are cut by `secrets`."""
+    cut to length are cut by `secrets`. A comparison its `budget` (`budget.DIFF`) stopped before
+    any change was found is `unchecked`, never `same`."""
     old_outcome = "ok" if old_truncated and old is None else outcome_of(old)
     new_outcome = "failed" if new is None and new_failure else outcome_of(new)
     detail = ""
@@ -91,12 +94,16 @@ def compare_response(old: dict[str, Any] | None, new: dict[str, Any] | None, *, 
     if old_truncated:
         status = "same" if new_outcome == "ok" else "error"
         return status, [], True, "the recorded response was too large to be recorded whole: compared by outcome only"
-    found = diff.diff(old, new, rules)
+    found = diff.diff(old, new, rules, budget=budget)
     changes = [_kept(c, secrets) for c in found.to_list()]
+    if found.reason:
+        detail = detail or found.reason
     if old_outcome != new_outcome:
         words = {"ok": "succeeded", "failed": "failed", "none": "got no response"}
         detail = detail or f"{words[old_outcome]} in the recording, {words[new_outcome]} now"
         return "error", changes, found.complete, detail
+    if found.reason and not changes:
+        return "unchecked", changes, False, detail
     return ("changed" if changes else "same"), changes, found.complete, detail
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from playground.mcp import diff
+from playground.budget import COMPARISON, DIFF
 from playground.mcp.replayer import compare_response, counts
 from playground.mcp.replay import RAW_KEPT
 from playground.mcp.secrets import Redactor
@@ -76,6 +77,7 @@ def compared_again(session: Session, source: Session | None, ignore: list[str], 
     report = dict(session.report or {})
     rows = [dict(r) for r in report.get("rows") or [] if isinstance(r, dict)]
     rules = diff.rules(ignore)
+    whole = COMPARISON.budget()             # every row's comparison takes its part of one budget
     secrets = session.share_redactor()      # what the replay's share page masks (the original's among them)
     old = _responses(old_data, source.owner_redactor(), secrets) if source is not None else {}
     new = _responses(new_data, session.owner_redactor(), secrets)
@@ -89,7 +91,7 @@ def compared_again(session: Session, source: Session | None, ignore: list[str], 
             continue        # not saved yet (rules sent as the replay ends): the row as the worker compared it
         status, changes, complete, detail = compare_response(
             before["message"] if before else None, after["message"] if after else None, rules=rules,
-            new_failure=str(row.get("failure") or ""), secrets=secrets)
+            new_failure=str(row.get("failure") or ""), secrets=secrets, budget=whole.part(DIFF))
         row.update(status=status, changes=changes, detail=detail)
         row.pop("incomplete", None)
         if not complete:
