@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from playground.budget import ARGUMENTS, Budget, OverBudget
+from playground.mcp import jsontext
 from playground.schemaforms import linear_regex
 from playground.schemaforms.fields import MISSING, Field, build_fields
 from playground.schemaforms import validate_arguments
@@ -36,7 +38,13 @@ def example(schema: Any) -> tuple[Any, list[str]]:
     """A small instance of `schema` and what the validator says of it ([] when it is valid)."""
     if not isinstance(schema, dict):
         return {}, ["the inputSchema is not an object"]
-    value = _value(build_fields(schema))
+    root = build_fields(schema)
+    if root.over_budget:
+        return {}, [f"no arguments could be made: {root.json_fallback}"]
+    try:
+        value = _value(root, ARGUMENTS.budget())
+    except OverBudget as exc:           # twelve nested arrays of minItems 5 ask for 5^12 values
+        return {}, [f"no arguments could be made: the instance is {exc.reason}"]
     if value is MISSING:
         value = {}
     problems = [f"{e['pointer'] or '/'}: {e['message']}" for e in validate_arguments(schema, value)]
@@ -77,31 +85,34 @@ def _wrong_type(f: Field) -> Any:
     return MISSING
 
 
-def _value(f: Field) -> Any:
+def _value(f: Field, budget: Budget) -> Any:
     """A value for one field: its default, an example, a constant or the first choice, else by type."""
+    budget.spend()
     schema = f.schema if isinstance(f.schema, dict) else {}
     if f.default is not MISSING:
-        return f.default
+        return _kept(f.default, budget)
     examples = schema.get("examples")
     if isinstance(examples, list) and examples:
-        return examples[0]
+        return _kept(examples[0], budget)
     if f.kind == "const":
         return f.const
     if f.kind == "enum":
         return f.options[0].value if f.options else MISSING
     if f.kind == "choice":
-        return _value(f.branches[0].field) if f.branches else MISSING
+        return _value(f.branches[0].field, budget) if f.branches else MISSING
     if f.kind == "object":
         out = {}
         for child in f.children:
             if child.required:
-                value = _value(child)
+                value = _value(child, budget)
                 out[child.key] = None if value is MISSING else value
         return out
     if f.kind in ("array", "multiselect"):
-        return _array(f, schema)
+        return _array(f, schema, budget)
     if f.kind == "string":
-        return _string(schema)
+        text = _string(schema)
+        budget.emit(len(text))
+        return text
     if f.kind in ("number", "integer"):
         return _number(schema, f.kind == "integer")
     if f.kind == "boolean":
@@ -109,6 +120,12 @@ def _value(f: Field) -> Any:
     if f.kind == "null":
         return None
     return _json(schema)
+
+
+def _kept(value: Any, budget: Budget) -> Any:
+    """A value of the schema's, as it is: written out each time the instance holds it."""
+    budget.emit(len(jsontext.dumps(value)) if isinstance(value, (dict, list, str)) else 8)
+    return value
 
 
 def _json(schema: dict[str, Any]) -> Any:
@@ -123,7 +140,7 @@ def _json(schema: dict[str, Any]) -> Any:
     return None
 
 
-def _array(f: Field, schema: dict[str, Any]) -> list[Any]:
+def _array(f: Field, schema: dict[str, Any], budget: Budget) -> list[Any]:
     low = schema.get("minItems")
     count = min(low, MAX_ITEMS) if isinstance(low, int) and not isinstance(low, bool) and low > 0 else 0
     if f.kind == "multiselect":
@@ -132,7 +149,7 @@ def _array(f: Field, schema: dict[str, Any]) -> list[Any]:
         return []
     items = []
     for i in range(count):
-        value = _value(f.item)
+        value = _value(f.item, budget)
         if f.item.kind in ("string",) and schema.get("uniqueItems") is True and isinstance(value, str):
             value = f"{value}{i}"
         elif f.item.kind in ("integer", "number") and schema.get("uniqueItems") is True and isinstance(value, (int, float)):
