@@ -24,6 +24,7 @@ from .linted_output import LintedOutput
 from .jsonrpc import JsonRpcError
 from .responder import Responder, StaticResponder
 from .transports.base import TransportError
+from .transports.http_common import header_problem
 
 EXIT_OK = 0
 EXIT_STEP_FAILED = 1      # a JSON-RPC error or a tool result with isError: true
@@ -129,6 +130,8 @@ def _pairs(items: list[str], sep: str, what: str) -> dict[str, str]:
         name, found, value = item.partition(sep)
         if not found or not name.strip():
             raise UsageError(f"{what} {item!r} is not of the form NAME{sep}VALUE")
+        if sep == ":" and (problem := header_problem(name.strip(), value.strip())) is not None:
+            raise UsageError(f"{what} {item!r}: {problem}")
         out[name.strip()] = value.strip() if sep == ":" else value
     return out
 

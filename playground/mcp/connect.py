@@ -20,6 +20,7 @@ from .jsonrpc import JsonRpcError
 from .netguard import AddressRefused, NetGuard
 from .responder import Responder
 from .transports.base import HttpStatusError, Transport, TransportError
+from .transports.http_common import header_problems
 
 # How long the stdio probe waits for an answer to `server/discover` before deciding "legacy".
 STDIO_PROBE_TIMEOUT = 5.0
@@ -129,6 +130,12 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
         except AddressRefused as exc:
             tap.note("error", f"could not connect: {exc}", guard="address")
             raise ConnectError(str(exc)) from exc
+    if config.transport != "stdio" and (problems := header_problems(config.headers)):
+        # A server saved before header names were checked (issue 30): refused here, with its
+        # reason, before a request (and its recorded facts) could carry the header.
+        message = "the server's headers cannot be sent: " + "; ".join(problems)
+        tap.note("error", f"could not connect: {message}")
+        raise ConnectError(message)
     kinds = ["http", "sse"] if config.transport == "auto" else [config.transport]
     era = config.era
     last_error: BaseException | None = None

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from playground.mcp.transports.http_common import header_problem, is_field_name
 from playground.schemaforms.fields import json_type
 
 from .command_line import CommandLineError, split_command_line
@@ -253,6 +255,10 @@ def parse_entry(name: str, spec: Any, dialect: str = "mcpServers") -> Entry:
         check_http_url(url)
         entry.url = url.strip()
         entry.headers = _str_dict(spec.get("headers"), "headers")
+        for header, value in entry.headers.items():
+            problem = header_problem(header, value)
+            if problem is not None:
+                raise InterchangeError(f"\"headers\": {problem}.")
         if command:
             entry.notes.append("Ignored \"command\": an HTTP server has none.")
 
@@ -356,20 +362,19 @@ def dumps(document: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- the registry's text fields
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
-_HEADER_NAME = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
 
 
 def parse_env_lines(text: str) -> dict[str, str]:
     """`NAME=value` per line (blank lines and `#` comments skipped); raises ValueError listing bad lines."""
-    return _parse_pairs(text, "=", _ENV_NAME, "NAME=value", "variable")
+    return _parse_pairs(text, "=", lambda name: _ENV_NAME.match(name) is not None, "NAME=value", "variable")
 
 
 def parse_header_lines(text: str) -> dict[str, str]:
     """`Name: value` per line (blank lines and `#` comments skipped); raises ValueError listing bad lines."""
-    return _parse_pairs(text, ":", _HEADER_NAME, "Name: value", "header")
+    return _parse_pairs(text, ":", is_field_name, "Name: value", "header")
 
 
-def _parse_pairs(text: str, sep: str, name_re: re.Pattern[str], shape: str, what: str) -> dict[str, str]:
+def _parse_pairs(text: str, sep: str, valid_name: Callable[[str], bool], shape: str, what: str) -> dict[str, str]:
     out: dict[str, str] = {}
     lowered: dict[str, str] = {}
     errors: list[str] = []
@@ -381,8 +386,11 @@ def _parse_pairs(text: str, sep: str, name_re: re.Pattern[str], shape: str, what
         if not found:
             errors.append(f"Line {number}: expected {shape}, got {line.strip()!r}.")
             continue
-        if not name_re.match(name):
+        if not valid_name(name):
             errors.append(f"Line {number}: {name!r} is not a valid {what} name.")
+            continue
+        if what == "header" and (problem := header_problem(name, value.strip())) is not None:
+            errors.append(f"Line {number}: {problem}.")      # a NUL (a line holds no CR or LF)
             continue
         key = name.lower() if what == "header" else name
         if key in lowered:

@@ -5,14 +5,24 @@ OAuth token's Authorization) and the exact body, quoted for a POSIX shell.
 A row is what the transcript saved: its secrets are already masked (`••••`), and the caller
 may give the real values (`unmask`) to put back. Headers a client library adds by itself
 (Host, Content-Length, Connection, Accept-Encoding) are left to curl.
+
+The command is pasted into a shell, and a server, an imported file or an old row decides much
+of its text (issue 30): no value may end a line or a quote. Notes are comment lines with every
+control or line-separating character escaped; each argument is one shell word, single-quoted,
+with control characters (which a terminal acts on when pasted: ^C drops the quoted text typed
+so far) written as `$'\\xNN'`; a header that could never have been sent (a name that is not an
+HTTP token, a value with CR, LF or NUL) is left out and said so; a NUL elsewhere is refused.
 """
 from __future__ import annotations
 
+import re
 import shlex
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from playground.mcp.secrets import MASK
+from playground.mcp.transports.http_common import header_problem
 
 from .form_bodies import form_body, is_form
 
@@ -51,6 +61,40 @@ def _headers(row: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in recorded.items() if str(k).lower() not in LEFT_TO_CURL}
 
 
+# C0 and C1 controls but LF (a newline inside quotes is only text to every shell), and DEL.
+_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]+")
+# Unicode categories a note shows escaped: controls, format characters, surrogates, line and
+# paragraph separators.
+_ESCAPED_IN_NOTES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# What $'…' quoting is said to need, once, when a command uses it.
+ANSI_C_NOTE = "control characters are written as $'\\xNN' (bash, zsh, ksh, POSIX.1-2024 sh)"
+
+
+def _one_line(text: str) -> str:
+    """A note as one comment line: every control, format or line/paragraph separator character
+    (LF, CR, NEL, U+2028, a terminal escape, a bidi override) as a Python escape, so nothing a
+    value holds can end the comment or hide what follows it."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in _ESCAPED_IN_NOTES else c for c in text)
+
+
+def _word(text: str, what: str) -> str:
+    """One shell word holding exactly `text`: shlex.quote's single quotes, and each run of control
+    characters as a $'\\xNN' piece joined on (its UTF-8 bytes; no `\\'` inside, which bash's
+    history expansion would read as the quote's end). A NUL no argument can carry: refused."""
+    if "\0" in text:
+        raise NotARequest(f"{what} holds NUL characters, which no shell argument can carry")
+    pieces: list[str] = []
+    at = 0
+    for run in _CONTROLS.finditer(text):
+        if run.start() > at:
+            pieces.append(shlex.quote(text[at:run.start()]))
+        pieces.append("$'" + "".join(f"\\x{b:02x}" for b in run.group().encode("utf-8")) + "'")
+        at = run.end()
+    if at < len(text) or not pieces:
+        pieces.append(shlex.quote(text[at:]))
+    return "".join(pieces)
+
+
 def command(row: dict[str, Any], unmask: Callable[[str, str], str] | None = None,
             real_url: str | None = None, notes: Sequence[str] = ()) -> str:
     """The curl command for a request row. `unmask(name, masked_value)` gives a header's real
@@ -65,8 +109,11 @@ def command(row: dict[str, Any], unmask: Callable[[str, str], str] | None = None
     headers = _headers(row)
     if unmask is not None:
         headers = {name: unmask(name, value) if MASK in value else value for name, value in headers.items()}
-    if body is not None and "\0" in body:
-        raise NotARequest("the body holds NUL characters, which no shell argument can carry")
+    for name, value in list(headers.items()):
+        problem = header_problem(name, value)       # recorded before names were checked, or uploaded
+        if problem is not None:
+            notes.append(f"left out: {problem}")
+            del headers[name]
     masked = [name for name, value in headers.items() if MASK in value]
     if MASK in url:
         masked.append("the URL")
@@ -77,10 +124,13 @@ def command(row: dict[str, Any], unmask: Callable[[str, str], str] | None = None
     if "text/event-stream" in accept:
         head.append("-N")                       # an SSE stream: show events as they come
     if (body is None and method != "GET") or (body is not None and method != "POST"):
-        head += ["-X", shlex.quote(method)]
-    head.append(shlex.quote(url))
+        head += ["-X", _word(method, "the method")]
+    head.append(_word(url, "the URL"))
     parts = [" ".join(head)]
-    parts += [f"-H {shlex.quote(f'{name}: {value}')}" for name, value in headers.items()]
+    lines = [f"{name}: {value}" for name, value in headers.items()]
+    parts += [f"-H {_word(line, 'a header')}" for line in lines]
     if body is not None:
-        parts.append(f"--data-raw {shlex.quote(body)}")
-    return "".join(f"# {note}\n" for note in notes) + " \\\n  ".join(parts) + "\n"
+        parts.append(f"--data-raw {_word(body, 'the body')}")
+    if any(_CONTROLS.search(text) for text in (method, url, *lines, body or "")):
+        notes.append(ANSI_C_NOTE)
+    return "".join(f"# {_one_line(note)}\n" for note in notes) + " \\\n  ".join(parts) + "\n"

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from playground.mcp import cli
 from tests.conftest import PEERS, ROOT
 from tests.sessions.test_schema_lint import BROKEN
 
@@ -205,3 +206,12 @@ def test_jsonl_lines_carry_schema_problems_against_the_version_in_use(tmp_path, 
     assert [json.loads(line) for line in out.read_text().splitlines()] == events
     readable = mcp("--era", era, "--list", "tools", "--call", "go", "--", *breaker)
     assert f"schema problem at {pointer}: {flagged[0]['schema_problems'][0]['message']}" in readable.stdout
+
+
+@pytest.mark.parametrize("header", ["X-Api-Key\ntouch PWNED #: k", "Bad Name: k", "X-A: a\rb"])
+def test_a_header_no_http_request_can_carry_is_a_usage_error(header: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Refused with the header named, before anything is sent (the check the server form uses)."""
+    assert cli.main(["--url", "http://127.0.0.1:9/mcp", "--ping", "--header", header]) == 2
+    error = capsys.readouterr().err
+    assert f"mcp: error: --header {header!r}: " in error
+    assert "not a valid HTTP header name" in error or "holds a line break" in error

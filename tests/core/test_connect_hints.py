@@ -65,3 +65,16 @@ async def test_a_stored_command_line_that_cannot_start_says_what_it_looks_like()
     with pytest.raises(ConnectError, match=r"command not found \(a whole command line\? The program and its "
                                            r"arguments go separately"):
         await open_client(ServerConfig(transport="stdio", command="no-such-program-here -y pkg"), tap=Recorder().tap)
+
+
+async def test_a_stored_header_name_that_is_no_token_is_refused_before_any_request():
+    """A server imported before header names were checked (issue 30) still holds its hostile name:
+    refused, saying which, before a request (and its recorded facts, which a curl command copies)
+    could carry it."""
+    rec = Recorder()
+    config = ServerConfig(transport="auto", url="http://127.0.0.1:9/mcp", timeout=5,
+                          headers={"X-Api-Key\ntouch PWNED #": "k", "X-Ok": "a\r\nb"})
+    with pytest.raises(ConnectError, match=r"^the server's headers cannot be sent: 'X-Api-Key\\ntouch PWNED #' is "
+                                           r"not a valid HTTP header name.*; the value of X-Ok holds a line break"):
+        await open_client(config, tap=rec.tap)
+    assert [e.dir for e in rec.events] == ["note"] and rec.events[0].text.startswith("could not connect: ")

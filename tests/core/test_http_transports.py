@@ -12,8 +12,9 @@ import httpx
 import pytest
 
 from playground.mcp.transports.base import HttpStatusError, SessionExpired, TransportError
-from playground.mcp.transports.http_common import (SseParser, encode_header_value, modern_headers, param_headers,
-                                                   shown_url, validate_x_mcp_header)
+from playground.mcp.transports.http_common import (SseParser, encode_header_value, header_problem, header_problems,
+                                                   is_field_name, modern_headers, param_headers, shown_url,
+                                                   validate_x_mcp_header)
 from playground.mcp.transports.sse import SseTransport
 from playground.mcp.transports import http_base
 from playground.mcp.transports.streamable_http import StreamableHttpTransport
@@ -96,6 +97,7 @@ async def handshake(rec: Recorder, t: StreamableHttpTransport) -> dict:
     (" padded ", "=?base64?IHBhZGRlZCA=?="),
     ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
     ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+    ("trailing\n", "=?base64?dHJhaWxpbmcK?="),           # a `$` anchor let the final newline through
 ])
 def test_header_value_encoding_matches_the_spec_table(value: str, encoded: str) -> None:
     assert encode_header_value(value) == encoded
@@ -129,10 +131,31 @@ def test_param_headers_follow_paths_types_and_omissions() -> None:
     ({"type": "object", "anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}, "not reachable"),
     ({"type": "object", "x-mcp-header": "Root"}, "not reachable"),
     ({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": 7}}}, "must be a string"),
+    # A `$` anchor matched before a final newline: the name reached headers and curl's comment lines.
+    ({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "Region\n"}}}, "not an HTTP field-name"),
+    ({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "Region\r"}}}, "not an HTTP field-name"),
 ])
 def test_invalid_x_mcp_header_is_explained(schema: dict, fragment: str) -> None:
     reason = validate_x_mcp_header(schema)
     assert reason is not None and fragment in reason
+
+
+@pytest.mark.parametrize("name", ["X-Api-Key\ntouch PWNED #", "Region\n", "\nRegion", "Bad Name", "A:B", "", "Zürich",
+                                  "A\u2028B", "A\x00", "A\r", "A\x85", 7, None])
+def test_a_header_name_is_an_rfc_9110_token_and_nothing_more(name: object) -> None:
+    """The one check every entry point uses (form, import, admin, CLI, x-mcp-header, connect)."""
+    assert not is_field_name(name)
+    problem = header_problem(name, "v") if isinstance(name, str) else None
+    assert problem is None or (problem.startswith(repr(name)) and "not a valid HTTP header name" in problem)
+
+
+def test_a_token_passes_and_a_value_with_cr_lf_or_nul_is_refused() -> None:
+    assert all(is_field_name(n) for n in ("X-Api-Key", "!#$%&'*+-.^_`|~09AZaz", "a"))
+    assert header_problems({"X-Api-Key": "Bearer a b", "X-Tab": "a\tb", "X-Uni": "Zürich"}) == []
+    for value in ("a\nb", "a\rb", "a\x00b", "trailing\n"):
+        assert header_problems({"X-A": value}) == [
+            "the value of X-A holds a line break or NUL character, which an HTTP header cannot carry"]
+    assert param_headers({"properties": {"a": {"type": "string", "x-mcp-header": "A\n"}}}, {"a": "x"}) == {}
 
 
 def test_valid_x_mcp_header_schemas_pass() -> None:

@@ -158,6 +158,14 @@ def test_document_errors(text, message):
     ({"command": "x", "env": {"A": {"b": 1}}}, "\"env\".A must be a string"),
     ({"url": "http://127.0.0.1/", "headers": "Authorization: x"}, "\"headers\" must be an object"),
     ({"command": "x", "cwd": 5}, "\"cwd\" must be a string"),
+    # Header names are RFC 9110 tokens: a newline in one reached the copied curl command's comments.
+    ({"url": "http://127.0.0.1/", "headers": {"X-Api-Key\ntouch PWNED #": "k"}},
+     "\"headers\": 'X-Api-Key\\ntouch PWNED #' is not a valid HTTP header name"),
+    ({"url": "http://127.0.0.1/", "headers": {"Region\n": "k"}}, "'Region\\n' is not a valid HTTP header name"),
+    ({"url": "http://127.0.0.1/", "headers": {"X Y": "k"}}, "'X Y' is not a valid HTTP header name"),
+    ({"url": "http://127.0.0.1/", "headers": {"": "k"}}, "'' is not a valid HTTP header name"),
+    ({"url": "http://127.0.0.1/", "headers": {"X-A": "a\nb"}}, "the value of X-A holds a line break or NUL"),
+    ({"url": "http://127.0.0.1/", "headers": {"X-A": "a\x00b"}}, "the value of X-A holds a line break or NUL"),
 ])
 def test_bad_entries_are_rejected_with_reasons_and_others_still_import(spec, message):
     result = ic.parse({"mcpServers": {"bad": spec, "good": {"command": "ok"}}})
@@ -249,6 +257,9 @@ def test_header_lines():
     ("Authorization Bearer x", "Line 1: expected Name: value"),
     ("Bad Name: x", "'Bad Name' is not a valid header name"),
     ("X-A: 1\nx-a: 2", "Line 2: x-a is set twice"),
+    ("X\u2028Y: 1", "Line 1: expected Name: value, got 'X'"),        # splitlines ends a line there too
+    ("X\x85Y: 1", "Line 1: expected Name: value, got 'X'"),
+    ("X-A: a\x00b", "Line 1: the value of X-A holds a line break or NUL character"),
 ])
 def test_header_line_errors(text, message):
     with pytest.raises(ValueError) as info:

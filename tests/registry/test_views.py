@@ -123,6 +123,9 @@ def test_create_http_server_and_to_config(browser):
     ({"env": "DEBUG"}, "env", "Line 1: expected NAME=value, got &#x27;DEBUG&#x27;."),
     ({"env": "A=1\n2X=3"}, "env", "Line 2: &#x27;2X&#x27; is not a valid variable name."),
     ({"headers": "Authorization Bearer x"}, "headers", "Line 1: expected Name: value"),
+    ({"headers": "X-Api-Key\u2028touch PWNED #: k"}, "headers", "Line 1: expected Name: value"),
+    ({"headers": "X Y: k"}, "headers", "Line 1: &#x27;X Y&#x27; is not a valid header name."),
+    ({"headers": "X-A: a\x00b"}, "headers", "Null characters are not allowed."),     # Django's, before ours
     ({"name": "  "}, "name", "This field is required."),
     ({"protocol_version": "2026-07-28"}, "protocol_version", "2026-07-28 has no initialize handshake"),
     ({"era": "modern", "protocol_version": "2025-03-26"}, "protocol_version", "2025-03-26 is a legacy version"),
@@ -216,6 +219,21 @@ def test_import_page_creates_and_reports(browser):
     assert not Server.objects.filter(name="broken").exists()
     assert html.count("status-created") == 2 and html.count("status-skipped") == 1
     assert "Unknown &quot;type&quot; &#x27;carrier-pigeon&#x27;" in html
+
+
+def test_import_refuses_a_header_name_that_is_no_token(browser):
+    """Issue 30: an imported header named "X-Api-Key\\ntouch PWNED #" was saved, and its newline put
+    a command on a line of its own in the copied curl. Refused, named (escaped); the others import."""
+    text = json.dumps({"mcpServers": {
+        "hostile": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Api-Key\ntouch PWNED #": "k"}},
+        "nul": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Ok": "a\u0000b"}},
+        "fine": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Api-Key": "k"}},
+    }})
+    html = browser.post("/servers/import/", {"text": text}).content.decode()
+    assert list(Server.objects.values_list("name", flat=True)) == ["fine"]
+    assert html.count("status-created") == 1 and html.count("status-skipped") == 2
+    assert "&#x27;X-Api-Key\\ntouch PWNED #&#x27; is not a valid HTTP header name" in html
+    assert "the value of X-Ok holds a line break or NUL character" in html
 
 
 def test_import_name_clash_renames_unless_replace(browser, user):

@@ -127,3 +127,16 @@ def test_the_admin_applies_the_same_policy_and_is_staff_only(settings):
         "era": "legacy", "protocol_version": ""})
     assert response.status_code == 200 and "NODE_OPTIONS" in response.content.decode()
     assert not Server.objects.exists()
+
+
+def test_the_admin_refuses_a_header_the_form_refuses():
+    """The admin saves through the server form: a header name that is no HTTP token (issue 30)
+    or a value with a NUL is refused there too, named."""
+    admin = get_user_model().objects.create_superuser("root", password="pw")
+    form = {"name": "x", "transport": "http", "url": "https://example.com/mcp", "era": "legacy", "protocol_version": ""}
+    for headers, message in (("X-Api-Key touch: k", "&#x27;X-Api-Key touch&#x27; is not a valid header name"),
+                             ("X-Api-Key;touch: k", "&#x27;X-Api-Key;touch&#x27; is not a valid header name"),
+                             ("X-A: a\x00b", "Null characters are not allowed")):
+        response = browser_of(admin).post("/admin/registry/server/add/", {**form, "headers": headers})
+        assert response.status_code == 200 and message in response.content.decode()
+    assert not Server.objects.exists()

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shlex
+import select
 import subprocess
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
-from django.test import AsyncClient
+from django.test import AsyncClient, Client
 
 from playground.mcp.auth import AuthRecord, TokenSet
 from playground.mcp.config import ServerConfig
@@ -25,7 +29,7 @@ from playground.oauth.models import OAuthRecord
 from playground.registry.models import Server
 from playground.sessions.lines import is_request
 from playground.transcripts import curl
-from playground.transcripts.models import Session, ShareLink
+from playground.transcripts.models import Event, Session, ShareLink
 from playground.transcripts.recorder import save_events
 from tests.core.test_http_transports import sdk_http, sdk_sse  # noqa: F401  (the fixtures)
 
@@ -167,3 +171,172 @@ async def test_an_http_sse_post_repeated_is_answered_on_the_session_stream(sdk_s
         assert repeated["message"]["result"]["content"][0]["text"] == TEXT
     finally:
         await client.close()
+
+
+# --- pasted into a shell: nothing but curl runs (issue 30) ---------------------------------------
+
+# What an attacker puts where a value goes: each tries to end a line or a quote and run `touch PWNED`.
+HOSTILE = {
+    "newline": "a\ntouch PWNED #",
+    "carriage return": "a\rtouch PWNED #",
+    "crlf": "a\r\ntouch PWNED\r\n#",
+    "single quote": "'; touch PWNED; echo '",
+    "double quote": '"; touch PWNED; echo "',
+    "command substitution": "$(touch PWNED)",
+    "backticks": "`touch PWNED`",
+    "semicolon": "; touch PWNED",
+    "history": "!! it's !touch PWNED",
+    "line separator": "a\u2028touch PWNED\u2029#",
+    "next line": "a\x85touch PWNED",
+    "interrupt": "a\x03 touch PWNED #",
+    "terminal controls": "a\x1b[201~\x15\x04\t\x1a\x7f\x03 touch PWNED #'",
+    "quote then newline": "'\ntouch PWNED\n'",
+    "backslash newline": "a\\\ntouch PWNED \\",
+}
+# Values no HTTP header can carry (CR, LF, NUL): left out of the command, like a name that is no token.
+UNSENDABLE = {key for key, value in HOSTILE.items() if "\r" in value or "\n" in value}
+STUB = "#!/bin/bash\nprintf '%s\\0' \"$@\" > \"$(mktemp \"$CURL_CALLS/call.XXXXXX\")\"\n"
+URL = "http://127.0.0.1:9/mcp"
+
+
+def _pasted(command: str, tmp_path: Path, how: str) -> list[list[str]]:
+    """Paste `command` into bash in an empty folder, with `curl` a stub that records its argv:
+    `stdin` (a script), `interactive` (history expansion on) or `terminal` (bash -i on a pty,
+    readline, no bracketed paste: the line discipline acts on ^C and friends as they come).
+    The argvs of every curl run, after checking that nothing else ran (the folder is still empty)."""
+    stub, calls, cwd = tmp_path / "bin", tmp_path / "calls", tmp_path / "cwd"
+    for folder in (stub, calls, cwd):
+        folder.mkdir(parents=True)
+    (stub / "curl").write_text(STUB)
+    (stub / "curl").chmod(0o755)
+    env = {"PATH": f"{stub}:{os.environ['PATH']}", "CURL_CALLS": str(calls), "HOME": str(tmp_path),
+           "HISTFILE": "/dev/null", "LC_ALL": "C.utf8", "TERM": "dumb", "PS1": "READY> "}
+    bash = ["bash", "--noprofile", "--norc", "-s" if how == "stdin" else "-i"]
+    if how == "terminal":
+        _typed_in_terminal(command, bash, cwd, env)
+    else:
+        ran = subprocess.run(bash, input=command.encode(), cwd=cwd, env=env, capture_output=True, timeout=10)
+        if how == "stdin":                  # an interactive shell writes its prompts to stderr
+            assert ran.returncode == 0 and ran.stderr == b"", ran.stderr
+    assert list(cwd.iterdir()) == [], f"something besides curl ran: {command!r}"
+    return [call.read_bytes().decode().split("\0")[:-1] for call in calls.iterdir()]
+
+
+def _typed_in_terminal(command: str, bash: list[str], cwd: Path, env: dict[str, str]) -> bytes:
+    """bash on a pseudo-terminal of its own (its controlling one, so ^C is a SIGINT): once its
+    first prompt shows (readline has set the terminal up), the command and `exit` are written as
+    one paste; what the terminal showed, up to the shell's end (or 10 s: a quote left open)."""
+    master, slave = os.openpty()
+    shell = subprocess.Popen(["setsid", "-c", *bash], stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env)
+    os.close(slave)
+    shown, deadline, pasted = b"", time.monotonic() + 10, False
+    try:
+        while (left := deadline - time.monotonic()) > 0 and select.select([master], [], [], left)[0]:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:                     # EIO: the shell, the last holder of the terminal, ended
+                break
+            shown += chunk
+            if not pasted and b"READY> " in shown:
+                os.write(master, command.encode() + b"\nexit\n")
+                pasted = True
+    finally:
+        shell.kill()
+        shell.wait()
+        os.close(master)
+    assert pasted, shown
+    return shown
+
+
+def _request(url: str = URL, method: str = "POST", headers: dict[str, str] | None = None,
+             body: str = '{"jsonrpc":"2.0","id":1,"method":"ping"}') -> dict[str, Any]:
+    """A POSTed frame's row as the transcript records it."""
+    return {"seq": 5, "dir": "send", "raw": body, "http": {"method": method, "url": url, "headers": headers or {}}}
+
+
+def _argv(url: str = URL, method: str = "POST", headers: dict[str, str] | None = None,
+          body: str = '{"jsonrpc":"2.0","id":1,"method":"ping"}') -> list[str]:
+    """What curl must receive for such a request."""
+    return (["-sS"] + (["-X", method] if method != "POST" else []) + [url]
+            + [arg for name, value in (headers or {}).items() for arg in ("-H", f"{name}: {value}")]
+            + ["--data-raw", body])
+
+
+@pytest.mark.parametrize("how", ["stdin", "interactive"])
+@pytest.mark.parametrize("key", HOSTILE)
+def test_a_pasted_command_runs_curl_and_nothing_else(key: str, how: str, tmp_path: Path) -> None:
+    """Each hostile text as a header name (masked, the way a secret's name reaches the `# masked`
+    note), a header value, the URL, the body, the method and a note: bash runs the stub once,
+    with exactly the request's arguments, and nothing else. A header that could never be sent
+    (a name that is no token, a value with CR or LF) is left out, and a note says so."""
+    hostile = HOSTILE[key]
+    safe = {"Content-Type": "application/json", "X-Api-Key": MASK}
+    rows = {
+        "header name": (_request(headers={**safe, f"X-Api-Key{hostile}": MASK}), _argv(headers=safe)),
+        "header value": (_request(headers={**safe, "X-Trace": hostile}),
+                         _argv(headers=safe if key in UNSENDABLE else {**safe, "X-Trace": hostile})),
+        "url": (_request(url=URL + "?q=" + hostile), _argv(url=URL + "?q=" + hostile)),
+        "body": (_request(body='{"text": "' + hostile + '"}'), _argv(body='{"text": "' + hostile + '"}')),
+        "method": (_request(method="DELETE" + hostile), _argv(method="DELETE" + hostile.upper())),
+    }
+    for where, (row, argv) in rows.items():
+        command = curl.command(row, notes=[f"this request went to {URL}{hostile}"])
+        assert _pasted(command, tmp_path / where, how) == [argv], where
+    assert curl.command(rows["header name"][0]).startswith("# left out: ")
+
+
+@pytest.mark.parametrize("key", HOSTILE)
+def test_pasted_in_a_terminal_a_command_runs_curl_and_nothing_else(key: str, tmp_path: Path) -> None:
+    """In a terminal that does not bracket pastes, a control character is a key: a ^C in a quoted
+    value dropped the line typed so far and ran the rest. One request with the hostile text in
+    every place at once (the ones no header can carry left out), pasted into bash's readline."""
+    hostile = HOSTILE[key]
+    row = _request(url=URL + "?q=" + hostile, method="DELETE" + hostile, body='{"text": "' + hostile + '"}',
+                   headers={"X-Api-Key": MASK, "X-Trace": hostile, f"X-Api-Key{hostile}": MASK})
+    argv = _argv(url=URL + "?q=" + hostile, method="DELETE" + hostile.upper(), body='{"text": "' + hostile + '"}',
+                 headers={"X-Api-Key": MASK, **({} if key in UNSENDABLE else {"X-Trace": hostile})})
+    assert _pasted(curl.command(row, notes=[f"this request went to {URL}{hostile}"]), tmp_path, "terminal") == [argv]
+
+
+@pytest.mark.parametrize("where", ["url", "method", "body"])
+def test_a_nul_no_shell_word_can_carry_is_refused(where: str) -> None:
+    """A NUL ends a C string: the argument curl would get is not the one recorded. (A header
+    holding one is left out, as one no HTTP request can carry.)"""
+    row = _request(**{where: "a\0b"})
+    with pytest.raises(curl.NotARequest, match="NUL"):
+        curl.command(row)
+    assert "a\0b" not in curl.command(_request(headers={"X-A": "a\0b", "X-B\0": "c"}))
+
+
+@pytest.mark.django_db
+def test_the_owner_and_a_share_viewer_get_commands_that_run_only_curl(client, tmp_path: Path) -> None:
+    """The curl views, on rows recorded before header names were checked (a server imported with
+    a header named "X-Api-Key\\ntouch PWNED #", still in the database): the owner's masked command,
+    his command with the secrets filled in (the server's stored headers, hostile name included),
+    the one whose note names a hostile URL the request went to, and a share viewer's."""
+    hostile = "X-Api-Key\ntouch PWNED #"
+    owner = get_user_model().objects.create_user("owner", password="pw")
+    server = Server.objects.create(name="old", transport="http", url=URL, owner=owner,
+                                   headers={hostile: SECRET, "X-Env": "dev"})
+    session = Session.objects.create(server=server, server_name="old", owner=owner, status="ended",
+                                     transport="streamable-http", secret_values=[SECRET])
+    sent = {"Content-Type": "application/json", hostile: MASK, "X-Env": "dev"}
+    elsewhere = URL + "?next=\n$(touch PWNED)\ntouch PWNED #"
+    for seq, url in ((1, URL), (2, elsewhere)):
+        Event.objects.create(session=session, seq=seq, t=0.0, dir="send", data={**_request(url=url, headers=sent),
+                                                                                "seq": seq})
+    link = ShareLink.objects.create(session=session, created_by=owner)
+    client.force_login(owner)
+    commands = {
+        "owner": client.get(f"/sessions/{session.pk}/curl/1/").content.decode(),
+        "owner, secrets": client.get(f"/sessions/{session.pk}/curl/1/?secrets=1").content.decode(),
+        "owner, elsewhere": client.get(f"/sessions/{session.pk}/curl/2/?secrets=1").content.decode(),
+        "share": Client().get(f"/share/{link.token}/curl/1/").content.decode(),
+    }
+    for who, command in commands.items():
+        argv = _argv(url=elsewhere if who == "owner, elsewhere" else URL,
+                     headers={"Content-Type": "application/json", "X-Env": "dev"})
+        assert _pasted(command, tmp_path / who, "stdin") == [argv], who
+        assert command.startswith("# ") and "left out: 'X-Api-Key\\ntouch PWNED #' is not" in command, who
+    assert "secrets not filled in: this request went to http://127.0.0.1:9/mcp?next=\\n$(touch PWNED)\\n" \
+        in commands["owner, elsewhere"]

@@ -11,7 +11,7 @@ import base64
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import urlsplit, urlunsplit
 
 from .. import jsonrpc
@@ -143,6 +143,36 @@ class SseParser:
         return None
 
 
+# --- header names and values -----------------------------------------------------------------
+
+# RFC 9110 §5.6.2: a field name is a token, one or more tchar.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# RFC 9110 §5.5: a field value with CR, LF or NUL must be refused (they end or cut the field).
+_VALUE_BREAKS = re.compile(r"[\r\n\0]")
+
+
+def is_field_name(name: object) -> TypeGuard[str]:
+    """Whether `name` is an HTTP field name (an RFC 9110 token). The one check for every place a
+    header name enters (server form, import, admin, CLI, `x-mcp-header`): a name with a newline
+    would end a line wherever it is written next, a request or a curl command's comment."""
+    return isinstance(name, str) and _TOKEN.fullmatch(name) is not None
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why a header cannot be sent, naming it (its name shown escaped), or None when it can."""
+    if not is_field_name(name):
+        return (f"{name!r} is not a valid HTTP header name: one or more letters, digits or "
+                "!#$%&'*+-.^_`|~ (no spaces, colons or line breaks)")
+    if _VALUE_BREAKS.search(value):
+        return f"the value of {name} holds a line break or NUL character, which an HTTP header cannot carry"
+    return None
+
+
+def header_problems(headers: Mapping[str, str]) -> list[str]:
+    """header_problem for each header, in order (empty when all can be sent)."""
+    return [p for name, value in headers.items() if (p := header_problem(name, value)) is not None]
+
+
 # --- facts ----------------------------------------------------------------------------------
 
 def content_type(headers: Mapping[str, str]) -> str:
@@ -178,9 +208,10 @@ def same_origin(a: str, b: str) -> bool:
 
 # --- modern era header mirroring ---------------------------------------------------------------
 
-_SENTINEL = re.compile(r"^=\?base64\?.*\?=$", re.S)
-_HEADER_SAFE = re.compile(r"^[\x20-\x7e]*$")
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+# Used with fullmatch only: a `$` anchor matches before a final newline, which then reaches a
+# request line or a copied curl command's comment (where it ends the line: issue 30).
+_SENTINEL = re.compile(r"=\?base64\?.*\?=", re.S)
+_HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
 _PRIMITIVE = frozenset({"string", "integer", "boolean"})
 # Keywords whose values are schema positions off the pure `properties` chain.
 _SUB_ONE = frozenset({"items", "contains", "unevaluatedItems", "additionalProperties", "propertyNames",
@@ -195,14 +226,14 @@ NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "u
 def encode_header_value(value: str) -> str:
     """Plain printable ASCII passes as is; anything else (non-ASCII, control characters,
     edge whitespace, or text that looks like the sentinel) becomes `=?base64?…?=`."""
-    if _HEADER_SAFE.match(value) and value == value.strip(" \t") and not _SENTINEL.match(value):
+    if _HEADER_SAFE.fullmatch(value) and value == value.strip(" \t") and not _SENTINEL.fullmatch(value):
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
 def decode_header_value(value: str) -> str | None:
     """Inverse of encode_header_value; None for a malformed sentinel."""
-    if not _SENTINEL.match(value):
+    if not _SENTINEL.fullmatch(value):
         return value
     try:
         return base64.b64decode(value[len("=?base64?"):-2], validate=True).decode("utf-8")
@@ -241,7 +272,7 @@ def validate_x_mcp_header(input_schema: Any) -> str | None:
         token = node["x-mcp-header"]
         if not isinstance(token, str):
             return f"property {where!r}: x-mcp-header must be a string, not {type(token).__name__}"
-        if not _TOKEN.match(token):
+        if not is_field_name(token):
             return f"property {where!r}: x-mcp-header {token!r} is not an HTTP field-name token"
         kind = node.get("type")
         if kind not in _PRIMITIVE:
@@ -270,7 +301,7 @@ def param_headers(input_schema: Any, arguments: Any) -> dict[str, str]:
     headers: dict[str, str] = {}
     for path, node in _positions(input_schema):
         token = node.get("x-mcp-header")
-        if not path or not isinstance(token, str):
+        if not path or not is_field_name(token):            # validate_x_mcp_header refused it
             continue
         value: Any = arguments
         for key in path:
