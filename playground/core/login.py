@@ -3,6 +3,7 @@ client address, further attempts are refused with a clear message until the wind
 again. Password guessing against a local tool is slow, whoever tries; no new service needed."""
 from __future__ import annotations
 
+import unicodedata
 from datetime import timedelta
 from typing import Any
 
@@ -24,14 +25,22 @@ def _address(request: HttpRequest | None) -> str:
     return str((request.META.get("REMOTE_ADDR") if request is not None else "") or "")[:64]
 
 
-def _username(value: Any) -> str:
-    return str(value or "").strip().lower()[:150]
+def username_key(value: Any) -> str:
+    """The key of the per-name limit: one for every spelling of a name that logs in to the same
+    account. Authentication looks the name up as the form cleans it (stripped, NFKC: `ａlice`
+    is `alice`, as `normalize_username` made it when the account was created), so the key is
+    computed from that form, the check's and the record's alike. Case-folded too, as it was
+    lower-cased before: the look-up is case-sensitive, but `Alice` and `alice` are more often
+    one person than two, and a shared limit only makes guessing slower."""
+    # (A name longer than the field's 150 characters never logs in: not normalised whole.)
+    name = unicodedata.normalize("NFKC", str(value or "")[:1000].strip())
+    return unicodedata.normalize("NFKC", name.casefold())[:150]
 
 
 def refusal(request: HttpRequest | None, username: str) -> str | None:
     """Why a log-in attempt is refused now, or None."""
     since = timezone.now() - WINDOW
-    address, name = _address(request), _username(username)
+    address, name = _address(request), username_key(username)
     recent = LoginFailure.objects.filter(at__gte=since)
     by_name = recent.filter(username=name).count() if name else 0
     by_address = recent.filter(address=address).count() if address else 0
@@ -44,7 +53,7 @@ def refusal(request: HttpRequest | None, username: str) -> str | None:
 
 @receiver(user_login_failed)
 def _record(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any) -> None:
-    LoginFailure.objects.create(username=_username(credentials.get("username")), address=_address(request))
+    LoginFailure.objects.create(username=username_key(credentials.get("username")), address=_address(request))
     LoginFailure.objects.filter(at__lt=timezone.now() - 2 * WINDOW).delete()      # keep the table small
 
 
@@ -53,9 +62,13 @@ class ThrottledMixin:
 
     request: HttpRequest | None
     error_messages: dict[str, str]
+    data: Any
+    cleaned_data: dict[str, Any]
 
     def clean(self) -> dict[str, Any]:
-        reason = refusal(self.request, self.data.get("username", ""))      # type: ignore[attr-defined]
+        # The name as authentication gets it (and the record of a failure); as posted if the
+        # field refused it (no authentication then, but the address may be refused).
+        reason = refusal(self.request, self.cleaned_data.get("username") or self.data.get("username", ""))
         if reason:
             raise forms.ValidationError(reason, code="throttled")
         return super().clean()                                              # type: ignore[misc]
@@ -69,4 +82,4 @@ class ThrottledAdminAuthenticationForm(ThrottledMixin, AdminAuthenticationForm):
     pass
 
 
-__all__ = ["ThrottledAdminAuthenticationForm", "ThrottledAuthenticationForm", "refusal"]
+__all__ = ["ThrottledAdminAuthenticationForm", "ThrottledAuthenticationForm", "refusal", "username_key"]

@@ -46,3 +46,24 @@ def test_the_admin_login_is_throttled_too(dev):
     for _ in range(FAILURES):
         attempt("wrong", path="/admin/login/")
     assert "Too many failed log-ins" in attempt("right-password", path="/admin/login/")
+
+
+@pytest.mark.parametrize("path", ["/login/", "/admin/login/"])
+def test_another_unicode_spelling_of_a_locked_name_is_locked_too(dev, path):
+    """`ｄev` (a fullwidth d) logs in as `dev`: the form normalises the name (NFKC) before the
+    look-up. The failures were counted under the normalised name and the check used the name
+    as posted: after `dev` was locked, `ｄev` logged in."""
+    dev.is_staff = True
+    dev.save()
+    assert attempt("right-password", username="ｄev", path=path) == "ok"     # the same account
+    for _ in range(FAILURES):
+        attempt("wrong", path=path)
+    for spelling in ("ｄev", "ｄｅｖ", " dev ", "DEV"):
+        assert "Too many failed log-ins for this user name" in attempt(
+            "right-password", username=spelling, address="10.9.9.9", path=path), spelling
+
+
+def test_failures_under_another_spelling_count_for_the_name(dev):
+    for _ in range(FAILURES):
+        attempt("wrong", username="ｄｅｖ", address="10.3.3.3")
+    assert "Too many failed log-ins for this user name" in attempt("right-password", address="10.9.9.9")
