@@ -3,6 +3,8 @@ client address, further attempts are refused with a clear message until the wind
 again. Password guessing against a local tool is slow, whoever tries; no new service needed."""
 from __future__ import annotations
 
+import ipaddress
+import unicodedata
 from datetime import timedelta
 from typing import Any
 
@@ -20,18 +22,42 @@ FAILURES = 10
 WINDOW = timedelta(minutes=5)
 
 
-def _address(request: HttpRequest | None) -> str:
-    return str((request.META.get("REMOTE_ADDR") if request is not None else "") or "")[:64]
+def address_key(request: HttpRequest | None) -> str:
+    """The key of the per-address limit for the client's address. The whole loopback range
+    (127.0.0.0/8, ::1, ::ffff:127.x.y.z) is one key, the local machine: a local client may pick
+    any source address in it, 16 million of them. An IPv6 client is keyed by its /64, what one
+    machine is normally given and can rotate through (machines sharing a /64 share the limit).
+    An IPv4-mapped IPv6 address is its IPv4 address."""
+    raw = str((request.META.get("REMOTE_ADDR") if request is not None else "") or "")
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(raw)
+    except ValueError:
+        return raw[:64]
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "127.0.0.0/8"
+    if isinstance(ip, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return str(ip)
 
 
-def _username(value: Any) -> str:
-    return str(value or "").strip().lower()[:150]
+def username_key(value: Any) -> str:
+    """The key of the per-name limit: one for every spelling of a name that logs in to the same
+    account. Authentication looks the name up as the form cleans it (stripped, NFKC: `ａlice`
+    is `alice`, as `normalize_username` made it when the account was created), so the key is
+    computed from that form, the check's and the record's alike. Case-folded too, as it was
+    lower-cased before: the look-up is case-sensitive, but `Alice` and `alice` are more often
+    one person than two, and a shared limit only makes guessing slower."""
+    # (A name longer than the field's 150 characters never logs in: not normalised whole.)
+    name = unicodedata.normalize("NFKC", str(value or "")[:1000].strip())
+    return unicodedata.normalize("NFKC", name.casefold())[:150]
 
 
 def refusal(request: HttpRequest | None, username: str) -> str | None:
     """Why a log-in attempt is refused now, or None."""
     since = timezone.now() - WINDOW
-    address, name = _address(request), _username(username)
+    address, name = address_key(request), username_key(username)
     recent = LoginFailure.objects.filter(at__gte=since)
     by_name = recent.filter(username=name).count() if name else 0
     by_address = recent.filter(address=address).count() if address else 0
@@ -44,7 +70,7 @@ def refusal(request: HttpRequest | None, username: str) -> str | None:
 
 @receiver(user_login_failed)
 def _record(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any) -> None:
-    LoginFailure.objects.create(username=_username(credentials.get("username")), address=_address(request))
+    LoginFailure.objects.create(username=username_key(credentials.get("username")), address=address_key(request))
     LoginFailure.objects.filter(at__lt=timezone.now() - 2 * WINDOW).delete()      # keep the table small
 
 
@@ -53,9 +79,13 @@ class ThrottledMixin:
 
     request: HttpRequest | None
     error_messages: dict[str, str]
+    data: Any
+    cleaned_data: dict[str, Any]
 
     def clean(self) -> dict[str, Any]:
-        reason = refusal(self.request, self.data.get("username", ""))      # type: ignore[attr-defined]
+        # The name as authentication gets it (and the record of a failure); as posted if the
+        # field refused it (no authentication then, but the address may be refused).
+        reason = refusal(self.request, self.cleaned_data.get("username") or self.data.get("username", ""))
         if reason:
             raise forms.ValidationError(reason, code="throttled")
         return super().clean()                                              # type: ignore[misc]
@@ -69,4 +99,4 @@ class ThrottledAdminAuthenticationForm(ThrottledMixin, AdminAuthenticationForm):
     pass
 
 
-__all__ = ["ThrottledAdminAuthenticationForm", "ThrottledAuthenticationForm", "refusal"]
+__all__ = ["ThrottledAdminAuthenticationForm", "ThrottledAuthenticationForm", "address_key", "refusal", "username_key"]

@@ -6,6 +6,6 @@ from django.db import models
 
 
 class LoginFailure(models.Model):
-    username = models.CharField(max_length=150, db_index=True)      # as typed, lower-cased
-    address = models.CharField(max_length=64, db_index=True)        # REMOTE_ADDR
+    username = models.CharField(max_length=150, db_index=True)      # login.username_key: NFKC, case-folded
+    address = models.CharField(max_length=64, db_index=True)        # login.address_key: loopback one, IPv6 its /64
     at = models.DateTimeField(auto_now_add=True, db_index=True)

@@ -46,3 +46,51 @@ def test_the_admin_login_is_throttled_too(dev):
     for _ in range(FAILURES):
         attempt("wrong", path="/admin/login/")
     assert "Too many failed log-ins" in attempt("right-password", path="/admin/login/")
+
+
+@pytest.mark.parametrize("path", ["/login/", "/admin/login/"])
+def test_another_unicode_spelling_of_a_locked_name_is_locked_too(dev, path):
+    """`ｄev` (a fullwidth d) logs in as `dev`: the form normalises the name (NFKC) before the
+    look-up. The failures were counted under the normalised name and the check used the name
+    as posted: after `dev` was locked, `ｄev` logged in."""
+    dev.is_staff = True
+    dev.save()
+    assert attempt("right-password", username="ｄev", path=path) == "ok"     # the same account
+    for _ in range(FAILURES):
+        attempt("wrong", path=path)
+    for spelling in ("ｄev", "ｄｅｖ", " dev ", "DEV"):
+        assert "Too many failed log-ins for this user name" in attempt(
+            "right-password", username=spelling, address="10.9.9.9", path=path), spelling
+
+
+def test_failures_under_another_spelling_count_for_the_name(dev):
+    for _ in range(FAILURES):
+        attempt("wrong", username="ｄｅｖ", address="10.3.3.3")
+    assert "Too many failed log-ins for this user name" in attempt("right-password", address="10.9.9.9")
+
+
+@pytest.mark.parametrize("where", ["/login/", "/admin/login/"])
+def test_the_loopback_range_is_one_address(dev, where):
+    """A local client picks any source address in 127.0.0.0/8 (and ::1, ::ffff:127.x): all one
+    address for the limit, or rotating them escapes it."""
+    dev.is_staff = True
+    dev.save()
+    for i in range(FAILURES):
+        attempt("wrong", username=f"guess{i}", address=f"127.0.0.{i + 2}", path=where)
+    for address in ("127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.99"):
+        assert "Too many failed log-ins from this address" in attempt("right-password", address=address, path=where)
+    assert attempt("right-password", address="10.2.2.2", path=where) == "ok"
+
+
+def test_an_ipv6_client_is_its_64(dev):
+    """One machine is given a whole /64 to pick addresses from."""
+    for i in range(FAILURES):
+        attempt("wrong", username=f"guess{i}", address=f"2001:db8:1:2::{i + 1:x}")
+    assert "from this address" in attempt("right-password", address="2001:db8:1:2:ffff:ffff:ffff:ffff")
+    assert attempt("right-password", address="2001:db8:1:3::1") == "ok"            # another /64
+
+
+def test_an_ipv4_mapped_address_is_its_ipv4_address(dev):
+    for i in range(FAILURES):
+        attempt("wrong", username=f"guess{i}", address="::ffff:10.4.4.4")
+    assert "from this address" in attempt("right-password", address="10.4.4.4")
