@@ -12,7 +12,8 @@ the searching person's words only:
   parsed again), so what was searchable stays so; the delete trigger is made again with it.
 - PostgreSQL: the index table gets `owner_id` and a B-tree on (owner_id, event_id) (the plan
   that walks the newest rows walks the owner's only); each row's `words` is made again from its
-  `body`, owned.
+  `body`, owned; the GIN index loses its pending list (`fastupdate = off`, the list flushed): each
+  lookup scanned the whole list, every user's recent entries.
 
 The words and the owner's prefix are written out here as the code wrote them when this was made
 (migrations must not change with the code).

@@ -2,14 +2,17 @@
 
 Migration 0008 made it: `transcripts_event_search` (event id, the searchable text, its words),
 and a queue a statement trigger fills with what each INSERT saved (session, first and last
-seq). Migration 0011 put the owner in it: each word is kept behind its owner's id
-(query.owned), so the GIN lookup of bob's words — a prefix's range among them — reaches his
-entries only; and an `owner_id` column with a B-tree on (owner_id, event_id), so the plan the
-planner picks when it expects many matches (walk the newest rows, test each) walks his rows only,
-where the primary key's would walk everyone's newest first. `index_pending` takes the oldest queued ranges (FOR UPDATE SKIP LOCKED: indexers of
+seq). `index_pending` takes the oldest queued ranges (FOR UPDATE SKIP LOCKED: indexers of
 several processes share the work), indexes their events with text.py, and removes or
 shortens them, in one transaction. A GIN index kept on insert (an expression on the event's
 JSON) made the flood ~35% slower: the database thread is the flood's bottleneck.
+
+Migration 0011 put the owner in it. Each word is kept behind its owner's id (query.owned), so
+the GIN lookup of bob's words — a prefix's range among them — reaches his entries only, and the
+GIN index has no pending list (`fastupdate = off`: every lookup scanned it whole, everyone's
+recent entries). An `owner_id` column with a B-tree on (owner_id, event_id): the plan the
+planner picks when it expects many matches (walk the newest rows, test each) walks his rows
+only, where the primary key's walked everyone's newest first.
 
 The words are those query.py cuts (runs of letters and digits, lower case), written as a
 `tsvector` literal with their positions, not parsed by `to_tsvector` (PostgreSQL's parser would
@@ -111,8 +114,9 @@ def pending(owner_id: int | None = None) -> int:
         if owner_id is None:
             cursor.execute("SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM transcripts_event_search_queue")
         else:
-            cursor.execute("SELECT coalesce(sum(q.last_seq - q.first_seq + 1), 0) FROM transcripts_event_search_queue q "
-                           "JOIN transcripts_session s ON s.id = q.session_id WHERE s.owner_id = %s", [owner_id])
+            cursor.execute("SELECT coalesce(sum(q.last_seq - q.first_seq + 1), 0) "
+                           "FROM transcripts_event_search_queue q JOIN transcripts_session s ON s.id = q.session_id "
+                           "WHERE s.owner_id = %s", [owner_id])
         return int(cursor.fetchone()[0])
 
 
