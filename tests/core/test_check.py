@@ -240,6 +240,32 @@ async def test_tools_are_called_only_when_ticked_with_arguments_from_their_schem
     assert row(report, "tools/call: go").status == "pass"
 
 
+def sent_calls(events: list[TranscriptEvent]) -> list[str]:
+    return [e.message["params"].get("name") for e in events
+            if e.dir == "send" and e.method == "tools/call" and isinstance(e.message["params"], dict)]
+
+
+async def test_probes_of_what_does_not_exist_never_use_a_name_the_server_lists():
+    """A server listing a tool named as the unknown-tool probe's name (and a prompt, a resource
+    likewise): with nothing ticked the check calls no listed tool — that one's side effect (a
+    stderr line) never happens — and the probes still get their "unknown" answers."""
+    report, events = await check(faulty("lists-probe-names"))
+    listed = {t["name"] for e in events if e.dir == "recv" and isinstance(e.message, dict)
+              for t in (e.message.get("result") or {}).get("tools") or []}
+    assert "mcp-playground-check-no-such-tool" in listed                  # the peer lists the probe's name
+    called = sent_calls(events)
+    assert called and not set(called) & listed, called                  # the probes: names nobody lists
+    assert not [e for e in events if e.dir == "stderr" and "RAN" in (e.text or "")]
+    invalid = row(report, "errors: invalid params")
+    assert invalid.status == "pass" and "tools/call of an unknown tool: -32602" in invalid.reason
+    assert "prompts/get of an unknown prompt: -32602" in invalid.reason
+    unknown = row(report, "resources: unknown URI")
+    assert unknown.status == "pass" and "mcp-playground-check:///no-such-resource-" in unknown.reason
+    no_fail(report)
+    report, events = await check(faulty("none"))                      # nobody lists it: the plain name
+    assert "mcp-playground-check-no-such-tool" in sent_calls(events)
+
+
 async def test_a_server_without_tools_or_prompts_skips_the_invalid_params_probe():
     report, _ = await check(faulty("resources-only"), ("go",))
     invalid = row(report, "errors: invalid params")

@@ -46,6 +46,9 @@ Faults:
   crash-on-read         the process exits in the middle of the first resources/read
   hang                  nothing after the handshake is answered
   resources-only        advertises resources only; tools/* get -32601
+  lists-probe-names     lists a tool, a prompt and a resource named as the check's probes of things that do
+                        not exist are (mcp-playground-check-no-such-tool, …): the tool, when called, says
+                        "RAN mcp-playground-check-no-such-tool" on stderr (a side effect the check must not cause)
 """
 from __future__ import annotations
 
@@ -57,6 +60,9 @@ LATEST = "2025-11-25"
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MODERN = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
+# The names the server check's probes use for what does not exist (playground/mcp/check/).
+PROBE_TOOL, PROBE_PROMPT = "mcp-playground-check-no-such-tool", "mcp-playground-check-no-such-prompt"
+PROBE_URI = "mcp-playground-check:///no-such-resource"
 
 
 def write(obj: object) -> None:
@@ -92,6 +98,8 @@ def capabilities() -> dict:
         caps["prompts"] = {}
     if "setlevel-fails" in FAULTS:
         caps["logging"] = {}
+    if "lists-probe-names" in FAULTS:
+        caps["prompts"] = {}
     return caps
 
 
@@ -126,6 +134,8 @@ def tools() -> list[dict]:
                         "required": ["x"]}}]
     if "tool-name-list" in FAULTS:
         listed.append({"name": [], "description": "x", "inputSchema": {"type": "object"}})
+    if "lists-probe-names" in FAULTS:
+        listed.append({"name": PROBE_TOOL, "description": "Has a side effect.", "inputSchema": {"type": "object"}})
     return listed
 
 
@@ -158,6 +168,9 @@ def tools_call(rid: object, params: dict) -> None:
     if "call-error" in FAULTS:
         error(rid, -32602, "no")
         return
+    if name == PROBE_TOOL:
+        sys.stderr.write(f"RAN {PROBE_TOOL}\n")
+        sys.stderr.flush()
     if name == "go":
         n = args.get("n")
         if not isinstance(n, int) or isinstance(n, bool):
@@ -173,6 +186,7 @@ def tools_call(rid: object, params: dict) -> None:
 
 
 RESOURCES = [{"uri": "fault://one", "name": "one"}]
+PROBE_RESOURCES = [{"uri": PROBE_URI, "name": "looks missing"}]
 
 
 def resources_read(rid: object, params: dict) -> None:
@@ -182,7 +196,8 @@ def resources_read(rid: object, params: dict) -> None:
         sys.stdout.flush()
         sys.stderr.write("fault: crashing in the middle of resources/read\n")
         sys.exit(3)
-    if uri == "fault://one" or (isinstance(uri, str) and uri.startswith("fault://items/")):
+    if uri == "fault://one" or (isinstance(uri, str) and uri.startswith("fault://items/")) \
+            or ("lists-probe-names" in FAULTS and uri == PROBE_URI):
         if "read-fails" in FAULTS and uri == "fault://one":
             error(rid, -32603, "could not read")
         else:
@@ -231,7 +246,7 @@ def handle(msg: dict) -> None:
     elif method == "tools/call":
         tools_call(rid, params)
     elif method == "resources/list":
-        result(rid, {"resources": RESOURCES})
+        result(rid, {"resources": RESOURCES + (PROBE_RESOURCES if "lists-probe-names" in FAULTS else [])})
     elif method == "resources/templates/list":
         template = "fault://items/{unclosed" if "bad-template" in FAULTS else "fault://items/{id}"
         result(rid, {"resourceTemplates": [{"uriTemplate": template, "name": "items"}]})
@@ -242,9 +257,10 @@ def handle(msg: dict) -> None:
         prompt: dict = {"name": "hello", "description": "Says hello."}
         if "prompt-arguments-number" in FAULTS:
             prompt["arguments"] = 1
-        result(rid, {"prompts": [prompt]})
+        extra = [{"name": PROBE_PROMPT, "description": "Looks missing."}] if "lists-probe-names" in FAULTS else []
+        result(rid, {"prompts": [prompt, *extra]})
     elif method == "prompts/get" and "prompts" in capabilities() and "advertised-unanswered" not in FAULTS:
-        if params.get("name") != "hello":
+        if params.get("name") not in ("hello", PROBE_PROMPT if "lists-probe-names" in FAULTS else "hello"):
             error(rid, -32602, "Unknown prompt")
         elif "prompt-fails" in FAULTS:
             error(rid, -32603, "could not make the prompt")

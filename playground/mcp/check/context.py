@@ -2,6 +2,7 @@
 earlier checks found (the lists, the answers), and the way to open another connection."""
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,18 @@ class CheckContext:
 
     def advertised(self, capability: str) -> bool:
         return capability in self.caps
+
+    def unlisted(self, kind: str, base: str, key: str = "name") -> str:
+        """A name (or URI: `key`) the server does not list among its `kind` ("tools", "prompts",
+        "resources"), for a probe of something that does not exist: `base`, or `base` with a random
+        suffix when the server lists `base` itself. A probe named like a listed tool would run that
+        tool's side effects, which the check does only for the tools a person ticked."""
+        listed = {item[key] for item in self.lists.get(kind) or []      # (a server's name may be anything: [])
+                  if isinstance(item, dict) and isinstance(item.get(key), str)}
+        name = base
+        while name in listed:
+            name = f"{base}-{secrets.token_hex(4)}"
+        return name
 
     async def connect(self, config: ServerConfig) -> McpClient:
         """Another connection (a version probe), its events marked "check probe N" in the transcript."""
