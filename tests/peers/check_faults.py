@@ -49,11 +49,14 @@ Faults:
   lists-probe-names     lists a tool, a prompt and a resource named as the check's probes of things that do
                         not exist are (mcp-playground-check-no-such-tool, …): the tool, when called, says
                         "RAN mcp-playground-check-no-such-tool" on stderr (a side effect the check must not cause)
+  progress-forever      `go`, called with valid arguments, never answers: it sends notifications/progress
+                        every 50 ms (each resets the caller's timeout) until that request is cancelled
 """
 from __future__ import annotations
 
 import json
 import sys
+import threading
 
 FAULTS = set((sys.argv[1] if len(sys.argv) > 1 else "none").split(","))
 LATEST = "2025-11-25"
@@ -63,11 +66,15 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 # The names the server check's probes use for what does not exist (playground/mcp/check/).
 PROBE_TOOL, PROBE_PROMPT = "mcp-playground-check-no-such-tool", "mcp-playground-check-no-such-prompt"
 PROBE_URI = "mcp-playground-check:///no-such-resource"
+PROGRESS_EVERY = 0.05           # seconds between progress-forever's notifications (pacing, not synchronisation)
+_OUT = threading.Lock()         # progress-forever writes from a thread of its own too
+CANCELLED: dict[str, threading.Event] = {}      # progress-forever: request id -> cancelled
 
 
 def write(obj: object) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    with _OUT:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
 
 
 # The request being answered, when it is a modern one: its result carries what 2026-07-28
@@ -173,6 +180,11 @@ def tools_call(rid: object, params: dict) -> None:
         sys.stderr.flush()
     if name == "go":
         n = args.get("n")
+        if "progress-forever" in FAULTS and isinstance(n, int) and not isinstance(n, bool):
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            cancelled = CANCELLED.setdefault(json.dumps(rid), threading.Event())
+            threading.Thread(target=progress_forever, args=(meta.get("progressToken"), cancelled), daemon=True).start()
+            return
         if not isinstance(n, int) or isinstance(n, bool):
             if "accepts-bad-args" in FAULTS:
                 result(rid, {"content": [{"type": "text", "text": "took it"}], "structuredContent": {"n": 0}})
@@ -183,6 +195,15 @@ def tools_call(rid: object, params: dict) -> None:
         result(rid, {"content": [{"type": "text", "text": json.dumps(structured)}], "structuredContent": structured})
         return
     result(rid, {"content": [{"type": "text", "text": "done"}]})
+
+
+def progress_forever(token: object, cancelled: threading.Event) -> None:
+    """A call that is always nearly done: progress until the client cancels it, no result."""
+    step = 0
+    while token is not None and not cancelled.wait(PROGRESS_EVERY):
+        step += 1
+        write({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": step, "message": "almost there"}})
 
 
 RESOURCES = [{"uri": "fault://one", "name": "one"}]
@@ -212,6 +233,8 @@ def handle(msg: dict) -> None:
     method, rid = msg.get("method"), msg.get("id")
     params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
     if rid is None:
+        if method == "notifications/cancelled":
+            CANCELLED.setdefault(json.dumps(params.get("requestId")), threading.Event()).set()
         return                                   # notifications
     if method == "initialize":
         offered = params.get("protocolVersion")
