@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import sys
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, cast
@@ -15,6 +16,7 @@ from typing import IO, Any, cast
 from . import replay_cli
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
 from .check import command as check
+from .check.context import CHECK_DEADLINE
 from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
@@ -94,6 +96,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="run the server check and print its report; exit 1 when a check fails")
     checking.add_argument("--call-tools", action="append", default=[], metavar="NAME,...",
                           help="with --check: the tools to call (they run their side effects; none by default)")
+    checking.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
+                          help=f"with --check: the most the whole check may take (default {CHECK_DEADLINE:g}); "
+                               "then it stops, cancelling the request in flight, and reports the rows so far "
+                               "and a failed 'deadline' row")
     steps = parser.add_argument_group("steps (run in the order given, after connecting)")
     steps.add_argument("--list", dest="list", action=_Step, choices=sorted(LIST_KINDS))
     steps.add_argument("--call", dest="call", action=_Step, metavar="'NAME={json args}'")
@@ -262,6 +268,10 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         raise UsageError("--check runs its own requests: give it no steps")
     if ns.call_tools and not ns.check:
         raise UsageError("--call-tools goes with --check")
+    if ns.deadline is not None and not ns.check:
+        raise UsageError("--deadline goes with --check")
+    if ns.deadline is not None and not 0 < ns.deadline < math.inf:      # (not NaN either)
+        raise UsageError("--deadline must be a positive number of seconds")
     if ns.check and ns.replay:
         raise UsageError("--check and --replay each run their own requests: give one")
     for kind, value in steps:  # reject malformed JSON before touching the server

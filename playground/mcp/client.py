@@ -446,11 +446,13 @@ class McpClient:
                 self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; {how}",
                               request_id=request_id, method=method)
                 raise RequestTimeout(method, request_id, limit)
-        except asyncio.CancelledError:
-            # The caller gave up (Cancel button, task cancelled): tell the server.
+        except asyncio.CancelledError as exc:
+            # The caller gave up (Cancel button, task cancelled): tell the server, why if the
+            # cancellation says (`task.cancel(msg)`: the server check's deadline does).
             if not self.closed:
+                reason = exc.args[0] if exc.args and isinstance(exc.args[0], str) else "cancelled by the user"
                 with contextlib.suppress(Exception):
-                    await asyncio.shield(self._cancel_request(request_id, "cancelled by the user", method))
+                    await asyncio.shield(self._cancel_request(request_id, reason, method))
             raise
         finally:
             self._pending.pop(key, None)

@@ -23,11 +23,12 @@ HOSTILE = [sys.executable, str(PEERS / "hostile_server.py"), "stdio"]
 WIRE = "wire: the server's frames"
 
 
-async def check(config: ServerConfig, call: tuple[str, ...] = (), timeout: float = 3.0) -> tuple[Report, list[TranscriptEvent]]:
+async def check(config: ServerConfig, call: tuple[str, ...] = (), timeout: float = 3.0,
+                **options: float) -> tuple[Report, list[TranscriptEvent]]:
     tap = Tap()
     events: list[TranscriptEvent] = []
     tap.subscribe(events.append)
-    runner = Runner(tap, CheckOptions(call_tools=list(call), timeout=timeout, call_timeout=timeout))
+    runner = Runner(tap, CheckOptions(call_tools=list(call), timeout=timeout, call_timeout=timeout, **options))
     client = await open_client(config, tap=tap)
     try:
         report = await runner.run(client, config, lambda changed, probe_tap: open_client(changed, tap=probe_tap))
@@ -238,6 +239,61 @@ async def test_tools_are_called_only_when_ticked_with_arguments_from_their_schem
     assert arguments[0] == {"n": 1}                          # valid by the schema: the call itself
     assert arguments[1] == {"n": "not a number"}             # the invalid-params probe
     assert row(report, "tools/call: go").status == "pass"
+
+
+def sent_calls(events: list[TranscriptEvent]) -> list[str]:
+    return [e.message["params"].get("name") for e in events
+            if e.dir == "send" and e.method == "tools/call" and isinstance(e.message["params"], dict)]
+
+
+async def test_probes_of_what_does_not_exist_never_use_a_name_the_server_lists():
+    """A server listing a tool named as the unknown-tool probe's name (and a prompt, a resource
+    likewise): with nothing ticked the check calls no listed tool — that one's side effect (a
+    stderr line) never happens — and the probes still get their "unknown" answers."""
+    report, events = await check(faulty("lists-probe-names"))
+    listed = {t["name"] for e in events if e.dir == "recv" and isinstance(e.message, dict)
+              for t in (e.message.get("result") or {}).get("tools") or []}
+    assert "mcp-playground-check-no-such-tool" in listed                  # the peer lists the probe's name
+    called = sent_calls(events)
+    assert called and not set(called) & listed, called                  # the probes: names nobody lists
+    assert not [e for e in events if e.dir == "stderr" and "RAN" in (e.text or "")]
+    invalid = row(report, "errors: invalid params")
+    assert invalid.status == "pass" and "tools/call of an unknown tool: -32602" in invalid.reason
+    assert "prompts/get of an unknown prompt: -32602" in invalid.reason
+    unknown = row(report, "resources: unknown URI")
+    assert unknown.status == "pass" and "mcp-playground-check:///no-such-resource-" in unknown.reason
+    no_fail(report)
+    report, events = await check(faulty("none"))                      # nobody lists it: the plain name
+    assert "mcp-playground-check-no-such-tool" in sent_calls(events)
+
+
+@pytest.mark.timeout(60)        # bounded by its deadline: before it, progress kept the call (and the check) waiting
+async def test_a_tool_that_sends_progress_forever_ends_at_the_checks_deadline():
+    report, events = await check(faulty("progress-forever"), ("go",), timeout=1.0, deadline=3.0)
+    names = [r.name for r in report.rows]
+    assert names[-3:] == ["deadline", WIRE, "timing"] and report.finished
+    assert "pagination: tools/list" in names and "ping" not in names        # the rows done so far, no more
+    deadline = row(report, "deadline")
+    assert deadline.status == "fail" and deadline.reason == (
+        "the check ran out of its deadline of 3 s during tools/call of go, which was cancelled; "
+        "the remaining checks did not run")
+    call, cancel = [e for e in cited(events, deadline) if e.dir == "send"]
+    assert (call.method, call.message["params"]["name"]) == ("tools/call", "go")
+    assert cancel.method == "notifications/cancelled" and cancel.message["params"] == {
+        "requestId": call.message["id"], "reason": "the check ran out of its deadline of 3 s"}
+    assert [e for e in events if e.method == "notifications/progress" and call.seq < e.seq < cancel.seq]
+    assert cancel.t - call.t > 1.0                  # past the call's own timeout: progress kept resetting it
+    assert report.tools_called == ["go"] and report.failed
+
+
+def test_the_page_s_check_has_the_default_deadline():
+    from playground.mcp.check.context import CHECK_DEADLINE
+    from playground.mcp.check.runner import options_from
+
+    assert CHECK_DEADLINE == 120
+    assert options_from({"call_tools": ["go"]}, session_timeout=60).deadline == CHECK_DEADLINE
+    assert options_from({"deadline": 5}).deadline == 5
+    assert options_from({"deadline": -1}).deadline == options_from({"deadline": True}).deadline == CHECK_DEADLINE
 
 
 async def test_a_server_without_tools_or_prompts_skips_the_invalid_params_probe():

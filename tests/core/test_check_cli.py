@@ -44,6 +44,35 @@ def test_usage_and_connection_failures_keep_their_codes():
     assert mcp("--check", "--", "/nonexistent/server").returncode == 3
 
 
+@pytest.mark.timeout(90)        # bounded by --deadline: before it, the progress kept `mcp --check` running for ever
+def test_the_deadline_ends_a_check_whose_tool_keeps_sending_progress(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    proc = mcp("--check", "--deadline", "3", "--timeout", "1", "--call-tools", "go", "--transcript", str(transcript),
+               "--", *FAULTS, "progress-forever")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("PASS  handshake: this session")                      # the rows done so far
+    deadline = next(i for i, line in enumerate(lines) if line.startswith("FAIL  deadline — "))
+    assert lines[deadline].startswith("FAIL  deadline — the check ran out of its deadline of 3 s during tools/call "
+                                      "of go, which was cancelled; the remaining checks did not run  [events ")
+    assert [line.split("  ")[1].split(" — ")[0] for line in lines[deadline + 1:-2]] == [
+        "wire: the server's frames", "timing"]
+    assert lines[-2] == "Tools called: go." and lines[-1].startswith("Server check: ") and "1 failed" in lines[-1]
+    sent = [json.loads(line)["message"] for line in transcript.read_text().splitlines()
+            if json.loads(line)["dir"] == "send"]
+    assert sent[-1]["method"] == "notifications/cancelled"                          # the call, cancelled
+    assert "Traceback" not in proc.stderr
+
+
+def test_the_deadline_is_a_positive_number_of_seconds_for_a_check():
+    for bad in ("0", "-1", "nan", "inf"):
+        proc = mcp("--check", "--deadline", bad, "--", *FAULTS, "none")
+        assert proc.returncode == 2 and "--deadline must be a positive number of seconds" in proc.stderr
+    proc = mcp("--ping", "--deadline", "5", "--", *FAULTS, "none")
+    assert proc.returncode == 2 and "--deadline goes with --check" in proc.stderr
+    assert "--deadline SECONDS" in mcp("--help").stdout
+
+
 def test_hostile_server_data_still_gives_the_whole_report():
     proc = mcp("--check", "--timeout", "5", "--call-tools", "tiny,huge", "--", *FAULTS,
                "hostile-numbers,tool-name-list,prompt-arguments-number")

@@ -46,22 +46,35 @@ Faults:
   crash-on-read         the process exits in the middle of the first resources/read
   hang                  nothing after the handshake is answered
   resources-only        advertises resources only; tools/* get -32601
+  lists-probe-names     lists a tool, a prompt and a resource named as the check's probes of things that do
+                        not exist are (mcp-playground-check-no-such-tool, …): the tool, when called, says
+                        "RAN mcp-playground-check-no-such-tool" on stderr (a side effect the check must not cause)
+  progress-forever      `go`, called with valid arguments, never answers: it sends notifications/progress
+                        every 50 ms (each resets the caller's timeout) until that request is cancelled
 """
 from __future__ import annotations
 
 import json
 import sys
+import threading
 
 FAULTS = set((sys.argv[1] if len(sys.argv) > 1 else "none").split(","))
 LATEST = "2025-11-25"
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MODERN = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
+# The names the server check's probes use for what does not exist (playground/mcp/check/).
+PROBE_TOOL, PROBE_PROMPT = "mcp-playground-check-no-such-tool", "mcp-playground-check-no-such-prompt"
+PROBE_URI = "mcp-playground-check:///no-such-resource"
+PROGRESS_EVERY = 0.05           # seconds between progress-forever's notifications (pacing, not synchronisation)
+_OUT = threading.Lock()         # progress-forever writes from a thread of its own too
+CANCELLED: dict[str, threading.Event] = {}      # progress-forever: request id -> cancelled
 
 
 def write(obj: object) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
+    with _OUT:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
 
 
 # The request being answered, when it is a modern one: its result carries what 2026-07-28
@@ -92,6 +105,8 @@ def capabilities() -> dict:
         caps["prompts"] = {}
     if "setlevel-fails" in FAULTS:
         caps["logging"] = {}
+    if "lists-probe-names" in FAULTS:
+        caps["prompts"] = {}
     return caps
 
 
@@ -126,6 +141,8 @@ def tools() -> list[dict]:
                         "required": ["x"]}}]
     if "tool-name-list" in FAULTS:
         listed.append({"name": [], "description": "x", "inputSchema": {"type": "object"}})
+    if "lists-probe-names" in FAULTS:
+        listed.append({"name": PROBE_TOOL, "description": "Has a side effect.", "inputSchema": {"type": "object"}})
     return listed
 
 
@@ -158,8 +175,16 @@ def tools_call(rid: object, params: dict) -> None:
     if "call-error" in FAULTS:
         error(rid, -32602, "no")
         return
+    if name == PROBE_TOOL:
+        sys.stderr.write(f"RAN {PROBE_TOOL}\n")
+        sys.stderr.flush()
     if name == "go":
         n = args.get("n")
+        if "progress-forever" in FAULTS and isinstance(n, int) and not isinstance(n, bool):
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            cancelled = CANCELLED.setdefault(json.dumps(rid), threading.Event())
+            threading.Thread(target=progress_forever, args=(meta.get("progressToken"), cancelled), daemon=True).start()
+            return
         if not isinstance(n, int) or isinstance(n, bool):
             if "accepts-bad-args" in FAULTS:
                 result(rid, {"content": [{"type": "text", "text": "took it"}], "structuredContent": {"n": 0}})
@@ -172,7 +197,17 @@ def tools_call(rid: object, params: dict) -> None:
     result(rid, {"content": [{"type": "text", "text": "done"}]})
 
 
+def progress_forever(token: object, cancelled: threading.Event) -> None:
+    """A call that is always nearly done: progress until the client cancels it, no result."""
+    step = 0
+    while token is not None and not cancelled.wait(PROGRESS_EVERY):
+        step += 1
+        write({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": step, "message": "almost there"}})
+
+
 RESOURCES = [{"uri": "fault://one", "name": "one"}]
+PROBE_RESOURCES = [{"uri": PROBE_URI, "name": "looks missing"}]
 
 
 def resources_read(rid: object, params: dict) -> None:
@@ -182,7 +217,8 @@ def resources_read(rid: object, params: dict) -> None:
         sys.stdout.flush()
         sys.stderr.write("fault: crashing in the middle of resources/read\n")
         sys.exit(3)
-    if uri == "fault://one" or (isinstance(uri, str) and uri.startswith("fault://items/")):
+    if uri == "fault://one" or (isinstance(uri, str) and uri.startswith("fault://items/")) \
+            or ("lists-probe-names" in FAULTS and uri == PROBE_URI):
         if "read-fails" in FAULTS and uri == "fault://one":
             error(rid, -32603, "could not read")
         else:
@@ -197,6 +233,8 @@ def handle(msg: dict) -> None:
     method, rid = msg.get("method"), msg.get("id")
     params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
     if rid is None:
+        if method == "notifications/cancelled":
+            CANCELLED.setdefault(json.dumps(params.get("requestId")), threading.Event()).set()
         return                                   # notifications
     if method == "initialize":
         offered = params.get("protocolVersion")
@@ -231,7 +269,7 @@ def handle(msg: dict) -> None:
     elif method == "tools/call":
         tools_call(rid, params)
     elif method == "resources/list":
-        result(rid, {"resources": RESOURCES})
+        result(rid, {"resources": RESOURCES + (PROBE_RESOURCES if "lists-probe-names" in FAULTS else [])})
     elif method == "resources/templates/list":
         template = "fault://items/{unclosed" if "bad-template" in FAULTS else "fault://items/{id}"
         result(rid, {"resourceTemplates": [{"uriTemplate": template, "name": "items"}]})
@@ -242,9 +280,10 @@ def handle(msg: dict) -> None:
         prompt: dict = {"name": "hello", "description": "Says hello."}
         if "prompt-arguments-number" in FAULTS:
             prompt["arguments"] = 1
-        result(rid, {"prompts": [prompt]})
+        extra = [{"name": PROBE_PROMPT, "description": "Looks missing."}] if "lists-probe-names" in FAULTS else []
+        result(rid, {"prompts": [prompt, *extra]})
     elif method == "prompts/get" and "prompts" in capabilities() and "advertised-unanswered" not in FAULTS:
-        if params.get("name") != "hello":
+        if params.get("name") not in ("hello", PROBE_PROMPT if "lists-probe-names" in FAULTS else "hello"):
             error(rid, -32602, "Unknown prompt")
         elif "prompt-fails" in FAULTS:
             error(rid, -32603, "could not make the prompt")

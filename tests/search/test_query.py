@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 
-from playground.transcripts.search.query import MAX_TERMS, parse_query, words
+from playground.transcripts.search.query import MAX_TERMS, index_words, owned, parse_query, words
 from playground.transcripts.search.text import TEXT_CAP, searchable_text, stored_text
 
 
@@ -53,9 +53,19 @@ def test_words_phrases_and_prefixes():
     query = parse_query('get_weather "Sunny in" fail')
     assert [(t.words, t.prefix) for t in query.terms] == [(("get", "weather"), True), (("sunny", "in"), False),
                                                           (("fail",), True)]
-    assert query.fts5() == '"get weather"* AND "sunny in" AND "fail"*'
-    assert query.tsquery() == "('get' <-> 'weather':*) & ('sunny' <-> 'in') & ('fail':*)"
+    assert query.fts5(12) == '"12xget 12xweather"* AND "12xsunny 12xin" AND "12xfail"*'
+    assert query.tsquery(12) == "('12xget' <-> '12xweather':*) & ('12xsunny' <-> '12xin') & ('12xfail':*)"
     assert words("tools/call x-y_z 2.0") == ["tools", "call", "x", "y", "z", "2", "0"]
+
+
+def test_an_owners_words_are_never_a_prefix_of_anothers():
+    """The index keeps each word behind its owner's id: a query (a prefix query too) of owner 1's
+    words cannot reach owner 12's, nor 1's "2x…" word owner 12's "x…" one."""
+    assert index_words(12, "Get_Weather in Zürich 21.5") == ["12xget", "12xweather", "12xin", "12xzürich",
+                                                              "12x21", "12x5"]
+    assert index_words(None, "nobody's") == ["0xnobody", "0xs"]
+    assert not owned(12, "weather").startswith(owned(1, "")) and owned(1, "2xa") != owned(12, "a")
+    assert parse_query("Zür").fts5(1) == '"1xzür"*'          # lower case, as the index keeps it
 
 
 def test_no_input_is_database_syntax():
@@ -65,7 +75,7 @@ def test_no_input_is_database_syntax():
         query = parse_query(text)
         for term in query.terms:
             assert all(word.isalnum() for word in term.words), (text, term)
-        assert '""' not in query.fts5() and "''" not in query.tsquery()
+        assert '""' not in query.fts5(3) and "''" not in query.tsquery(3)
     assert not parse_query("  -- ** ").terms and not parse_query("").terms
     assert len(parse_query(" ".join(f"w{i}" for i in range(50))).terms) == MAX_TERMS
 

@@ -22,7 +22,7 @@ from playground.transcripts.models import Session
 from playground.transcripts.recorder import Limits, save_and_index, save_events
 from playground.transcripts.search import catch_up, engine, indexer, search
 from playground.transcripts.search.checks import check_fts5, has_fts5
-from playground.transcripts.search.text import TEXT_CAP
+from playground.transcripts.search.text import TEXT_CAP, stored_text
 
 pytestmark = pytest.mark.django_db
 
@@ -371,3 +371,127 @@ def test_a_lone_surrogate_or_nul_in_a_message_is_indexed_and_found():
         pass
     assert engine().pending() == 0
     assert [hit.seq for group in search(owner, "quokka").groups for hit in group.hits] == [1]
+
+
+def test_the_backlog_shown_to_a_person_counts_only_their_own_events(client, monkeypatch):
+    """"Not searchable yet" is the person's own backlog: another user's flood waiting to be indexed
+    is neither shown nor counted on their page (it told bob how much alice had just saved)."""
+    import playground.transcripts.search as search_module
+
+    alice, bob = user("alice"), user("bob")
+    session_with(bob, weather_rows("Hanoi"))
+    catch_up()
+    assert engine().CHUNK == 500                 # a search below indexes one chunk: 2400 outlast four of them
+    flood = [request(seq, "notifications/message", {"level": "info", "data": f"Hanoi line {seq}"})
+             for seq in range(1, 2401)]
+    session_with(alice, flood)
+    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 0)        # one chunk a search, then it stops
+    client.force_login(bob)
+    url = reverse("sessions:search")
+    page = client.get(url, {"q": "hanoi"}).content.decode()
+    assert "not searchable yet" not in page                          # bob has nothing pending
+    assert page.count('class="hit ') == 3
+    session_with(bob, weather_rows("Hanoi", start=4))
+    assert search(bob, "hanoi").pending == 3
+    page = client.get(url, {"q": "hanoi"}).content.decode()
+    assert re.search(r"\b3 recently saved events are not searchable yet", page)
+    assert engine().pending() > 3                                    # alice's flood was still there
+    assert search(alice, "hanoi").pending == engine().pending(alice.pk) > 0
+
+
+def _work(run) -> int:
+    """What the database did for `run()`: on SQLite the VM's steps (a progress handler, FTS5's own
+    statements on its tables included), on PostgreSQL the rows every plan node produced or
+    discarded (EXPLAIN ANALYZE of each query)."""
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:     # one b-tree segment, whatever the table's history: a term's
+            cursor.execute("INSERT INTO transcripts_event_search (transcripts_event_search) VALUES ('optimize')")
+        steps = [0]                             # lookup is one probe, and what is left to grow is rows read
+
+        def step() -> int:
+            steps[0] += 1
+            return 0
+        connection.ensure_connection()
+        connection.connection.set_progress_handler(step, 10)
+        try:
+            run()
+        finally:
+            connection.connection.set_progress_handler(None, 10)
+        return steps[0]
+    from django.test.utils import CaptureQueriesContext
+
+    with connection.cursor() as cursor:         # the statistics autovacuum keeps: the plan production gets
+        cursor.execute("ANALYZE")
+    with CaptureQueriesContext(connection) as captured:
+        run()
+    rows = 0
+
+    def walk(node: dict) -> None:
+        nonlocal rows
+        rows += (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)
+                 + node.get("Rows Removed by Index Recheck", 0) + node.get("Rows Removed by Join Filter", 0)
+                 ) * node.get("Actual Loops", 1)
+        for child in node.get("Plans", []):
+            walk(child)
+    with connection.cursor() as cursor:
+        for query in captured.captured_queries:
+            if query["sql"].lstrip().upper().startswith("SELECT"):
+                cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + query["sql"])
+                plan = cursor.fetchone()[0]
+                walk((json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"])
+    return rows
+
+
+def test_a_search_does_no_work_on_another_users_matches():
+    """The owner is in the index: bob's query reaches his own rows only, so alice's thousands of
+    events holding the same word cost it nothing (before, each one was found, joined to its
+    session and dropped by owner: the work — and the time bob saw — grew with alice's data)."""
+    alice, bob = user("alice"), user("bob")
+    mine = session_with(bob, weather_rows("Windhoek"))
+    work = {}
+    for saved, total in ((0, 300), (300, 3000)):               # alice's matching events: 300, then 3000
+        session_with(alice, [stderr(seq, f"Windhoek weather line {seq}") for seq in range(saved + 1, total + 1)])
+        catch_up(60)
+        for text in ("windhoek", '"windhoek"', "windh weath"):
+            assert search(bob, text).groups[0].session == mine
+        work[total] = sum(_work(lambda text=text: search(bob, text)) for text in ("windhoek", '"windhoek"'))
+    assert work[3000] <= work[300] * 1.2, work            # not ~10x: alice's rows are never read
+
+
+def _migrate(target: str) -> None:
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([("transcripts", target)])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_puts_the_owner_into_rows_indexed_before_it():
+    """Rows indexed before migration 0011 (the text without its owner) are rewritten by it: they
+    stay searchable by their owner, by nobody else, without being indexed again; undoing it
+    and doing it again leaves the same."""
+    alice, bob = user("alice"), user("bob")
+    _migrate("0010_session_schema_problems")
+    mine = session_with(alice, weather_rows("Asmara"))
+    theirs = session_with(bob, weather_rows("Asmara"))
+    with connection.cursor() as cursor:                 # indexed the way 0008's index was filled
+        cursor.execute("SELECT id, session_id, data FROM transcripts_event ORDER BY id")
+        for event_id, _session, data in cursor.fetchall():
+            body = stored_text(data)
+            if connection.vendor == "sqlite":
+                cursor.execute("INSERT INTO transcripts_event_search (rowid, body) VALUES (%s, %s)", [event_id, body])
+            else:
+                cursor.execute("INSERT INTO transcripts_event_search (event_id, body, words) VALUES "
+                               "(%s, %s, to_tsvector('simple'::regconfig, %s))", [event_id, body, body])
+                cursor.execute("DELETE FROM transcripts_event_search_queue")
+    for _ in range(2):
+        _migrate("0011_event_search_owner")
+        assert engine().pending() == 0 and index_rows() == 6
+        assert hits(search(alice, "asmara")) == [(mine.pk, 3), (mine.pk, 2), (mine.pk, 1)]
+        assert hits(search(bob, '"sunny in asmara"')) == [(theirs.pk, 2)]
+        _migrate("0010_session_schema_problems")
+        assert index_rows() == 6
+    _migrate("0011_event_search_owner")
+    theirs.delete()                                     # the delete trigger came back with the table
+    assert index_rows() == 3 and hits(search(bob, "asmara")) == []

@@ -50,7 +50,8 @@ def _completion_params(ctx: CheckContext) -> dict[str, Any]:
             if isinstance(argument, dict) and isinstance(argument.get("name"), str) and isinstance(prompt.get("name"), str):
                 return {"ref": {"type": "ref/prompt", "name": prompt["name"]},
                         "argument": {"name": argument["name"], "value": ""}}
-    return {"ref": {"type": "ref/prompt", "name": NO_SUCH_PROMPT}, "argument": {"name": "x", "value": ""}}
+    return {"ref": {"type": "ref/prompt", "name": ctx.unlisted("prompts", NO_SUCH_PROMPT)},
+            "argument": {"name": "x", "value": ""}}
 
 
 async def run(ctx: CheckContext) -> None:

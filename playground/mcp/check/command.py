@@ -33,7 +33,9 @@ def tool_names(value: str) -> list[str]:
 
 
 def options_from_args(ns: argparse.Namespace, config: ServerConfig) -> CheckOptions:
-    return options_from({"call_tools": [n for v in ns.call_tools or [] for n in tool_names(v)]}, config.timeout)
+    """--call-tools and --deadline (the whole check's; CHECK_DEADLINE when not given)."""
+    return options_from({"call_tools": [n for v in ns.call_tools or [] for n in tool_names(v)],
+                         "deadline": getattr(ns, "deadline", None)}, config.timeout)
 
 
 def make_runner(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> Runner:

@@ -2,6 +2,7 @@
 earlier checks found (the lists, the answers), and the way to open another connection."""
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,10 @@ Emit = Callable[[CheckResult], Awaitable[None]]
 NO_SUCH_PROMPT = "mcp-playground-check-no-such-prompt"     # a name no server has (errors, completion probes)
 CHECK_TIMEOUT = 10.0          # seconds a check's request may wait (tool calls: CALL_TIMEOUT, reset by progress)
 CALL_TIMEOUT = 60.0
+# Seconds the whole battery may take. Per-request timeouts alone do not bound it: progress resets
+# a tool call's, so a tool that keeps sending progress kept the check (and `mcp --check`) waiting
+# for ever. Generous: a check of a healthy server takes seconds; ticked slow tools get a minute each.
+CHECK_DEADLINE = 120.0
 
 
 @dataclass
@@ -29,6 +34,7 @@ class CheckOptions:
     call_tools: list[str] = field(default_factory=list)    # tools the person ticked: the only ones called
     timeout: float = CHECK_TIMEOUT
     call_timeout: float = CALL_TIMEOUT
+    deadline: float = CHECK_DEADLINE      # the whole battery (runner.py cuts it there, saying so)
     max_pages: int = 100          # pages of one list before it counts as a loop
     max_reads: int = 10           # resources read, templates tried, prompts got
     max_invalid_calls: int = 5    # ticked tools also called with broken arguments
@@ -62,6 +68,7 @@ class CheckContext:
     timeouts: int = 0
     conformance: Conformance = field(default_factory=Conformance)      # every answer against the schema
     connections: int = 0
+    asking: tuple[str, Any, int] | None = None      # the request in flight: (method, params, trace mark before it)
 
     @property
     def caps(self) -> dict[str, Any]:
@@ -84,6 +91,18 @@ class CheckContext:
     def advertised(self, capability: str) -> bool:
         return capability in self.caps
 
+    def unlisted(self, kind: str, base: str, key: str = "name") -> str:
+        """A name (or URI: `key`) the server does not list among its `kind` ("tools", "prompts",
+        "resources"), for a probe of something that does not exist: `base`, or `base` with a random
+        suffix when the server lists `base` itself. A probe named like a listed tool would run that
+        tool's side effects, which the check does only for the tools a person ticked."""
+        listed = {item[key] for item in self.lists.get(kind) or []      # (a server's name may be anything: [])
+                  if isinstance(item, dict) and isinstance(item.get(key), str)}
+        name = base
+        while name in listed:
+            name = f"{base}-{secrets.token_hex(4)}"
+        return name
+
     async def connect(self, config: ServerConfig) -> McpClient:
         """Another connection (a version probe), its events marked "check probe N" in the transcript."""
         self.connections += 1
@@ -97,9 +116,13 @@ class CheckContext:
         """One request on the session; raises Stop when the connection is gone or the server stopped answering."""
         if self.client.closed:
             raise Stop(f"the connection closed ({self.client.close_reason})")
-        answer = await ask(self.client, self.trace, method, params,
-                           timeout=self.options.timeout if timeout is None else timeout, progress=progress,
-                           on_purpose=on_purpose)
+        self.asking = (method, params, self.trace.mark())
+        try:
+            answer = await ask(self.client, self.trace, method, params,
+                               timeout=self.options.timeout if timeout is None else timeout, progress=progress,
+                               on_purpose=on_purpose)
+        finally:
+            self.asking = None
         self.answers.setdefault(method, answer)
         await self.conformance.add(self.version, answer)
         if answer.timed_out:

@@ -15,7 +15,7 @@ from .probe import Answer
 from .result import FAIL, PASS, SKIP, WARN, Status, clip, worst
 
 UNKNOWN_METHOD = "mcp-playground-check/no-such-method"
-UNKNOWN_TOOL = "mcp-playground-check-no-such-tool"
+UNKNOWN_TOOL = "mcp-playground-check-no-such-tool"      # or, if a server lists it, one it does not (ctx.unlisted)
 TOOL_ERRORS_FROM = "2025-11-25"        # input validation errors as tool execution errors
 
 
@@ -69,7 +69,8 @@ async def _invalid_params(ctx: CheckContext) -> None:
         answer = await ctx.ask("tools/call", {}, on_purpose="the server check: a tools/call without a name")
         seqs += answer.seqs
         found.append(_protocol(answer, "tools/call without a name"))
-        answer = await ctx.ask("tools/call", {"name": UNKNOWN_TOOL, "arguments": {}})
+        unknown = ctx.unlisted("tools", UNKNOWN_TOOL)      # never a listed tool: calling one runs it
+        answer = await ctx.ask("tools/call", {"name": unknown, "arguments": {}})
         seqs += answer.seqs
         found.append(_protocol(answer, "tools/call of an unknown tool"))
         for name in list(ctx.examples)[: ctx.options.max_invalid_calls]:
@@ -78,7 +79,7 @@ async def _invalid_params(ctx: CheckContext) -> None:
                 found.append((status, reason))
                 seqs += more
     if ctx.advertised("prompts"):
-        answer = await ctx.ask("prompts/get", {"name": NO_SUCH_PROMPT})
+        answer = await ctx.ask("prompts/get", {"name": ctx.unlisted("prompts", NO_SUCH_PROMPT)})
         seqs += answer.seqs
         found.append(_protocol(answer, "prompts/get of an unknown prompt"))
     if not found:

@@ -143,19 +143,20 @@ async def _value_for(ctx: CheckContext, template: str, variable: str, seqs: list
 
 async def _unknown(ctx: CheckContext) -> None:
     name = "resources: unknown URI"
-    answer = await ctx.ask("resources/read", {"uri": UNKNOWN_URI})
+    unknown = ctx.unlisted("resources", UNKNOWN_URI, key="uri")
+    answer = await ctx.ask("resources/read", {"uri": unknown})
     modern = ctx.era == "modern"
     expected = "-32602 (2026-07-28)" if modern else "-32002 Resource not found"
     if answer.code == INVALID_PARAMS or (answer.code == RESOURCE_NOT_FOUND and not modern):
         status: Status = PASS
-        reason = f"{UNKNOWN_URI} got {answer.describe()}"
+        reason = f"{unknown} got {answer.describe()}"
     elif answer.code == RESOURCE_NOT_FOUND:
         status, reason = WARN, "got -32002; 2026-07-28 servers MUST answer a missing resource with -32602"
     elif answer.ok and isinstance(answer.result, dict) and answer.result.get("contents") == []:
         status = FAIL if modern else WARN
         reason = "an empty contents array for a resource that does not exist (ambiguous: expected " + expected + ")"
     elif answer.ok:
-        status, reason = WARN, f"{UNKNOWN_URI}, a URI nobody serves, got contents (expected {expected})"
+        status, reason = WARN, f"{unknown}, a URI nobody serves, got contents (expected {expected})"
     elif answer.timed_out or answer.lost is not None:
         status, reason = FAIL, answer.describe()
     else:

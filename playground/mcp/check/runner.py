@@ -1,9 +1,15 @@
 """Runs the battery on an open session, one group after another, handing each row out as soon
 as it is judged; a lost connection or a server that stopped answering ends it with the rows so
 far, a `fail` saying why, and the timing. A group that crashes (server data no check foresaw)
-becomes a `fail` row of its own, logged, and the next group runs: the report is always saved."""
+becomes a `fail` row of its own, logged, and the next group runs: the report is always saved.
+
+The whole battery has a deadline (CheckOptions.deadline, 120 s unless set): per-request timeouts
+do not bound it, since progress resets a tool call's. At the deadline the battery is cancelled —
+the request in flight with it (the client tells the server: notifications/cancelled) — and the
+report gets a `fail` row "deadline" saying so, then the wire and timing rows as always."""
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,6 +25,8 @@ from .probe import Trace
 from .result import FAIL, CheckResult, Report, clip
 
 log = logging.getLogger(__name__)
+
+CLEANUP_SECONDS = 5.0       # after the deadline: how long the cancelled battery may take to let go
 
 OnRow = Callable[[CheckResult], Awaitable[None]]
 
@@ -54,14 +62,48 @@ class Runner:
         self._on_row = on_row
         self.ctx = CheckContext(client=client, trace=self.trace, config=config, options=self.options,
                                 connector=connect, emit=self._emit, report=self.report, start=self.trace.mark())
+        battery = asyncio.create_task(self._battery(self.ctx), name="server-check")
+        try:
+            done, _ = await asyncio.wait({battery}, timeout=self.options.deadline)
+        except asyncio.CancelledError:
+            battery.cancel()
+            raise
+        if done:
+            battery.result()
+        else:
+            await self._out_of_time(battery, self.ctx)
+        await self.finish()
+        return self.report
+
+    async def _battery(self, ctx: CheckContext) -> None:
         try:
             for group in GROUPS:
-                await self._group(group, self.ctx)
+                await self._group(group, ctx)
         except Stop as stop:
             await self._emit(CheckResult("connection", FAIL, stop.reason + "; the remaining checks did not run",
                                          stop.seqs))
-        await self.finish()
-        return self.report
+
+    async def _out_of_time(self, battery: asyncio.Task[None], ctx: CheckContext) -> None:
+        """Cancel the battery at the deadline (the request in flight with it: the reason reaches
+        the server in notifications/cancelled) and say so in a row citing that request."""
+        deadline = f"the check ran out of its deadline of {self.options.deadline:g} s"
+        asking = ctx.asking
+        battery.cancel(deadline)
+        await asyncio.wait({battery}, timeout=CLEANUP_SECONDS)      # (its cancellation is not raised here)
+        if not battery.done():
+            log.warning("server check: the battery still ran %g s after it was cancelled at its deadline",
+                        CLEANUP_SECONDS)
+        elif not battery.cancelled() and battery.exception() is not None:
+            log.error("server check: the battery failed at its deadline", exc_info=battery.exception())
+        during, seqs = "", []
+        if asking is not None:
+            method, params, since = asking
+            name = params.get("name") if isinstance(params, dict) else None
+            during = f" during {method}" + (f" of {clip(name, 60)}" if isinstance(name, str) else "")
+            seqs = self.trace.seqs(since, (method, "notifications/cancelled"))
+            during += ", which was cancelled"
+        await self._emit(CheckResult("deadline", FAIL, f"{deadline}{during}; the remaining checks did not run",
+                                     seqs))
 
     async def _group(self, group: Callable[[CheckContext], Awaitable[None]], ctx: CheckContext) -> None:
         since = self.trace.mark()
@@ -102,13 +144,14 @@ def group_name(group: Callable[..., Any]) -> str:
 def options_from(data: dict[str, Any], session_timeout: float | None = None) -> CheckOptions:
     """Options from plain data (the page's form, the CLI, a test). With the session's request
     timeout, each check request waits at most CHECK_TIMEOUT (or that, if shorter) and a tool
-    call that long (reset by progress); `data` may still set either."""
+    call that long (reset by progress); `data` may still set either, and the whole check's
+    `deadline` (CHECK_DEADLINE by default: the page never sets it)."""
     names = list(dict.fromkeys(n for n in data.get("call_tools") or [] if isinstance(n, str)))
     options = CheckOptions(call_tools=names)
     if session_timeout is not None:
         options.timeout = min(options.timeout, session_timeout)
         options.call_timeout = session_timeout
-    for key in ("timeout", "call_timeout"):
+    for key in ("timeout", "call_timeout", "deadline"):
         value = data.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
             setattr(options, key, float(value))

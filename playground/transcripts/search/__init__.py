@@ -5,7 +5,9 @@ SQLite uses an FTS5 table (sqlite.py), PostgreSQL a tsvector table with a GIN in
 take the same words of an event (text.py) and the same query (query.py: words, quoted
 phrases, prefixes; never database syntax). Results are the newest matches first, a page at a
 time, only ever from sessions the person owns, each with an excerpt escaped before its
-matches are marked and masked of the session's OAuth values as the owner's pages are.
+matches are marked and masked of the session's OAuth values as the owner's pages are. The owner
+is in both indexes (query.owned): a query reads the person's own entries only, and the backlog
+a page reports ("not searchable yet") is the person's own.
 """
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ class Results:
     query: Query
     groups: list[SessionHits] = field(default_factory=list)
     more_before: int | None = None      # the next page: hits older than this event id
-    pending: int = 0                    # saved events not searchable yet (a flood was just saved)
+    pending: int = 0                    # the person's saved events not searchable yet (a flood was just saved)
     available: bool = True              # False on a database without full-text search here
 
 
@@ -61,20 +63,21 @@ def engine() -> ModuleType | None:
     return ENGINES.get(connection.vendor)
 
 
-def catch_up(budget: float | None = None) -> int:
+def catch_up(budget: float | None = None, owner_id: int | None = None) -> int:
     """Index what is pending, for `budget` seconds at most (CATCH_UP_SECONDS); how many events are
-    left. For sync callers that own their thread (the management command, tests)."""
+    left: `owner_id`'s (what a search tells that person), or everyone's. For sync callers that own
+    their thread (the management command, tests)."""
     backend = engine()
     if backend is None:
         return 0
     deadline = time.monotonic() + (CATCH_UP_SECONDS if budget is None else budget)
     while backend.index_pending():
         if time.monotonic() > deadline:
-            return backend.pending()
+            return int(backend.pending(owner_id))
     return 0
 
 
-async def acatch_up(budget: float | None = None) -> int:
+async def acatch_up(budget: float | None = None, owner_id: int | None = None) -> int:
     """`catch_up` for async code (the search page): each chunk is its own short call in the
     database thread — the one every live session's saves use — so saves go in between."""
     backend = engine()
@@ -83,7 +86,7 @@ async def acatch_up(budget: float | None = None) -> int:
     deadline = time.monotonic() + (CATCH_UP_SECONDS if budget is None else budget)
     while await sync_to_async(backend.index_pending)():
         if time.monotonic() > deadline:
-            return int(await sync_to_async(backend.pending)())
+            return int(await sync_to_async(backend.pending)(owner_id))
     return 0
 
 
@@ -94,7 +97,7 @@ def search(user: Any, text: str, before: int | None = None, page: int = PAGE) ->
         return Results(query, available=False)
     if not query or not getattr(user, "is_authenticated", False):
         return Results(query)
-    return _page(user, query, before, page, catch_up())
+    return _page(user, query, before, page, catch_up(owner_id=user.pk))
 
 
 async def asearch(user: Any, text: str, before: int | None = None, page: int = PAGE) -> Results:
@@ -104,7 +107,7 @@ async def asearch(user: Any, text: str, before: int | None = None, page: int = P
         return Results(query, available=False)
     if not query or not getattr(user, "is_authenticated", False):
         return Results(query)
-    return await sync_to_async(_page)(user, query, before, page, await acatch_up())
+    return await sync_to_async(_page)(user, query, before, page, await acatch_up(owner_id=user.pk))
 
 
 def _page(user: Any, query: Query, before: int | None, page: int, pending: int) -> Results:

@@ -7,9 +7,17 @@ several processes share the work), indexes their events with text.py, and remove
 shortens them, in one transaction. A GIN index kept on insert (an expression on the event's
 JSON) made the flood ~35% slower: the database thread is the flood's bottleneck.
 
-The words given to `to_tsvector` are the runs of letters and digits of the text, as SQLite's
-tokenizer and query.py cut them (PostgreSQL's parser would keep `tools/call` or `example.com`
-as one token); 'simple': no stemming. The query is `to_tsquery` of words quoted by query.py.
+Migration 0011 put the owner in it. Each word is kept behind its owner's id (query.owned), so
+the GIN lookup of bob's words — a prefix's range among them — reaches his entries only, and the
+GIN index has no pending list (`fastupdate = off`: every lookup scanned it whole, everyone's
+recent entries). An `owner_id` column with a B-tree on (owner_id, event_id): the plan the
+planner picks when it expects many matches (walk the newest rows, test each) walks his rows
+only, where the primary key's walked everyone's newest first.
+
+The words are those query.py cuts (runs of letters and digits, lower case), written as a
+`tsvector` literal with their positions, not parsed by `to_tsvector` (PostgreSQL's parser would
+keep `tools/call` or `example.com` as one token, and might split an owned word): no stemming, the
+lexemes exactly the query's. The query is a `tsquery` literal of the same words (query.py).
 """
 from __future__ import annotations
 
@@ -19,12 +27,24 @@ from typing import Any
 from django.db import connection, transaction
 
 from . import matches
-from .query import Query, words
+from .query import Query, index_words
 from .text import stored_text
 
 CHUNK = 500                # events indexed in one transaction
 CHUNK_CHARS = 2_000_000    # ... and at most about this much stored JSON read and parsed, whatever the count
 _ENTRIES = 20              # queued ranges taken at once
+MAX_LEXEME_BYTES = 2046    # PostgreSQL's limit for a word in a tsvector (to_tsvector drops longer ones too)
+MAX_POSITION = 16383       # ... and for a position (a TEXT_CAP text has ~2000 words at most)
+
+
+def tsvector(owner_id: int | None, body: str) -> str:
+    """The `tsvector` literal of an event's searchable text: its owned words at their positions.
+    The words are letters and digits only, so need no quoting inside the quotes."""
+    positions: dict[str, list[str]] = {}
+    for position, word in enumerate(index_words(owner_id, body), start=1):
+        if len(word.encode("utf-8")) <= MAX_LEXEME_BYTES:
+            positions.setdefault(word, []).append(str(min(position, MAX_POSITION)))
+    return " ".join(f"'{word}':{','.join(places)}" for word, places in positions.items())
 
 
 def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
@@ -43,20 +63,22 @@ def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
         for entry_id, session_id, first, last in entries:
             if budget <= 0 or read >= chars:
                 break
+            cursor.execute("SELECT owner_id FROM transcripts_session WHERE id = %s", [session_id])
+            owner = cursor.fetchone()
             taken, done = _take(session_id, first, last, budget, chars - read, first_of_chunk=not values)
             for event_id, seq, text in taken:
                 read += len(text)
                 body = stored_text(text)
-                values += (event_id, body, " ".join(words(body)))
+                values += (event_id, owner[0] if owner else None, body, tsvector(owner[0] if owner else None, body))
             budget -= len(taken)
             if done:
                 cursor.execute("DELETE FROM transcripts_event_search_queue WHERE id = %s", [entry_id])
             elif taken:
                 cursor.execute("UPDATE transcripts_event_search_queue SET first_seq = %s WHERE id = %s",
                                [taken[-1][1] + 1, entry_id])
-        for start in range(0, len(values), 3 * CHUNK):
-            part = values[start:start + 3 * CHUNK]
-            cursor.execute(_insert(len(part) // 3), part)
+        for start in range(0, len(values), 4 * CHUNK):
+            part = values[start:start + 4 * CHUNK]
+            cursor.execute(_insert(len(part) // 4), part)
     return True
 
 
@@ -79,21 +101,31 @@ def _take(session_id: int, first: int, last: int, limit: int, chars: int,
 
 @functools.lru_cache(maxsize=8)
 def _insert(count: int) -> str:
-    return ("INSERT INTO transcripts_event_search (event_id, body, words) VALUES "
-            + ", ".join(["(%s, %s, to_tsvector('simple'::regconfig, %s))"] * count)
-            + " ON CONFLICT (event_id) DO UPDATE SET body = EXCLUDED.body, words = EXCLUDED.words")
+    return ("INSERT INTO transcripts_event_search (event_id, owner_id, body, words) VALUES "
+            + ", ".join(["(%s, %s, %s, %s::tsvector)"] * count)
+            + " ON CONFLICT (event_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, body = EXCLUDED.body, "
+              "words = EXCLUDED.words")
 
 
-def pending() -> int:
-    """Saved events not indexed yet (about: a queued range may hold fewer)."""
+def pending(owner_id: int | None = None) -> int:
+    """Saved events not indexed yet (about: a queued range may hold fewer): the owner's (what
+    their search page tells), or everyone's."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM transcripts_event_search_queue")
+        if owner_id is None:
+            cursor.execute("SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM transcripts_event_search_queue")
+        else:
+            cursor.execute("SELECT coalesce(sum(q.last_seq - q.first_seq + 1), 0) "
+                           "FROM transcripts_event_search_queue q JOIN transcripts_session s ON s.id = q.session_id "
+                           "WHERE s.owner_id = %s", [owner_id])
         return int(cursor.fetchone()[0])
 
 
 def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tuple[Any, ...]]:
-    """(event id, session id, seq, t, dir, method, text) of the owner's newest matches, newest first."""
+    """(event id, session id, seq, t, dir, method, text) of the owner's newest matches, newest first:
+    the owner's words (GIN) or the owner's rows newest first (B-tree), whichever the planner picks,
+    never another user's. (The join still checks the session's owner: the index keeps the owner
+    the session had when indexed.)"""
     return matches.newest(f"SELECT {matches.COLUMNS}, x.body FROM transcripts_event_search x "
                           f"{matches.OWNED.format(key='x.event_id')} "
-                          "WHERE x.words @@ to_tsquery('simple'::regconfig, %s) AND s.owner_id = %s",
-                          [query.tsquery(), owner_id], "x.event_id", before, limit)
+                          "WHERE x.owner_id = %s AND x.words @@ %s::tsquery AND s.owner_id = %s",
+                          [owner_id, query.tsquery(owner_id), owner_id], "x.event_id", before, limit)

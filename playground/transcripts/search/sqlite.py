@@ -1,6 +1,9 @@
 """Search on SQLite: an FTS5 table filled after the events are saved, off the flood path.
 
-The table's rowid is the event's id, its one column the event's searchable text (text.py).
+The table's rowid is the event's id; `body`, not indexed, is the event's searchable text
+(text.py: the excerpt is cut from it), and `words` its words as query.py cuts them, each behind
+its owner's id (query.owned), separated by spaces: FTS5's `ascii` tokenizer splits them there
+and nowhere else, so a MATCH of bob's words reaches only bob's entries (migration 0011).
 Indexing is a separate step (`index_pending`), run by indexer.py when no flood is being
 saved and by a search before it looks: indexing in the save itself (a trigger, measured)
 cost the flood ~25% of its rate, the database thread being its bottleneck (bench/README.md).
@@ -18,7 +21,7 @@ from typing import Any
 from django.db import connection, transaction
 
 from . import matches
-from .query import Query
+from .query import Query, index_words
 from .text import stored_text
 
 TABLE = "transcripts_event_search"
@@ -45,14 +48,17 @@ def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
     not). Rows are read one at a time (SQLite steps them as they are fetched: the rest of the
     LIMIT is never read). The text is made before taking the write lock; the insert re-reads the
     mark under it, so two indexers at once (two processes) never index an event twice."""
-    texts: list[tuple[int, str]] = []
+    texts: list[tuple[int, str, str]] = []
     read = 0
     with connection.cursor() as cursor:
         mark = _last_indexed(cursor)
-        cursor.execute("SELECT id, data FROM transcripts_event WHERE id > %s ORDER BY id LIMIT %s", [mark, limit])
-        for event_id, data in cursor.cursor:            # the driver's cursor: a row stepped each time
+        cursor.execute("SELECT e.id, e.data, s.owner_id FROM transcripts_event e "
+                       "LEFT JOIN transcripts_session s ON s.id = e.session_id "
+                       "WHERE e.id > %s ORDER BY e.id LIMIT %s", [mark, limit])
+        for event_id, data, owner_id in cursor.cursor:  # the driver's cursor: a row stepped each time
             read += len(data) if isinstance(data, (str, bytes)) else 0
-            texts.append((event_id, stored_text(data)))
+            body = stored_text(data)
+            texts.append((event_id, body, " ".join(index_words(owner_id, body))))
             if read >= chars:
                 break
     if not texts:
@@ -60,17 +66,17 @@ def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
     with transaction.atomic(), connection.cursor() as cursor:
         mark = _last_indexed(cursor)
         values: list[Any] = []
-        for event_id, text in texts:
+        for event_id, body, words in texts:
             if event_id > mark:
-                values += (event_id, text)
+                values += (event_id, body, words)
         if values:
-            cursor.execute(_insert(len(values) // 2), values)
+            cursor.execute(_insert(len(values) // 3), values)
     return True
 
 
 @functools.lru_cache(maxsize=8)
 def _insert(count: int) -> str:
-    return f"INSERT OR REPLACE INTO {TABLE} (rowid, body) VALUES " + ", ".join(["(%s, %s)"] * count)
+    return f"INSERT OR REPLACE INTO {TABLE} (rowid, body, words) VALUES " + ", ".join(["(%s, %s, %s)"] * count)
 
 
 def ensure_delete_trigger(using: Any = connection) -> None:
@@ -80,17 +86,24 @@ def ensure_delete_trigger(using: Any = connection) -> None:
             cursor.execute(DELETE_TRIGGER)
 
 
-def pending() -> int:
-    """Saved events not indexed yet."""
+def pending(owner_id: int | None = None) -> int:
+    """Saved events not indexed yet: the owner's (what their search page tells), or everyone's."""
     with connection.cursor() as cursor:
         mark = _last_indexed(cursor)
-        cursor.execute("SELECT count(*) FROM transcripts_event WHERE id > %s", [mark])
+        if owner_id is None:
+            cursor.execute("SELECT count(*) FROM transcripts_event WHERE id > %s", [mark])
+        else:                   # the backlog's rows, each's session looked up (CROSS JOIN keeps that order):
+            cursor.execute(     # not every event of the owner's sessions, which is unbounded
+                "SELECT count(*) FROM transcripts_event e CROSS JOIN transcripts_session s "
+                "ON s.id = e.session_id WHERE e.id > %s AND s.owner_id = %s", [mark, owner_id])
         return cursor.fetchone()[0]
 
 
 def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tuple[Any, ...]]:
     """(event id, session id, seq, t, dir, method, text) of the owner's newest matches, newest first.
-    FTS5 walks its matches by rowid, descending: the newest are found first and LIMIT stops it."""
+    The MATCH is of the owner's words only (query.owned): FTS5 never reads another user's entries.
+    It walks its matches by rowid, descending: the newest are found first and LIMIT stops it. (The
+    join still checks the session's owner: the index keeps the owner the session had when indexed.)"""
     return matches.newest(f"SELECT {matches.COLUMNS}, f.body FROM {TABLE} f {matches.OWNED.format(key='f.rowid')} "
                           f"WHERE {TABLE} MATCH %s AND s.owner_id = %s",
-                          [query.fts5(), owner_id], "f.rowid", before, limit)
+                          [query.fts5(owner_id), owner_id], "f.rowid", before, limit)
