@@ -70,6 +70,8 @@ conformance: setup-dev
 
 bench: setup-dev
 	$(PY) bench/run.py
+	$(PY) bench/bounded_work.py
+	HYPOTHESIS_PROFILE=bench $(PY) -m pytest -p no:cacheprovider -q tests/budget
 
 clean:
 	rm -rf $(VENV) $(NPM_DIR)/node_modules db.sqlite3

@@ -4,8 +4,9 @@ One plain structure, used by the session page's panel, the JSON download and the
 """
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from playground.mcp import jsontext
 
 from . import chatbot, providers, rules, tokens
 
@@ -48,11 +49,11 @@ def model_view(tools: list[dict[str, Any]], budget: rules.Budget | None = None) 
 def download(view: dict[str, Any]) -> str:
     """The three providers' `tools` values in one JSON document, with the findings (`view`:
     what `model_view(tools)` made)."""
-    return json.dumps({
+    return jsontext.pretty({
         "token_rule": view["token_rule"],
         **{t["id"]: {"tools": t["json"], "tokens": t["tokens"]["total"]} for t in view["targets"]},
         "findings": {f["provider"]: {"server": f["server"],
                                      **{name: fs for name, fs in zip(view["tools"], f["tools"]) if fs}}
                      for f in view["findings"]},
         "sdk_simple_chatbot": view["chatbot"]["text"],
-    }, indent=2, ensure_ascii=False) + "\n"
+    }) + "\n"

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from playground.budget import CHECK
+
 from ..client import McpClient
 from ..config import ServerConfig
 from ..events import Tap
@@ -26,7 +28,7 @@ CALL_TIMEOUT = 60.0
 # Seconds the whole battery may take. Per-request timeouts alone do not bound it: progress resets
 # a tool call's, so a tool that keeps sending progress kept the check (and `mcp --check`) waiting
 # for ever. Generous: a check of a healthy server takes seconds; ticked slow tools get a minute each.
-CHECK_DEADLINE = 120.0
+CHECK_DEADLINE = CHECK.seconds      # the whole battery's (budget.LIMITS)
 
 
 @dataclass
