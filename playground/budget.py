@@ -137,8 +137,10 @@ DIFF = Limits("diff", steps=2_000_000, output=0, seconds=2.0, says="not compared
 COMPARISON = Limits("replay comparison", steps=10_000_000, output=0, seconds=10.0,
                     says="not compared: the comparison of the whole replay took its budget")
 
+HAR_ENTRY = Limits("HAR entry", steps=0, output=32 << 20, seconds=float("inf"),
+                   says="too large to show in one HAR entry")      # a stream is held until it ends
 CHECK = Limits("server check", steps=0, output=0, seconds=120.0,
                says="the check ran out of its deadline")        # (the runner cancels the battery: check/runner.py)
 
 LIMITS: dict[str, Limits] = {limits.name: limits for limits in (
-    FORM, ELICITATION, ARGUMENTS, VALIDATION, MODEL_VIEW, MODEL_VIEW_TOOL, DIFF, COMPARISON, CHECK)}
+    FORM, ELICITATION, ARGUMENTS, VALIDATION, MODEL_VIEW, MODEL_VIEW_TOOL, DIFF, COMPARISON, CHECK, HAR_ENTRY)}

@@ -24,6 +24,8 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
+from playground.budget import HAR_ENTRY, Budget, OverBudget
+
 from .form_bodies import form_body, is_form
 
 CREATOR = {"name": "MCP Playground", "version": "0.1.0"}
@@ -51,6 +53,20 @@ class Exchange:
     error: str | None = None
     awaiting: int = 0                               # responses the POSTed frame asks for
     answered: int = 0
+    kept: Budget = field(default_factory=lambda: HAR_ENTRY.budget())     # the response text held for the entry
+    left_out: int = 0                               # events past it (in the JSONL export, whole)
+
+    def add(self, text: str) -> None:
+        """Another piece of the response, unless the entry already holds its budget: a stream
+        is held until it ends, and a session may stream gigabytes on one GET."""
+        if not self.left_out:
+            try:
+                self.kept.emit(len(text))
+                self.texts.append(text)
+                return
+            except OverBudget:
+                pass
+        self.left_out += 1
 
     @property
     def complete(self) -> bool:
@@ -119,7 +135,7 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
         ex.t_first = row["t"] if ex.t_first is None else ex.t_first
         ex.t_last = row["t"]
         if row["dir"] == "recv":
-            ex.texts.append(_sse_text(row) if ex.content_type == "text/event-stream" else (row.get("raw") or ""))
+            ex.add(_sse_text(row) if ex.content_type == "text/event-stream" else (row.get("raw") or ""))
             if row.get("reply_to") is not None and row.get("reply_to") in ex.seqs:
                 ex.answered += 1
         elif isinstance(data.get("request_body"), str) or isinstance(data.get("response_body"), str):
@@ -127,7 +143,7 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
                 ex.body_type = next((v for k, v in (ex.request_headers or {}).items() if k.lower() == "content-type"), "")
                 ex.body = form_body(data["request_body"]) if is_form(ex.body_type) else data["request_body"]
             if isinstance(data.get("response_body"), str):
-                ex.texts.append(data["response_body"])
+                ex.add(data["response_body"])
         if isinstance(data.get("error"), str):
             ex.error = data["error"]
         elif row["dir"] == "note" and row.get("kind") in ("error", "timeout") and row.get("text"):
@@ -197,6 +213,9 @@ def entry(ex: Exchange, started_at: datetime) -> dict[str, Any]:
     }
     if ex.content_type == "text/event-stream":
         out["comment"] = f"SSE stream: {len(ex.texts)} event(s) with data, as their event text"
+    if ex.left_out:
+        ex.notes.insert(0, f"{HAR_ENTRY.says}: the response's first {len(ex.texts)} event(s) are here, "
+                           f"the {ex.left_out} after them are left out (the JSONL export has every event)")
     if ex.notes:
         out["comment"] = "; ".join([*([out["comment"]] if "comment" in out else []), *ex.notes])[:2000]
     return out

@@ -288,3 +288,24 @@ def test_times_count_from_the_sessions_clock_origin(client):
     response = client.get(f"/sessions/{session.pk}/export.har")
     entries = valid_har(b"".join(response.streaming_content).decode())["log"]["entries"]
     assert entries[0]["startedDateTime"] == "2026-11-20T10:00:05.200+00:00"
+
+
+def test_a_stream_longer_than_an_entrys_budget_keeps_its_head_and_says_what_it_left_out(monkeypatch):
+    """A standalone GET stream is held until it ends: a server streaming gigabytes on it would
+    be held whole for one entry. The entry keeps `budget.HAR_ENTRY` of it and says how many
+    events it left out (the JSONL export has them all)."""
+    from playground import budget
+
+    small = budget.Limits("HAR entry", steps=0, output=2_000, seconds=float("inf"), says=budget.HAR_ENTRY.says)
+    monkeypatch.setattr(har, "HAR_ENTRY", small)
+    stream = {"method": "GET", "url": "http://127.0.0.1:1/mcp", "status": 200, "headers": {"content-type": "text/event-stream"},
+              "content_type": "text/event-stream", "exchange": 1}
+    rows = [{"seq": 1 + i, "t": i / 10, "dir": "recv", "raw": json.dumps({"method": "n", "params": {"i": i, "pad": "x" * 80}}),
+             "http": stream} for i in range(100)]
+    entry = _document(rows)["log"]["entries"][0]
+    text = entry["response"]["content"]["text"]
+    kept = text.count("data: ")
+    assert 0 < kept < 100 and len(text) <= small.output
+    assert f"the {100 - kept} after them are left out" in entry["comment"]
+    assert entry["comment"].startswith("SSE stream") and "too large to show in one HAR entry" in entry["comment"]
+    assert entry["_transcriptSeq"] == list(range(1, 101))
