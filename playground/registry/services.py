@@ -63,6 +63,19 @@ def policy_check(entry: interchange.Entry, user=None) -> None:
         security.check_url(entry.url)
 
 
+def register_or_reuse(entry: interchange.Entry, owner) -> tuple[Server, bool]:
+    """`owner`'s server with exactly these settings (command, arguments, environment and
+    directory, or URL, transport and headers), else a new one under a free name; checked as the
+    form and the import check (`policy_check`). Returns (server, created)."""
+    policy_check(entry, owner)
+    for server in Server.objects.filter(owner=owner, transport=entry.transport).order_by("pk"):
+        if _same_settings(server, entry):
+            return server, False
+    taken = Server.objects.filter(owner=owner, name=entry.name).exists()
+    name = _free_name(entry.name, owner) if taken else entry.name
+    return Server.objects.create(name=name, owner=owner, **entry.settings()), True
+
+
 @transaction.atomic
 def import_servers(result: interchange.ParseResult, *, replace: bool, owner=None) -> list[ImportOutcome]:
     """Create or update `owner`'s servers; never lose one on a name clash (update only when

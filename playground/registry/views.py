@@ -137,9 +137,15 @@ def export_one(request: HttpRequest, pk: int) -> HttpResponse:
 
 @never_cache
 def token_login(request: HttpRequest, token: str) -> HttpResponse:
-    """The one-time link `manage.py playground_setup` prints: log in once, then the link is spent."""
-    user = LoginToken.redeem(token)
-    if user is None or not user.is_active:
+    """The one-time link `manage.py playground_setup` prints: log in once, then the link is spent.
+    `manage.py inspect`'s link also names a server: the browser is sent on to start a session of
+    it (what may be started is remembered in this login's own session, so no other page can
+    have the browser start one by sending it to that address)."""
+    claimed = LoginToken.redeem(token)
+    if claimed is None or not claimed.user.is_active:
         return render(request, "registration/token_invalid.html", status=403)
-    login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+    login(request, claimed.user, backend="django.contrib.auth.backends.ModelBackend")
+    if claimed.connect_id is not None:
+        request.session[LoginToken.ARRIVING] = claimed.connect_id
+        return redirect("sessions:arrive")
     return redirect("registry:home")

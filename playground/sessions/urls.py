@@ -1,11 +1,12 @@
 from django.urls import path
 
-from . import check_views, replay_views, retry, search_page, views, wire_views, workspace
+from . import arrive, check_views, replay_views, retry, search_page, views, wire_views, workspace
 
 app_name = "sessions"
 
 urlpatterns = [
     path("servers/<int:server_pk>/connect/", views.connect, name="connect"),
+    path("arrive/", arrive.arrive, name="arrive"),
     path("servers/<int:server_pk>/check/", check_views.check_form, name="check_form"),
     path("sessions/<int:pk>/", views.detail, name="detail"),
     path("search/", search_page.search, name="search"),
