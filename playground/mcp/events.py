@@ -44,6 +44,7 @@ class TranscriptEvent:
     data: dict[str, Any] | None = None        # extra structured facts (era evidence, ...)
     schema_problems: list[dict[str, str]] | None = None   # where the frame breaks the MCP schema (lint.py)
     schema_lint: dict[str, Any] | None = None  # what it was checked against: version, definition, spec
+    sse_event: str | None = None              # the SSE event's `event:` line, when it had one
 
     @property
     def method(self) -> str | None:
@@ -74,6 +75,8 @@ class TranscriptEvent:
             out["http"] = self.http
         if self.sse_id is not None:
             out["sse_id"] = self.sse_id
+        if self.sse_event is not None:
+            out["sse_event"] = self.sse_event
         if self.reply_to is not None:
             out["reply_to"] = self.reply_to
         if self.latency_ms is not None:

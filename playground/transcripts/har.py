@@ -95,9 +95,12 @@ def _key(row: dict[str, Any], http: dict[str, Any], sends: set[int]) -> tuple[An
     return ("h", http.get("method"), http.get("url"), http.get("status"), json.dumps(http.get("headers"), sort_keys=True))
 
 
-def _sse_text(row: dict[str, Any]) -> str:
-    head = f"id: {row['sse_id']}\n" if row.get("sse_id") is not None else ""
-    return head + "".join(f"data: {line}\n" for line in (row.get("raw") or "").split("\n")) + "\n"
+def _sse_text(row: dict[str, Any], data: str | None = None) -> str:
+    """An event as the stream carried it: its `event:` and `id:` lines, then its data's."""
+    head = f"event: {row['sse_event']}\n" if row.get("sse_event") is not None else ""
+    head += f"id: {row['sse_id']}\n" if row.get("sse_id") is not None else ""
+    text = row.get("raw") or "" if data is None else data
+    return head + "".join(f"data: {line}\n" for line in text.split("\n")) + "\n"
 
 
 def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
@@ -138,6 +141,8 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
             ex.add(_sse_text(row) if ex.content_type == "text/event-stream" else (row.get("raw") or ""))
             if row.get("reply_to") is not None and row.get("reply_to") in ex.seqs:
                 ex.answered += 1
+        elif isinstance(data.get("sse_event"), str) and isinstance(data.get("sse_data"), str):
+            ex.add(_sse_text({"sse_event": data["sse_event"]}, data["sse_data"]))   # HTTP+SSE's `endpoint`
         elif isinstance(data.get("request_body"), str) or isinstance(data.get("response_body"), str):
             if isinstance(data.get("request_body"), str):          # an OAuth exchange: one note holds it all
                 ex.body_type = next((v for k, v in (ex.request_headers or {}).items() if k.lower() == "content-type"), "")

@@ -124,8 +124,14 @@ async def test_http_sse_session_stream_as_event_text(sdk_sse):  # noqa: F811
     stream = next(e for e in entries if e["request"]["method"] == "GET")
     frames = [r for r in rows if r["dir"] == "recv"]
     assert stream["response"]["content"]["mimeType"].startswith("text/event-stream")
-    assert stream["response"]["content"]["text"].count("\n\n") == len(frames)          # every frame, as an event
-    assert "over sse" in stream["response"]["content"]["text"]
+    text = stream["response"]["content"]["text"]
+    assert text.count("\n\n") == len(frames) + 1          # the endpoint event, then every frame as an event
+    # The stream's text as the server sent it (issue 31: HAR dropped the event names and the endpoint).
+    endpoint = next(r for r in rows if (r.get("data") or {}).get("sse_event") == "endpoint")
+    assert text.startswith(f"event: endpoint\ndata: {endpoint['data']['sse_data']}\n\n")
+    assert endpoint["data"]["sse_data"].startswith("/messages/?session_id=")
+    assert text.count("event: message\n") == len(frames) and all(r.get("sse_event") == "message" for r in frames)
+    assert "over sse" in text
     assert stream["timings"]["receive"] >= 0 and len(stream["_transcriptSeq"]) == len(frames) + 2
     posts = [e for e in entries if e["request"]["method"] == "POST"]
     assert posts and all(e["response"]["status"] == 202 for e in posts)

@@ -201,7 +201,8 @@ class HttpTransportBase(Transport):
                         f"SSE event type {event.event!r} (expected 'message')"]
                     if event.invalid_utf8:
                         problems.append(INVALID_UTF8)
-                    _, parsed = self.tap.recv(event.data, http=shown, sse_id=event.id, problems=problems)
+                    _, parsed = self.tap.recv(event.data, http=shown, sse_id=event.id, problems=problems,
+                                                       sse_event=event.event if event.named else None)
                     shown = rest
                     out.frames += 1
                     if parsed is not None:

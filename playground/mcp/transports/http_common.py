@@ -45,6 +45,7 @@ class SseEvent:
     retry: int | None
     has_data: bool
     invalid_utf8: bool = False
+    named: bool = False         # it had an `event:` line (kept: the stream's text as sent)
 
 
 _EOL = re.compile(rb"\r\n|\r|\n")
@@ -70,6 +71,7 @@ class SseParser:
     def _reset_event(self) -> None:
         self._data: list[str] = []
         self._event = ""
+        self._named = False
         self._event_id: str | None = None
         self._event_retry: int | None = None
         self._started = False
@@ -116,7 +118,7 @@ class SseParser:
             if not self._started:
                 return None
             event = SseEvent(self._event or "message", "\n".join(self._data), self._event_id,
-                             self._event_retry, bool(self._data), self._bad_utf8)
+                             self._event_retry, bool(self._data), self._bad_utf8, self._named)
             self._reset_event()
             self.pending_bytes = 0
             return event
@@ -132,6 +134,7 @@ class SseParser:
             self._data.append(value)
         elif name == "event":
             self._event = value
+            self._named = True
         elif name == "id":
             if "\0" not in value:
                 self._event_id = value

@@ -129,7 +129,8 @@ class SseTransport(HttpTransportBase):
                 problems = [] if event.event == "message" else [f"SSE event type {event.event!r} (expected 'message')"]
                 if event.invalid_utf8:
                     problems.append(INVALID_UTF8)
-                _, parsed = self.tap.recv(event.data, http=facts, sse_id=event.id, problems=problems)
+                _, parsed = self.tap.recv(event.data, http=facts, sse_id=event.id, problems=problems,
+                                                       sse_event=event.event if event.named else None)
                 if parsed is not None:
                     self._deliver(parsed)
         if parser.in_event:
@@ -150,7 +151,8 @@ class SseTransport(HttpTransportBase):
             self._settle(error)
             return
         self.endpoint = target
-        self.tap.note("http", f"endpoint event: {shown_url(target)}", http=facts, endpoint=shown_url(target))
+        self.tap.note("http", f"endpoint event: {shown_url(target)}", http=facts, endpoint=shown_url(target),
+                      sse_event="endpoint", sse_data=shown_url(data))      # (the stream's text: HAR)
         if self._endpoint_ready is not None and not self._endpoint_ready.done():
             self._endpoint_ready.set_result(target)
 
