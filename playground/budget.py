@@ -16,7 +16,7 @@ such structure takes a `Budget` made from one line of `LIMITS` and spends it as 
 Past any of them the work raises `OverBudget`, and its consumer says so in its own words: "too
 large to turn into a form", "not checked", "not compared further". It never answers "valid", or
 "no difference", for work it did not do. `LIMITS` is the one table of what each consumer may
-spend, read by the README's security model and by the property tests (tests/budget/), which
+spend, read by the security model (docs/security.md) and by the property tests (tests/budget/), which
 generate hostile structures for each consumer and check it stops and says so.
 """
 from __future__ import annotations

@@ -137,7 +137,7 @@ STATIC_ROOT = BASE_DIR / ".staticfiles"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# The app serves on loopback unless told otherwise (see README: binding elsewhere).
+# The app serves on loopback unless told otherwise (docs/configuration.md: binding elsewhere).
 PLAYGROUND_BIND = os.environ.get("PLAYGROUND_BIND", "127.0.0.1")
 PLAYGROUND_PORT = int(os.environ.get("PLAYGROUND_PORT", "8000"))
 # Per-request timeout (seconds) for MCP requests, reset by progress.
