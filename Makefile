@@ -47,11 +47,14 @@ $(NPM_DIR)/node_modules/.stamp: $(NPM_DIR)/package.json
 
 peers: $(NPM_DIR)/node_modules/.stamp
 
+# apt waits (up to 10 minutes) for another apt or dpkg holding its lock instead of failing at once.
+CHROMIUM ?= /usr/bin/chromium
+APT_GET := apt-get -o DPkg::Lock::Timeout=600
 chromium:
-	@command -v /usr/bin/chromium >/dev/null || { \
+	@command -v $(CHROMIUM) >/dev/null || { \
 	  echo "Installing Chromium from Debian (browser tests)"; \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
-	  (sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null); }
+	  ($(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq chromium >/dev/null) || \
+	  (sudo $(APT_GET) update -qq && sudo DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq chromium >/dev/null); }
 
 migrate: setup
 	$(PY) manage.py migrate --noinput -v 0
