@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
 from playground import jsonpointer
-from playground.schemaforms.validate import SPECIFICATIONS, validator_class
+from playground.schema import SPECIFICATIONS, validator_class
 
 from . import spec_sections
 from .secrets import CUT

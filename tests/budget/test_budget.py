@@ -8,8 +8,8 @@ import pytest
 
 from playground import budget as budgets
 from playground.mcp import diff
+from playground.schema import build_fields
 from playground.schemaforms import parse_form, render_form
-from playground.schemaforms.fields import build_fields
 
 from .hostile import enum_of
 

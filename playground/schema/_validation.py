@@ -14,11 +14,11 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from playground import jsonpointer
 
-from . import linear_regex
-from .cache import SchemaCache
+from ._linear_regex import PatternNotChecked, install
+from ._cache import SchemaCache
 
 MAX_ERRORS = 100
-linear_regex.install()
+install()
 
 
 def validator_class(schema: Any) -> type:
@@ -40,7 +40,7 @@ def _checked_validator(schema: Any) -> Any:
 
 
 def _check(schema: Any) -> Any:
-    cls = validator_class(schema)
+    cls: Any = validator_class(schema)
     try:
         cls.check_schema(schema)
         return cls(schema, registry=SPECIFICATIONS, format_checker=cls.FORMAT_CHECKER)
@@ -53,7 +53,7 @@ def _check(schema: Any) -> Any:
 
 
 def _segment(part: Any) -> str:
-    from .fields import encode_segment
+    from ._field_tree import encode_segment
 
     return encode_segment(part if isinstance(part, (int, str)) else str(part))
 
@@ -77,7 +77,7 @@ def validate_arguments(schema: Any, arguments: Any) -> list[dict]:
             found.append(error)
             if len(found) >= MAX_ERRORS:
                 break
-    except linear_regex.PatternNotChecked as exc:
+    except PatternNotChecked as exc:
         return [_error([], f"The value was {exc}.", "not-checked")]
     except Exception as exc:  # noqa: BLE001 - unresolvable $ref, bad regex, recursion, ...
         return [_error([], f"The arguments could not be validated against this schema: {exc}",

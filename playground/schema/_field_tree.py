@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field as dc_field, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from playground import jsonpointer
 from playground.budget import FORM, Budget, Limits, OverBudget
 
-from .cache import SchemaCache
+from ._cache import SchemaCache
 
 # Bounds against hostile or recursive schemas: nesting depth of fields, how often one $ref may
 # appear on the current path, and the total number of fields in one form.
@@ -241,7 +242,7 @@ class _Builder:
         if isinstance(node, dict):
             if node.get("$anchor") == anchor or node.get("$id") == "#" + anchor:
                 return node
-            children = node.values()
+            children: Iterable[Any] = node.values()
         elif isinstance(node, list):
             children = node
         else:
@@ -511,7 +512,8 @@ class _Builder:
             if free_form or (f.path and extra is not False):
                 return self.fallback(f, "an object with free-form keys")
         f.kind = "object"
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        listed = schema.get("required")
+        required: list[Any] = listed if isinstance(listed, list) else []
         for name, sub in (props or {}).items():
             child = self.build(sub, path=f.path + (name,), key=name, label=name,
                                required=name in required, depth=depth + 1, refs=refs)
@@ -570,7 +572,7 @@ class _Builder:
         return f
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -3,7 +3,7 @@
 
 A server's schema is untrusted: with Python's backtracking `re`, `"pattern": "^(a+)+$"` against
 `"a" * 40 + "!"` ran for minutes and stalled every request of the process. jsonschema calls
-`re.search(pattern, text)` from three modules; `install()` gives them this module's `search`
+`re.search(pattern, text)` from three modules; `install()` gives them this module's `regex_search`
 instead (google-re2: a well-kept linear-time engine, not a home-made one). A pattern RE2
 cannot run (a backreference, a lookaround) raises PatternNotChecked: the value is reported as
 not checked, never as valid.
@@ -36,7 +36,7 @@ def _compiled(pattern: str) -> Any:
                                 else str(exc)) from None
 
 
-def search(pattern: str, string: str, flags: int = 0) -> Any:
+def regex_search(pattern: str, string: str, flags: int = 0) -> Any:
     """`re.search`, in linear time."""
     return _compiled(pattern).search(string)
 
@@ -44,11 +44,11 @@ def search(pattern: str, string: str, flags: int = 0) -> Any:
 class _LinearRe:
     """The part of the `re` module jsonschema's keywords use."""
 
-    search = staticmethod(search)
+    search = staticmethod(regex_search)
 
 
 def install() -> None:
     from jsonschema import _keywords, _legacy_keywords, _utils
 
     for module in (_keywords, _legacy_keywords, _utils):
-        module.re = _LinearRe          # type: ignore[attr-defined]
+        module.re = _LinearRe

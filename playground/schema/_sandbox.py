@@ -3,8 +3,8 @@
 A tool's `outputSchema` and its `structuredContent` both come from the server, and jsonschema
 is pure Python with no bound on its work: `uniqueItems` over 3,000 small objects compares them
 pairwise (30 s), and a 2 KB chain of `$defs` in which each entry is `allOf` of the next one
-twice doubles the work at every level. RE2 bounds the regexes (`linear_regex`); everything else
-is bounded here: the check runs in a child process (`python -m playground.schemaforms.sandbox`)
+twice doubles the work at every level. RE2 bounds the regexes (`_linear_regex`); everything else
+is bounded here: the check runs in a child process (`serve` below, started by `_Child`)
 that is killed when it overruns, and the caller is told "not checked", never "valid". A thread
 could not be stopped, and would hold the GIL every request of the process needs.
 
@@ -69,7 +69,7 @@ class _Child:
 
     def __init__(self) -> None:
         code = (f"import sys; sys.path.insert(0, {_ROOT!r}); "
-                "from playground.schemaforms.sandbox import serve; serve()")
+                "from playground.schema._sandbox import serve; serve()")
         self.proc = subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
         self.buffer = b""
@@ -178,7 +178,7 @@ def _small(schema: Any, *values: Any) -> bool:
 
 
 def validate_arguments(schema: Any, arguments: Any) -> list[dict[str, Any]]:
-    """`validate.validate_arguments`, bounded: [not-checked error] when it does not finish."""
+    """`_validation.validate_arguments`, bounded: [not-checked error] when it does not finish."""
     if _small(schema, arguments):
         return _here(schema, arguments)
     return _in_child(schema, arguments)
@@ -193,7 +193,7 @@ async def avalidate_arguments(schema: Any, arguments: Any) -> list[dict[str, Any
 
 
 def _here(schema: Any, arguments: Any) -> list[dict[str, Any]]:
-    from .validate import validate_arguments as here
+    from ._validation import validate_arguments as here
 
     return here(schema, arguments)
 
@@ -206,9 +206,9 @@ def _in_child(schema: Any, arguments: Any) -> list[dict[str, Any]]:
 
 
 def matches(root: Any, subschema: Any, instance: Any, seconds: float | None = None) -> bool:
-    """`validate.matches`, bounded: False when it does not finish (it only picks a form branch)."""
+    """`_validation.matches`, bounded: False when it does not finish (it only picks a form branch)."""
     if _small(root, instance):             # (the subschema is a part of the root)
-        from .validate import matches as here
+        from ._validation import matches as here
 
         return here(root, subschema, instance)
     try:
@@ -222,7 +222,7 @@ def serve() -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
-    from . import validate
+    from . import _validation
 
     out = sys.stdout.buffer
     out.write(_encode({"ready": True}))
@@ -231,9 +231,9 @@ def serve() -> None:
         try:
             request = _decode(line)
             if request["op"] == "validate":
-                answer: Any = validate.validate_arguments(request["schema"], request["instance"])
+                answer: Any = _validation.validate_arguments(request["schema"], request["instance"])
             else:
-                answer = validate.matches(request["root"], request["subschema"], request["instance"])
+                answer = _validation.matches(request["root"], request["subschema"], request["instance"])
         except MemoryError:
             answer = {"failed": "the check needed more memory than it may use"}
         except Exception as exc:  # noqa: BLE001 - reported to the caller, the child goes on

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from playground.schemaforms import sandbox, validate
-from playground.schemaforms.sandbox import Sandbox
+from playground.schema import _sandbox as sandbox, _validation
+from playground.schema._sandbox import Sandbox
 from tests.peers.misbehaving import BOMBS
 
 SCHEMA_BOMB, UNIQUE_BOMB = BOMBS["schema-bomb"], BOMBS["unique-bomb"]
@@ -37,11 +37,11 @@ def test_a_check_that_would_run_for_ever_is_stopped_and_said_not_checked(quick, 
 
 
 def test_the_sandbox_gives_what_the_in_process_check_gives(quick):
-    """Paths, messages and keywords come back as validate.validate_arguments makes them, including
+    """Paths, messages and keywords come back as _validation.validate_arguments makes them, including
     values JSON carries but orjson does not (lone surrogates, integers beyond 64 bits)."""
     values = [{"rows": [{"i": 2 ** 70}, {"i": "x\udc80"}, {}] * 200}, {"rows": "no"}, {"rows": []}]
     for value in values:
-        assert quick.call("validate", schema=BIG, instance=value) == validate.validate_arguments(BIG, value)
+        assert quick.call("validate", schema=BIG, instance=value) == _validation.validate_arguments(BIG, value)
 
 
 def test_small_checks_without_references_run_in_the_calling_thread(quick):
