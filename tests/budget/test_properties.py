@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from playground import budget as budgets
-from playground.mcp import diff
+from playground.mcp.replay import diff
 from playground.mcp.check import arguments
 from playground.modelview.view import download, model_view
 from playground.schema import validate_arguments

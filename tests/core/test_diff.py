@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from playground import jsonpointer
-from playground.mcp import diff
+from playground.mcp.replay import diff
 
 
 def changes(old, new, ignore=()):

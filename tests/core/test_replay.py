@@ -1,4 +1,4 @@
-"""A recorded transcript read back as a plan (replay.py) and replayed (replayer.py), with an
+"""A recorded transcript read back as a plan (mcp/replay/recordings.py) and replayed (replayer.py), with an
 in-memory server playing two builds. The protocol logic only: the same against real servers
 is in test_cli_replay.py and the session tests."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from playground.mcp.client import McpClient
 from playground.mcp.events import Tap
-from playground.mcp.replay import Exchange, Notify, RecordingError, read_rows, recording, user_params
-from playground.mcp.replayer import Replayer
+from playground.mcp.replay import RecordingError, Replayer, read_rows, recording, user_params
+from playground.mcp.replay.recordings import Exchange, Notify
 from playground.mcp.responder import NoResponder, StaticResponder
 
 from .memory import MemoryTransport
@@ -229,7 +229,7 @@ async def test_replayed_against_the_same_build_everything_is_the_same(modern):
 async def test_responses_are_compared_off_the_event_loop(monkeypatch):
     import threading
 
-    from playground.mcp import diff
+    from playground.mcp.replay import diff
 
     threads = []
     real = diff.diff

@@ -13,8 +13,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import AsyncClient
 
-from playground.mcp.replay import RAW_KEPT
-from playground.mcp.replayer import VALUE_KEPT
+from playground.mcp.replay import RAW_KEPT, VALUE_KEPT
 from playground.mcp.secrets import CUT, MASK
 from playground.registry.models import Server
 from playground.sessions.features.replay import ENDED_EARLY

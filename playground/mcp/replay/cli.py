@@ -1,5 +1,5 @@
 """`mcp --replay FILE`: a saved session replayed against a server from the command line — a
-server's regression test in CI. cli.py parses the options and connects; this holds the rest.
+server's regression test in CI. playground/mcp/cli.py parses the options and connects; this holds the rest.
 
 Output: one line per replayed request with its status (a changed one's paths under it), then
 a summary; with `--jsonl`, the transcript's lines, the rows among them as notes of kind "diff"
@@ -12,10 +12,11 @@ import sys
 from dataclasses import dataclass
 from typing import IO
 
-from . import diff, jsontext
-from .client import McpClient
-from .events import Tap, TranscriptEvent
-from .replay import load
+from .. import jsontext
+from ..client import McpClient
+from ..events import Tap, TranscriptEvent
+from . import diff
+from .recordings import load
 from .replayer import Replayer, summary_text
 
 

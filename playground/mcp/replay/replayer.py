@@ -1,4 +1,4 @@
-"""A recording (replay.py) played against a server, and what changed: the Differences.
+"""A recording (`recordings`) played against a server, and what changed: the Differences.
 
 The client's requests go out again in their order through an open `McpClient` (its own ids,
 progress tokens and `_meta`: renumbered consistently by construction). A request that got a
@@ -13,7 +13,7 @@ Each replayed request becomes a row: `same`, `changed` (a structural diff of the
 `error` (it failed where it had succeeded, or the other way round); the server's notifications
 and requests while it was in flight are compared by method, in order: `missing` and `new`
 rows. Every row is also a transcript note of kind "diff" (the CLI's `--jsonl` contract).
-Shared by the CLI (replay_cli.py) and the page (sessions/features/replay.py).
+Shared by the CLI (`replay.cli`) and the page (sessions/features/replay.py).
 """
 from __future__ import annotations
 
@@ -29,14 +29,15 @@ from typing import Any
 
 from playground.budget import Budget
 
-from . import diff, jsontext
-from .client import McpClient, ProtocolError, RequestTimeout, ignore_progress
-from .events import Tap, TranscriptEvent
-from .jsonrpc import JsonRpcError
-from .replay import RAW_KEPT, ClientAnswer, Exchange, Notify, Recording, Seen, input_requests, request_name
-from .responder import Responder
-from .secrets import CUT, NO_SECRETS, Redactor
-from .transports.base import TransportError
+from .. import jsontext
+from ..client import McpClient, ProtocolError, RequestTimeout, ignore_progress
+from ..events import Tap, TranscriptEvent
+from ..jsonrpc import JsonRpcError
+from ..responder import Responder
+from ..secrets import CUT, NO_SECRETS, Redactor
+from ..transports.base import TransportError
+from . import diff
+from .recordings import RAW_KEPT, ClientAnswer, Exchange, Notify, Recording, Seen, input_requests, request_name
 
 STATUSES = ("same", "changed", "error", "missing", "new", "unchecked")     # unchecked: the comparison's budget stopped it
 VALUE_KEPT = 4000           # characters of JSON kept of one changed value in a row

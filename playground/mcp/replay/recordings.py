@@ -13,7 +13,7 @@ The input is a transcript as exported (the JSONL lines of a session's export or 
 
 The handshake (`initialize`, `notifications/initialized`, `server/discover`) is left out: the
 target's era does its own. The recording may have been redacted (exports mask secrets): what
-is there is replayed. Nothing here talks to a server (replayer.py does).
+is there is replayed. Nothing here talks to a server (`replayer` does).
 """
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import jsonrpc, jsontext
-from .client import META_CAPS, META_INFO, META_VERSION
-from .secrets import NO_SECRETS, Redactor
+from .. import jsonrpc, jsontext
+from ..client import META_CAPS, META_INFO, META_VERSION
+from ..secrets import NO_SECRETS, Redactor
 
 HANDSHAKE_REQUESTS = frozenset({"initialize", "server/discover"})
 HANDSHAKE_NOTIFICATIONS = frozenset({"notifications/initialized"})
