@@ -20,9 +20,8 @@ from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
 from .events import ON_PURPOSE, Tap, TranscriptEvent
-from .framelint import FrameLinter
-from .linted_output import LintedOutput
 from .jsonrpc import JsonRpcError
+from .lint import FrameLinter, LintedOutput
 from .replay import Replayer, cli as replay_cli
 from .responder import Responder, StaticResponder
 from .transports.base import TransportError

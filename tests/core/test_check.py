@@ -189,7 +189,7 @@ async def test_a_row_cites_the_requests_it_judged_and_their_answers():
 
 
 async def test_the_version_probes_do_not_change_the_version_the_session_is_linted_against():
-    from playground.mcp.framelint import FrameLinter
+    from playground.mcp.lint import FrameLinter
 
     linter = FrameLinter()
     picks = []
@@ -215,7 +215,7 @@ async def test_the_version_probes_do_not_change_the_version_the_session_is_linte
     last_probe = max(p.event.seq for p in picks if (p.event.data or {}).get("connection"))
     assert any(p.event.seq > last_probe for p in ours)
     # What the check sends invalid on purpose has its problems shown, marked, and not counted.
-    from playground.mcp.framelint import apply, check_all
+    from playground.mcp.lint import apply, check_all
 
     reports, _ = check_all(picks)
     assert sum(apply(p, r) for p, r in zip(picks, reports)) == 0

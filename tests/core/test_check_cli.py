@@ -89,8 +89,8 @@ def test_frames_are_schema_linted_only_where_they_are_written(tmp_path, monkeypa
     Where it runs, it checks in a thread, not on the event loop."""
     import threading
 
-    from playground.mcp import cli, linted_output
-    from playground.mcp.framelint import FrameLinter, check_all
+    from playground.mcp import cli
+    from playground.mcp.lint import FrameLinter, check_all, cli_output
 
     linted, threads = [], []
 
@@ -104,7 +104,7 @@ def test_frames_are_schema_linted_only_where_they_are_written(tmp_path, monkeypa
         threads.append(threading.current_thread())
         return check_all(picks)
     monkeypatch.setattr(cli, "FrameLinter", Counting)
-    monkeypatch.setattr(linted_output, "check_all", checking)
+    monkeypatch.setattr(cli_output, "check_all", checking)
     file = tmp_path / "t.jsonl"
     args = ["--check", "--timeout", "5", *(["--transcript", str(file)] if transcript else []), "--", *FAULTS, "none"]
     assert cli.main(args) == 0

@@ -1,4 +1,4 @@
-"""The schema lint (playground/mcp/lint.py, framelint.py, spec_sections.py): the official
+"""The schema lint (playground/mcp/lint/: definitions, linter, spec_sections): the official
 schemas shipped as published, each frame matched to its definition, problems named exactly."""
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from playground.mcp import lint, spec_sections
 from playground.mcp.events import Tap
-from playground.mcp.framelint import MAX_BYTES, FrameLinter, LintBudget, ProcessShare, apply, check_all
-from playground.mcp.lint import Request, check
+from playground.mcp.lint import (FrameLinter, LintBudget, ProcessShare, Request, apply, check, check_all, definitions,
+                                  spec_sections)
+from playground.mcp.lint.linter import MAX_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "tests" / "data" / "mcp-examples"
@@ -29,21 +29,21 @@ SHA256 = {
 
 
 def test_the_schemas_ship_unmodified_with_their_license():
-    assert lint.VERSIONS == tuple(SHA256)
-    assert sorted(p.name for p in lint.SCHEMAS.iterdir() if p.is_dir()) == list(SHA256)
+    assert definitions.VERSIONS == tuple(SHA256)
+    assert sorted(p.name for p in definitions.SCHEMAS.iterdir() if p.is_dir()) == list(SHA256)
     for version, digest in SHA256.items():
-        assert hashlib.sha256((lint.SCHEMAS / version / "schema.json").read_bytes()).hexdigest() == digest, version
-    license_text = (lint.SCHEMAS / "LICENSE").read_text()
+        assert hashlib.sha256((definitions.SCHEMAS / version / "schema.json").read_bytes()).hexdigest() == digest, version
+    license_text = (definitions.SCHEMAS / "LICENSE").read_text()
     assert "Apache License" in license_text and "MIT License" in license_text
-    assert "b0f60ba5409db7a6582440a7b473cc0398890f15" in (lint.SCHEMAS / "README.md").read_text()
+    assert "b0f60ba5409db7a6582440a7b473cc0398890f15" in (definitions.SCHEMAS / "README.md").read_text()
 
 
 def test_each_sender_s_messages_are_found_by_method():
-    old, tasks, modern = lint.schema("2024-11-05"), lint.schema("2025-11-25"), lint.schema("2026-07-28")
+    old, tasks, modern = definitions.schema("2024-11-05"), definitions.schema("2025-11-25"), definitions.schema("2026-07-28")
     assert old.requests["recv"] == {"ping": "PingRequest", "sampling/createMessage": "CreateMessageRequest",
                                     "roots/list": "ListRootsRequest"}
-    assert "elicitation/create" in lint.schema("2025-06-18").requests["recv"]
-    assert "elicitation/create" not in lint.schema("2025-03-26").requests["recv"]
+    assert "elicitation/create" in definitions.schema("2025-06-18").requests["recv"]
+    assert "elicitation/create" not in definitions.schema("2025-03-26").requests["recv"]
     assert tasks.requests["send"]["tasks/result"] == "GetTaskPayloadRequest"
     assert tasks.notifications["recv"]["notifications/elicitation/complete"] == "ElicitationCompleteNotification"
     # 2026-07-28: no server requests at all; its ClientNotification is written inline.
@@ -53,8 +53,8 @@ def test_each_sender_s_messages_are_found_by_method():
     # Results by the request they answer; requests without a result of their own get EmptyResult.
     assert old.results["ping"] == old.results["logging/setLevel"] == old.results["resources/subscribe"] == "EmptyResult"
     assert tasks.results["tools/call"] == "CallToolResult" and modern.results["server/discover"] == "DiscoverResult"
-    for version in lint.VERSIONS:
-        s = lint.schema(version)
+    for version in definitions.VERSIONS:
+        s = definitions.schema(version)
         assert s.requests["send"] and s.notifications["recv"], version
         assert all(name in s.defs for name in s.results.values()), version
 
@@ -104,7 +104,7 @@ def _examples():
 @pytest.mark.parametrize("path", _examples(), ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_spec_s_own_example_messages_have_no_problem(path):
     """Requests (ours), notifications and responses (the server's), routed as frames are."""
-    schema = lint.schema("2026-07-28")
+    schema = definitions.schema("2026-07-28")
     message = json.loads(path.read_text())
     kind = path.parent.name
     request = None
@@ -196,10 +196,10 @@ def test_methods_a_sender_does_not_have_and_frames_that_are_no_message():
 def test_problems_are_capped_and_messages_kept_short():
     many = {"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": f"t{i}"} for i in range(100)]}}
     report = check(many, version="2025-06-18", direction="recv", request=Request("tools/list"))
-    assert len(report.problems) == lint.MAX_PROBLEMS and report.more and report.info()["more"] is True
+    assert len(report.problems) == definitions.MAX_PROBLEMS and report.more and report.info()["more"] is True
     huge = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": "x" * 100_000}}
     [problem] = check(huge, version="2025-06-18", direction="recv").problems
-    assert len(problem["message"]) == lint.MESSAGE_CHARS and problem["message"].endswith("…")
+    assert len(problem["message"]) == definitions.MESSAGE_CHARS and problem["message"].endswith("…")
 
 
 def _frames(*frames):
@@ -360,7 +360,7 @@ def test_spec_sections_by_version():
 @pytest.mark.skipif(not SPEC_TEXT.exists(), reason="the spec text is not on this machine (../shared/mcp-spec)")
 @pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
 def test_every_section_linked_is_a_heading_of_the_spec_text(version):
-    schema = lint.schema(version)
+    schema = definitions.schema(version)
     links = {spec_sections.for_method(version, m) for by in (*schema.requests.values(), *schema.notifications.values())
              for m in by}
     links |= {spec_sections.for_method(version, m, result=True) for m in schema.results}

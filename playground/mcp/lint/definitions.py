@@ -1,4 +1,4 @@
-"""Schema lint: does a frame follow the MCP schema of the protocol version in use?
+"""Schema lint, one frame: does it follow the MCP schema of the protocol version in use?
 
 The official JSON Schema of each revision ships unmodified in `schemas/<version>/schema.json`
 (a test pins their sha256). A frame is matched to its definition the way the protocol pairs
@@ -9,7 +9,7 @@ Each problem is what jsonschema reports — the JSON pointer into the frame, its
 where in the schema the failing keyword is (`schema_path`) — at most MAX_PROBLEMS a frame.
 
 Pure and synchronous, Django-free: the CLI checks each frame as it prints it; a live session
-checks off the event loop, within a budget (`framelint`). Validators are built once per
+checks off the event loop, within a budget (`linter`). Validators are built once per
 (version, definitions). Formats (`uri`, `byte`) are annotations here, as JSON Schema's default
 has them: whether they were checked would depend on which optional packages are installed.
 """
@@ -26,8 +26,8 @@ from typing import Any, Literal, TypeGuard
 from playground import jsonpointer
 from playground.schema import SPECIFICATIONS, validator_class
 
+from ..secrets import CUT
 from . import spec_sections
-from .secrets import CUT
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")

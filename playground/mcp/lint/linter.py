@@ -5,7 +5,7 @@ time to check (`LintBudget`).
 Split in three so that the checking leaves the event loop: `pick` runs where the frames are
 (the loop; a few dictionary lookups a frame), `check_all` wherever the work may go (a thread),
 `apply` back where the frames are. The live path (features/schema_lint) and the CLI
-(`linted_output`) both do so.
+(`cli_output`) both do so.
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from . import lint
-from .client import LATEST_LEGACY, META_VERSION
-from .events import CONNECTION, ON_PURPOSE, TranscriptEvent
-from .secrets import NO_SECRETS, Redactor
+from ..client import LATEST_LEGACY, META_VERSION
+from ..events import CONNECTION, ON_PURPOSE, TranscriptEvent
+from ..secrets import NO_SECRETS, Redactor
+from .definitions import Report, Request, check, known
 
 MAX_BYTES = 1_000_000        # frames larger than this are not checked (a megabyte can take a second)
 REQUESTS_KEPT = 10_000       # open requests remembered for their responses (a server may never answer)
@@ -118,7 +118,7 @@ class Pick:
 
     event: TranscriptEvent
     version: str
-    request: lint.Request | None
+    request: Request | None
 
 
 class FrameLinter:
@@ -129,10 +129,10 @@ class FrameLinter:
     `data["connection"]`: the server check's version probes) follow a version of their own."""
 
     def __init__(self, version: str | None = None, budget: LintBudget | None = None) -> None:
-        self.version: str = version if lint.known(version) else LATEST_LEGACY
+        self.version: str = version if known(version) else LATEST_LEGACY
         self.others: dict[Any, str] = {}          # another connection's label -> its version (as a new session's)
         self.budget = budget
-        self._requests: dict[int, lint.Request] = {}        # request event seq -> what it asked
+        self._requests: dict[int, Request] = {}        # request event seq -> what it asked
         self._last_seq = 0
         self.seen = 0            # frames that could be checked (parsed JSON, sent or received)
         self.checked = 0
@@ -184,7 +184,7 @@ class FrameLinter:
         self.checked += len(picks)
         return picks
 
-    def _observe(self, event: TranscriptEvent, message: dict[str, Any], other: Any = None) -> lint.Request | None:
+    def _observe(self, event: TranscriptEvent, message: dict[str, Any], other: Any = None) -> Request | None:
         """Remember a request; for a response, the request it answers. Follow the version (of
         the connection `other`, when the frame is another connection's)."""
         method = message.get("method")
@@ -195,17 +195,17 @@ class FrameLinter:
                 meta = params.get("_meta")
                 offered = params.get("protocolVersion") if method == "initialize" else (
                     meta.get(META_VERSION) if isinstance(meta, dict) else None)
-                if lint.known(offered):
+                if known(offered):
                     self._follow(other, offered)
             if len(self._requests) >= REQUESTS_KEPT:
                 del self._requests[next(iter(self._requests))]
-            self._requests[event.seq] = lint.Request(method, task=isinstance(params.get("task"), dict))
+            self._requests[event.seq] = Request(method, task=isinstance(params.get("task"), dict))
             return None
         request = self._requests.pop(event.reply_to, None) if event.reply_to is not None else None
         if request is not None and request.method == "initialize" and event.dir == "recv":
             result = message.get("result")
             chosen = result.get("protocolVersion") if isinstance(result, dict) else None
-            if lint.known(chosen):
+            if known(chosen):
                 self._follow(other, chosen)
         return request
 
@@ -216,15 +216,15 @@ class FrameLinter:
             self.others[other] = version
 
 
-def check_all(picks: list[Pick]) -> tuple[list[lint.Report], float]:
+def check_all(picks: list[Pick]) -> tuple[list[Report], float]:
     """Check the picked frames; with the CPU time it took (of this thread)."""
     started = time.thread_time()
-    reports = [lint.check(p.event.message, version=p.version, direction=p.event.dir, request=p.request)  # type: ignore[arg-type]
+    reports = [check(p.event.message, version=p.version, direction=p.event.dir, request=p.request)  # type: ignore[arg-type]
                for p in picks]
     return reports, time.thread_time() - started
 
 
-def apply(pick: Pick, report: lint.Report, secrets: Redactor = NO_SECRETS) -> int:
+def apply(pick: Pick, report: Report, secrets: Redactor = NO_SECRETS) -> int:
     """Put the outcome on the event (its row and line carry it); the number of problems that
     count: none for a frame sent invalid on purpose (its `schema_lint` says why). A message
     quotes the frame cut to length: a secret's head at a cut is masked by `secrets`."""

@@ -1,5 +1,5 @@
 """The CLI's output while its frames are schema-linted: each frame checked in a thread, never
-on the event loop (framelint's pick / check_all / apply, as the live path does), and every
+on the event loop (the linter's pick / check_all / apply, as the live path does), and every
 line — frames and the text written between them — written in the order it came.
 
 Checked on the loop, a megabyte frame (up to a second of checking) held up the transport, the
@@ -13,8 +13,8 @@ import asyncio
 from collections.abc import Callable
 from typing import IO
 
-from .events import Tap, TranscriptEvent
-from .framelint import FrameLinter, apply, check_all
+from ..events import Tap, TranscriptEvent
+from .linter import FrameLinter, apply, check_all
 
 HIGH = 10_000        # frames waiting: pause the tap
 LOW = 1_000          # ... and let it go on below this
