@@ -1,5 +1,7 @@
-"""The headless client the official conformance suite drives (`conformance client --command ...`):
-`python -m playground.mcp.conformance URL`, or `python manage.py mcp_conformance URL`.
+"""The conformance adapter: the headless client the official conformance suite drives
+(`conformance client --command ...`): `python -m playground.mcp.conformance_adapter URL`, or
+`python manage.py mcp_conformance URL`. (Not the server check's `check/conformance.py`, which
+checks a server's answers against the schema.)
 
 It exercises OUR client core the way a person at the page would: connect (in the era the
 suite asks for), list what the server offers, call each tool, read each resource, get each
