@@ -21,7 +21,7 @@ from playground.sessions.live import WORKERS
 from playground.sessions.worker import start_session
 from playground.transcripts.models import Session, ShareLink
 from tests.conftest import PEERS
-from tests.core.test_cli import mcp
+from tests.mcp_cli import mcp
 
 from .test_features import card_key, receive_fragment, receive_until, send
 from .test_live import communicator, events, make_user_and_server, stop_all

@@ -2,25 +2,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 import pytest
 
 from playground.mcp import cli
-from tests.conftest import PEERS, ROOT
+from tests.conftest import PEERS
+from tests.mcp_cli import lines, mcp
 from tests.sessions.test_schema_lint import BROKEN
 
 PEER = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
-
-
-def mcp(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "manage.py"), "mcp", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=ROOT)
-
-
-def lines(proc: subprocess.CompletedProcess[str]) -> list[dict]:
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
 
 
 def frames(events: list[dict], dir: str) -> list[dict]:
@@ -123,28 +114,10 @@ def test_sdk_peer_auto_era_is_modern():
     assert listed["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
 
 
-@pytest.fixture(scope="module")
-def sdk_http_base():
-    from tests.core.http_peers import free_port, start_peer, stop_peer
-    port = free_port()
-    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), "http", str(port)], port)
-    yield f"http://127.0.0.1:{port}"
-    stop_peer(proc)
-
-
-@pytest.fixture(scope="module")
-def sdk_sse_base():
-    from tests.core.http_peers import free_port, start_peer, stop_peer
-    port = free_port()
-    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), "sse", str(port)], port)
-    yield f"http://127.0.0.1:{port}"
-    stop_peer(proc)
-
-
 @pytest.mark.parametrize("era, expected", [("legacy", "legacy"), ("auto", "modern"), ("modern", "modern")])
-def test_streamable_http_in_each_era_with_a_masked_secret_header(sdk_http_base, era, expected):
+def test_streamable_http_in_each_era_with_a_masked_secret_header(sdk_http, era, expected):
     secret = "Bearer tok-0123456789-secret"
-    proc = mcp("--jsonl", "--url", sdk_http_base + "/mcp", "--era", era, "--header", f"Authorization: {secret}",
+    proc = mcp("--jsonl", "--url", sdk_http, "--era", era, "--header", f"Authorization: {secret}",
                "--call", 'add={"a":1,"b":2}')
     assert proc.returncode == 0, proc.stderr
     events = lines(proc)
@@ -155,8 +128,8 @@ def test_streamable_http_in_each_era_with_a_masked_secret_header(sdk_http_base, 
     assert any(e.get("http") for e in events)
 
 
-def test_auto_transport_falls_back_to_sse(sdk_sse_base):
-    proc = mcp("--jsonl", "--url", sdk_sse_base + "/sse", "--transport", "auto", "--list", "tools")
+def test_auto_transport_falls_back_to_sse(sdk_sse):
+    proc = mcp("--jsonl", "--url", sdk_sse, "--transport", "auto", "--list", "tools")
     assert proc.returncode == 0, proc.stderr
     events = lines(proc)
     fallback = [e for e in events if e.get("kind") == "fallback"]
@@ -166,7 +139,7 @@ def test_auto_transport_falls_back_to_sse(sdk_sse_base):
 
 
 def test_unreachable_url_exits_3():
-    from tests.core.http_peers import free_port
+    from tests.http_peers import free_port
     assert mcp("--url", f"http://127.0.0.1:{free_port()}/mcp", "--ping").returncode == 3
 
 

@@ -8,8 +8,7 @@ import sys
 import pytest
 
 from tests.conftest import PEERS
-
-from .test_cli import lines, mcp
+from tests.mcp_cli import lines, mcp
 
 BUILD = {build: [sys.executable, str(PEERS / "sdk_variant.py"), "stdio", build] for build in ("a", "b")}
 

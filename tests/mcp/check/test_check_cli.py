@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from tests.conftest import PEERS
-from tests.core.test_cli import mcp
+from tests.mcp_cli import mcp
 
 FAULTS = [sys.executable, str(PEERS / "check_faults.py")]
 

@@ -1,6 +1,6 @@
 """A recorded transcript read back as a plan (mcp/replay/recordings.py) and replayed (replayer.py), with an
 in-memory server playing two builds. The protocol logic only: the same against real servers
-is in test_cli_replay.py and the session tests."""
+is in test_cli_replay.py and tests/sessions/test_replay.py."""
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +15,7 @@ from playground.mcp.replay import RecordingError, Replayer, read_rows, recording
 from playground.mcp.replay.recordings import Exchange, Notify
 from playground.mcp.responder import NoResponder, StaticResponder
 
-from .memory import MemoryTransport
+from tests.mcp.memory import MemoryTransport
 
 
 def server(build: str = "a", *, modern: bool = False, question: str = "Name?"):

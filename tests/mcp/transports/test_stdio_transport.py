@@ -17,8 +17,8 @@ from playground.mcp import jsonrpc
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.transports.base import TransportError
 from playground.mcp.transports.stdio import StdioTransport, group_alive
+from tests.conftest import PEERS
 
-PEERS = Path(__file__).resolve().parent.parent / "peers"
 WAIT = 20.0   # generous upper bound for any single wait; never a synchronisation sleep
 
 LEGACY = "2025-11-25"

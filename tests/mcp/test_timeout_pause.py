@@ -16,7 +16,7 @@ import pytest
 from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.events import Tap
 
-from .memory import MemoryTransport
+from tests.mcp.memory import MemoryTransport
 
 TIMEOUT = 0.2
 SLOW = 3 * TIMEOUT           # how long the "person" takes to answer
@@ -208,19 +208,9 @@ ANSWER_AT = 1.5 * PEER_TIMEOUT
 
 
 @pytest.fixture(scope="module")
-def peer_urls():
+def peer_urls(sdk_http, sdk_sse):
     """The SDK peer over Streamable HTTP and over HTTP+SSE (stdio is started per test)."""
-    import sys
-
-    from .http_peers import ROOT, free_port, start_peer, stop_peer
-    procs, urls = [], {}
-    for mode, path in (("http", "/mcp"), ("sse", "/sse")):
-        port = free_port()
-        procs.append(start_peer([sys.executable, str(ROOT / "tests" / "peers" / "sdk_server.py"), mode, str(port)], port))
-        urls[mode] = f"http://127.0.0.1:{port}{path}"
-    yield urls
-    for proc in procs:
-        stop_peer(proc)
+    return {"http": sdk_http, "sse": sdk_sse}
 
 
 class SlowName(SlowPerson):
@@ -244,10 +234,10 @@ async def test_the_sdk_peer_gets_a_slow_answer_over_every_transport(peer_urls, t
     from playground.mcp.config import ServerConfig
     from playground.mcp.connect import open_client
 
-    from .http_peers import ROOT
+    from tests.conftest import PEERS
     if transport == "stdio":
         config = ServerConfig(transport="stdio", command=sys.executable,
-                              args=[str(ROOT / "tests" / "peers" / "sdk_server.py"), "stdio"], era=era)
+                              args=[str(PEERS / "sdk_server.py"), "stdio"], era=era)
     else:
         config = ServerConfig(transport="http" if transport == "http" else "sse", url=peer_urls[transport], era=era)
     tap = Tap()

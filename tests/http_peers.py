@@ -1,5 +1,6 @@
-"""Helpers for the HTTP transport tests: real peers on loopback, a recorder, and a tiny
-scripted HTTP server for faults no real peer will produce on demand (cut streams, trickles)."""
+"""Helpers for tests against HTTP peers (the transports', the sessions', the security tests'): real
+peers on loopback, a recorder, and a tiny scripted HTTP server for faults no real peer will produce
+on demand (cut streams, trickles). The peers themselves are fixtures in tests/conftest.py."""
 from __future__ import annotations
 
 import asyncio
@@ -15,7 +16,7 @@ from typing import Any
 
 from playground.mcp.events import Tap, TranscriptEvent
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def free_port() -> int:
@@ -57,6 +58,22 @@ def stop_peer(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses (hex, as in /proc/net/tcp*) with a socket listening on `port`."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = open(table).read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            local, state = row.split()[1], row.split()[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(address)
+    return found
 
 
 @dataclass

@@ -13,8 +13,8 @@ from playground.mcp.events import Tap
 from playground.mcp.lint import (FrameLinter, LintBudget, ProcessShare, Request, apply, check, check_all, definitions,
                                   spec_sections)
 from playground.mcp.lint.linter import MAX_BYTES
+from tests.conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "tests" / "data" / "mcp-examples"
 SPEC_TEXT = Path("/work/shared/mcp-spec")
 

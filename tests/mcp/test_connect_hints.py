@@ -7,8 +7,7 @@ import pytest
 
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
-from tests.core.http_peers import Recorder
-from tests.core.test_http_transports import everything_http, sdk_http, sdk_sse  # noqa: F401 (fixtures)
+from tests.http_peers import Recorder
 
 
 async def failed_with_hint(config: ServerConfig) -> tuple[dict, Recorder]:

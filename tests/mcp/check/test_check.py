@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,7 +13,6 @@ from playground.mcp.config import ServerConfig
 from playground.mcp.connect import open_client
 from playground.mcp.events import Tap, TranscriptEvent
 from tests.conftest import PEERS
-from tests.core.http_peers import free_port, start_peer, stop_peer
 
 FAULTS = [sys.executable, str(PEERS / "check_faults.py")]
 SDK = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
@@ -432,14 +430,6 @@ async def test_sdk_peer_stdio(era):
     no_fail(report)
     assert row(report, "handshake: modern, unknown newer version 2099-12-31").status == "pass"
     assert row(report, "tools/call: weather").reason.endswith("structuredContent matches the outputSchema")
-
-
-@pytest.fixture(scope="module")
-def sdk_http() -> Iterator[str]:
-    port = free_port()
-    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), "http", str(port)], port)
-    yield f"http://127.0.0.1:{port}/mcp"
-    stop_peer(proc)
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
