@@ -54,22 +54,24 @@ def everything_cmd() -> list[str]:
     return [str(exe), "stdio"]
 
 
+def _sdk_peer(mode: str, path: str) -> Iterator[str]:
+    """The SDK peer (tests/peers/sdk_server.py) serving `mode` on a free port: its URL, then it stops."""
+    port = free_port()
+    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), mode, str(port)], port)
+    yield f"http://127.0.0.1:{port}{path}"
+    stop_peer(proc)
+
+
 @pytest.fixture(scope="module")
 def sdk_http() -> Iterator[str]:
-    """The SDK peer (tests/peers/sdk_server.py) over Streamable HTTP: its /mcp URL."""
-    port = free_port()
-    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), "http", str(port)], port)
-    yield f"http://127.0.0.1:{port}/mcp"
-    stop_peer(proc)
+    """The SDK peer over Streamable HTTP: its /mcp URL."""
+    yield from _sdk_peer("http", "/mcp")
 
 
 @pytest.fixture(scope="module")
 def sdk_sse() -> Iterator[str]:
     """The SDK peer over the deprecated HTTP+SSE transport: its /sse URL."""
-    port = free_port()
-    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), "sse", str(port)], port)
-    yield f"http://127.0.0.1:{port}/sse"
-    stop_peer(proc)
+    yield from _sdk_peer("sse", "/sse")
 
 
 @pytest.fixture(scope="module")
