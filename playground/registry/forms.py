@@ -4,7 +4,7 @@ from __future__ import annotations
 from django import forms
 
 from playground import security
-from playground.mcp import diff
+from playground.mcp.replay import diff
 from playground.mcp.client import LEGACY_VERSIONS, MODERN_VERSIONS
 from playground.mcp.secrets import mask_env, mask_headers, unmask
 

@@ -27,7 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playground.mcp.transports.http_common import header_problem, is_field_name
-from playground.schemaforms.fields import json_type
+from playground.schema import json_type
 
 from .command_line import CommandLineError, split_command_line
 

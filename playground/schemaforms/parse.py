@@ -23,7 +23,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterable
 
-from .fields import MISSING, Field, build_fields
+from playground.schema import MISSING, Field, build_fields
 
 NUMBER_RE = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
 LOCAL_DATETIME_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2})(:[0-9]{2}(\.[0-9]+)?)?$")

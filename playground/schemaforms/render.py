@@ -20,8 +20,7 @@ from django.utils.safestring import SafeString
 
 from playground.budget import FORM, Budget, Limits, OverBudget
 
-from .fields import MISSING, Field, build_fields, canon, json_root, json_type
-from .sandbox import DEADLINE, matches
+from playground.schema import DEADLINE, MISSING, Field, build_fields, canon, json_root, json_type, matches
 
 ITEM_PLACEHOLDER = "~i"
 # What drawing costs in the budget's steps (a subschema built, ~1.5 µs): a field ~100 µs in Django's

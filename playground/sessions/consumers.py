@@ -20,7 +20,8 @@ from channels.db import database_sync_to_async
 from channels.consumer import get_handler_name
 
 from playground.mcp import jsontext
-from playground.schemaforms import avalidate_arguments, form_too_large, parse_form
+from playground.schema import avalidate_arguments
+from playground.schemaforms import form_too_large, parse_form
 from playground.transcripts.models import Session
 
 from . import lines, render

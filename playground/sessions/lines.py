@@ -13,7 +13,8 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
-from playground.mcp import jsontext, spec_sections
+from playground.mcp import jsontext
+from playground.mcp.lint import spec_sections
 from playground.mcp.events import ON_PURPOSE
 
 from .html import esc as _e

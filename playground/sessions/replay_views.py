@@ -12,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from playground.mcp import diff
+from playground.mcp.replay import diff
 from playground.registry.models import Server
 from playground.transcripts import replays
 from playground.transcripts.access import own_session

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playground.mcp import jsontext
-from playground.schemaforms import avalidate_arguments
+from playground.schema import avalidate_arguments
 
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})

@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from playground.mcp import diff
 from playground.budget import COMPARISON, DIFF
-from playground.mcp.replayer import compare_response, counts
-from playground.mcp.replay import RAW_KEPT
+from playground.mcp.replay import RAW_KEPT, compare_response, counts, diff
 from playground.mcp.secrets import Redactor
 
 from .models import Event, Session

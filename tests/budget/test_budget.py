@@ -7,9 +7,9 @@ import itertools
 import pytest
 
 from playground import budget as budgets
-from playground.mcp import diff
+from playground.mcp.replay import diff
+from playground.schema import build_fields
 from playground.schemaforms import parse_form, render_form
-from playground.schemaforms.fields import build_fields
 
 from .hostile import enum_of
 
@@ -136,7 +136,7 @@ def test_the_hundred_rules_of_160_double_stars_compare_a_replay_at_once():
 def test_a_comparison_under_the_costliest_rules_allowed_stops_at_its_budget_and_says_so():
     """Rules as costly as they may be, on a pair that differs all the way down: stopped by the
     budget, and a replay row says `unchecked`, never `same`."""
-    from playground.mcp.replayer import compare_response
+    from playground.mcp.replay import compare_response
 
     rules = ["/" + "/".join(["**", f"k{j}"] * diff.MAX_RULE_STARS + ["x" * 5] * 40) for j in range(diff.MAX_RULES)]
     compiled = diff.rules(diff.clean_rules(rules))                # allowed

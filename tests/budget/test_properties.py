@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from playground import budget as budgets
-from playground.mcp import diff
+from playground.mcp.replay import diff
 from playground.mcp.check import arguments
 from playground.modelview.view import download, model_view
-from playground.schemaforms import render_form, validate_arguments
+from playground.schema import validate_arguments
+from playground.schemaforms import render_form
 from playground.sessions.features.server_requests import describe_server_request
 
 from .hostile import SCHEMAS, Drawn, doubling

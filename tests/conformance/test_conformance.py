@@ -1,5 +1,5 @@
 """The official conformance suite's client scenarios, run against our headless adapter
-(`python -m playground.mcp.conformance`, also `manage.py mcp_conformance`), one test per (scenario, spec version) pair.
+(`python -m playground.mcp.conformance_adapter`, also `manage.py mcp_conformance`), one test per (scenario, spec version) pair.
 
 A pair passes only strictly: at least one check ran, none failed, none warned, and the
 adapter exited 0 in time (the suite itself prints PASSED for 0/0 checks).

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.conftest import PEERS
-from tests.core.http_peers import wait_port
+from tests.http_peers import wait_port
 from tests.daphne_process import MANAGE, ROOT, app_env, tab, until
 
 LINK = re.compile(r"^  (http://127\.0\.0\.1:(\d+)/login/token/\S+/)$", re.M)

@@ -1,10 +1,14 @@
 """The shape of the code, checked: no import cycle anywhere in playground/ (module- or
 function-level: a lazy import hides a cycle, it does not remove it), none between the Django
-apps, and features that plug in without reaching into the worker or the consumer."""
+apps, a core (the MCP client, the Model view, the JSON Schema work) that imports neither Django
+nor any app, and features that plug in without reaching into the worker or the consumer."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
+
+from django.apps import apps as django_apps
 
 from playground.sessions.features import FEATURES
 
@@ -22,13 +26,13 @@ def _modules() -> dict[str, Path]:
     return out
 
 
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+def _imports(name: str, path: Path, modules: dict[str, Path], *, typing: bool = False) -> set[str]:
     """Modules of playground/ that `name` imports, at any level (TYPE_CHECKING blocks excluded:
-    they never run)."""
+    they never run; with `typing`, every module it names, in TYPE_CHECKING blocks too)."""
     tree = ast.parse(path.read_text())
     skipped: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not typing and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skipped |= {id(n) for branch in node.body for n in ast.walk(branch)}
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
@@ -45,13 +49,13 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
         else:
             continue
-        found |= {t for t in targets if t in modules and t != name}
+        found |= {t for t in targets if (typing or t in modules) and t != name}
     return found
 
 
-def _graph() -> dict[str, set[str]]:
+def _graph(*, typing: bool = False) -> dict[str, set[str]]:
     modules = _modules()
-    return {name: _imports(name, path, modules) for name, path in modules.items()}
+    return {name: _imports(name, path, modules, typing=typing) for name, path in modules.items()}
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -107,6 +111,53 @@ def test_no_two_apps_import_each_other():
     for app, targets in apps.items():
         targets.discard(app)
     assert _cycles(apps) == []
+
+
+# The core: Django-free, so the CLI, the conformance adapter, the worker and the tests use it
+# alike. Neither django (nor channels, built on it) nor a Django app, whatever the import's level.
+CORE = ("playground.mcp", "playground.modelview", "playground.schema")
+DJANGO = ("django", "channels")
+
+
+def _inside(module: str, packages: Iterable[str]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _django_in_core(graph: dict[str, set[str]], core: Iterable[str], apps: set[str]) -> dict[str, list[str]]:
+    """What the core imports of Django or of an app, at any level: for each module of the core,
+    or of playground/ that the core imports (budget, jsonpointer, ...), its Django imports, keyed
+    by the chain of imports that reached it."""
+    reached = {m: m for m in graph if _inside(m, core)}
+    todo = list(reached)
+    found: dict[str, list[str]] = {}
+    while todo:
+        module = todo.pop()
+        bad = sorted(t for t in graph[module] if _inside(t, DJANGO) or _inside(t, apps))
+        if bad:
+            found[reached[module]] = bad
+        for target in graph[module]:
+            if target in graph and target not in reached and target not in bad:
+                reached[target] = f"{reached[module]} -> {target}"
+                todo.append(target)
+    return found
+
+
+def test_the_core_check_finds_django_and_apps_however_reached():
+    graph = {"p.core.a": {"p.core.b", "p.util"}, "p.core.b": {"json"}, "p.util": {"p.deep"}, "p.deep": {"django.conf"},
+             "p.core.c": {"p.app.models"}, "p.app.models": {"django.db"}, "p.other": {"channels.layers", "p.app"}}
+    assert _django_in_core(graph, ["p.core"], {"p.app"}) == {
+        "p.core.a -> p.util -> p.deep": ["django.conf"], "p.core.c": ["p.app.models"]}
+    graph["p.core.b"].add("channels.layers")
+    assert _django_in_core(graph, ["p.core"], {"p.app"})["p.core.b"] == ["channels.layers"]
+
+
+def test_the_core_imports_no_django_and_no_app():
+    apps = {config.name for config in django_apps.get_app_configs() if config.name.startswith("playground.")}
+    assert {"playground.sessions", "playground.schemaforms", "playground.registry"} <= apps
+    assert not any(_inside(package, apps) for package in CORE)
+    graph = _graph(typing=True)
+    assert all(any(_inside(m, [package]) for m in graph) for package in CORE)
+    assert _django_in_core(graph, CORE, apps) == {}
 
 
 def test_features_never_reach_into_the_worker_or_the_consumer():

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from playground.schemaforms import parse_form, render_form, validate_arguments
+from playground.schema import validate_arguments
+from playground.schemaforms import parse_form, render_form
 
 from .formsim import read, submitted
 

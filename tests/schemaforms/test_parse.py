@@ -109,3 +109,13 @@ def test_non_object_root_and_garbage_data():
     assert parse_form({"type": "integer"}, {}) == (None, [])
     assert parse_form(S, None) == ({}, [])
     assert parse_form(S, {"args.req": None, "args.b": True, "args.i": 3}) == ({"b": True, "i": 3}, [])
+
+
+def test_a_huge_form_is_refused_whole_with_a_clear_error():
+    from playground.schemaforms.parse import MAX_FORM_FIELDS
+
+    data = {f"args.k{i}": "v" for i in range(10_000)}
+    arguments, errors = parse_form({"type": "object", "additionalProperties": True}, data, prefix="args")
+    assert arguments == {} and errors == [f"the form has 10000 fields; at most {MAX_FORM_FIELDS} are accepted"]
+    arguments, errors = parse_form({"type": "object"}, {"args.k": "x" * 600_000}, prefix="args")
+    assert errors and "characters" in errors[0]

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from playground.schemaforms import render_form
-from playground.schemaforms.fields import MAX_DEPTH, build_fields
+from playground.schema import build_fields
+from playground.schema._field_tree import MAX_DEPTH
 
 from .formsim import read, submitted
 
@@ -23,7 +24,7 @@ def test_every_input_is_labelled_with_its_exact_property_name():
     html = render_form(schema)
     r = read(html)
     for name in schema["properties"]:
-        from playground.schemaforms.fields import encode_segment
+        from playground.schema._field_tree import encode_segment
         element_id = f"id_args.{encode_segment(name)}"
         assert element_id in r.ids
         assert label_for(r, element_id) == name

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from playground.schemaforms import parse_form, render_form, validate_arguments
-from playground.schemaforms.fields import canon
+from playground.schema import canon, validate_arguments
+from playground.schemaforms import parse_form, render_form
 
 from .formsim import flat, submitted
 

@@ -23,7 +23,7 @@ from playground.registry.models import Server
 from playground.sessions.live import WORKERS
 from playground.sessions.worker import start_session
 from playground.transcripts.models import Event, Session
-from tests.core.http_peers import FaultServer, head
+from tests.http_peers import FaultServer, head
 
 REFUSED = ["10.0.0.1", "172.16.5.4", "192.168.1.1", "100.64.0.1", "169.254.169.254", "169.254.1.1",
            "fe80::1", "fd00:ec2::254", "fc00::1", "100.100.100.200", "::ffff:10.0.0.1", "224.0.0.1", "240.0.0.1",

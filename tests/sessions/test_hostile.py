@@ -26,7 +26,7 @@ from playground.sessions.live import WORKERS
 from playground.sessions.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
-from tests.core.http_peers import FaultServer, Request, head
+from tests.http_peers import FaultServer, Request, head
 
 from .test_live import communicator, make_user_and_server, receive_until, stop_all
 

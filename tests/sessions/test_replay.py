@@ -13,8 +13,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import AsyncClient
 
-from playground.mcp.replay import RAW_KEPT
-from playground.mcp.replayer import VALUE_KEPT
+from playground.mcp.replay import RAW_KEPT, VALUE_KEPT
 from playground.mcp.secrets import CUT, MASK
 from playground.registry.models import Server
 from playground.sessions.features.replay import ENDED_EARLY
@@ -22,7 +21,7 @@ from playground.sessions.live import WORKERS
 from playground.sessions.worker import start_session
 from playground.transcripts.models import Session, ShareLink
 from tests.conftest import PEERS
-from tests.core.test_cli import mcp
+from tests.mcp_cli import mcp
 
 from .test_features import card_key, receive_fragment, receive_until, send
 from .test_live import communicator, events, make_user_and_server, stop_all

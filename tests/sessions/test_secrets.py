@@ -13,7 +13,7 @@ from django.test import Client
 from playground.sessions.worker import start_session
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
-from tests.core.http_peers import free_port, start_peer, stop_peer
+from tests.http_peers import free_port, start_peer, stop_peer
 
 from .test_live import communicator, make_user_and_server, receive_until, stop_all
 

@@ -31,7 +31,6 @@ from playground.sessions.lines import is_request
 from playground.transcripts import curl
 from playground.transcripts.models import Event, Session, ShareLink
 from playground.transcripts.recorder import save_events
-from tests.core.test_http_transports import sdk_http, sdk_sse  # noqa: F401  (the fixtures)
 
 SECRET = "k-curl-0123456789abcdef"
 TEXT = "it's \"quoted\" $HOME `uname` \\ and\na new line, é"

@@ -27,7 +27,6 @@ from playground.registry.models import Server
 from playground.transcripts import har
 from playground.transcripts.models import Event, Session, ShareLink
 from tests.auth_peer import auth_mock
-from tests.core.test_http_transports import sdk_http, sdk_sse  # noqa: F401  (the fixtures)
 
 SCHEMAS = Path(__file__).resolve().parent / "har-schema"
 SECRET = "k-har-0123456789abcdef"

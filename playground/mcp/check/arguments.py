@@ -1,7 +1,7 @@
 """Arguments for a tool call, made from its `inputSchema`: a small valid instance, and one that
 breaks the schema on purpose (the invalid-params check).
 
-Built on schemaforms' field tree (the one the tool forms use: `$ref`s, `allOf`, choices, its
+Built on playground.schema's field tree (the one the tool forms use: `$ref`s, `allOf`, choices, its
 bounds against hostile and recursive schemas), then checked with the same validator: what is
 sent is known to be valid (or invalid) by the schema, not guessed.
 """
@@ -12,9 +12,7 @@ from typing import Any
 
 from playground.budget import ARGUMENTS, Budget, OverBudget
 from playground.mcp import jsontext
-from playground.schemaforms import linear_regex
-from playground.schemaforms.fields import MISSING, Field, build_fields
-from playground.schemaforms import validate_arguments
+from playground.schema import MISSING, Field, PatternNotChecked, build_fields, regex_search, validate_arguments
 
 # Tried in turn against a `pattern` the first guess does not match (in RE2: linear time).
 PATTERN_TRIES = ("0", "1", "a", "A", "abc", "ABC", "a1", "test", "x-y", "x_y", "2025-01-01", "user@example.com",
@@ -174,8 +172,8 @@ def _string(schema: dict[str, Any]) -> str:
 
 def _matches(pattern: str, text: str) -> bool:
     try:
-        return linear_regex.search(pattern, text) is not None
-    except linear_regex.PatternNotChecked:
+        return regex_search(pattern, text) is not None
+    except PatternNotChecked:
         return False
 
 

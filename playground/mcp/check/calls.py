@@ -8,7 +8,7 @@ import asyncio
 import json
 from typing import Any
 
-from playground.schemaforms import validate_arguments
+from playground.schema import validate_arguments
 
 from ..jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from . import arguments

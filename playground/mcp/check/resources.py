@@ -7,7 +7,7 @@ from typing import Any
 
 import uritemplate
 
-from playground.schemaforms import linear_regex
+from playground.schema import regex_search
 
 from ..jsonrpc import INVALID_PARAMS
 from .context import CheckContext
@@ -35,7 +35,7 @@ def template_problem(text: str) -> str | None:
             if not depth:
                 return f"a closing brace without an opening one at {i}"
             expression = text[start:i]
-            if not linear_regex.search(EXPRESSION, expression):
+            if not regex_search(EXPRESSION, expression):
                 return f"{{{clip(expression, 40)}}} is not an expression (operator, then variable names)"
             depth = 0
     return "an expression is not closed" if depth else None

@@ -3,7 +3,7 @@
 2025-11-25, Basic › JSON Schema Usage: a schema without `$schema` is JSON Schema 2020-12;
 "Schemas MUST be valid according to their declared or default dialect". The tool definition
 itself (schema.ts) requires `type: "object"` for both. Checked against the dialect's
-meta-schema with jsonschema (schemaforms.validate picks the dialect the tool forms use).
+meta-schema with jsonschema (playground.schema picks the dialect the tool forms use).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import jsonschema
 from jsonschema import validators
 
 from playground import jsonpointer
-from playground.schemaforms.validate import validator_class
+from playground.schema import validator_class
 
 from .result import FAIL, WARN, Status, clip
 

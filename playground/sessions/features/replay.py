@@ -3,7 +3,7 @@
 
 Started by the session page's "Replay" (replay_views.py), which starts a session on the chosen
 server with `replay_of`: `prepare` reads the original's transcript into a recording; once the
-session is connected and listed, `start` runs it (playground.mcp.replayer) through the
+session is connected and listed, `start` runs it (playground.mcp.replay's Replayer) through the
 session's client. The server's requests are answered from the recording first
 (`answers_first`); those it does not match go to the person's cards as in any session. Rows
 reach every tab as they complete, and every live share viewer too (rendered again for them:
@@ -19,9 +19,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.urls import reverse
 
-from playground.mcp import diff
-from playground.mcp.replay import recording
-from playground.mcp.replayer import Replayer, summary_text
+from playground.mcp.replay import Replayer, diff, recording, summary_text
 from playground.mcp.secrets import Redactor
 from playground.transcripts import replays
 

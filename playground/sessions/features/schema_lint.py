@@ -1,10 +1,10 @@
 """Schema lint, live: every frame of the session, both ways, checked against the MCP schema of
-the protocol version in use (`playground/mcp/lint.py`).
+the protocol version in use (`playground/mcp/lint/`).
 
 Frames are checked before they are saved (the recorder hands each batch here first), so what is
 found is on the saved row — the export, the line on the live, reloaded and shared pages — with
 no second write and no line patched later. The checking runs in a thread, never on the event
-loop, within a budget (`framelint.LintBudget`): under a flood only some frames are checked, and
+loop, within a budget (`lint.LintBudget`): under a flood only some frames are checked, and
 a note in the transcript says how many once it is over (a frame too large to check says so itself). The header counts the problems.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from playground.mcp.events import TranscriptEvent
-from playground.mcp.framelint import FrameLinter, LintBudget, ProcessShare, apply, check_all
+from playground.mcp.lint import FrameLinter, LintBudget, ProcessShare, apply, check_all
 
 from ..html import oob
 from .base import Feature, render

@@ -1,12 +1,13 @@
 """`python manage.py mcp_conformance URL`: the conformance suite's headless client
-(playground/mcp/conformance.py, which the suite runs without Django: `python -m playground.mcp.conformance`)."""
+(playground/mcp/conformance_adapter.py, which the suite runs without Django:
+`python -m playground.mcp.conformance_adapter`)."""
 from __future__ import annotations
 
 import sys
 
 from django.core.management.base import BaseCommand
 
-from playground.mcp.conformance import main
+from playground.mcp.conformance_adapter import main
 
 
 class Command(BaseCommand):

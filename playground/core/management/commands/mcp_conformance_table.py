@@ -114,8 +114,8 @@ def loopback_ports(count: int = PORTS_PER_RUN) -> list[int]:
 
 def adapter_command() -> str:
     """The adapter as the suite runs it: split on spaces and run through a shell, in PROJECT
-    (run_pair's cwd, which `-m` puts on the path). Without Django: see conformance.main."""
-    cmd = f"{sys.executable} -m playground.mcp.conformance"
+    (run_pair's cwd, which `-m` puts on the path). Without Django: see conformance_adapter.main."""
+    cmd = f"{sys.executable} -m playground.mcp.conformance_adapter"
     if any(c.isspace() or c in "'\"$`\\;&|<>()" for c in sys.executable):
         raise RuntimeError(f"the suite splits the command on spaces; unusable path in {cmd!r}")
     return cmd

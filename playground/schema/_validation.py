@@ -1,0 +1,116 @@
+"""Validate arguments against a tool's schema with `jsonschema`.
+
+The dialect comes from `$schema` (2020-12 when absent or unknown). Remote `$ref`s are never
+fetched (jsonschema would, by default): only the bundled meta-schemas are available. Nothing here
+raises on a weird schema; an invalid schema is reported as one error.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from jsonschema import validators
+from jsonschema_specifications import REGISTRY as SPECIFICATIONS
+
+from playground import jsonpointer
+
+from ._linear_regex import PatternNotChecked, install
+from ._cache import SchemaCache
+
+MAX_ERRORS = 100
+install()
+
+
+def validator_class(schema: Any) -> type:
+    """The validator class for the schema's dialect (`$schema`), 2020-12 by default."""
+    if isinstance(schema, dict) and isinstance(schema.get("$schema"), str):
+        try:
+            return validators.validator_for(schema, default=validators.Draft202012Validator)
+        except Exception:  # noqa: BLE001 - an odd $schema value falls back to the default
+            return validators.Draft202012Validator
+    return validators.Draft202012Validator
+
+
+_VALIDATORS = SchemaCache()
+
+
+def _checked_validator(schema: Any) -> Any:
+    """A validator for `schema`, or [error] when the schema itself is invalid (both cached)."""
+    return _VALIDATORS.get(schema, lambda: _check(schema))
+
+
+def _check(schema: Any) -> Any:
+    cls: Any = validator_class(schema)
+    try:
+        cls.check_schema(schema)
+        return cls(schema, registry=SPECIFICATIONS, format_checker=cls.FORMAT_CHECKER)
+    except jsonschema.SchemaError as exc:
+        where = jsonpointer.join(exc.path)
+        at = f" (at {where})" if where else ""
+        return [_error([], f"The schema itself is invalid{at}: {exc.message}", "schema")]
+    except Exception as exc:  # noqa: BLE001 - hostile schemas must not break the page
+        return [_error([], f"The schema could not be checked: {exc}", "schema")]
+
+
+def _segment(part: Any) -> str:
+    from ._field_tree import encode_segment
+
+    return encode_segment(part if isinstance(part, (int, str)) else str(part))
+
+
+def validate_arguments(schema: Any, arguments: Any) -> list[dict]:
+    """Errors as [{path, pointer, message, keyword}]; [] when the arguments are valid.
+
+    `path` uses the same dotted, encoded segments as the form's field names without the prefix
+    (`address.city`, `items.1.qty`; "" for the whole object), so errors land next to their inputs.
+    For a missing required property, the path is the missing property's own.
+    """
+    if not isinstance(schema, (dict, bool)):
+        return [_error([], "The schema is not a JSON object, so nothing can be validated.", "schema")]
+    checked = _checked_validator(schema)
+    if isinstance(checked, list):
+        return [dict(e) for e in checked]
+    try:
+        validator = checked
+        found = []
+        for error in validator.iter_errors(arguments):
+            found.append(error)
+            if len(found) >= MAX_ERRORS:
+                break
+    except PatternNotChecked as exc:
+        return [_error([], f"The value was {exc}.", "not-checked")]
+    except Exception as exc:  # noqa: BLE001 - unresolvable $ref, bad regex, recursion, ...
+        return [_error([], f"The arguments could not be validated against this schema: {exc}",
+                       "schema")]
+    out = []
+    for error in found:
+        parts = list(error.absolute_path)
+        if error.validator == "required" and isinstance(error.instance, dict):
+            missing = _missing_property(error)
+            if missing is not None:
+                parts.append(missing)
+        out.append(_error(parts, error.message, str(error.validator)))
+    out.sort(key=lambda e: (e["pointer"], e["message"]))
+    return out
+
+
+def _missing_property(error: jsonschema.ValidationError) -> str | None:
+    required = error.validator_value if isinstance(error.validator_value, list) else []
+    for name in required:
+        if isinstance(name, str) and name not in error.instance and error.message == f"{name!r} is a required property":
+            return name
+    return None
+
+
+def _error(parts: list, message: str, keyword: str) -> dict:
+    return {"path": ".".join(_segment(p) for p in parts), "pointer": jsonpointer.join(parts),
+            "message": message, "keyword": keyword}
+
+
+def matches(root: Any, subschema: Any, instance: Any) -> bool:
+    """Whether `instance` is valid against `subschema` (a part of `root`, whose $refs it may use)."""
+    try:
+        validator = validator_class(root)(root, registry=SPECIFICATIONS)
+        return bool(validator.evolve(schema=subschema).is_valid(instance))
+    except Exception:  # noqa: BLE001 - used only to pick a branch; failure means "no"
+        return False
