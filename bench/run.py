@@ -41,6 +41,7 @@ PARTS = ("relay", "flood", "sessions", "transcript", "payload")
 
 
 SETTLE = 1.0      # --quick shortens the pauses that let the server settle before a measurement
+SAMPLES = ""      # --samples PATH: the relay's per-call times of every arm, in call order (JSON)
 
 
 async def settle(seconds: float) -> None:
@@ -142,6 +143,9 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
         await stack.aclose()
         if insp is not None:
             await insp.close()
+    if SAMPLES:
+        Path(SAMPLES).write_text(json.dumps({"block": block, "sdk": base, "playground": pg, "inspector": ins,
+                                             "inspector_post": ins_post}) + "\n")
     med_pg, med_sdk = statistics.median(pg), statistics.median(base)
     p95_pg, p95_sdk = pct(pg, 0.95), pct(base, 0.95)
     # Where a call's time goes: the tap's latency of each tools/call (request written -> response
@@ -680,7 +684,8 @@ def profiled(app: App, part: str, folder: str):
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
-    global SETTLE
+    global SETTLE, SAMPLES
+    SAMPLES = args.samples
     quick = args.quick
     SETTLE = 0.2 if quick else 1.0
     parts = args.only.split(",") if args.only else list(PARTS)
@@ -740,4 +745,6 @@ if __name__ == "__main__":
     parser.add_argument("--profile", default="", metavar="DIR", help="py-spy daphne per part into DIR (needs py-spy)")
     parser.add_argument("--no-write", action="store_true", help="print only; keep results.json/RESULTS.md")
     parser.add_argument("--json", default="", metavar="PATH", help="also write the figures to PATH")
+    parser.add_argument("--samples", default="", metavar="PATH",
+                        help="write the relay's per-call times of every arm to PATH (JSON)")
     asyncio.run(main(parser.parse_args()))
