@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""`make bench`: the playground measured against the official mcp SDK client, side by side.
+"""`make bench`: the playground measured against the official mcp SDK client and, on the relay and
+flood paths, the official MCP Inspector v2 (`bench/inspector.py`), side by side in one run.
 
 Prints a table, writes bench/results.json (stable keys) and bench/RESULTS.md (figures with
 the machine's facts and load). `--quick` runs every part with small counts (a smoke run);
@@ -27,7 +28,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness  # noqa: E402  (sets Django up on a temporary database)
+import inspector as inspector_mod  # noqa: E402
 from harness import App, call_frame, count_events, wait_for  # noqa: E402
+from inspector import Inspector  # noqa: E402
+from inspector import Session as InspectorSession  # noqa: E402
 
 # Under a flood a page may be sent a marker for lines it was not sent (the database has them).
 SKIPPED = re.compile(r'data-skipped="(\d+)"')
@@ -37,6 +41,7 @@ PARTS = ("relay", "flood", "sessions", "transcript", "payload")
 
 
 SETTLE = 1.0      # --quick shortens the pauses that let the server settle before a measurement
+SAMPLES = ""      # --samples PATH: the relay's per-call times of every arm, in call order (JSON)
 
 
 async def settle(seconds: float) -> None:
@@ -67,42 +72,80 @@ async def sdk_client(script: Path, **kw: Any):
     return stack, session
 
 
-async def relay(app: App, calls: int) -> dict[str, Any]:
-    """`calls` sequential tools/call echo, in alternating blocks on the two sides (load hits both)."""
+RELAY_BLOCK = 50    # calls an arm makes in turn before the next arm's block (--quick: 10)
+
+
+async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, Any]:
+    """`calls` sequential tools/call echo on each arm (the SDK client, the playground, the official
+    Inspector's web relay), round-robin in blocks, so the machine's load hits every arm alike."""
     session_id = app.connect(app.server("bench-sdk", harness.PEER_SDK))
     ws = await app.socket(session_id)
     await wait_for(ws, 'id="catalogue"')
     stack, sdk = await sdk_client(harness.PEER_SDK)
+    insp = None
+    out: dict[str, Any] = {}
+    if inspector is not None:
+        insp = InspectorSession(inspector)
+        await insp.connect(sys.executable, [str(harness.PEER_SDK)])
+        out.update(listeners(inspector))             # while its server runs: it listens on loopback only
     pg: list[float] = []
     base: list[float] = []
-    block = max(10, calls // 10)
+    ins: list[float] = []
+    ins_post: list[float] = []
+    block = 10 if calls < 10 * RELAY_BLOCK else RELAY_BLOCK
+
+    async def sdk_arm(i: int) -> None:
+        t0 = time.perf_counter()
+        result = await sdk.call_tool("echo", {"x": f"hello {i}"})
+        base.append((time.perf_counter() - t0) * 1000)
+        assert result.content[0].text == f"hello {i}"
+
+    async def pg_arm(i: int) -> None:
+        t0 = time.perf_counter()
+        await ws.send(call_frame("echo", x=f"hello {i}"))
+        frame = await wait_for(ws, '<section id="result"')
+        pg.append((time.perf_counter() - t0) * 1000)
+        assert f"hello {i}<" in frame, frame[:300]
+
+    async def insp_arm(i: int) -> None:
+        assert insp is not None
+        msg, t_result, t_post = await insp.call("echo", {"x": f"hello {i}"})
+        ins.append(t_result * 1000)
+        ins_post.append(t_post * 1000)
+        assert msg["result"]["content"][0]["text"] == f"hello {i}", msg
+
+    arms = [("sdk", sdk_arm, 0), ("playground", pg_arm, app.pid)]
+    if insp is not None and inspector is not None:
+        arms.append(("inspector", insp_arm, inspector.pid))
+    cpu = {name: 0.0 for name, _, _ in arms}
+    client = {name: 0.0 for name, _, _ in arms}      # this process's CPU in each arm's blocks
     try:
-        for warm in range(20):   # both sides warm: imports, caches, first catalogue lookups
-            await sdk.call_tool("echo", {"x": f"warm {warm}"})
-            await ws.send(call_frame("echo", x=f"warm {warm}"))
-            await wait_for(ws, '<section id="result"')
+        for warm in range(20):   # every arm warm: imports, caches, JIT, first catalogue lookups
+            for _, arm, _ in arms:
+                await arm(-1 - warm)
+        for values in (pg, base, ins, ins_post):
+            values.clear()
         done = 0
-        spent = 0.0
         while done < calls:
             n = min(block, calls - done)
-            for i in range(done, done + n):
-                t0 = time.perf_counter()
-                result = await sdk.call_tool("echo", {"x": f"hello {i}"})
-                base.append((time.perf_counter() - t0) * 1000)
-                assert result.content[0].text == f"hello {i}"
-            cpu_before = harness.cpu_seconds(app.pid)
-            for i in range(done, done + n):
-                t0 = time.perf_counter()
-                await ws.send(call_frame("echo", x=f"hello {i}"))
-                frame = await wait_for(ws, '<section id="result"')
-                pg.append((time.perf_counter() - t0) * 1000)
-                assert f"hello {i}<" in frame, frame[:300]
-            spent += harness.cpu_seconds(app.pid) - cpu_before
+            for name, arm, pid in arms:
+                cpu_before = harness.cpu_seconds(pid) if pid else 0.0
+                client_before = time.process_time()
+                for i in range(done, done + n):
+                    await arm(i)
+                client[name] += time.process_time() - client_before
+                if pid:
+                    cpu[name] += harness.cpu_seconds(pid) - cpu_before
             done += n
     finally:
         await ws.send(json.dumps({"action": "disconnect"}))
         await ws.close()
         await stack.aclose()
+        if insp is not None:
+            await insp.close()
+    if SAMPLES:
+        Path(SAMPLES).write_text(json.dumps({"block": block, "sdk": base, "playground": pg, "inspector": ins,
+                                             "inspector_post": ins_post}) + "\n")
     med_pg, med_sdk = statistics.median(pg), statistics.median(base)
     p95_pg, p95_sdk = pct(pg, 0.95), pct(base, 0.95)
     # Where a call's time goes: the tap's latency of each tools/call (request written -> response
@@ -116,12 +159,39 @@ async def relay(app: App, calls: int) -> dict[str, Any]:
     assert len(server) == len(pg), (len(server), len(pg))
     med_server = statistics.median(server)
     relay_own = statistics.median(total - inner for total, inner in zip(pg, server))
-    return {"relay_server_ms_median": round(med_server, 3), "relay_own_ms_median": round(relay_own, 3),
-            "sdk_own_ms_median": round(med_sdk - med_server, 3),
-            "relay_ratio": round(med_pg / med_sdk, 3), "relay_p95_ratio": round(p95_pg / p95_sdk, 3),
-            "relay_added_ms_median": round(med_pg - med_sdk, 3), "relay_median_ms": round(med_pg, 3),
-            "relay_p95_ms": round(p95_pg, 3), "sdk_median_ms": round(med_sdk, 3), "sdk_p95_ms": round(p95_sdk, 3),
-            "relay_calls": calls, "relay_daphne_cpu_ms_per_call": round(spent / calls * 1000, 3)}
+    out.update({"relay_server_ms_median": round(med_server, 3), "relay_own_ms_median": round(relay_own, 3),
+                "sdk_own_ms_median": round(med_sdk - med_server, 3),
+                "relay_ratio": round(med_pg / med_sdk, 3), "relay_p95_ratio": round(p95_pg / p95_sdk, 3),
+                "relay_added_ms_median": round(med_pg - med_sdk, 3), "relay_median_ms": round(med_pg, 3),
+                "relay_p95_ms": round(p95_pg, 3), "sdk_median_ms": round(med_sdk, 3), "sdk_p95_ms": round(p95_sdk, 3),
+                "relay_calls": calls, "relay_block": block,
+                "relay_daphne_cpu_ms_per_call": round(cpu["playground"] / calls * 1000, 3),
+                # The bench process's CPU a call: the SDK client itself; our websockets client.
+                "sdk_client_cpu_ms_per_call": round(client["sdk"] / calls * 1000, 3),
+                "relay_client_cpu_ms_per_call": round(client["playground"] / calls * 1000, 3)})
+    if ins:
+        med_ins, p95_ins = statistics.median(ins), pct(ins, 0.95)
+        out.update({"inspector_median_ms": round(med_ins, 3), "inspector_p95_ms": round(p95_ins, 3),
+                    "inspector_post_median_ms": round(statistics.median(ins_post), 3),
+                    "relay_vs_inspector_ratio": round(med_pg / med_ins, 3),
+                    "relay_vs_inspector_p95_ratio": round(p95_pg / p95_ins, 3),
+                    "inspector_sdk_ratio": round(med_ins / med_sdk, 3),
+                    "inspector_sdk_p95_ratio": round(p95_ins / p95_sdk, 3),
+                    # An estimate: the same server's time as our tap measured it on our session.
+                    "inspector_own_ms_median": round(med_ins - med_server, 3),
+                    "inspector_node_cpu_ms_per_call": round(cpu["inspector"] / calls * 1000, 3),
+                    "inspector_client_cpu_ms_per_call": round(client["inspector"] / calls * 1000, 3)})
+    return out
+
+
+def listeners(inspector: Inspector) -> dict[str, Any]:
+    """The Inspector's process tree's listening sockets; any beyond loopback stops the bench."""
+    found = inspector.listeners()
+    wide = [a for a in found if not inspector_mod.loopback(a)]
+    if wide:
+        raise RuntimeError(f"the Inspector listens beyond loopback: {wide}")
+    return {"inspector_listeners": len(found),
+            "inspector_listen_hosts": sorted({a.rsplit(":", 1)[0] for a in found})}
 
 
 # 2. Flood ---------------------------------------------------------------------------------
@@ -147,9 +217,24 @@ async def flood_sdk(count: int) -> float:
         await stack.aclose()
 
 
-async def flood(app: App, count: int) -> dict[str, Any]:
+async def index_caught_up(timeout: float = 120) -> None:
+    """Until daphne has indexed every saved event for search (it starts once a flood's saves
+    pause: playground/transcripts/search/indexer.py), so that no round, ours or the Inspector's,
+    shares the machine with the previous round's indexing."""
+    from playground.transcripts import search
+
+    backend = search.engine()
+    if backend is None:
+        return
+    async with asyncio.timeout(timeout):
+        while await asyncio.to_thread(backend.pending):
+            await asyncio.sleep(0.05)
+
+
+async def flood_playground(app: App, server: Any, count: int) -> dict[str, Any]:
+    """One flood through the playground to a websocket viewer that keeps up: until every
+    notification was delivered (persisted before broadcast) and the result shown."""
     marker = 'data-method="notifications/message"'
-    server = app.server("bench-flood", harness.PEER_FLOOD)
     session_id = app.connect(server)
     ws = await app.socket(session_id)
     await wait_for(ws, 'id="catalogue"')
@@ -157,6 +242,7 @@ async def flood(app: App, count: int) -> dict[str, Any]:
     base = harness.rss_mb(app.pid)
     harness.reset_peak(app.pid)
     cpu0 = harness.cpu_seconds(app.pid)
+    client0 = time.process_time()
     t0 = time.perf_counter()
     await ws.send(call_frame("flood", count=count))
     delivered, result_seen = 0, False
@@ -169,13 +255,103 @@ async def flood(app: App, count: int) -> dict[str, Any]:
     except TimeoutError:
         pass
     elapsed = time.perf_counter() - t0
+    client = time.process_time() - client0
     cpu = harness.cpu_seconds(app.pid) - cpu0
     peak = harness.peak_mb(app.pid) - base
     persisted = await asyncio.to_thread(count_events, session_id, "notifications/message")
     await ws.send(json.dumps({"action": "disconnect"}))
     await ws.close()
+    await index_caught_up()                     # the search index of the flood, made after it (deferred work)
+    indexed = time.perf_counter() - t0 - elapsed
+    return {"s": elapsed, "cpu": cpu, "client_cpu": client, "peak": peak, "delivered": delivered,
+            "persisted": persisted, "indexed": indexed}
+
+
+async def flood_inspector(inspector: Inspector, count: int) -> dict[str, Any]:
+    """One flood through the official Inspector: its event stream read until the last
+    notification and the result arrived (it keeps nothing: no database)."""
+    session = InspectorSession(inspector)
+    await session.connect(sys.executable, [str(harness.PEER_FLOOD)])
+    found = listeners(inspector)
+    await settle(0.5)
+    base = harness.rss_mb(inspector.pid)
+    harness.reset_peak(inspector.pid)
+    cpu0 = harness.cpu_seconds(inspector.pid)
+    client0 = time.process_time()
+    delivered, result_seen = 0, False
+    marker = b'"method":"notifications/message"'
+    try:
+        t0 = time.perf_counter()
+        rid = session.send_request("tools/call", {"name": "flood", "arguments": {"count": count}})
+        answer = b'"id":%d' % rid
+        try:
+            async with asyncio.timeout(180):
+                while delivered < count or not result_seen:
+                    for event in await session.events.batch():
+                        if marker in event:
+                            delivered += 1
+                        elif answer in event:
+                            msg = json.loads(event.split(b"data: ", 1)[1])["data"]
+                            result_seen = msg.get("id") == rid and "result" in msg
+        except TimeoutError:
+            pass
+        elapsed = time.perf_counter() - t0
+        client = time.process_time() - client0
+        cpu = harness.cpu_seconds(inspector.pid) - cpu0
+        peak = harness.peak_mb(inspector.pid) - base
+        if result_seen:
+            status, ok = await session.api.answer()
+            assert status == 200 and ok.get("ok"), (status, ok)
+    finally:
+        await session.close()
+    return {"s": elapsed, "cpu": cpu, "client_cpu": client, "peak": peak, "delivered": delivered, **found}
+
+
+async def flood(app: App, count: int, inspector: Inspector | None, rounds: int) -> dict[str, Any]:
+    """`rounds` floods through the playground and through the Inspector, alternating which goes
+    first, after a warm-up flood of a tenth of the count on each (node's JIT, our first batches);
+    medians. Then the stalled viewer and the SDK client, as before."""
+    server = app.server("bench-flood", harness.PEER_FLOOD)
+    await flood_playground(app, server, max(100, count // 10))
+    if inspector is not None:
+        await flood_inspector(inspector, max(100, count // 10))
+    pg: list[dict[str, Any]] = []
+    ins: list[dict[str, Any]] = []
+    for r in range(rounds):
+        order = ["pg", "ins"] if r % 2 == 0 else ["ins", "pg"]
+        for arm in order:
+            await index_caught_up()
+            if arm == "pg":
+                pg.append(await flood_playground(app, server, count))
+            elif inspector is not None:
+                ins.append(await flood_inspector(inspector, count))
+    elapsed = statistics.median(r["s"] for r in pg)
+    delivered = min(r["delivered"] for r in pg)
+    persisted = min(r["persisted"] for r in pg)
+    out: dict[str, Any] = {
+        "flood_msgs_per_s": round(count / elapsed), "flood_lost": count - min(delivered, persisted),
+        "flood_delivered": delivered, "flood_persisted": persisted, "flood_s": round(elapsed, 3),
+        "flood_daphne_cpu_percent": round(statistics.median(r["cpu"] / r["s"] for r in pg) * 100),
+        "flood_client_cpu_percent": round(statistics.median(r["client_cpu"] / r["s"] for r in pg) * 100),
+        "flood_peak_mb": round(max(r["peak"] for r in pg), 1), "flood_rounds": rounds,
+        "flood_indexed_after_s": round(statistics.median(r["indexed"] for r in pg), 3),
+        "flood_s_rounds": [round(r["s"], 3) for r in pg]}
+    if ins:
+        ins_s = statistics.median(r["s"] for r in ins)
+        out.update({
+            "inspector_flood_s": round(ins_s, 3), "inspector_flood_msgs_per_s": round(count / ins_s),
+            "inspector_flood_lost": count - min(r["delivered"] for r in ins),
+            "inspector_flood_node_cpu_percent": round(statistics.median(r["cpu"] / r["s"] for r in ins) * 100),
+            "inspector_flood_client_cpu_percent": round(
+                statistics.median(r["client_cpu"] / r["s"] for r in ins) * 100),
+            "inspector_flood_peak_mb": round(max(r["peak"] for r in ins), 1),
+            "inspector_flood_s_rounds": [round(r["s"], 3) for r in ins],
+            "flood_vs_inspector_ratio": round(elapsed / ins_s, 3),
+            "inspector_listeners": max(r["inspector_listeners"] for r in ins),
+            "inspector_listen_hosts": sorted({h for r in ins for h in r["inspector_listen_hosts"]})})
 
     # The same flood with a viewer that stops reading: the server must not queue it all up.
+    await index_caught_up()
     session_id = app.connect(server)
     slow = await app.socket(session_id, max_queue=1, close_timeout=0.5)   # a stalled client: no clean close
     await wait_for(slow, 'id="catalogue"')
@@ -193,13 +369,11 @@ async def flood(app: App, count: int) -> dict[str, Any]:
     await slow.send(json.dumps({"action": "disconnect"}))
     await slow.close()
     sdk_rate = await flood_sdk(count)
-    return {"flood_msgs_per_s": round(count / elapsed), "flood_lost": count - min(delivered, persisted),
-            "flood_delivered": delivered, "flood_persisted": persisted, "flood_s": round(elapsed, 3),
-            "flood_daphne_cpu_percent": round(cpu / elapsed * 100),
-            "flood_peak_mb": round(peak, 1), "flood_slow_viewer_peak_mb": round(slow_peak, 1),
-            "flood_slow_viewer_persist_s": round(slow_persist_s, 3),
-            "flood_persist_msgs_per_s": round(count / slow_persist_s),
-            "sdk_flood_msgs_per_s": round(sdk_rate), "flood_count": count}
+    out.update({"flood_slow_viewer_peak_mb": round(slow_peak, 1),
+                "flood_slow_viewer_persist_s": round(slow_persist_s, 3),
+                "flood_persist_msgs_per_s": round(count / slow_persist_s),
+                "sdk_flood_msgs_per_s": round(sdk_rate), "flood_count": count})
+    return out
 
 
 # 3. Many idle sessions --------------------------------------------------------------------
@@ -232,8 +406,8 @@ async def sessions(app: App, count: int, idle_seconds: float) -> dict[str, Any]:
 # 4. Big transcript ------------------------------------------------------------------------
 
 def seed_transcript(app: App, events: int) -> tuple[int, str]:
-    from playground.transcripts.recorder import save_events
     from playground.transcripts.models import Session, ShareLink
+    from playground.transcripts.recorder import save_events
 
     session = Session.objects.create(server_name="bench-big", owner=app.user, status="ended", transport="stdio")
     rows = []
@@ -371,10 +545,11 @@ def machine() -> dict[str, Any]:
     mem = int(Path("/proc/meminfo").read_text().split()[1]) / 1024 / 1024
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=harness.ROOT, capture_output=True,
                             text=True).stdout.strip()
+    from importlib.metadata import version
+
     import channels
     import daphne
     import django
-    from importlib.metadata import version
     return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem, 1), "speed_index_us": speed_index(),
             "python": platform.python_version(),
             "django": django.get_version(), "channels": channels.__version__, "daphne": daphne.__version__,
@@ -389,16 +564,40 @@ ROWS = [  # key, label, target (text), unit
     ("sdk_p95_ms", "relay: SDK client p95", "", "ms"),
     ("relay_p95_ratio", "relay: ratio at p95", "<= 1.1", "x"),
     ("relay_added_ms_median", "relay: added at the median", "", "ms"),
+    ("inspector_median_ms", "relay: official Inspector median", "", "ms"),
+    ("inspector_p95_ms", "relay: official Inspector p95", "", "ms"),
+    ("relay_vs_inspector_ratio", "relay: playground / Inspector at the median", "<= 1.0", "x"),
+    ("relay_vs_inspector_p95_ratio", "relay: playground / Inspector at p95", "<= 1.2", "x"),
+    ("inspector_sdk_ratio", "relay: Inspector / SDK client at the median", "", "x"),
+    ("inspector_sdk_p95_ratio", "relay: Inspector / SDK client at p95", "", "x"),
+    ("inspector_post_median_ms", "relay: Inspector, its POST /api/mcp/send answered (median)", "", "ms"),
     ("relay_daphne_cpu_ms_per_call", "relay: daphne CPU per call", "", "ms"),
+    ("inspector_node_cpu_ms_per_call", "relay: the Inspector's node CPU per call", "", "ms"),
+    ("sdk_client_cpu_ms_per_call", "relay: the SDK client's CPU per call", "", "ms"),
+    ("relay_client_cpu_ms_per_call", "relay: the bench's websocket client's CPU per call (playground arm)", "", "ms"),
+    ("inspector_client_cpu_ms_per_call", "relay: the bench's HTTP+SSE client's CPU per call (Inspector arm)", "",
+     "ms"),
     ("relay_server_ms_median", "relay: the server (request written -> response read)", "", "ms"),
     ("relay_own_ms_median", "relay: the playground's own share of a call", "", "ms"),
     ("sdk_own_ms_median", "relay: the SDK client's own share (median minus the server's)", "", "ms"),
+    ("inspector_own_ms_median", "relay: the Inspector's own share (median minus the server's, as our tap saw it)", "",
+     "ms"),
     ("flood_msgs_per_s", "flood: persisted + delivered", ">= 35000", "msg/s"),
+    ("flood_s", "flood: playground, to the last notification and the result (median)", "", "s"),
+    ("inspector_flood_s", "flood: official Inspector, to the last notification and the result (median)", "", "s"),
+    ("flood_vs_inspector_ratio", "flood: playground / Inspector time", "<= 0.67", "x"),
+    ("inspector_flood_msgs_per_s", "flood: official Inspector (event stream, nothing kept)", "", "msg/s"),
+    ("flood_indexed_after_s", "flood: playground, its search index done after the flood (median)", "", "s"),
     ("flood_persist_msgs_per_s", "flood: persisted (viewer stalled)", "", "msg/s"),
     ("sdk_flood_msgs_per_s", "flood: SDK client", "", "msg/s"),
     ("flood_daphne_cpu_percent", "flood: daphne CPU while flooding", "", "%"),
+    ("inspector_flood_node_cpu_percent", "flood: the Inspector's node CPU while flooding", "", "%"),
+    ("flood_client_cpu_percent", "flood: the bench client's CPU, playground arm", "", "%"),
+    ("inspector_flood_client_cpu_percent", "flood: the bench client's CPU, Inspector arm", "", "%"),
     ("flood_lost", "flood: lost", "0", ""),
+    ("inspector_flood_lost", "flood: lost by the Inspector", "0", ""),
     ("flood_peak_mb", "flood: memory growth", "< 20", "MB"),
+    ("inspector_flood_peak_mb", "flood: the Inspector's memory growth (node)", "", "MB"),
     ("flood_slow_viewer_peak_mb", "flood: memory growth, stalled viewer", "< 20, flat", "MB"),
     ("session_mb", "100 idle sessions: memory each", "< 5", "MB"),
     ("idle_cpu_percent", "100 idle sessions: CPU", "~0", "%"),
@@ -428,8 +627,9 @@ def write_report(results: dict[str, Any], facts: dict[str, Any], quick: bool) ->
     (out / "RESULTS.md").write_text(f"""# Benchmark results{' (quick run: small counts)' if quick else ''}
 
 Measured by `make bench` (`bench/run.py`) on {time.strftime('%Y-%m-%d %H:%M %Z')}. Ratios between the
-two sides of one run are the headline; absolute times move with the machine's load (other
-sessions run tests on this 2-core machine at the same time: see the load averages).
+arms of one run (the playground, the SDK client, the official Inspector) are the headline; absolute
+times move with the machine's load (other sessions run tests on this 2-core machine at the same
+time: see the load averages).
 
 {table(results)}
 
@@ -444,11 +644,16 @@ What the profiles showed and what changed: `bench/README.md`.
 - Relay: {results.get('relay_calls', '?')} sequential `tools/call echo` through a `websockets` client →
   SessionConsumer → SessionWorker → the official SDK's MCPServer over stdio (`bench/peer_sdk.py`) and back,
   until the Result fragment arrives; against the SDK's own `ClientSession` calling the same server
-  directly. Alternating blocks, after 20 warm-up calls on each side.
+  directly, and the official Inspector {facts.get('inspector', '')} (`mcp-inspector --web` on 127.0.0.1) driven as
+  its page drives it (`bench/inspector.py`: `POST /api/mcp/send`, the response read from its
+  `/api/mcp/events` SSE stream). The arms take turns in blocks of {results.get('relay_block', '?')} calls, after 20
+  warm-up calls each.
 - Flood: `bench/peer_flood.py` (hand-written, writes pre-built lines as fast as the pipe takes them)
   sends {results.get('flood_count', '?')} `notifications/message`; timed until every one was delivered
-  to a websocket viewer (persisted before broadcast; the count in the database is checked).
-  Memory growth is daphne's peak RSS (VmHWM, reset before) minus its RSS before. The stalled viewer
+  to a websocket viewer (persisted before broadcast; the count in the database is checked), and
+  through the official Inspector until its event stream brought the last one and the result; the
+  two alternate, {results.get('flood_rounds', '?')} rounds each after a warm-up flood of a tenth, medians.
+  Memory growth is daphne's (or node's) peak RSS (VmHWM, reset before) minus its RSS before. The stalled viewer
   stops reading while the same flood runs.
 - Sessions: {results.get('sessions_count', '?')} stdio sessions to `peer_flood.py`, daphne's RSS before and
   after (the servers are separate processes), then daphne's CPU over an idle window.
@@ -479,7 +684,8 @@ def profiled(app: App, part: str, folder: str):
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
-    global SETTLE
+    global SETTLE, SAMPLES
+    SAMPLES = args.samples
     quick = args.quick
     SETTLE = 0.2 if quick else 1.0
     parts = args.only.split(",") if args.only else list(PARTS)
@@ -487,14 +693,20 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     app = App()
     app.start()
     results: dict[str, Any] = {}
+    inspector = None
+    if not args.no_inspector and {"relay", "flood"} & set(parts):
+        inspector = Inspector(harness.TMP, profile=args.profile)
+        facts.update(inspector=inspector_mod.version(), node=inspector_mod.node_version())
     runs = {
-        "relay": lambda: relay(app, 30 if quick else 1000),
-        "flood": lambda: flood(app, 2000 if quick else 20_000),
+        "relay": lambda: relay(app, 30 if quick else 1000, inspector),
+        "flood": lambda: flood(app, 2000 if quick else 20_000, inspector, 1 if quick else 5),
         "transcript": lambda: transcript(app, 2000 if quick else 50_000),
         "payload": lambda: payload(app, 1.0 if quick else 10.0, browser=not quick and not args.no_browser),
         "sessions": lambda: sessions(app, 5 if quick else 100, 0.3 if quick else 10.0),
     }
     try:
+        if inspector is not None:
+            inspector.start()
         for part in PARTS:
             if part in parts:
                 started = time.perf_counter()
@@ -502,10 +714,16 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                     results.update(await runs[part]())
                 print(f"{part}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
     except BaseException:
-        print(f"bench failed; daphne's log and any screenshot are in {harness.TMP}", file=sys.stderr)
+        print(f"bench failed; daphne's and the Inspector's logs and any screenshot are in {harness.TMP}",
+              file=sys.stderr)
         raise
     finally:
         app.stop()
+        if inspector is not None:
+            # Its process group stopped and every process of its tree seen during the run gone.
+            results["inspector_stopped"] = inspector.stop()
+    if inspector is not None and not results["inspector_stopped"]:
+        raise RuntimeError("the Inspector's process tree did not stop")
     shutil.rmtree(harness.TMP, ignore_errors=True)
     facts["load_after"] = os.getloadavg()
     facts["speed_index_us_after"] = speed_index()
@@ -522,7 +740,11 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
     parser.add_argument("--only", default="", help=f"comma-separated parts of {','.join(PARTS)}")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part")
+    parser.add_argument("--no-inspector", action="store_true",
+                        help="relay and flood without the official Inspector's arm (it needs Node >= 22.19)")
     parser.add_argument("--profile", default="", metavar="DIR", help="py-spy daphne per part into DIR (needs py-spy)")
     parser.add_argument("--no-write", action="store_true", help="print only; keep results.json/RESULTS.md")
     parser.add_argument("--json", default="", metavar="PATH", help="also write the figures to PATH")
+    parser.add_argument("--samples", default="", metavar="PATH",
+                        help="write the relay's per-call times of every arm to PATH (JSON)")
     asyncio.run(main(parser.parse_args()))

@@ -12,6 +12,9 @@ ROOT = Path(__file__).resolve().parents[2]
 KEYS = ("relay_ratio", "relay_added_ms_median", "relay_p95_ms", "flood_msgs_per_s", "flood_lost", "flood_peak_mb",
         "session_mb", "idle_cpu_percent", "transcript_ttfb_ms", "export_ttfb_ms", "large_payload_s",
         "relay_server_ms_median", "relay_own_ms_median")
+# The official Inspector's arm (bench/inspector.py) of the relay and the flood.
+INSPECTOR_KEYS = ("inspector_median_ms", "inspector_p95_ms", "relay_vs_inspector_ratio", "inspector_sdk_ratio",
+                  "inspector_flood_s", "flood_vs_inspector_ratio", "inspector_flood_lost")
 
 
 def test_quick_bench_runs_every_part(tmp_path):
@@ -24,6 +27,12 @@ def test_quick_bench_runs_every_part(tmp_path):
     # The relay's time splits into the server's (the tap's latency of each call) and ours.
     assert 0 < results["relay_server_ms_median"] < results["relay_median_ms"]
     assert results["flood_lost"] == 0 and results["flood_persisted"] == results["flood_count"]
+    # The Inspector ran beside us: every notification through its event stream, it (and the
+    # server it spawned) listened on loopback only, and its process tree was stopped.
+    assert all(isinstance(results[key], (int, float)) for key in INSPECTOR_KEYS), results
+    assert results["inspector_flood_lost"] == 0
+    assert results["inspector_listeners"] >= 1 and results["inspector_listen_hosts"] == ["127.0.0.1"]
+    assert results["inspector_stopped"] is True
 
 
 def test_pipeline_bench_runs_with_a_share_viewer():
