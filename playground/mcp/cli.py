@@ -20,6 +20,7 @@ from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
 from .events import ON_PURPOSE, Tap, TranscriptEvent
+from . import junit
 from .jsonrpc import JsonRpcError
 from .lint import FrameLinter, LintedOutput
 from .replay import Replayer, cli as replay_cli
@@ -106,6 +107,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     steps.add_argument("--prompt", dest="prompt", action=_Step, metavar="'NAME={json args}'")
     steps.add_argument("--ping", dest="ping", action=_Step, nargs=0)
     steps.add_argument("--raw", dest="raw", action=_Step, metavar="'METHOD={json params}'")
+    parser.add_argument("--junit", metavar="FILE",
+                        help="with --check or --replay: also write the report as JUnit XML to FILE (a test case per "
+                             "check row or replayed request, failures with their reason and transcript events)")
     replay = parser.add_argument_group("replay (a saved session as a regression test)")
     replay.add_argument("--replay", metavar="FILE", help="replay a session's JSONL export (or a --transcript file) "
                         "against the server and compare every response; exit 5 when any differs")
@@ -273,6 +277,8 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         raise UsageError("--deadline must be a positive number of seconds")
     if ns.check and ns.replay:
         raise UsageError("--check and --replay each run their own requests: give one")
+    if ns.junit and not (ns.check or ns.replay):
+        raise UsageError("--junit goes with --check or --replay")
     for kind, value in steps:  # reject malformed JSON before touching the server
         if kind in ("call", "prompt", "raw"):
             _split_named_json(value, "--" + kind)
@@ -310,6 +316,9 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     tap.subscribe(output.event if output is not None else write_now)
     out = cast(IO[str], output.out) if output is not None else stream      # (behind the frames before it)
     runner = check.make_runner(ns, config, tap) if ns.check else None
+    cited = junit.Events() if ns.junit else None
+    if cited is not None:
+        tap.subscribe(cited)
     outcome = Outcome()
     try:
         try:
@@ -321,10 +330,15 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
             return EXIT_CONNECT
         try:
             if runner is not None:
-                return await check.run(runner, ns, client, config, auth, out)
+                code = await check.run(runner, ns, client, config, auth, out)
+                if cited is not None:
+                    _write_junit(ns.junit, junit.check_report(runner.report.rows, cited, _named(config)))
+                return code
             if replayer is not None:
                 replayed = await replay_cli.run(client, replayer, None if ns.jsonl else out)
                 outcome.code = EXIT_CONNECT if replayed.aborted else EXIT_DIFFERENCES if replayed.differs else EXIT_OK
+                if cited is not None:
+                    _write_junit(ns.junit, junit.replay_report(replayed.report, cited, ns.replay))
             for kind, value in steps:
                 try:
                     await _run_step(client, kind, value, outcome)
@@ -351,6 +365,15 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
     for failure in outcome.failures:
         print(f"mcp: {failure}", file=sys.stderr)
     return outcome.code
+
+
+def _named(config: ServerConfig) -> str:
+    return config.url or " ".join([config.command or "", *config.args])
+
+
+def _write_junit(path: str, xml: str) -> None:
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(xml)
 
 
 def _replayer(ns: argparse.Namespace, steps: list[Any], tap: Tap) -> Replayer | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 from .. import jsontext
 from ..client import McpClient
@@ -24,6 +24,7 @@ from .replayer import Replayer, summary_text
 class Outcome:
     differs: bool
     aborted: str
+    report: dict[str, Any]
 
 
 def prepare(ns: argparse.Namespace, tap: Tap) -> Replayer:
@@ -44,7 +45,7 @@ async def run(client: McpClient, replayer: Replayer, out: IO[str] | None) -> Out
         out.flush()
     if replayer.differs or report["aborted"]:
         print(f"mcp: replay: {summary}", file=sys.stderr)
-    return Outcome(differs=replayer.differs, aborted=report["aborted"])
+    return Outcome(differs=replayer.differs, aborted=report["aborted"], report=report)
 
 
 def describe(event: TranscriptEvent) -> str:

@@ -133,3 +133,36 @@ def test_a_server_s_unpaired_surrogates_are_written_as_their_escape(tmp_path):
     listed = [t["name"] for e in events if isinstance(e["message"], dict)
               for t in (e["message"].get("result") or {}).get("tools", [])]
     assert "lone \ud800 end" in listed
+
+
+def test_junit_xml_has_a_case_per_row_and_failures_with_their_reason_and_events(tmp_path):
+    """CI reports people's CI already reads (issue 31): `--junit FILE` beside the report."""
+    import xml.etree.ElementTree as ET
+
+    report = tmp_path / "check.xml"
+    proc = mcp("--check", "--jsonl", "--timeout", "5", "--junit", str(report), "--", *FAULTS, "ping-fails")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()][:-1]
+    suite = ET.parse(report).getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [r["name"] for r in rows]
+    assert suite.get("tests") == str(len(rows)) and suite.get("failures") == "1"
+    assert suite.get("skipped") == str(sum(r["status"] == "skip" for r in rows))
+    ping = next(c for c in cases if c.get("name") == "ping")
+    failure = ping.find("failure")
+    assert failure is not None and "ping broke" in failure.get("message")
+    out = ping.find("system-out").text
+    seq = next(r for r in rows if r["name"] == "ping")["seqs"][0]
+    assert f"#{seq} " in out and "ping" in out                   # the transcript events the row cites
+
+
+def test_junit_needs_check_or_replay_and_holds_what_xml_cannot(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from playground.mcp import junit
+    from playground.mcp.check.result import CheckResult
+
+    assert mcp("--junit", str(tmp_path / "x.xml"), "--ping", "--", *FAULTS, "none").returncode == 2
+    text = junit.check_report([CheckResult("tools: names \x00", "fail", "bad \x01 \ud800 name")], junit.Events(), "s")
+    case = ET.fromstring(text).find("testsuite/testcase")         # (a NUL or a lone surrogate made it unreadable)
+    assert case.get("name") == "tools: names \\x00" and case.find("failure").text == "bad \\x01 \\ud800 name"

@@ -90,3 +90,19 @@ def test_a_file_that_is_not_a_transcript_exits_2(tmp_path, line, why):
 
 def test_a_server_that_cannot_be_reached_exits_3(recorded):
     assert mcp("--replay", recorded, "--", "/nonexistent/server").returncode == 3
+
+
+def test_junit_xml_of_a_replay_fails_the_changed_request_with_its_changes(recorded, tmp_path):
+    import xml.etree.ElementTree as ET
+
+    report = tmp_path / "replay.xml"
+    proc = mcp("--replay", recorded, "--junit", str(report), "--", *BUILD["b"])
+    assert proc.returncode == 5
+    suite = ET.parse(report).getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["1. tools/list", "2. tools/call echo", "3. tools/call version",
+                                              "4. tools/call ask_name"]
+    assert suite.get("failures") == "1" and [c.find("failure") is not None for c in cases] == [False, False, True, False]
+    failure = cases[2].find("failure").text
+    assert failure.startswith("changed") and '/result/content/0/text: "release 1.0 (stable)" → "release 2.0 (beta)"' in failure
+    assert "tools/call" in cases[2].find("system-out").text      # the replayed request and its response
