@@ -32,10 +32,10 @@ from playground.budget import DIFF, Budget, OverBudget
 
 # Ignored by every comparison, on top of a server's own rules: what differs from one run to the
 # next by design — JSON-RPC ids, `_meta` (the protocol's side channel: versions, client facts,
-# related tasks), progress tokens, the ids of tasks (issued anew each run), and the timestamps
-# of the protocol's known fields.
+# related tasks), progress tokens, the ids of tasks and of URL-mode elicitations (issued anew each
+# run), and the timestamps of the protocol's known fields.
 DEFAULT_IGNORE: tuple[str, ...] = (
-    "/id", "/**/_meta", "/**/progressToken", "/**/taskId",
+    "/id", "/**/_meta", "/**/progressToken", "/**/taskId", "/**/elicitationId",
     "/**/createdAt", "/**/lastUpdatedAt", "/**/lastModified", "/**/timestamp",
 )
 MAX_NODES = 200_000         # values visited per comparison, beyond which the rest is compared whole

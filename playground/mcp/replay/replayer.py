@@ -42,6 +42,11 @@ from .recordings import RAW_KEPT, ClientAnswer, Exchange, Notify, Recording, See
 STATUSES = ("same", "changed", "error", "missing", "new", "unchecked")     # unchecked: the comparison's budget stopped it
 VALUE_KEPT = 4000           # characters of JSON kept of one changed value in a row
 ALIGN_LIMIT = 500           # notifications per request compared in order; beyond, by count per method
+# Notifications whose moment depends on timing, not on the request they came during (a server
+# announces a changed list when it gets to it: during start-up, the first request or the third):
+# compared over the whole replay, by count per method, never as missing here and new there.
+TIMED = frozenset({"notifications/tools/list_changed", "notifications/resources/list_changed",
+                   "notifications/prompts/list_changed"})
 
 # The step whose request is being sent from this task (the tap's send events are made in it).
 _STEP: contextvars.ContextVar["_Run | None"] = contextvars.ContextVar("replay_step", default=None)
@@ -193,6 +198,8 @@ class Replayer:
         self.state = "waiting"              # waiting | running | done | stopped
         self.aborted = ""                   # why the replay stopped before its end
         self.unsolicited = 0
+        self._timed_old: Counter[str] = Counter()     # TIMED notifications during the requests, then and now
+        self._timed_new: Counter[str] = Counter()
         self._current: _Run | None = None
         self._sent: dict[int, _Run] = {}    # replayed request events -> their run
         self._task_ids: dict[str, str] = {}
@@ -282,6 +289,7 @@ class Replayer:
                     task.cancel()
                 await asyncio.wait({task})
                 await self._emit(await asyncio.to_thread(self._rows, run), on_row)
+            await self._emit(self._timed_rows(), on_row)
             self.state = "stopped" if self.aborted else "done"
         finally:
             for _, task in alongside:
@@ -381,8 +389,24 @@ class Replayer:
         if status != "same":
             row["old_raw"], row["new_raw"] = step.response_raw, run.response_raw
         during = {"method": step.method, "name": step.name, "seq": step.seq}
-        return [row, *sequence_rows("notification", step.notifications, run.notifications, during),
+        self._timed_old.update(s.method for s in step.notifications if s.method in TIMED)
+        self._timed_new.update(s.method for s in run.notifications if s.method in TIMED)
+        return [row, *sequence_rows("notification", [s for s in step.notifications if s.method not in TIMED],
+                                    [s for s in run.notifications if s.method not in TIMED], during),
                 *sequence_rows("server request", step.requests, run.requests, during)]
+
+    def _timed_rows(self) -> list[dict[str, Any]]:
+        """The TIMED notifications over the whole replay: a row for each method whose count differs."""
+        rows = []
+        for method in sorted(self._timed_old.keys() | self._timed_new.keys()):
+            before, after = self._timed_old[method], self._timed_new[method]
+            if before != after:
+                rows.append({"status": "new" if after > before else "missing", "kind": "notification",
+                             "method": method, "during": {"method": "the whole replay"},
+                             "detail": f"{abs(after - before)} {'more' if after > before else 'fewer'} than recorded "
+                                       f"({before} then, {after} now) over the whole replay: when it comes depends "
+                                       "on timing, so it is compared as a count, not during a request"})
+        return rows
 
     async def _emit(self, rows: list[dict[str, Any]], on_row: RowListener | None) -> None:
         for row in rows:

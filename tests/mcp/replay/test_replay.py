@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -366,3 +367,67 @@ def test_user_params_leave_out_what_the_client_adds():
                                      "progressToken": 3, "mine": 1}}
     assert user_params(params) == {"name": "t", "_meta": {"mine": 1}}
     assert user_params({"_meta": {"progressToken": 1}}) == {}
+
+
+def timing_server(when: str):
+    """A server announcing a changed tool list at a moment that depends on timing (`when`: during
+    tools/list, during the call, or never), and asking by URL-mode elicitation with a new random
+    elicitationId each run."""
+    import secrets as random
+
+    asked: dict[str, dict] = {}
+    changed = {"method": "notifications/tools/list_changed", "jsonrpc": "2.0"}
+
+    async def handle(t: MemoryTransport, msg: dict) -> None:
+        method = msg.get("method")
+        if method is None:
+            waiting = asked.pop(str(msg.get("id")), None)
+            if waiting is not None:
+                t.reply(waiting, {"content": [{"type": "text", "text": (msg.get("result") or {}).get("action", "?")}]})
+            return
+        if method == "initialize":
+            t.reply(msg, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {"listChanged": True}},
+                          "serverInfo": {"name": "timing", "version": when}})
+        elif method == "tools/list":
+            if when == "list":
+                t.deliver(changed)
+            t.reply(msg, {"tools": [{"name": "link", "inputSchema": {"type": "object"}}]})
+        elif method == "tools/call":
+            if when == "call":
+                t.deliver(changed)
+            asked["e1"] = msg
+            elicitation = random.token_hex(8)
+            t.deliver({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": {
+                "mode": "url", "message": "Sign in", "url": "https://example.com/sign-in", "elicitationId": elicitation}})
+    return handle
+
+
+async def _timing_recording() -> Any:
+    responder = StaticResponder(elicitation="accept")
+    client, tap, events = client_for(timing_server("list"), responder=responder)
+    await client.start()
+    await client.initialize()
+    await client.list_tools()
+    await client.call_tool("link", {})
+    await client.close()
+    return recording([e.to_dict() for e in events])
+
+
+async def test_a_url_elicitation_with_a_new_id_gets_its_recorded_answer_and_timing_is_not_a_difference():
+    """Replay stalled on URL-mode elicitation (a new random elicitationId defeated the recorded
+    answer's match) and showed a list_changed sent at another moment as missing here and new
+    there (issue 31): neither is a difference."""
+    rec = await _timing_recording()
+    report = await replay_against(rec, timing_server("call"), timeout=3)
+    assert report["answered_from_recording"] == 1
+    assert [(r["status"], r["kind"], r["method"]) for r in report["rows"]] == [
+        ("same", "request", "tools/list"), ("same", "request", "tools/call")]
+
+
+async def test_a_timed_notification_that_no_longer_comes_is_one_row_over_the_whole_replay():
+    rec = await _timing_recording()
+    report = await replay_against(rec, timing_server("never"), timeout=3)
+    rows = [r for r in report["rows"] if r["status"] != "same"]
+    assert [(r["status"], r["method"], r["during"]["method"]) for r in rows] == [
+        ("missing", "notifications/tools/list_changed", "the whole replay")]
+    assert rows[0]["detail"].startswith("1 fewer than recorded (1 then, 0 now) over the whole replay")
