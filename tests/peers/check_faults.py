@@ -30,6 +30,8 @@ Faults:
   answers-unadvertised  does not advertise logging or completions, answers both (completions with no values)
   undeclared-prompts    does not advertise prompts, yet lists one
   structured-mismatch   the tool `go` returns structuredContent its outputSchema refuses
+  text-without-text     the tool `go` returns a text content item without `text` (the schema says required)
+  no-input-schema       a tool `bare` without inputSchema
   call-error            tools/call answers valid arguments with -32602
   read-fails            resources/read of a listed resource gets -32603
   bad-template          a resource template that is not RFC 6570 ("{unclosed")
@@ -141,6 +143,8 @@ def tools() -> list[dict]:
                         "required": ["x"]}}]
     if "tool-name-list" in FAULTS:
         listed.append({"name": [], "description": "x", "inputSchema": {"type": "object"}})
+    if "no-input-schema" in FAULTS:
+        listed.append({"name": "bare", "description": "x"})
     if "lists-probe-names" in FAULTS:
         listed.append({"name": PROBE_TOOL, "description": "Has a side effect.", "inputSchema": {"type": "object"}})
     return listed
@@ -192,7 +196,8 @@ def tools_call(rid: object, params: dict) -> None:
                 result(rid, {"content": [{"type": "text", "text": "n must be an integer"}], "isError": True})
             return
         structured = {"n": "not a number"} if "structured-mismatch" in FAULTS else {"n": n + 1}
-        result(rid, {"content": [{"type": "text", "text": json.dumps(structured)}], "structuredContent": structured})
+        item = {"type": "text"} if "text-without-text" in FAULTS else {"type": "text", "text": json.dumps(structured)}
+        result(rid, {"content": [item], "structuredContent": structured})
         return
     result(rid, {"content": [{"type": "text", "text": "done"}]})
 

@@ -34,8 +34,10 @@ FORMATS = {
 
 def example(schema: Any) -> tuple[Any, list[str]]:
     """A small instance of `schema` and what the validator says of it ([] when it is valid)."""
+    if schema is None:
+        return {}, ["the tool has no inputSchema (required)"]
     if not isinstance(schema, dict):
-        return {}, ["the inputSchema is not an object"]
+        return {}, [f"the inputSchema is {type(schema).__name__}, not an object"]
     root = build_fields(schema)
     if root.over_budget:
         return {}, [f"no arguments could be made: {root.json_fallback}"]

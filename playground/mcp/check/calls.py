@@ -93,4 +93,9 @@ async def _call(ctx: CheckContext, name: str, tool: dict[str, Any] | None) -> No
         await ctx.row(row, status, said + answer.describe(), answer.seqs)
     else:
         status, reason = await asyncio.to_thread(judge_result, answer.result, tool.get("outputSchema"))
+        broken = ctx.conformance.problems_of(answer)
+        if broken:      # (the schema row says it too: this row must not pass the same answer)
+            status, reason = FAIL, (f"the result breaks the {ctx.version} schema (CallToolResult): "
+                                    + "; ".join(broken[:3]) + (f"; and {len(broken) - 3} more" if len(broken) > 3 else "")
+                                    + f" — besides: {reason}")
         await ctx.row(row, status, said + reason, answer.seqs)

@@ -43,6 +43,11 @@ class Conformance:
         if report.problems:
             self.failed.append((answer.method, answer.seqs, report))
 
+    def problems_of(self, answer: Answer) -> list[str]:
+        """Where `answer` (checked by `add`) breaks the schema, as a reason quotes it ([] if it does not)."""
+        return [f"{problem['pointer'] or '/'} {clip(problem['message'], 160)}"
+                for _method, seqs, report in self.failed if seqs == answer.seqs for problem in report.problems]
+
 
 async def run(ctx: CheckContext) -> None:
     seen, version = ctx.conformance, ctx.version

@@ -93,6 +93,10 @@ FAULT_CASES = [
      "prompts/list offered 1 item(s), but `prompts` is not advertised: servers that support prompts MUST declare"),
     ("structured-mismatch", "legacy", ("go",), "tools/call: go", "structuredContent does not match the outputSchema: /n"),
     ("call-error", "legacy", ("go",), "tools/call: go", 'called with {"n": 1}: error -32602'),
+    # The call's row and the schema's agree (issue 31: "tools/call: go PASS" beside "schema: answers FAIL").
+    ("text-without-text", "legacy", ("go",), "tools/call: go",
+     "the result breaks the 2025-11-25 schema (CallToolResult): /result/content/0"),
+    ("text-without-text", "legacy", ("go",), "schema: answers", "tools/call (CallToolResult): /result/content/0"),
     ("read-fails", "legacy", (), "resources: read", "'fault://one': error -32603: could not read"),
     ("bad-template", "legacy", (), "resources: templates", "is not an RFC 6570 URI template: an expression is not closed"),
     ("empty-unknown", "modern", (), "resources: unknown URI", "an empty contents array for a resource that does not exist"),
@@ -451,3 +455,10 @@ def test_a_schema_problem_names_its_place_as_a_json_pointer():
 
     status, reason = schemas.problem({"type": "object", "properties": {"a/b~": {"type": "nope"}}}, "t: inputSchema")
     assert status == "fail" and "(2020-12) at /properties/a~1b~0/type:" in reason
+
+
+async def test_a_ticked_tool_without_an_input_schema_is_said_to_have_none():
+    report, _ = await check(faulty("no-input-schema"), ("bare",))
+    called = row(report, "tools/call: bare")
+    assert called.status == "warn" and "(the tool has no inputSchema (required))" in called.reason
+    assert row(report, "tools: input schemas").reason.startswith("bare: no inputSchema (required)")
