@@ -46,6 +46,7 @@ Faults:
   hang-ping             ping is never answered
   setlevel-fails        logging/setLevel gets -32603 (logging is advertised)
   crash-on-read         the process exits in the middle of the first resources/read
+  crash-on-ping         the process exits on ping
   hang                  nothing after the handshake is answered
   resources-only        advertises resources only; tools/* get -32601
   lists-probe-names     lists a tool, a prompt and a resource named as the check's probes of things that do
@@ -294,6 +295,9 @@ def handle(msg: dict) -> None:
             error(rid, -32603, "could not make the prompt")
         else:
             result(rid, {"messages": [{"role": "user", "content": {"type": "text", "text": "hello"}}]})
+    elif method == "ping" and "crash-on-ping" in FAULTS:
+        sys.stderr.write("fault: crashing on ping\n")
+        sys.exit(4)
     elif method == "ping":
         if "hang-ping" in FAULTS:
             return

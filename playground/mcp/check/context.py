@@ -105,10 +105,11 @@ class CheckContext:
             name = f"{base}-{secrets.token_hex(4)}"
         return name
 
-    async def connect(self, config: ServerConfig) -> McpClient:
-        """Another connection (a version probe), its events marked "check probe N" in the transcript."""
+    async def connect(self, config: ServerConfig, label: str = "check probe") -> McpClient:
+        """Another connection (a version probe, or the check's own after the server closed its
+        first), its events marked "LABEL N" in the transcript."""
         self.connections += 1
-        return await self.connector(config, self.trace.tap.connection(f"check probe {self.connections}"))
+        return await self.connector(config, self.trace.tap.connection(f"{label} {self.connections}"))
 
     async def row(self, name: str, status: Status, reason: str, seqs: list[int] | None = None) -> None:
         await self.emit(CheckResult(name, status, reason, list(seqs or [])))

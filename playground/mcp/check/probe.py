@@ -38,6 +38,7 @@ class Trace:
     def __init__(self, tap: Tap) -> None:
         self.tap = tap
         self.frames: list[Frame] = []
+        self.stderr: list[int] = []             # the server's stderr lines (a crash's traceback)
         self.wire = Wire()
         tap.subscribe(self._on_event)
 
@@ -45,6 +46,8 @@ class Trace:
         if event.dir == "recv":
             self.wire.see(event)
         elif event.dir == "stderr":
+            if len(self.stderr) < MAX_FRAMES:
+                self.stderr.append(event.seq)
             return
         if len(self.frames) >= MAX_FRAMES:
             return
@@ -56,6 +59,10 @@ class Trace:
 
     def mark(self) -> int:
         return self.tap.seq
+
+    def stderr_since(self, since: int, last: int = 50) -> list[int]:
+        """The server's last `last` stderr lines after `since` (what a crash printed)."""
+        return [seq for seq in self.stderr if seq > since][-last:]
 
     def seqs(self, since: int, methods: tuple[str, ...] | None = None, until: int | None = None) -> list[int]:
         """Requests sent after `since` (of `methods`, if given), their answers, and the notes between."""

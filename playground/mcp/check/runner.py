@@ -10,6 +10,7 @@ report gets a `fail` row "deadline" saying so, then the wire and timing rows as 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -49,6 +50,7 @@ class Runner:
         self.report = Report()
         self.ctx: CheckContext | None = None
         self._on_row: OnRow | None = None
+        self._own: list[McpClient] = []         # connections the check opened for itself (closed at its end)
 
     async def _emit(self, row: CheckResult) -> None:
         # A reason quotes the server cut to length (`clip`, MAX_REASON): a secret's head at a cut is masked.
@@ -76,12 +78,30 @@ class Runner:
         return self.report
 
     async def _battery(self, ctx: CheckContext) -> None:
-        try:
-            for group in GROUPS:
+        reconnected = False
+        for group in GROUPS:
+            since = self.trace.mark()
+            try:
                 await self._group(group, ctx)
-        except Stop as stop:
-            await self._emit(CheckResult("connection", FAIL, stop.reason + "; the remaining checks did not run",
-                                         stop.seqs))
+            except Stop as stop:
+                # What the server printed as it went (a crash's traceback) is cited with the request.
+                seqs = [*stop.seqs, *self.trace.stderr_since(since)]
+                if not ctx.client.closed or reconnected:
+                    await self._emit(CheckResult("connection: again" if reconnected else "connection", FAIL,
+                                                 stop.reason + "; the remaining checks did not run", seqs))
+                    return
+                # A server that crashed on one probe still gets the rest of the battery, on a new connection
+                # (once: one that crashes again ends it). The group that crashed it is not run again.
+                await self._emit(CheckResult("connection", FAIL, stop.reason + "; the remaining checks run on a "
+                                             "new connection", seqs))
+                reconnected = True
+                try:
+                    ctx.client = await ctx.connect(ctx.config, "check reconnection")
+                    self._own.append(ctx.client)
+                except Exception as exc:     # noqa: BLE001 - any failure to connect is the row's reason
+                    await self._emit(CheckResult("connection: again", FAIL, f"could not connect again: {clip(str(exc), 300)}; "
+                                                 "the remaining checks did not run", self.trace.seqs(since)))
+                    return
 
     async def _out_of_time(self, battery: asyncio.Task[None], ctx: CheckContext) -> None:
         """Cancel the battery at the deadline (the request in flight with it: the reason reaches
@@ -129,10 +149,14 @@ class Runner:
             if name not in judged:
                 self.report.not_called(name, "the check ended before it got to the calls")
         if cut_short is not None:
-            await self._emit(CheckResult("connection", FAIL, cut_short + "; the remaining checks did not run"))
+            stderr = self.trace.stderr_since(self.ctx.start if self.ctx is not None else 0)
+            await self._emit(CheckResult("connection", FAIL, cut_short + "; the remaining checks did not run", stderr))
         if self.ctx is not None:        # (judged from the trace: also when the battery was cut short)
             await self._emit(wire.row(self.ctx))
             await self._emit(timing.row(self.ctx))
+        for client in self._own:
+            with contextlib.suppress(Exception):
+                await client.close()
 
 
 def group_name(group: Callable[..., Any]) -> str:

@@ -306,13 +306,29 @@ async def test_a_server_without_tools_or_prompts_skips_the_invalid_params_probe(
     no_fail(report)
 
 
-async def test_a_crash_ends_the_check_with_the_rows_so_far_and_a_fail():
-    report, _ = await check(faulty("crash-on-read"))
+async def test_a_crash_is_a_fail_citing_what_the_server_printed_and_the_rest_runs_on_a_new_connection():
+    """A server crashing on one probe got "connection FAIL … exited with code 3", no link to what it
+    printed, and none of the remaining checks (issue 31)."""
+    report, events = await check(faulty("crash-on-read"))
     names = [r.name for r in report.rows]
-    assert "pagination: tools/list" in names and "ping" not in names
     lost = row(report, "connection")
-    assert lost.status == "fail" and "connection closed" in lost.reason and "did not run" in lost.reason
+    assert lost.status == "fail" and "connection closed" in lost.reason
+    assert lost.reason.endswith("the remaining checks run on a new connection")
+    printed = [e for e in cited(events, lost) if e.dir == "stderr"]
+    assert [e.text for e in printed] == ["fault: crashing in the middle of resources/read"]
+    assert names.index("connection") < names.index("ping") and row(report, "ping").status == "pass"
+    again = [e for e in events if (e.data or {}).get("connection", "").startswith("check reconnection")]
+    assert any(e.method == "initialize" for e in again) and any(e.method == "ping" for e in again)
     assert names[-1] == "timing"
+
+
+async def test_a_server_that_crashes_again_ends_the_check():
+    report, events = await check(faulty("crash-on-read,crash-on-ping"))
+    again = row(report, "connection: again")
+    assert again.status == "fail" and again.reason.endswith("the remaining checks did not run")
+    assert [e.text for e in cited(events, again) if e.dir == "stderr"] == ["fault: crashing on ping"]
+    names = [r.name for r in report.rows]
+    assert names.index("connection") < names.index("connection: again") and "schema: answers" not in names
 
 
 async def test_hostile_numbers_names_and_arguments_are_findings_not_crashes():
