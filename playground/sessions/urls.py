@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import check_views, replay_views, retry, search_page, views, wire_views, workspace
+from .views import check_form as check_views, curl as wire_views, replay_form as replay_views, retry, search as search_page, session_page as views, workspace
 
 app_name = "sessions"
 

@@ -113,15 +113,16 @@ def test_features_never_reach_into_the_worker_or_the_consumer():
     graph = _graph()
     features = [m for m in graph if m.startswith("playground.sessions.features")]
     assert len(features) > len(FEATURES)
-    forbidden = {"playground.sessions.worker", "playground.sessions.consumers", "playground.sessions.views"}
+    forbidden = {m for m in graph if m.startswith(("playground.sessions.live", "playground.sessions.views"))}
+    assert {"playground.sessions.live.worker", "playground.sessions.live.session_socket"} <= forbidden
     assert {m: graph[m] & forbidden for m in features if graph[m] & forbidden} == {}
 
 
 def test_every_action_and_command_belongs_to_one_feature():
     """Two features taking one action (or one command) would silently shadow each other."""
-    from playground.sessions.consumers import _ACTIONS
-    from playground.sessions.calls import CALLS
-    from playground.sessions.worker import SessionWorker
+    from playground.sessions.live.session_socket import _ACTIONS
+    from playground.sessions.live.calls import CALLS
+    from playground.sessions.live.worker import SessionWorker
 
     actions = [a for f in FEATURES for a in f.actions]
     commands = [c for f in FEATURES for c in f.actions | f.commands]

@@ -15,8 +15,8 @@ from django.test import AsyncClient, Client
 from playground.mcp.config import ServerConfig
 from playground.mcp.events import Tap
 from playground.registry.models import Server
-from playground.sessions.connecting import ConnectWatch, with_hint
-from playground.sessions.live import WORKERS
+from playground.sessions.live.connecting import ConnectWatch, with_hint
+from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Session
 from tests.conftest import PEERS
 from tests.core.http_peers import free_port, start_peer, stop_peer
@@ -47,7 +47,7 @@ async def test_a_step_that_changes_while_the_strip_is_being_sent_is_sent_too():
     """The strip's send is under way (a slow channel layer) when the next step comes: that step
     is sent after it, not at the change after (which may be minutes away)."""
     import asyncio
-    from playground.sessions.worker import SessionWorker
+    from playground.sessions.live.worker import SessionWorker
 
     worker = SessionWorker(1, ServerConfig(transport="stdio", command="npx"))
     worker._state = {"status": "connecting"}
@@ -92,7 +92,7 @@ async def test_the_strip_says_what_a_slow_server_is_awaited_for(tmp_path):
     peer = shlex.join([sys.executable, str(PEERS / "sdk_server.py"), "stdio"])
     script = f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done; exec {peer}"
     user, server = await make_user_and_server(command="sh", args=["-c", script])
-    from playground.sessions.worker import start_session
+    from playground.sessions.live.worker import start_session
     session = await start_session(server, user)
     comm = communicator(session.pk, user)
     try:
@@ -130,7 +130,7 @@ def sdk_sse():
 @pytest.mark.django_db(transaction=True)
 async def test_the_wrong_transport_offers_auto_and_the_switch_connects(sdk_sse):
     user, server = await make_user_and_server(transport="http", url=sdk_sse, command="")
-    from playground.sessions.worker import start_session
+    from playground.sessions.live.worker import start_session
     session = await start_session(server, user)
     comm = communicator(session.pk, user)
     try:

@@ -19,10 +19,10 @@ from django.test import Client
 from django.utils import timezone
 
 from playground.mcp.transports.stdio import group_alive
-from playground.sessions import durability
-from playground.sessions.shutdown import PROCESS_STOPPED
-from playground.sessions.live import WORKERS
-from playground.sessions.worker import SessionWorker, start_session
+from playground.sessions.live import durability
+from playground.sessions.live.shutdown import PROCESS_STOPPED
+from playground.sessions.live.workers import WORKERS
+from playground.sessions.live.worker import SessionWorker, start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
 from tests.daphne_process import (app_env, children, connect, free_port, ignored_signals, log_in, set_up, start_daphne,
@@ -156,7 +156,7 @@ async def test_an_open_tab_sees_the_session_end_when_its_worker_stops_beating(se
 async def test_a_share_viewer_sees_the_session_end_when_its_worker_stops_beating_with_no_owner_tab(settings, monkeypatch):
     """No owner's tab is open to notice: the viewer's own watch ends the session, and the viewer
     gets the note (masked for a share) and the end, then turns into a snapshot."""
-    from playground.sessions import share_live
+    from playground.sessions.live import share_socket as share_live
     from playground.transcripts.models import ShareLink
     from .test_share_live import closed_with, viewer
 
@@ -224,7 +224,7 @@ async def test_one_heartbeat_task_keeps_every_live_worker_of_the_process_fresh(s
     """Two live sessions are kept fresh by one task of the process; it stops with the last worker."""
     import asyncio
 
-    from playground.sessions import live
+    from playground.sessions.live import workers as live
 
     settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.05
     user, server = await make_user_and_server()

@@ -14,8 +14,8 @@ import pytest
 
 from playground.sessions.features.logging import Logging
 from playground.sessions.features.tasks import Tasks
-from playground.sessions.live import WORKERS
-from playground.sessions.worker import start_session
+from playground.sessions.live.workers import WORKERS
+from playground.sessions.live.worker import start_session
 from tests.conftest import PEERS
 
 from .test_features import receive_fragment, receive_until, send

@@ -11,7 +11,7 @@ import re
 import pytest
 from channels.db import database_sync_to_async
 
-from playground.sessions.worker import start_session
+from playground.sessions.live.worker import start_session
 from tests.conftest import NPM_BIN
 
 from .test_live import communicator, events, make_user_and_server, stop_all, watch

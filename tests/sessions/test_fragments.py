@@ -10,8 +10,8 @@ import json
 import re
 
 from playground.mcp import jsontext
-from playground.sessions import lines, render, results
-from playground.sessions.lines import line_html
+from playground.sessions.fragments import lines, regions as render, result as results
+from playground.sessions.fragments.lines import line_html
 
 from .fakes import FakeSession, FakeTab
 
@@ -151,7 +151,7 @@ def test_listen_panel_shows_what_the_server_did_not_honour():
 
 def test_url_elicitation_shows_the_whole_url_and_links_only_http():
     """The server's URL is shown whole with its host stressed; only http(s) URLs get a link or are opened."""
-    from playground.sessions.results import describe_result
+    from playground.sessions.fragments.result import describe_result
 
     def outcome(url: str) -> dict:
         return {"command": "call_tool", "call_id": "c1", "name": "x", "error": {

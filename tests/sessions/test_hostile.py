@@ -21,9 +21,9 @@ import pytest
 from channels.db import database_sync_to_async
 
 from playground.mcp import jsontext
-from playground.sessions import lines
-from playground.sessions.live import WORKERS
-from playground.sessions.worker import start_session
+from playground.sessions.fragments import lines
+from playground.sessions.live.workers import WORKERS
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
 from tests.core.http_peers import FaultServer, Request, head

@@ -1,7 +1,7 @@
 """The embedded channel layer keeps the stock layer's contract with a direct group_send."""
 from __future__ import annotations
 
-from playground.sessions.layers import DirectInMemoryChannelLayer
+from playground.sessions.live.layers import DirectInMemoryChannelLayer
 
 
 async def test_every_member_gets_its_own_copy_and_a_full_one_does_not_stop_the_others():

@@ -17,8 +17,8 @@ from django.contrib.auth import get_user_model
 from playground.asgi import application
 from playground.registry.models import Server
 from playground.sessions.routing import websocket_urlpatterns
-from playground.sessions.live import WORKERS
-from playground.sessions.worker import start_session
+from playground.sessions.live.workers import WORKERS
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
 
@@ -88,7 +88,7 @@ async def watch(session: Session, user, *needles: str) -> tuple[Session, list[di
 
 async def test_call_tool_through_consumer_and_worker_persists_everything(monkeypatch):
     # A call is shown in flight only once it lasts (here: far longer than this one can take).
-    monkeypatch.setattr("playground.sessions.worker.INFLIGHT_AFTER", 30)
+    monkeypatch.setattr("playground.sessions.live.worker.INFLIGHT_AFTER", 30)
     user, server = await make_user_and_server()
     session = await start_session(server, user)
     a, b = communicator(session.pk, user), communicator(session.pk, user)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from playground.sessions.live import WORKERS
-from playground.sessions.worker import start_session
+from playground.sessions.live.workers import WORKERS
+from playground.sessions.live.worker import start_session
 from tests.conftest import NPM_BIN
 
 from .test_features import card_key, edit_server, receive_fragment, receive_until, send

@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async
 
 from playground.mcp.config import ServerConfig
 from playground.mcp.events import Tap
-from playground.sessions.worker import SessionWorker
+from playground.sessions.live.worker import SessionWorker
 from playground.transcripts import recorder as recorder_module
 from playground.transcripts.models import Event, Session
 from playground.transcripts.recorder import Limits, Recorder, save_events

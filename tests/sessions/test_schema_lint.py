@@ -12,8 +12,8 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 
-from playground.sessions.live import WORKERS
-from playground.sessions.worker import start_session
+from playground.sessions.live.workers import WORKERS
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Session, ShareLink
 from playground.transcripts.recorder import save_events
 from tests.conftest import PEERS
@@ -135,7 +135,7 @@ async def test_saving_a_batch_again_counts_its_problems_once():
 def test_the_badge_escapes_what_it_shows_and_links_only_to_the_spec():
     """Rows come from the database (a server's text is in the messages): escaped, and only a
     link into the specification's own site is a link."""
-    from playground.sessions import lines
+    from playground.sessions.fragments import lines
 
     row = {"seq": 5, "t": 0.1, "dir": "recv", "message": {"jsonrpc": "2.0", "id": 1, "result": {}},
            "schema_problems": [{"pointer": "/a<b>", "message": "'<script>x()</script>' is bad", "schema_path": '#/"x'}],

@@ -10,7 +10,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 
-from playground.sessions.worker import start_session
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
 from tests.core.http_peers import free_port, start_peer, stop_peer

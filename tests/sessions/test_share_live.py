@@ -15,10 +15,10 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from playground.sessions.live import WORKERS
+from playground.sessions.live.workers import WORKERS
 from playground.sessions.routing import websocket_urlpatterns
-from playground.sessions.share_live import CLOSE_ENDED, CLOSE_GONE
-from playground.sessions.worker import start_session
+from playground.sessions.live.share_socket import CLOSE_ENDED, CLOSE_GONE
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
 from tests.sessions.test_live import communicator, make_user_and_server, receive_until, stop_all

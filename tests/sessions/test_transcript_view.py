@@ -11,8 +11,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from playground.sessions import lines
-from playground.sessions.lines import line_html
+from playground.sessions.fragments import lines
+from playground.sessions.fragments.lines import line_html
 from playground.transcripts.models import Event, Session, ShareLink
 
 HOSTILE = '"><img src=x onerror=alert(1)>'
@@ -79,7 +79,7 @@ def test_sessions_recorded_before_the_origin_was_kept_count_from_their_start():
 
 def test_edit_and_resend_is_on_the_owners_request_lines_only():
     """Only a request the client sent, and only on the owner's page (a share page has no control that acts)."""
-    from playground.sessions.lines import line, line_html
+    from playground.sessions.fragments.lines import line, line_html
 
     def row(dir_: str, message: dict) -> dict:
         return {"seq": 3, "t": 0.1, "dir": dir_, "raw": json.dumps(message), "message": message}

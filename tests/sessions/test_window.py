@@ -12,10 +12,10 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from playground.sessions import lines
+from playground.sessions.fragments import lines
 from playground.sessions.protocol import group_name
 from playground.sessions.routing import websocket_urlpatterns
-from playground.sessions.window import REPLAY_WINDOW, seq_param, transcript_window
+from playground.sessions.transcript_window import REPLAY_WINDOW, seq_param, transcript_window
 from playground.transcripts.models import Session
 from playground.transcripts.recorder import save_events
 

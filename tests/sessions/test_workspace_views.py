@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from playground.registry.models import Server
-from playground.sessions.workspace import MAX_VALUES
+from playground.sessions.views.workspace import MAX_VALUES
 from playground.transcripts.models import Session
 
 from playground.schemaforms import parse_form

@@ -34,7 +34,7 @@ from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.secrets import Redactor
 from playground.mcp.transports.base import TransportError
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command, FeatureEvent
 from .context import SessionContext, TabContext
 

@@ -19,7 +19,7 @@ from playground.modelview import results, rules, tokens
 from playground.modelview.cache import Memo, digest, model_view_of
 from playground.modelview.view import download, tools_of
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import FeatureEvent
 from .base import Feature, render
 

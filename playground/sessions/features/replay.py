@@ -25,7 +25,7 @@ from playground.mcp.replayer import Replayer, summary_text
 from playground.mcp.secrets import Redactor
 from playground.transcripts import replays
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command, FeatureEvent
 from .base import Feature, render
 from .context import TabContext

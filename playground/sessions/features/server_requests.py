@@ -13,10 +13,10 @@ from playground.mcp import jsontext
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.schemaforms import render_form
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import CURRENT_CALL, Command, FeatureEvent
-from ..result_html import content_block
-from ..results import RELATED_TASK, content_item, url_parts
+from ..fragments.result_html import content_block
+from ..fragments.result import RELATED_TASK, content_item, url_parts
 from .base import Feature, render
 from .context import TabContext
 

@@ -27,15 +27,15 @@ from playground.transcripts.access import own_session
 from playground.transcripts.models import Session, ShareLink
 
 from . import resend
-from .connecting import with_hint
-from .share_live import close_share_viewers, shared_state
-from .durability import reap_dead_sessions
-from .features import FEATURES
-from .lines import line
-from .protocol import catalogue_item
-from .render import catalogue_html, page
-from .window import seq_param, transcript_window
-from .worker import start_session
+from ..live.connecting import with_hint
+from ..live.share_socket import close_share_viewers, shared_state
+from ..live.durability import reap_dead_sessions
+from ..features import FEATURES
+from ..fragments.lines import line
+from ..protocol import catalogue_item
+from ..fragments.regions import catalogue_html, page
+from ..transcript_window import seq_param, transcript_window
+from ..live.worker import start_session
 
 T = TypeVar("T")
 

@@ -9,8 +9,8 @@ from django.shortcuts import render
 
 from playground.transcripts import search as transcript_search
 
-from .lines import ARROWS
-from .window import seq_param
+from ..fragments.lines import ARROWS
+from ..transcript_window import seq_param
 
 MAX_EVENT_ID = 2**63 - 1          # an event id is a BigAutoField
 

@@ -10,7 +10,7 @@ export)" counting the lines left out, as soon as the bucket has room for them â€
 the call's result) therefore always arrives, promptly, and the database keeps every event for
 the export and for replay.
 
-Items are opaque to the window (the worker passes each saved row).
+Items are opaque to the throttle (the worker passes each saved row).
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from typing import Any
 Items = list[Any]
 
 
-class PageWindow:
+class LineThrottle:
     def __init__(self, send: Callable[[Items, int], Awaitable[None]], *, rate: float, tail: float = 0.05,
                  clock: Callable[[], float] = time.monotonic) -> None:
         """`send(items, skipped)` renders and sends one fragment: a marker for `skipped`, then `items`."""

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from playground.transcripts.models import Event, Session
 
-from .live import WORKERS
+from .workers import WORKERS
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from playground.mcp import jsontext
 from playground.mcp.client import McpClient
 from playground.mcp.transports.base import HttpStatusError
 
-from .protocol import Command
+from ..protocol import Command
 
 # The page's commands that are calls (a Result each).
 CALLS = frozenset({"call_tool", "read_resource", "get_prompt", "ping", "raw", "task_get", "task_result",

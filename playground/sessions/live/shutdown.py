@@ -17,7 +17,7 @@ import asyncio
 import logging
 import sys
 
-from .live import WORKERS
+from .workers import WORKERS
 
 log = logging.getLogger(__name__)
 

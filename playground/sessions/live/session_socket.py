@@ -23,18 +23,18 @@ from playground.mcp import jsontext
 from playground.schemaforms import avalidate_arguments, form_too_large, parse_form
 from playground.transcripts.models import Session
 
-from . import lines, render
+from ..fragments import lines, regions
 from .connecting import with_hint
 from .durability import reap_dead_sessions
-from .features import BY_ACTION
-from .protocol import Command, catalogue_item, group_name
+from ..features import BY_ACTION
+from ..protocol import Command, catalogue_item, group_name
 from .watchdog import watch_worker
-from .window import seq_param, transcript_window
+from ..transcript_window import seq_param, transcript_window
 
 TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
 
-class SessionConsumer(render.FragmentSocket):
+class SessionConsumer(regions.FragmentSocket):
     """Keeps the session's worker channel and catalogue from connect on, updated by the group's
     messages: a call then costs no database read (reads queue behind the worker's transcript
     writes on Channels' one database thread, which made each call wait for a commit).
@@ -97,9 +97,9 @@ class SessionConsumer(render.FragmentSocket):
         rows = session.owner_redactor().obj(window.rows)
         for frame in lines.transcript_replace_frames(rows, window.total, session.pk, window, owner=True):
             await self.send(text_data=frame)
-        await self.send(text_data=render.state(with_hint(session.state(), rows)))
+        await self.send(text_data=regions.state(with_hint(session.state(), rows)))
         if session.catalogue:
-            await self.send(text_data=render.catalogue(session.pk, session.catalogue))
+            await self.send(text_data=regions.catalogue(session.pk, session.catalogue))
 
     # From the page -------------------------------------------------------------
 
@@ -117,7 +117,7 @@ class SessionConsumer(render.FragmentSocket):
                 return
             self.worker_channel = session.worker_channel
         if not self.worker_channel:
-            await self.send(text_data=render.notice("This session has ended: Reconnect starts a new one."))
+            await self.send(text_data=regions.notice("This session has ended: Reconnect starts a new one."))
             return
         core = _ACTIONS.get(action) if isinstance(action, str) else None
         command: Command | None = None
@@ -207,13 +207,13 @@ class SessionConsumer(render.FragmentSocket):
             self._boxes_shown.discard(box)
 
     async def _notice(self, text: str) -> None:
-        await self._box("notice", lambda: render.notice(text), bool(text))
+        await self._box("notice", lambda: regions.notice(text), bool(text))
 
     async def _raw_errors(self, errors: list[str]) -> None:
-        await self._box("raw", lambda: render.raw_errors(errors), bool(errors))
+        await self._box("raw", lambda: regions.raw_errors(errors), bool(errors))
 
     async def _form_errors(self, errors: list[dict[str, Any]]) -> None:
-        await self._box("form", lambda: render.form_errors(errors), bool(errors))
+        await self._box("form", lambda: regions.form_errors(errors), bool(errors))
 
     async def _raw_command(self, content: dict[str, Any]) -> Command | None:
         """A hand-made message: an exact frame (sent as typed, malformed allowed), or a method with
@@ -250,36 +250,36 @@ class SessionConsumer(render.FragmentSocket):
     async def session_state(self, message: dict[str, Any]) -> None:
         if message["state"].get("status") in (Session.Status.ENDED, Session.Status.FAILED):
             self.worker_channel = ""
-        await self.send(text_data=render.state(message["state"]))
+        await self.send(text_data=regions.state(message["state"]))
 
     async def session_catalogue(self, message: dict[str, Any]) -> None:
         self.catalogue = message["catalogue"]
-        await self.send(text_data=render.catalogue(self.session_id, message["catalogue"]))
+        await self.send(text_data=regions.catalogue(self.session_id, message["catalogue"]))
 
     async def session_call_started(self, message: dict[str, Any]) -> None:
         if self.first_time("call:" + str(message["call_id"])):
-            await self.send(text_data=render.call_started(message))
+            await self.send(text_data=regions.call_started(message))
 
     async def session_progress(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=render.progress(message["call_id"], message["progress"]))
+        await self.send(text_data=regions.progress(message["call_id"], message["progress"]))
 
     async def session_result(self, message: dict[str, Any]) -> None:
         self.forget("call:" + str(message.get("call_id")))
-        for frame in render.result_frames(message):
+        for frame in regions.result_frames(message):
             await self.send(text_data=frame)
 
     async def session_snapshot(self, message: dict[str, Any]) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
         self.catalogue = message.get("catalogue") or self.catalogue
         if message.get("state"):
-            await self.send(text_data=render.state(message["state"]))
+            await self.send(text_data=regions.state(message["state"]))
         for outcome in message.get("results", [])[-1:]:
-            for frame in render.result_frames(outcome):
+            for frame in regions.result_frames(outcome):
                 await self.send(text_data=frame)
         for call in message.get("inflight", []):
             await self.session_call_started(call)
             if call["call_id"] in message.get("progress", {}):
-                await self.send(text_data=render.progress(call["call_id"], message["progress"][call["call_id"]]))
+                await self.send(text_data=regions.progress(call["call_id"], message["progress"][call["call_id"]]))
         for event in message.get("features", []):
             await self.session_feature(event)
 

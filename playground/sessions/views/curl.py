@@ -20,9 +20,9 @@ from playground.transcripts import curl, har
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
 
-from .features.model_view import body_html, download_json, last_tool_result, result_html
-from .lines import is_request
-from .views import _shared, _stream, computed, owned
+from ..features.model_view import body_html, download_json, last_tool_result, result_html
+from ..fragments.lines import is_request
+from .session_page import _shared, _stream, computed, owned
 
 
 # The Model view is computed from the whole catalogue: seconds for thousands of tools. These

@@ -17,7 +17,7 @@ from playground.mcp import jsontext
 from playground.schemaforms import render_form
 from playground.transcripts.access import own_session
 
-from .protocol import catalogue_item
+from ..protocol import catalogue_item
 
 MAX_URI = 8 * 1024                 # characters of a resource URI the view accepts
 MAX_VALUES = 512 * 1024            # characters of the values a tool's fields are rendered for

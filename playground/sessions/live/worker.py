@@ -39,13 +39,14 @@ from playground.transcripts.models import Session
 from playground.transcripts.recorder import Recorder
 from playground.transcripts.storable import storable, without_surrogates
 
-from . import calls, lines, live, results, shutdown
+from . import calls, shutdown, workers
+from ..fragments import lines, result
 from .calls import CALLS, http_error
 from .connecting import ConnectWatch
-from .features import ALL, BY_COMMAND, FEATURES, Feature
-from .flood import PageWindow
+from ..features import ALL, BY_COMMAND, FEATURES, Feature
+from .throttle import LineThrottle
 from .lanes import Lanes
-from .protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name, share_group_name
+from ..protocol import CURRENT_CALL, Catalogue, Command, Outcome, Snapshot, group_name, share_group_name
 
 log = logging.getLogger(__name__)
 
@@ -104,9 +105,9 @@ class SessionWorker:
         self.channel: str = ""
         self._client: McpClient | None = None
         self.tap = Tap(max_raw=settings.PLAYGROUND_MAX_FRAME_BYTES)
-        # Transcript lines for the pages, windowed and rendered here once for every tab.
-        self.window = PageWindow(self._send_lines, rate=settings.PLAYGROUND_PAGE_MAX_LINES)
-        self.recorder = Recorder(session_id, on_saved=self.window.push, pause=self.tap.pause,
+        # Transcript lines for the pages, throttled and rendered here once for every tab.
+        self.throttle = LineThrottle(self._send_lines, rate=settings.PLAYGROUND_PAGE_MAX_LINES)
+        self.recorder = Recorder(session_id, on_saved=self.throttle.push, pause=self.tap.pause,
                                  resume=self.tap.resume)
         self.tap.subscribe(self._on_event)
         self._catalogue: Catalogue = {}
@@ -216,7 +217,7 @@ class SessionWorker:
         self._state = self._live_facts(session.state())
         self._share_redactor = session.share_redactor()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
-        live.add(self.session_id, self)
+        workers.add(self.session_id, self)
         shutdown.install()
         return self.channel
 
@@ -302,9 +303,9 @@ class SessionWorker:
                 await saver
             await self.recorder.final_flush()
             with contextlib.suppress(Exception):
-                await self.window.flush()        # the last lines (the note saying why it ended)
+                await self.throttle.flush()        # the last lines (the note saying why it ended)
             await self._end(status, reason)
-            live.remove(self.session_id)
+            workers.remove(self.session_id)
 
     async def _end(self, status: str, reason: str) -> None:
         def save() -> None:
@@ -564,7 +565,7 @@ class SessionWorker:
             self._announcing[call_id] = asyncio.get_running_loop().create_task(self.broadcast(started))
 
     async def _publish_result(self, outcome: Outcome) -> None:
-        await results.check_structured(outcome, self._catalogue)     # (still in flight meanwhile)
+        await result.check_structured(outcome, self._catalogue)     # (still in flight meanwhile)
         started = self.inflight.get(outcome["call_id"]) or {}
         outcome["announced"] = bool(started.get("announced"))     # the Result removes the card, if any
         announcing = self._announcing.pop(outcome["call_id"], None)

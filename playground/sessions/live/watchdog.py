@@ -18,9 +18,9 @@ from django.conf import settings
 
 from playground.transcripts.models import Event, Session
 
-from . import lines
+from ..fragments import lines
 from .durability import reap_dead_sessions
-from .protocol import group_name, share_group_name
+from ..protocol import group_name, share_group_name
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,11 @@ from django.template.loader import render_to_string
 
 from playground.transcripts.storable import without_surrogates
 
-from .features import BY_NAME
+from ..features import BY_NAME
 from .html import oob
-from .protocol import Catalogue
+from ..protocol import Catalogue
 from .result_html import piece_html, result_html
-from .results import describe_result
+from .result import describe_result
 
 log = logging.getLogger(__name__)
 

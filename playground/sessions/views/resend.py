@@ -10,8 +10,8 @@ from django.http import Http404
 from playground.mcp.replay import user_params
 from playground.transcripts.models import Session
 
-from .protocol import catalogue_item
-from .window import seq_param
+from ..protocol import catalogue_item
+from ..transcript_window import seq_param
 
 
 def sent_request(session: Session, seq: str) -> tuple[int, dict[str, Any]]:

@@ -17,7 +17,7 @@ REPLAY_WINDOW = 1000      # events sent on (re)connect; older ones stay in the d
 
 
 @dataclass(frozen=True)
-class Window:
+class TranscriptWindow:
     session_id: int
     rows: list[dict[str, Any]]     # the events' data, oldest first
     total: int                     # events in the session
@@ -43,17 +43,17 @@ def seq_param(value: Any, maximum: int = 2**31 - 1) -> int | None:
     return seq if 0 < seq <= maximum else None
 
 
-def transcript_window(session_id: int, around: int | None = None, size: int = REPLAY_WINDOW) -> Window:
+def transcript_window(session_id: int, around: int | None = None, size: int = REPLAY_WINDOW) -> TranscriptWindow:
     """The latest `size` events, or `size` events with `around` in the middle (fewer after it
     near the end: the window then shows the latest ones and says so)."""
     events = Event.objects.filter(session_id=session_id)
     total = events.count()
     if around is None:
         rows = list(events.order_by("-seq").values_list("data", flat=True)[:size])
-        return Window(session_id, rows[::-1], total, None, latest=True)
+        return TranscriptWindow(session_id, rows[::-1], total, None, latest=True)
     half = size // 2
     after = list(events.filter(seq__gt=around).order_by("seq").values_list("data", flat=True)[:half + 1])
     latest = len(after) <= half
     after = after[:half]
     before = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[:size - len(after)])
-    return Window(session_id, before[::-1] + after, total, around, latest)
+    return TranscriptWindow(session_id, before[::-1] + after, total, around, latest)

@@ -33,12 +33,12 @@ from django.urls import reverse
 
 from playground.transcripts.models import Session, ShareLink
 
-from . import lines, render
+from ..fragments import lines, regions
 from .durability import reap_dead_sessions
 from .watchdog import watch_worker
-from .html import oob
-from .window import transcript_window
-from .protocol import share_group_name, share_link_group_name
+from ..fragments.html import oob
+from ..transcript_window import transcript_window
+from ..protocol import share_group_name, share_link_group_name
 
 
 # How long a viewer waits for the worker's answer before replaying anyway (a worker whose
@@ -64,7 +64,7 @@ def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[
     return shown
 
 
-class ShareConsumer(render.FragmentSocket):
+class ShareConsumer(regions.FragmentSocket):
     """The `TabContext` of the features whose events reach shares (`publish_shared`)."""
 
     token: str = ""
@@ -147,7 +147,7 @@ class ShareConsumer(render.FragmentSocket):
         export = reverse("sessions:share_jsonl", args=[self.token])
         frames = lines.transcript_replace_frames(session.share_redactor().obj(window.rows), window.total, session.pk,
                                                  export_url=export)
-        return frames + [render.state(shared_state(session))], session
+        return frames + [regions.state(shared_state(session))], session
 
     async def _replay(self) -> None:
         frames, session = await self._replay_frames()
@@ -194,7 +194,7 @@ class ShareConsumer(render.FragmentSocket):
         if session is None or not self._replayed:
             return
         state = shared_state(session, message["state"])
-        await self.send(text_data=render.state(state))
+        await self.send(text_data=regions.state(state))
         if state.get("status") in (Session.Status.ENDED, Session.Status.FAILED):
             await self._ended()
 
