@@ -4,7 +4,7 @@ always arrives, and soon."""
 from __future__ import annotations
 
 from playground.sessions.live.throttle import LineThrottle
-from playground.sessions.fragments.result import MAX_TEXT, content_item
+from playground.sessions.fragments.content import MAX_TEXT, content_item
 
 
 def rows(a: int, b: int) -> list[dict]:

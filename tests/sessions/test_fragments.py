@@ -10,7 +10,8 @@ import json
 import re
 
 from playground.mcp import jsontext
-from playground.sessions.fragments import lines, regions as render, result as results
+from playground.sessions.fragments import lines, result
+from playground.sessions.live import calls
 from playground.sessions.fragments.lines import line_html
 
 from .fakes import FakeSession, FakeTab
@@ -67,7 +68,7 @@ def test_a_big_result_goes_in_pieces_under_the_limit_and_nothing_is_lost():
     text = ('"quoted" <b> & ' * 30_000) + "THE END"           # 450K characters, ~1 MB once escaped
     outcome = {"call_id": "c1", "command": "call_tool", "name": "big",
                "result": {"content": [{"type": "text", "text": text}], "structuredContent": {"t": text}}}
-    frames = render.result_frames(outcome)
+    frames = result.result_frames(outcome)
     assert len(frames) > 3 and all(len(f.encode()) < LIMIT for f in frames)
     assert 'id="result"' in frames[0]
     # The rest of the text goes into a closed <details> (laid out only when opened), in pieces.
@@ -96,8 +97,8 @@ def test_a_small_result_is_one_fragment_with_everything():
     outcome = {"call_id": "c1", "command": "call_tool", "name": "t",
                "result": {"content": [{"type": "text", "text": "hello <b>"}], "structuredContent": {"a": 1}}}
     catalogue = {"tools": [{"name": "t", "outputSchema": {"type": "object"}}]}
-    asyncio.run(results.check_structured(outcome, catalogue))    # (the worker does, where the call ends)
-    frames = render.result_frames(outcome)
+    asyncio.run(calls.check_structured(outcome, catalogue))    # (the worker does, where the call ends)
+    frames = result.result_frames(outcome)
     assert len(frames) == 1
     assert '<pre class="text">hello &lt;b&gt;</pre>' in frames[0]
     assert "matches outputSchema" in frames[0] and "structuredContent" in frames[0]
@@ -105,7 +106,7 @@ def test_a_small_result_is_one_fragment_with_everything():
 
 
 def test_the_result_region_escapes_every_server_value():
-    """The Result is built in Python (result_html.py): a hostile string in every field a server
+    """The Result is built in Python (fragments/result.py): a hostile string in every field a server
     controls, across every content kind, stays text."""
     import base64
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
@@ -132,8 +133,8 @@ def test_the_result_region_escapes_every_server_value():
     ]
     catalogue = {"tools": [{"name": HOSTILE, "outputSchema": {"type": "object", "required": [HOSTILE + "x"]}}]}
     for outcome in outcomes:
-        asyncio.run(results.check_structured(outcome, catalogue))   # (its errors quote the server too)
-        html_ = "".join(render.result_frames(outcome))
+        asyncio.run(calls.check_structured(outcome, catalogue))   # (its errors quote the server too)
+        html_ = "".join(result.result_frames(outcome))
         assert "onerror=alert(1)>" not in html_ and ESCAPED in html_
         assert html_.count("<img") == html_.count('<img src="data:image/png;base64,')    # only checked images
 
@@ -157,11 +158,11 @@ def test_url_elicitation_shows_the_whole_url_and_links_only_http():
         return {"command": "call_tool", "call_id": "c1", "name": "x", "error": {
             "code": -32042, "message": "needs a URL", "data": {"elicitations": [
                 {"mode": "url", "url": url, "message": "Open it", "elicitationId": "e1"}]}}}
-    good = render.result(outcome("https://login.example.org:8443/a?b=1"))
+    good = result.result(outcome("https://login.example.org:8443/a?b=1"))
     assert ('<span class="url-rest">https://</span><strong class="url-host">login.example.org:8443</strong>'
             '<span class="url-rest">/a?b=1</span>') in good
     assert 'href="https://login.example.org:8443/a?b=1" target="_blank" rel="noopener noreferrer"' in good
-    bad = render.result(outcome("javascript:alert(1)//https://x.org"))
+    bad = result.result(outcome("javascript:alert(1)//https://x.org"))
     assert "javascript:alert(1)//https://x.org</code>" in bad and "href=\"javascript" not in bad
     assert describe_result(outcome("https://x.org"))["url_elicitations"][0]["id"] == "e1"
     from playground.sessions.features import BY_NAME

@@ -218,7 +218,7 @@ async def test_the_panel_is_computed_off_the_database_thread():
     from asgiref.sync import sync_to_async
     from django.test import AsyncClient
 
-    from playground.sessions.views import curl as wire_views
+    from playground.sessions.views import model_view as wire_views
 
     from .offthread import computed_off_the_database_thread
 

@@ -129,7 +129,7 @@ def test_result_fragments_stay_under_the_websocket_message_limit():
     """daphne closes the socket for a message over 1 MiB: big media must not end up inline."""
     import base64
 
-    from playground.sessions.fragments.regions import result_frames
+    from playground.sessions.fragments.result import result_frames
     png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 3_000_000).decode()
     outcome = {"call_id": "c1", "command": "call_tool", "name": "big", "result": {"content": [
         {"type": "image", "mimeType": "image/png", "data": png},

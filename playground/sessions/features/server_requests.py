@@ -13,14 +13,14 @@ from playground.mcp import jsontext
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.schemaforms import render_form
 
+from ..fragments.content import content_block, content_item, url_parts
 from ..fragments.html import oob
 from ..protocol import CURRENT_CALL, Command, FeatureEvent
-from ..fragments.result_html import content_block
-from ..fragments.result import RELATED_TASK, content_item, url_parts
 from .base import Feature, render
 from .context import TabContext
 
 ANSWERED = frozenset({"sampling/createMessage", "elicitation/create"})
+RELATED_TASK = "io.modelcontextprotocol/related-task"      # the `_meta` key naming a request's task
 
 
 class ServerRequests(Feature):

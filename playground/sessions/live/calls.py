@@ -8,6 +8,7 @@ from typing import Any
 from playground.mcp import jsontext
 from playground.mcp.client import McpClient
 from playground.mcp.transports.base import HttpStatusError
+from playground.schemaforms import avalidate_arguments
 
 from ..protocol import Command
 
@@ -49,6 +50,24 @@ async def request(client: McpClient, command: str, message: Command,
         await client.notify(message["method"], message.get("params"))
         return {"sent": True}
     return await client.request(message["method"], message.get("params"), timeout=timeout)
+
+
+def output_schema(outcome: dict[str, Any], catalogue: dict[str, Any]) -> dict[str, Any] | None:
+    """The outputSchema a tool call's structuredContent is checked against, if it has both."""
+    result = outcome.get("result")
+    if outcome.get("command") != "call_tool" or not isinstance(result, dict) or "structuredContent" not in result:
+        return None
+    tool = next((t for t in catalogue.get("tools", []) if t.get("name") == outcome.get("name")), None)
+    schema = (tool or {}).get("outputSchema")
+    return schema if isinstance(schema, dict) else None
+
+
+async def check_structured(outcome: dict[str, Any], catalogue: dict[str, Any]) -> None:
+    """Check the structuredContent against the tool's outputSchema, once, where the call ends
+    (`structured_errors` on the outcome), so that no tab validates a server's schema again."""
+    schema = output_schema(outcome, catalogue)
+    if schema is not None:
+        outcome["structured_errors"] = await avalidate_arguments(schema, outcome["result"]["structuredContent"])
 
 
 def raw_request_id(frame: str) -> Any:

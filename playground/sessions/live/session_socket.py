@@ -23,18 +23,19 @@ from playground.mcp import jsontext
 from playground.schemaforms import avalidate_arguments, form_too_large, parse_form
 from playground.transcripts.models import Session
 
-from ..fragments import lines, regions
+from ..features import BY_ACTION
+from ..fragments import lines, regions, result
+from ..protocol import Command, catalogue_item, group_name
+from ..transcript_window import seq_param, transcript_window
 from .connecting import with_hint
 from .durability import reap_dead_sessions
-from ..features import BY_ACTION
-from ..protocol import Command, catalogue_item, group_name
+from .fragment_socket import FragmentSocket
 from .watchdog import watch_worker
-from ..transcript_window import seq_param, transcript_window
 
 TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
 
-class SessionConsumer(regions.FragmentSocket):
+class SessionConsumer(FragmentSocket):
     """Keeps the session's worker channel and catalogue from connect on, updated by the group's
     messages: a call then costs no database read (reads queue behind the worker's transcript
     writes on Channels' one database thread, which made each call wait for a commit).
@@ -258,14 +259,14 @@ class SessionConsumer(regions.FragmentSocket):
 
     async def session_call_started(self, message: dict[str, Any]) -> None:
         if self.first_time("call:" + str(message["call_id"])):
-            await self.send(text_data=regions.call_started(message))
+            await self.send(text_data=result.call_started(message))
 
     async def session_progress(self, message: dict[str, Any]) -> None:
-        await self.send(text_data=regions.progress(message["call_id"], message["progress"]))
+        await self.send(text_data=result.progress(message["call_id"], message["progress"]))
 
     async def session_result(self, message: dict[str, Any]) -> None:
         self.forget("call:" + str(message.get("call_id")))
-        for frame in regions.result_frames(message):
+        for frame in result.result_frames(message):
             await self.send(text_data=frame)
 
     async def session_snapshot(self, message: dict[str, Any]) -> None:
@@ -274,12 +275,12 @@ class SessionConsumer(regions.FragmentSocket):
         if message.get("state"):
             await self.send(text_data=regions.state(message["state"]))
         for outcome in message.get("results", [])[-1:]:
-            for frame in regions.result_frames(outcome):
+            for frame in result.result_frames(outcome):
                 await self.send(text_data=frame)
         for call in message.get("inflight", []):
             await self.session_call_started(call)
             if call["call_id"] in message.get("progress", {}):
-                await self.send(text_data=regions.progress(call["call_id"], message["progress"][call["call_id"]]))
+                await self.send(text_data=result.progress(call["call_id"], message["progress"][call["call_id"]]))
         for event in message.get("features", []):
             await self.session_feature(event)
 

@@ -34,11 +34,12 @@ from django.urls import reverse
 from playground.transcripts.models import Session, ShareLink
 
 from ..fragments import lines, regions
-from .durability import reap_dead_sessions
-from .watchdog import watch_worker
 from ..fragments.html import oob
-from ..transcript_window import transcript_window
 from ..protocol import share_group_name, share_link_group_name
+from ..transcript_window import transcript_window
+from .durability import reap_dead_sessions
+from .fragment_socket import FragmentSocket
+from .watchdog import watch_worker
 
 
 # How long a viewer waits for the worker's answer before replaying anyway (a worker whose
@@ -64,7 +65,7 @@ def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[
     return shown
 
 
-class ShareConsumer(regions.FragmentSocket):
+class ShareConsumer(FragmentSocket):
     """The `TabContext` of the features whose events reach shares (`publish_shared`)."""
 
     token: str = ""

@@ -40,7 +40,7 @@ from playground.transcripts.recorder import Recorder
 from playground.transcripts.storable import storable, without_surrogates
 
 from . import calls, shutdown, workers
-from ..fragments import lines, result
+from ..fragments import lines
 from .calls import CALLS, http_error
 from .connecting import ConnectWatch
 from ..features import ALL, BY_COMMAND, FEATURES, Feature
@@ -565,7 +565,7 @@ class SessionWorker:
             self._announcing[call_id] = asyncio.get_running_loop().create_task(self.broadcast(started))
 
     async def _publish_result(self, outcome: Outcome) -> None:
-        await result.check_structured(outcome, self._catalogue)     # (still in flight meanwhile)
+        await calls.check_structured(outcome, self._catalogue)     # (still in flight meanwhile)
         started = self.inflight.get(outcome["call_id"]) or {}
         outcome["announced"] = bool(started.get("announced"))     # the Result removes the card, if any
         announcing = self._announcing.pop(outcome["call_id"], None)

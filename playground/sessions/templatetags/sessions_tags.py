@@ -13,7 +13,7 @@ def server_sessions(context, server):
 def safe_icon(icons):
     """The first icon that is an inline raster image; remote URLs are not fetched (a server's
     icon URL would tell a third party who opened the page) and SVG can carry script."""
-    from playground.sessions.fragments.result import IMAGE_TYPES
+    from playground.sessions.fragments.content import IMAGE_TYPES
     for icon in icons or []:
         src = icon.get("src") if isinstance(icon, dict) else None
         if isinstance(src, str) and src.startswith("data:"):

@@ -21,7 +21,7 @@ from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
 from playground.transcripts.models import Session
 
-from .session_page import start_and_show, startable_server
+from .connect import start_and_show, startable_server
 
 LIST_TIMEOUT = 15.0         # the quick listing's requests
 MAX_TICKED = 500

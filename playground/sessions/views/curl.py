@@ -1,86 +1,23 @@
-"""The session as other tools read it: the Model view's download, the HAR export and
-"Copy as curl". Owner variants mask what the owner's exports mask (OAuth values); share
-variants mask every secret (`Session.share_redactor`) and never offer the real values."""
+"""Copy as curl: a request the client sent over HTTP, as a curl command. The owner's is masked
+as the owner's exports are (OAuth values), and may have the real values put back
+(`?secrets=1`); a share's masks every secret and never offers them."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-from asgiref.sync import sync_to_async
-
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.urls import reverse
+from django.http import Http404, HttpRequest, HttpResponse
 
 from playground.mcp.auth import AuthRecord
-from playground.mcp.secrets import Redactor
 from playground.mcp.transports.http_common import same_origin, shown_url
 from playground.oauth.models import OAuthRecord
-from playground.transcripts import curl, har
+from playground.transcripts import curl
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
 
-from ..features.model_view import body_html, download_json, last_tool_result, result_html
 from ..fragments.lines import is_request
-from .session_page import _shared, _stream, computed, owned
+from ..http import shared
 
-
-# The Model view is computed from the whole catalogue: seconds for thousands of tools. These
-# views are async: they read their rows in short queries and compute in a worker thread
-# (`computed`, which says why).
-
-def _panel(session: Session, redact: Redactor, download_url: str) -> str:
-    return body_html(redact.obj(session.catalogue or {}), download_url)
-
-
-@login_required
-async def model_view(request: HttpRequest, pk: int) -> HttpResponse:
-    """The Model view panel, fetched by the session page (again after each catalogue refresh)."""
-    session = await owned(request, pk)
-    download_url = reverse("sessions:model_view_json", args=[pk])
-    return HttpResponse(await computed(_panel, session, session.owner_redactor(), download_url))
-
-
-async def _result(session: Session, redact: Redactor, refresh_url: str) -> HttpResponse:
-    result, tool = await last_tool_result(session, redact)
-    return HttpResponse(await computed(result_html, result, tool, refresh_url))
-
-
-@login_required
-async def model_view_result(request: HttpRequest, pk: int) -> HttpResponse:
-    session = await owned(request, pk)
-    return await _result(session, session.owner_redactor(), reverse("sessions:model_view_result", args=[pk]))
-
-
-async def _model_view_file(request: HttpRequest, session: Session, redact: Redactor) -> StreamingHttpResponse:
-    text = await computed(lambda: download_json(redact.obj(session.catalogue or {})))
-    return _stream(request, iter([text]), "application/json", f"session-{session.pk}-model-view.json")
-
-
-@login_required
-async def model_view_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    session = await owned(request, pk)
-    return await _model_view_file(request, session, session.owner_redactor())
-
-
-async def share_model_view(request: HttpRequest, token: str) -> HttpResponse:
-    """The panel of a share page (read-only, every secret masked), fetched by that page."""
-    session, redact = await sync_to_async(_shared)(token)
-    download_url = reverse("sessions:share_model_view_json", args=[token])
-    return HttpResponse(await computed(_panel, session, redact, download_url))
-
-
-async def share_model_view_result(request: HttpRequest, token: str) -> HttpResponse:
-    session, redact = await sync_to_async(_shared)(token)
-    return await _result(session, redact, reverse("sessions:share_model_view_result", args=[token]))
-
-
-async def share_model_view_json(request: HttpRequest, token: str) -> StreamingHttpResponse:
-    session, redact = await sync_to_async(_shared)(token)
-    return await _model_view_file(request, session, redact)
-
-
-# --- Copy as curl ------------------------------------------------------------------------------
 
 def _text(text: str) -> HttpResponse:
     response = HttpResponse(text, content_type="text/plain; charset=utf-8")
@@ -146,26 +83,5 @@ def curl_command(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
 
 def share_curl_command(request: HttpRequest, token: str, seq: int) -> HttpResponse:
     """Masked as every share is; never with the real values."""
-    session, redact = _shared(token)
+    session, redact = shared(token)
     return _curl(redact.obj(_request_row(session, seq)))
-
-
-# --- HAR -------------------------------------------------------------------------------------------
-
-def _har(session: Session, redact: Redactor) -> Iterator[str]:
-    rows = (redact.obj(data) for data in session.events.exclude(dir="stderr").order_by("seq")
-            .values_list("data", flat=True).iterator(chunk_size=2000))
-    comment = redact.text(f"{session.server_name}, session {session.pk} ({session.transport or 'HTTP'}), "
-                          "recorded by MCP Playground")
-    return har.document(rows, session.time_zero, comment)   # as the page's times
-
-
-@login_required
-def export_har(request: HttpRequest, pk: int) -> StreamingHttpResponse:
-    session = own_session(request.user, pk)
-    return _stream(request, _har(session, session.owner_redactor()), "application/json", f"session-{session.pk}.har")
-
-
-def share_har(request: HttpRequest, token: str) -> StreamingHttpResponse:
-    session, redact = _shared(token)
-    return _stream(request, _har(session, redact), "application/json", f"session-{session.pk}.har")

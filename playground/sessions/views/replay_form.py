@@ -19,7 +19,8 @@ from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
 
 from ..features.replay import region_html
-from .session_page import computed, owned, start_and_show, startable_server
+from ..http import computed, owned
+from .connect import start_and_show, startable_server
 
 
 async def replay(request: HttpRequest, pk: int) -> HttpResponse:

@@ -17,7 +17,7 @@ from playground.registry.models import Server
 from playground.registry.services import own_server
 from playground.transcripts.access import own_session
 
-from . import session_page
+from . import connect
 
 URL_TRANSPORTS = (Server.Transport.AUTO, Server.Transport.HTTP, Server.Transport.SSE)
 
@@ -39,7 +39,7 @@ async def retry(request: HttpRequest, pk: int) -> HttpResponse:
         await sync_to_async(server.save)(update_fields=["transport", "updated"])
         await sync_to_async(messages.info)(
             request, f"{server.name} now uses the {server.get_transport_display()} transport.")
-    started = await session_page.connect(request, server.pk)          # (a redirect: to the new session's page)
+    started = await connect.connect(request, server.pk)          # (a redirect: to the new session's page)
     return go_to(request, started["Location"])
 
 
