@@ -1,6 +1,8 @@
+"""The live side's pages: the core's (views/), then every feature's own (`Feature.get_urls()`)."""
 from django.urls import path
 
-from .views import check_form, connect, curl, exports, model_view, replay_form, retry, search, session_page, share, workspace
+from .features import FEATURES
+from .views import check_form, connect, curl, exports, replay_form, retry, search, session_page, share, workspace
 
 app_name = "sessions"
 
@@ -17,22 +19,16 @@ urlpatterns = [
     path("sessions/<int:pk>/tool/fields/", workspace.tool_fields, name="tool_fields"),
     path("sessions/<int:pk>/share/", share.share, name="share"),
     path("sessions/<int:pk>/replay/", replay_form.replay, name="replay"),
-    path("sessions/<int:pk>/differences/ignore/", replay_form.differences_ignore, name="differences_ignore"),
     path("sessions/<int:pk>/retry/", retry.retry, name="retry"),
     path("sessions/<int:pk>/export.jsonl", exports.export_jsonl, name="export_jsonl"),
     path("sessions/<int:pk>/export.json", exports.export_json, name="export_json"),
     path("sessions/<int:pk>/export.har", exports.export_har, name="export_har"),
-    path("sessions/<int:pk>/model-view/", model_view.model_view, name="model_view"),
-    path("sessions/<int:pk>/model-view/result/", model_view.model_view_result, name="model_view_result"),
-    path("sessions/<int:pk>/model-view.json", model_view.model_view_json, name="model_view_json"),
     path("sessions/<int:pk>/curl/<int:seq>/", curl.curl_command, name="curl"),
     path("share/<str:token>/", share.share_page, name="share_page"),
     path("share/<str:token>/revoke/", share.revoke, name="revoke"),
     path("share/<str:token>/export.jsonl", exports.share_jsonl, name="share_jsonl"),
     path("share/<str:token>/export.json", exports.share_json, name="share_json"),
     path("share/<str:token>/export.har", exports.share_har, name="share_har"),
-    path("share/<str:token>/model-view.json", model_view.share_model_view_json, name="share_model_view_json"),
-    path("share/<str:token>/model-view/", model_view.share_model_view, name="share_model_view"),
-    path("share/<str:token>/model-view/result/", model_view.share_model_view_result, name="share_model_view_result"),
     path("share/<str:token>/curl/<int:seq>/", curl.share_curl_command, name="share_curl"),
+    *(url for feature in FEATURES for url in feature.get_urls()),
 ]

@@ -135,7 +135,7 @@ async def test_a_live_session_makes_its_tabs_fetch_the_panel_again():
 
 def test_megabytes_in_names_and_descriptions_keep_the_panel_small():
     """A server's text is capped on the page (the download has it whole)."""
-    from playground.sessions.features.model_view import body_html, result_html
+    from playground.sessions.features.model_view.panel import body_html, result_html
 
     huge = "n" * 3_000_000
     catalogue = {"tools": [{"name": huge, "description": huge,
@@ -204,7 +204,7 @@ def test_the_memo_computes_once_for_concurrent_callers_and_stays_bounded():
 
 
 def test_a_catalogue_of_thousands_of_tools_says_what_it_did_not_check():
-    from playground.sessions.features.model_view import body_html
+    from playground.sessions.features.model_view.panel import body_html
 
     html = body_html(_catalogue(400, 49), "/download")          # 20,000 subschemas: past the validation budget
     assert 'data-rule="anthropic.draft-2020-12"' in html and "not checked" in html
@@ -218,7 +218,7 @@ async def test_the_panel_is_computed_off_the_database_thread():
     from asgiref.sync import sync_to_async
     from django.test import AsyncClient
 
-    from playground.sessions.views import model_view as wire_views
+    from playground.sessions.features.model_view import views as model_view_views
 
     from .offthread import computed_off_the_database_thread
 
@@ -228,7 +228,7 @@ async def test_the_panel_is_computed_off_the_database_thread():
     browser = AsyncClient()
     await browser.aforce_login(user)
     response, count = await computed_off_the_database_thread(
-        wire_views, "body_html", browser.get(reverse("sessions:model_view", args=[session.pk])))
+        model_view_views, "body_html", browser.get(reverse("sessions:model_view", args=[session.pk])))
     assert count >= 1 and response.status_code == 200 and 'aria-label="Google Gemini tools"' in response.content.decode()
 
 

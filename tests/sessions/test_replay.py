@@ -17,7 +17,7 @@ from playground.mcp.replay import RAW_KEPT
 from playground.mcp.replayer import VALUE_KEPT
 from playground.mcp.secrets import CUT, MASK
 from playground.registry.models import Server
-from playground.sessions.features.replay import ENDED_EARLY
+from playground.sessions.features.replay.region import ENDED_EARLY
 from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Session, ShareLink
@@ -278,7 +278,7 @@ async def test_rows_are_compared_again_off_the_database_thread():
     """Comparing again diffs every response of two sessions (a megabyte each, at most): not in
     the one database thread every live session saves through. The comparison waits here until
     a query has run meanwhile."""
-    from playground.sessions.views import replay_form as replay_views
+    from playground.sessions.features.replay import views as replay_views
     from playground.transcripts.models import Event
 
     from .offthread import computed_off_the_database_thread

@@ -1,4 +1,4 @@
-"""The Model view's pages: the panel, the last tool result and the download, the owner's and a
+"""The Model view's own pages (its routes: `ModelView.get_urls`): the panel, the last tool result and the download, the owner's and a
 share page's (every secret masked)."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.urls import reverse
 from playground.mcp.secrets import Redactor
 from playground.transcripts.models import Session
 
-from ..features.model_view import body_html, download_json, last_tool_result, result_html
-from ..http import computed, owned, shared, stream
+from ...http import computed, owned, shared, stream
+from .panel import body_html, download_json, last_tool_result, result_html
 
 
 # The Model view is computed from the whole catalogue: seconds for thousands of tools. These

@@ -1,7 +1,7 @@
 """Replay: a saved session's requests sent again, in order, in a new session of their own
 (kind "replay", `source` the original), and the Differences region that says what changed.
 
-Started by the session page's "Replay" (replay_views.py), which starts a session on the chosen
+Started by the session page's "Replay" (views/replay_form.py), which starts a session on the chosen
 server with `replay_of`: `prepare` reads the original's transcript into a recording; once the
 session is connected and listed, `start` runs it (playground.mcp.replayer) through the
 session's client. The server's requests are answered from the recording first
@@ -13,24 +13,22 @@ a reload show it from there.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from channels.db import database_sync_to_async
-from django.urls import reverse
+from django.urls import URLPattern, path
 
-from playground.mcp import diff
 from playground.mcp.replay import recording
-from playground.mcp.replayer import Replayer, summary_text
+from playground.mcp.replayer import Replayer
 from playground.mcp.secrets import Redactor
 from playground.transcripts import replays
 
-from ..fragments.html import oob
-from ..protocol import Command, FeatureEvent
-from .base import Feature, render
-from .context import TabContext
-
-ENDED_EARLY = "the session ended before the replay did"
+from ...fragments.html import oob
+from ...protocol import Command, FeatureEvent
+from ..base import Feature, render
+from ..context import TabContext
+from . import views
+from .region import ENDED_EARLY, region_html, row_view, saved_region, summary_line
 
 
 class Replay(Feature):
@@ -40,6 +38,11 @@ class Replay(Feature):
     head_template = "sessions/features/replay_head.html"
     region_template = share_template = "sessions/features/replay_saved.html"
     stylesheets = ("replay.css",)
+
+    @classmethod
+    def get_urls(cls) -> list[URLPattern]:
+        """The Differences' ignore rules, saved and the rows compared again (views.py)."""
+        return [path("sessions/<int:pk>/differences/ignore/", views.differences_ignore, name="differences_ignore")]
 
     @classmethod
     def page_context(cls, session: Any) -> dict[str, Any]:
@@ -147,72 +150,3 @@ class Replay(Feature):
 
     def share_snapshot(self, redact: Redactor) -> list[dict[str, Any]]:
         return [self._region(redact)] if self.replayer is not None else []
-
-
-# The Differences region, for the live page (the worker renders it once for every tab) and for
-# the saved report (the session page and its share page: `saved_region`). -------
-
-STATE_WORDS = {"waiting": "starting", "running": "replaying", "done": "done", "stopped": "stopped"}
-
-
-def summary_line(report: dict[str, Any], *, live: bool) -> str:
-    if live and "requests" not in report:
-        return "replaying…"         # nothing saved yet: a live page gets the rows from the worker
-    state = str(report.get("state") or "waiting")
-    if not live and state in ("waiting", "running"):
-        state = "stopped"
-    text = f"{STATE_WORDS.get(state, state)} · {summary_text(report)}"
-    if report.get("planned") and state in ("waiting", "running"):
-        text += f" (of {report['planned']})"
-    aborted = report.get("aborted") or (ENDED_EARLY if state == "stopped" else "")
-    return f"{text} · {aborted}" if aborted else text
-
-
-def _json(value: Any) -> str:
-    """A changed value as JSON text (a value cut to length is already text: shown as is)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-def row_view(row: dict[str, Any], source_id: Any, *, owner: bool) -> dict[str, Any]:
-    """A row as its template shows it; links to the original session's events on the owner's
-    page only (a share page shows one session)."""
-    changes = []
-    for change in row.get("changes") or []:
-        cut = bool(change.get("cut"))
-        changes.append({"path": change.get("path") or "(the whole response)",
-                        "old": ("(absent)" if "old" not in change else change["old"] if cut else _json(change["old"])),
-                        "new": ("(absent)" if "new" not in change else change["new"] if cut else _json(change["new"]))})
-    during = row.get("during") if isinstance(row.get("during"), dict) else {}
-    source_url = reverse("sessions:detail", args=[source_id]) if owner and source_id else ""
-    return {**row, "changes_shown": changes, "during": during, "source_url": source_url,
-            "expandable": bool(changes or row.get("old_raw") or row.get("new_raw"))}
-
-
-def region_html(report: dict[str, Any], *, session_id: int, owner: bool, live: bool, error: str = "",
-                rules_text: str | None = None) -> str:
-    about = report.get("about") if isinstance(report.get("about"), dict) else {}
-    state = str(report.get("state") or "waiting")
-    done = not live or state in ("done", "stopped")
-    rows = [r for r in report.get("rows") or [] if isinstance(r, dict)]
-    ignore = [r for r in report.get("ignore") or [] if isinstance(r, str)]
-    return render("sessions/features/replay_region.html", {
-        "about": about, "state": state if live else ("done" if state == "done" else "stopped"),
-        "summary": summary_line(report, live=live), "owner": owner, "session_id": session_id,
-        "rows": [row_view(r, about.get("source"), owner=owner) for r in rows],
-        "source_url": reverse("sessions:detail", args=[about["source"]]) if owner and about.get("source") else "",
-        "rules_form": owner and done, "rules_text": "\n".join(ignore) if rules_text is None else rules_text,
-        "defaults": ", ".join(diff.DEFAULT_IGNORE), "error": error, "stale": bool(report.get("stale")),
-        "skipped": [s for s in report.get("skipped") or [] if isinstance(s, str)][:20],
-        "unsolicited": report.get("unsolicited") if isinstance(report.get("unsolicited"), dict) else {},
-        "answered": report.get("answered_from_recording") or 0,
-    })
-
-
-def saved_region(session: Any, redact: Any, *, owner: bool) -> str:
-    """A replay session's Differences from its saved report, masked by `redact` (the owner's page
-    or a share page: read-only); "" for other sessions. While the session is live its page
-    follows the worker's region (a tab's snapshot, a share viewer's), which replaces this one:
-    until then it says what it knows (a replay still running is not "stopped")."""
-    if getattr(session, "kind", None) != "replay":
-        return ""
-    return region_html(redact.obj(session.report or {}), session_id=session.pk, owner=owner, live=session.is_live)

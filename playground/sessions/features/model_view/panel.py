@@ -1,27 +1,19 @@
-"""Model view: the server's tools as the OpenAI, Anthropic and Gemini APIs receive them, each
-rule they break, a token estimate, and the last tool result as a model reads it
-(playground/modelview holds the renderings and the rules; this is the panel).
-
-The panel is rendered by views (wire_views.py) from the saved catalogue and transcript, for the
-owner or, redacted, for a share page, once per catalogue (modelview/cache.py); both pages fetch
-it; a live session only tells its tabs to fetch it again.
-"""
+"""The Model view's panel: made from the saved catalogue and transcript (playground/modelview
+holds the renderings and the rules), for the owner or, redacted, for a share page, once per
+catalogue (modelview/cache.py)."""
 from __future__ import annotations
 
 import json
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.urls import reverse
 
 from playground.mcp.secrets import Redactor
 from playground.modelview import results, rules, tokens
 from playground.modelview.cache import Memo, digest, model_view_of
 from playground.modelview.view import download, tools_of
 
-from ..fragments.html import oob
-from ..protocol import FeatureEvent
-from .base import Feature, render
+from ..base import render
 
 JSON_SHOWN = 150_000        # characters of one rendering's JSON on the page (the download has it all)
 RESULT_SHOWN = 64 * 1024    # characters of one tool-result shape
@@ -73,7 +65,7 @@ def panel_context(catalogue: Any, download_url: str, key: tuple[str, int] | None
 def body_html(catalogue: Any, download_url: str) -> str:
     """The panel, made once per catalogue and URL (playground/modelview/cache.py). Seconds for a
     catalogue of thousands of tools: callers run it off the event loop and off the database
-    thread (wire_views)."""
+    thread (views.py)."""
     tools = tools_of(catalogue)
     key = digest(tools)
     return PANELS.get((key[0], str(_errors(catalogue)), download_url), key[1], lambda: render(
@@ -125,37 +117,3 @@ async def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, An
         if isinstance(result, dict):
             return await sync_to_async(redact.obj, thread_sensitive=False)(result), redact.text(name)
     return None, redact.text(latest)
-
-
-class ModelView(Feature):
-    """The panel's content is fetched by the page (`model_view_panel`, `model_view_result`):
-    the worker renders nothing, on the relay path or elsewhere; when the catalogue changes it
-    sends the small loader that makes each tab fetch the panel again (and so does a snapshot:
-    a tab reconnecting may have missed a change)."""
-
-    name = "model_view"
-    panel_template = "sessions/features/model_view_panel.html"
-    share_template = "sessions/features/model_view_share.html"
-    scripts = ("model_view.js",)          # fetches the panel when it is opened
-
-    @classmethod
-    def share_context(cls, session: Any, redact: Redactor, token: str) -> dict[str, Any] | None:
-        """The panel as on the owner's page, fetched (computed once per catalogue, off the
-        database thread: wire_views.share_model_view), masked as the share page is."""
-        return {"model_view_url": reverse("sessions:share_model_view", args=[token]),
-                "model_view_result_url": reverse("sessions:share_model_view_result", args=[token])}
-
-    @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
-        return {"model_view_url": reverse("sessions:model_view", args=[session.pk]),
-                "model_view_result_url": reverse("sessions:model_view_result", args=[session.pk])}
-
-    def on_catalogue(self) -> None:
-        self.ctx.spawn("model-view", self.publish(self._loader()))
-
-    def _loader(self) -> dict[str, Any]:
-        url = reverse("sessions:model_view", args=[self.ctx.session_id])
-        return {"html": oob("model-view", "outerHTML", render("sessions/features/model_view_loader.html", {"url": url}))}
-
-    def snapshot(self) -> list[FeatureEvent]:
-        return [self.event(self._loader())]
