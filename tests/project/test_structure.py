@@ -120,12 +120,14 @@ def test_features_never_reach_into_the_worker_or_the_consumer():
 
 def test_every_action_and_command_belongs_to_one_feature():
     """Two features taking one action (or one command) would silently shadow each other."""
-    from playground.sessions.live.session_socket import _ACTIONS
+    from playground.mcp.config import ServerConfig
     from playground.sessions.live.calls import CALLS
+    from playground.sessions.live.session_socket import ACTIONS
     from playground.sessions.live.worker import SessionWorker
 
+    core = SessionWorker(1, ServerConfig(transport="stdio", command="true"))._core
     actions = [a for f in FEATURES for a in f.actions]
     commands = [c for f in FEATURES for c in f.actions | f.commands]
-    assert len(actions) == len(set(actions)) and not set(actions) & set(_ACTIONS)
-    assert len(commands) == len(set(commands)) and not set(commands) & (CALLS | set(SessionWorker._core))
+    assert len(actions) == len(set(actions)) and not set(actions) & set(ACTIONS)
+    assert len(commands) == len(set(commands)) and not set(commands) & (CALLS | set(core))
     assert len({f.name for f in FEATURES}) == len(FEATURES)

@@ -50,7 +50,7 @@ async def test_a_step_that_changes_while_the_strip_is_being_sent_is_sent_too():
     from playground.sessions.live.worker import SessionWorker
 
     worker = SessionWorker(1, ServerConfig(transport="stdio", command="npx"))
-    worker._state = {"status": "connecting"}
+    worker.strip._state = {"status": "connecting"}
     sent: list[str] = []
     release = asyncio.Event()
 
@@ -59,7 +59,7 @@ async def test_a_step_that_changes_while_the_strip_is_being_sent_is_sent_too():
         if len(sent) == 1:
             await release.wait()
 
-    worker.broadcast = slow_broadcast                   # type: ignore[method-assign]
+    worker.audience.broadcast = slow_broadcast                   # type: ignore[method-assign]
     tap = worker.tap
     tap.note("started", "spawned npx (pid 42)", pid=42)             # a step: the strip is due
     async with asyncio.timeout(10):
@@ -71,7 +71,7 @@ async def test_a_step_that_changes_while_the_strip_is_being_sent_is_sent_too():
             await asyncio.sleep(0.01)
     assert sent == ["process started (pid 42), about to send initialize",
                     "waiting for the server's answer to initialize"]
-    await worker._steps_done()
+    await worker.strip._steps_done()
 
 
 def test_a_failed_sessions_hint_is_found_in_its_transcript():

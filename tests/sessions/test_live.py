@@ -88,7 +88,7 @@ async def watch(session: Session, user, *needles: str) -> tuple[Session, list[di
 
 async def test_call_tool_through_consumer_and_worker_persists_everything(monkeypatch):
     # A call is shown in flight only once it lasts (here: far longer than this one can take).
-    monkeypatch.setattr("playground.sessions.live.worker.INFLIGHT_AFTER", 30)
+    monkeypatch.setattr("playground.sessions.live.calls.INFLIGHT_AFTER", 30)
     user, server = await make_user_and_server()
     session = await start_session(server, user)
     a, b = communicator(session.pk, user), communicator(session.pk, user)

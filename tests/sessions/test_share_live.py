@@ -94,7 +94,7 @@ async def test_viewers_follow_live_redacted_and_cannot_act():
             await receive_until(v, 'id="transcript-lines" hx-swap-oob="innerHTML"', 'id="session-state"',
                                 'data-method="initialize"', 'data-method="tools/list"')
         worker = WORKERS[session.pk]
-        assert len(worker.share_viewers) == 2 and worker._share_redactor   # rendered once more: env secrets
+        assert len(worker.audience.share_viewers) == 2 and worker.audience.share_redactor   # rendered once more: env secrets
 
         await call_echo(owner, f"the token is {SECRET}")
         await receive_until(owner, f"the token is {SECRET}", 'data-method="tools/call"')   # the owner's, unmasked
@@ -129,7 +129,7 @@ async def test_viewers_follow_live_redacted_and_cannot_act():
         took = loop.time() - revoked
         assert took < REVOKE_DEADLINE, f"the last viewer's socket closed {took:.2f} s after the revoke"
         async with asyncio.timeout(10):
-            while worker.share_viewers:          # their leaving reached the worker: no more share rendering
+            while worker.audience.share_viewers:          # their leaving reached the worker: no more share rendering
                 await asyncio.sleep(0.01)
         # A revoked link's socket gets the same answer, and nothing of the session.
         late = viewer(link.token)
@@ -148,7 +148,7 @@ async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_e
     session = await start_session(server, user)
     try:
         owner, v, link = await owner_and_viewer(session, user)
-        assert not WORKERS[session.pk]._share_redactor
+        assert not WORKERS[session.pk].audience.share_redactor
         await call_echo(owner, "plain text")
         assert await reply_line(v) == await reply_line(owner)         # the same line (rendered for each)
         await owner.send_to(text_data=json.dumps({"action": "disconnect"}))

@@ -191,7 +191,7 @@ class Feature:
 
     async def handle(self, command: Command) -> None:
         """One of this feature's commands (its actions, or `commands`). It runs in this
-        feature's lane, beside the worker's command loop (sessions/lanes.py): it may wait on the
+        feature's lane, beside the worker's command loop (live/lanes.py): it may wait on the
         server, but this feature's later commands wait for it — spawn what may wait long."""
 
     async def check_frames(self, events: list[TranscriptEvent]) -> None:

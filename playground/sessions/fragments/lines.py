@@ -128,7 +128,7 @@ def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id
     """The replay on (re)connect: the first fragment replaces the lines, the others append the
     rest, each under FRAME_BUDGET (1,000 lines of a few KB each were one 3 MB message, which
     closed the socket on every connect, and htmx reconnected in a loop). `window`
-    (sessions/window.py) says so when the lines are around an older event, not the latest.
+    (sessions/transcript_window.py) says so when the lines are around an older event, not the latest.
     `owner`: lines for the owner's page (see `line`). `export_url`: where "Export all" points
     (a share page's own export; the owner's by default)."""
     chunks = _line_chunks(rows, owner) or [""]

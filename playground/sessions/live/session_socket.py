@@ -3,36 +3,31 @@
 It replays the transcript from the database on every connect (hidden tabs close their
 socket, reloads happen mid-call), then relays the session group's messages as explicit
 htmx out-of-band fragments, and forwards the page's commands to the worker's channel —
-wherever that worker lives.
+wherever that worker lives. The page's calls are checked and made commands by calls.py.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-import uritemplate
-
-from channels.db import database_sync_to_async
 from channels.consumer import get_handler_name
+from channels.db import database_sync_to_async
 
 from playground.mcp import jsontext
-from playground.schemaforms import avalidate_arguments, form_too_large, parse_form
 from playground.transcripts.models import Session
 
 from ..features import BY_ACTION
 from ..fragments import lines, regions, result
-from ..protocol import Command, catalogue_item, group_name
+from ..protocol import Command, group_name
 from ..transcript_window import seq_param, transcript_window
+from .calls import ACTIONS as CALL_ACTIONS
+from .calls import Action, CallForms
 from .connecting import with_hint
 from .durability import reap_dead_sessions
 from .fragment_socket import FragmentSocket
 from .watchdog import watch_worker
-
-TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
 
 
 class SessionConsumer(FragmentSocket):
@@ -53,7 +48,7 @@ class SessionConsumer(FragmentSocket):
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.around = seq_param((query.get("around") or [""])[0])
-        self._boxes_shown: set[str] = set()       # message boxes (`_box`) showing something now
+        self.calls = CallForms(self)              # the page's calls: checked, made commands (calls.py)
         await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
         if session is None or not session.visible_to(self.scope.get("user")):
@@ -120,124 +115,14 @@ class SessionConsumer(FragmentSocket):
         if not self.worker_channel:
             await self.send(text_data=regions.notice("This session has ended: Reconnect starts a new one."))
             return
-        core = _ACTIONS.get(action) if isinstance(action, str) else None
+        parse = ACTIONS.get(action) if isinstance(action, str) else None
         command: Command | None = None
-        if core is not None:
-            command = await core(self, content)
+        if parse is not None:
+            command = await parse(self.calls, content)
         elif action in BY_ACTION:
             command = await BY_ACTION[action].command(action, content, self)
         if command is not None:
             await self.channel_layer.send(self.worker_channel, command)
-
-    # The core's actions: calls, and the session's own buttons --------------------------
-
-    async def _simple_command(self, content: dict[str, Any]) -> Command | None:
-        return {"command": str(content["action"])}
-
-    async def _read_resource_command(self, content: dict[str, Any]) -> Command | None:
-        return {"command": "read_resource", "uri": str(content["uri"])} if content.get("uri") else None
-
-    async def _prompt_command(self, content: dict[str, Any]) -> Command | None:
-        if not content.get("name"):
-            return None
-        if too_large := form_too_large(content, "args"):
-            await self._notice(f"Not sent: {too_large}.")
-            return None
-        await self._notice("")
-        args = {k[len("args."):]: str(v) for k, v in content.items() if k.startswith("args.") and v != ""}
-        return {"command": "get_prompt", "name": str(content["name"]), "arguments": args}
-
-    async def _cancel_command(self, content: dict[str, Any]) -> Command | None:
-        return {"command": "cancel", "call_id": str(content["call_id"])} if content.get("call_id") else None
-
-    async def _task_command(self, content: dict[str, Any]) -> Command | None:
-        if not content.get("task_id"):
-            return None
-        return {"command": str(content["action"]), "task_id": str(content["task_id"]), "name": str(content["task_id"])}
-
-    async def _tool_command(self, content: dict[str, Any]) -> Command | None:
-        name = str(content.get("name", ""))
-        tool = catalogue_item(self.catalogue, "tools", name)
-        schema = (tool or {}).get("inputSchema") or {"type": "object"}
-        if too_large := form_too_large(content, "args"):
-            await self._form_errors([{"path": "", "message": f"Not sent: {too_large}."}])   # even with "send anyway"
-            return None
-        if content.get("mode") == "json":
-            try:
-                arguments = json.loads(content.get("arguments_json") or "{}")
-            except ValueError as exc:
-                await self._form_errors([{"path": "", "message": f"not valid JSON: {exc}"}])
-                return None
-            problems: list[str] = []
-        else:
-            arguments, problems = parse_form(schema, content, prefix="args")
-        # The schema is the server's: checked in the bounded sandbox, off the event loop.
-        errors = [{"path": "", "message": p} for p in problems] + await avalidate_arguments(schema, arguments)
-        if errors and not content.get("send_anyway"):
-            await self._form_errors(errors)
-            return None
-        await self._form_errors([])
-        timeout = content.get("timeout")
-        command: Command = {"command": "call_tool", "name": name, "arguments": arguments,
-                   "timeout": float(timeout) if timeout not in (None, "") else None}
-        if content.get("as_task"):
-            command["task"] = {"ttl": TASK_TTL_MS}
-        return command
-
-    async def _template_command(self, content: dict[str, Any]) -> Command | None:
-        """Expand a resource template (RFC 6570) with the form's variables, then read the URI."""
-        template = str(content.get("template") or "")
-        if catalogue_item(self.catalogue, "templates", template) is None:
-            return None
-        if too_large := form_too_large(content, "vars"):
-            await self._notice(f"Not read: {too_large}.")
-            return None
-        await self._notice("")
-        variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
-        return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
-
-    async def _box(self, box: str, fragment: Callable[[], str], showing: bool) -> None:
-        """One of this tab's message boxes (a form's notice, the raw composer's errors, the tool
-        form's errors): sent when it shows something, or to clear what it showed — a request
-        that goes through from a clean form costs no websocket message."""
-        if showing or box in self._boxes_shown:
-            await self.send(text_data=fragment())
-        if showing:
-            self._boxes_shown.add(box)
-        else:
-            self._boxes_shown.discard(box)
-
-    async def _notice(self, text: str) -> None:
-        await self._box("notice", lambda: regions.notice(text), bool(text))
-
-    async def _raw_errors(self, errors: list[str]) -> None:
-        await self._box("raw", lambda: regions.raw_errors(errors), bool(errors))
-
-    async def _form_errors(self, errors: list[dict[str, Any]]) -> None:
-        await self._box("form", lambda: regions.form_errors(errors), bool(errors))
-
-    async def _raw_command(self, content: dict[str, Any]) -> Command | None:
-        """A hand-made message: an exact frame (sent as typed, malformed allowed), or a method with
-        params (any JSON value, invalid for the method on purpose if wanted; not JSON at all is
-        refused, and says so: the exact frame is the place for broken text)."""
-        text = str(content.get("frame") or "")
-        if text.strip():
-            await self._raw_errors([])
-            return {"command": "raw", "frame": text, "notification": bool(content.get("notification"))}
-        method = str(content.get("method") or "").strip()
-        if not method:
-            await self._raw_errors(["Give a method, or an exact frame."])
-            return None
-        params_text = str(content.get("params") or "").strip()
-        try:
-            params = json.loads(params_text) if params_text else None
-        except ValueError as exc:
-            await self._raw_errors([
-                f"params is not valid JSON ({exc}); to send broken JSON on purpose, use the exact frame"])
-            return None
-        await self._raw_errors([])
-        return {"command": "raw", "method": method, "params": params,
-                "notification": bool(content.get("notification"))}
 
     # From the session group ---------------------------------------------------
 
@@ -285,19 +170,10 @@ class SessionConsumer(FragmentSocket):
             await self.session_feature(event)
 
 
-_Action = Callable[[SessionConsumer, dict[str, Any]], Awaitable[Command | None]]
-# Page action -> the command it makes (features add theirs: features.BY_ACTION).
-_ACTIONS: dict[str, _Action] = {
-    "call_tool": SessionConsumer._tool_command,
-    "read_resource": SessionConsumer._read_resource_command,
-    "read_template": SessionConsumer._template_command,
-    "get_prompt": SessionConsumer._prompt_command,
-    "ping": SessionConsumer._simple_command,
-    "disconnect": SessionConsumer._simple_command,
-    "refresh": SessionConsumer._simple_command,
-    "cancel": SessionConsumer._cancel_command,
-    "raw": SessionConsumer._raw_command,
-    "task_get": SessionConsumer._task_command,
-    "task_result": SessionConsumer._task_command,
-    "task_cancel": SessionConsumer._task_command,
-}
+async def _session_command(calls: CallForms, content: dict[str, Any]) -> Command | None:
+    return {"command": str(content["action"])}
+
+
+# Page action -> the command it makes: the calls' (calls.ACTIONS), the session's own buttons;
+# features add theirs (features.BY_ACTION).
+ACTIONS: dict[str, Action] = {**CALL_ACTIONS, "disconnect": _session_command, "refresh": _session_command}

@@ -1,7 +1,7 @@
 """A share link's live viewer: the session's transcript and state as they happen, read-only and
 redacted, for anyone with the link (no login).
 
-The same replay-then-follow path as the owner's tab (consumers.py), with three differences
+The same replay-then-follow path as the owner's tab (session_socket.py), with three differences
 (and only what a feature chooses to show shares: a replay's Differences, as they come):
 
 - **Redacted for a share.** The owner's lines mask only OAuth values; a share masks every

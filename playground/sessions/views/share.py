@@ -44,7 +44,7 @@ def revoke(request: HttpRequest, token: str) -> HttpResponse:
 
 def share_page(request: HttpRequest, token: str) -> HttpResponse:
     """Read-only, no login: the transcript with every secret value masked. A live session's
-    page follows it (share_live.ShareConsumer); an ended one's is a snapshot."""
+    page follows it (live/share_socket.py); an ended one's is a snapshot."""
     session, redact = shared(token)
     window = transcript_window(session.pk)
     total, rows = window.total, window.rows
