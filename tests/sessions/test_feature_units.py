@@ -15,7 +15,7 @@ from playground.sessions.features import BY_NAME
 from playground.sessions.features.summaries import SUMMARY_CHARS
 from playground.sessions.protocol import CURRENT_CALL
 
-from .fakes import FakeSession, FakeTab
+from tests.sessions.fakes import FakeSession, FakeTab
 
 
 class FakeClient:

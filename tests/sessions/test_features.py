@@ -3,67 +3,18 @@ requests answered by the page, input_required rounds, templates, completion, roo
 mid-session, subscriptions (both eras), logging, cancel, tasks, raw frames."""
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
 
 import pytest
-from channels.db import database_sync_to_async
 
 from playground.sessions.live.worker import start_session
-from tests.conftest import NPM_BIN
 
-from .test_live import communicator, events, make_user_and_server, stop_all, watch
+from tests.sessions.helpers import (EVERYTHING, card_key, communicator, edit_server, events, make_user_and_server, receive_fragment,
+                                   receive_until, send, sent, stop_all, task_status, watch)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-EVERYTHING = NPM_BIN / "mcp-server-everything"
-
-
-async def receive_until(comm, *needles: str, timeout: float = 20) -> str:
-    """Collect fragments until every needle was seen; on a timeout, say what did arrive."""
-    seen: list[str] = []
-    try:
-        async with asyncio.timeout(timeout):
-            while not all(any(n in text for text in seen) for n in needles):
-                seen.append(await comm.receive_from(timeout))
-    except TimeoutError:
-        missing = [n for n in needles if not any(n in text for text in seen)]
-        raise AssertionError(f"never received {missing}; got:\n" + "\n".join(t[:600] for t in seen[-15:])) from None
-    return "\n".join(seen)
-
-
-async def receive_fragment(comm, *needles: str, timeout: float = 20) -> str:
-    """The first single fragment that holds every needle (others are skipped): needles spread
-    over several fragments (a transcript line, a feed entry) do not count."""
-    seen: list[str] = []
-    try:
-        async with asyncio.timeout(timeout):
-            while True:
-                seen.append(await comm.receive_from(timeout))
-                if all(n in seen[-1] for n in needles):
-                    return seen[-1]
-    except TimeoutError:
-        raise AssertionError(f"no fragment held all of {list(needles)}; got:\n"
-                             + "\n".join(t[:600] for t in seen[-15:])) from None
-
-
-def task_status(fragment: str) -> str:
-    """The status a Task group shows (result_html renders it as a badge)."""
-    task = fragment.split('aria-label="Task"', 1)[1]
-    return re.search(r'<span class="badge task-([a-z_]+)">\1</span>', task).group(1)
-
-
-def sent(rows: list[dict], method: str) -> list[dict]:
-    return [r["message"] for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == method]
-
-
-async def send(comm, **content) -> None:
-    await comm.send_to(text_data=json.dumps(content))
-
-
-def card_key(text: str) -> str:
-    return re.search(r'id="server-request-(q\d+)"', text).group(1)
 
 
 async def test_legacy_elicitation_template_cancel_and_malformed_frame():
@@ -287,18 +238,6 @@ async def test_legacy_initialize_declares_exactly_what_the_page_answers():
     assert frame["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {},
                                                "elicitation": {"form": {}, "url": {}}}
     assert sent(rows, "notifications/initialized")
-
-
-@database_sync_to_async
-def edit_server(user, pk: int, data: dict[str, str]) -> None:
-    """The server's edit page, as a browser uses it: GET the form, POST it with the CSRF token."""
-    from django.test import Client
-
-    browser = Client(enforce_csrf_checks=True)
-    browser.force_login(user)
-    assert browser.get(f"/servers/{pk}/edit/").status_code == 200
-    response = browser.post(f"/servers/{pk}/edit/", {**data, "csrfmiddlewaretoken": browser.cookies["csrftoken"].value})
-    assert response.status_code == 302, response.content.decode()[:2000]
 
 
 async def test_roots_edited_on_the_server_page_reach_a_live_session():

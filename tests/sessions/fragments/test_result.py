@@ -14,7 +14,7 @@ from playground.sessions.fragments import lines, result
 from playground.sessions.live import calls
 from playground.sessions.fragments.lines import line_html
 
-from .fakes import FakeSession, FakeTab
+from tests.sessions.fakes import FakeSession, FakeTab
 
 HOSTILE = '<img src=x onerror=alert(1)>"\'&'
 ESCAPED = "&lt;img src=x onerror=alert(1)&gt;&quot;&#x27;&amp;"

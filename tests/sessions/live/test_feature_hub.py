@@ -16,14 +16,10 @@ from playground.sessions.features.logging import Logging
 from playground.sessions.features.tasks import Tasks
 from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
-from tests.conftest import PEERS
 
-from .test_features import receive_fragment, receive_until, send
-from .test_live import communicator, make_user_and_server, stop_all
+from tests.sessions.helpers import MISBEHAVING, communicator, make_user_and_server, receive_fragment, receive_until, send, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-MISBEHAVING = str(PEERS / "misbehaving.py")
 
 
 async def misbehaving_session(mode: str) -> tuple[Any, Any]:

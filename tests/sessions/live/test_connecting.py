@@ -20,7 +20,7 @@ from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Session
 from tests.conftest import PEERS
 from tests.core.http_peers import free_port, start_peer, stop_peer
-from tests.sessions.test_live import communicator, events, make_user_and_server, receive_until, stop_all
+from tests.sessions.helpers import communicator, events, make_user_and_server, receive_until, stop_all
 
 WAITING_INITIALIZE = "waiting for the server&#x27;s answer to initialize"
 

@@ -18,21 +18,9 @@ from playground.transcripts.models import Session, ShareLink
 from playground.transcripts.recorder import save_events
 from tests.conftest import PEERS
 
-from .test_live import communicator, events, make_user_and_server, receive_until, stop_all
+from tests.sessions.helpers import BREAKER, BROKEN, communicator, events, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-BREAKER = str(PEERS / "schema_breaker.py")
-
-# version -> (definition, pointer, message): the one problem each version's breaker commits.
-BROKEN = {
-    "2024-11-05": ("ListToolsResult", "/result/tools/0", "'inputSchema' is a required property"),
-    "2025-03-26": ("LoggingMessageNotification", "/params/level",
-                   "'loud' is not one of ['alert', 'critical', 'debug', 'emergency', 'error', 'info', 'notice', 'warning']"),
-    "2025-06-18": ("ProgressNotification", "/params/progress", "'half' is not of type 'number'"),
-    "2025-11-25": ("CallToolResult", "/result/content/0", "'text' is a required property"),
-    "2026-07-28": ("CallToolResult", "/result", "'resultType' is a required property"),
-}
 
 
 @database_sync_to_async
@@ -167,7 +155,7 @@ async def test_a_check_cut_short_as_the_session_ends_still_reaches_its_events():
     flush: the findings of the check under way still land on the events before that save."""
     import asyncio
 
-    from .fakes import FakeSession
+    from tests.sessions.fakes import FakeSession
 
     ctx = FakeSession()
     lint = ctx.add("schema_lint")

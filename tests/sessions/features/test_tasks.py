@@ -14,7 +14,7 @@ from playground.mcp.jsonrpc import JsonRpcError
 from playground.sessions.features import tasks as tasks_module
 from playground.sessions.features.tasks import poll_seconds
 
-from .fakes import FakeSession, FakeTab
+from tests.sessions.fakes import FakeSession, FakeTab
 
 FAST = 0.02          # the poll interval these tests run at (the floor is lowered to allow it)
 

@@ -28,7 +28,7 @@ from tests.conftest import PEERS
 from tests.daphne_process import (app_env, children, connect, free_port, ignored_signals, log_in, set_up, start_daphne,
                                   stop_daphne, tab, until)
 
-from .test_live import communicator, events, make_user_and_server, receive_until, stop_all
+from tests.sessions.helpers import closed_with, communicator, events, make_user_and_server, receive_until, stop_all, viewer
 
 
 async def reload_mid_call(call: dict, under_way: str) -> tuple[WebsocketCommunicator, str]:
@@ -158,7 +158,6 @@ async def test_a_share_viewer_sees_the_session_end_when_its_worker_stops_beating
     gets the note (masked for a share) and the end, then turns into a snapshot."""
     from playground.sessions.live import share_socket as share_live
     from playground.transcripts.models import ShareLink
-    from .test_share_live import closed_with, viewer
 
     settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.2
     monkeypatch.setattr(share_live, "FOLLOW_WAIT", 0.05)        # no worker answers share_join: replay soon

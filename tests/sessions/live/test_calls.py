@@ -1,89 +1,21 @@
 """The live path without a browser: worker ↔ channel layer ↔ consumer, against a real server."""
 from __future__ import annotations
 
-import asyncio
-import inspect
 import json
 import re
 import sys
 
-import daphne.server
 import pytest
 from channels.db import database_sync_to_async
-from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 
 from playground.asgi import application
-from playground.registry.models import Server
-from playground.sessions.routing import websocket_urlpatterns
-from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
-from playground.transcripts.models import Event, Session
-from tests.conftest import PEERS
+from playground.transcripts.models import Session
+from tests.sessions.helpers import communicator, events, make_user_and_server, receive_until, stop_all, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@database_sync_to_async
-def make_user_and_server(**server):
-    user = get_user_model().objects.create_user("alice", password="pw")
-    defaults = dict(name="peer", transport="stdio", command=sys.executable,
-                    args=[str(PEERS / "sdk_server.py"), "stdio"])
-    defaults.update(server)
-    return user, Server.objects.create(owner=user, **defaults)
-
-
-def communicator(session_id: int, user) -> WebsocketCommunicator:
-    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/sessions/{session_id}/")
-    comm.scope["user"] = user
-    return comm
-
-
-# What daphne refuses to send (it closes the socket instead): a message over its default limit,
-# or text it cannot encode as UTF-8. The test communicator would pass both along.
-DAPHNE_LIMIT = inspect.signature(daphne.server.Server).parameters["websocket_max_message_size"].default
-
-
-def sendable(text: str) -> str:
-    size = len(text.encode("utf-8"))        # raises on unpaired surrogates, as daphne does
-    assert size <= DAPHNE_LIMIT, f"a {size}-byte message would close the page's socket (daphne: {DAPHNE_LIMIT})"
-    return text
-
-
-async def receive_until(comm: WebsocketCommunicator, *needles: str, timeout: float = 20) -> str:
-    """Collect fragments until every needle was seen; return everything received. Each must be
-    one daphne would send."""
-    seen: list[str] = []
-    async with asyncio.timeout(timeout):
-        while not all(any(n in text for text in seen) for n in needles):
-            seen.append(sendable(await comm.receive_from(timeout)))
-    return "\n".join(seen)
-
-
-async def stop_all() -> None:
-    for worker in list(WORKERS.values()):
-        await worker.stop()
-
-
-async def events(session_id: int) -> list[dict]:
-    """A session's saved rows, in order."""
-    return await database_sync_to_async(lambda: list(
-        Event.objects.filter(session_id=session_id).order_by("seq").values_list("data", flat=True)))()
-
-
-async def watch(session: Session, user, *needles: str) -> tuple[Session, list[dict], str]:
-    """Open a tab on the session until every needle was seen, end the session, and return it as
-    saved, its saved rows and what the tab saw."""
-    comm = communicator(session.pk, user)
-    try:
-        await comm.connect()
-        seen = await receive_until(comm, *needles)
-    finally:
-        await comm.disconnect()
-        await stop_all()
-    session = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    return session, await events(session.pk), seen
 
 
 async def test_call_tool_through_consumer_and_worker_persists_everything(monkeypatch):

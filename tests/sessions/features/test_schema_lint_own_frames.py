@@ -15,13 +15,11 @@ import pytest
 
 from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
-from tests.conftest import NPM_BIN
 
-from .test_features import card_key, edit_server, receive_fragment, receive_until, send
-from .test_live import communicator, events, make_user_and_server, stop_all
+from tests.sessions.helpers import (EVERYTHING, card_key, communicator, edit_server, events, make_user_and_server, receive_fragment,
+                                   receive_until, send, stop_all)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-EVERYTHING = NPM_BIN / "mcp-server-everything"
 SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "a reply"}, "model": "human", "stopReason": "endTurn"}
 
 

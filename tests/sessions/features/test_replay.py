@@ -21,40 +21,12 @@ from playground.sessions.features.replay.region import ENDED_EARLY
 from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Session, ShareLink
-from tests.conftest import PEERS
 from tests.core.test_cli import mcp
 
-from .test_features import card_key, receive_fragment, receive_until, send
-from .test_live import communicator, events, make_user_and_server, stop_all
-from .test_share_live import share, viewer
+from tests.sessions.helpers import (VARIANT, a_stranger, card_key, communicator, events, logged_in, make_user_and_server,
+                                   receive_fragment, receive_until, record_session, send, share, stop_all, viewer)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-VARIANT = str(PEERS / "sdk_variant.py")
-
-
-async def record_session(user, server) -> Session:
-    """A session with build "a": the lists, three calls, an elicitation answered by the person,
-    a prompt got."""
-    session = await start_session(server, user)
-    comm = communicator(session.pk, user)
-    try:
-        await comm.connect()
-        await receive_until(comm, 'id="catalogue"', "ask_name")
-        await send(comm, action="call_tool", name="echo", **{"args.text": "hi"})
-        await receive_until(comm, 'aria-label="Result"', "hi")
-        await send(comm, action="call_tool", name="version")
-        await receive_until(comm, "release 1.0 (stable)")
-        await send(comm, action="call_tool", name="ask_name")
-        card = await receive_until(comm, 'aria-label="Server request"')
-        await send(comm, action="answer", key=card_key(card),
-                   result=json.dumps({"action": "accept", "content": {"name": "Ada"}}))
-        await receive_until(comm, "Hello, Ada!")
-        await send(comm, action="get_prompt", name="greeting", **{"args.name": "Ada"})
-        await receive_until(comm, 'aria-label="Result"', "Say hello to Ada.")
-    finally:
-        await comm.disconnect()
-        await stop_all()
-    return session
 
 
 async def replay_of(session: Session, server, user) -> tuple[Session, str]:
@@ -74,18 +46,6 @@ async def replay_of(session: Session, server, user) -> tuple[Session, str]:
 def other_build(user, build: str, **fields) -> Server:
     return Server.objects.create(owner=user, name=f"build {build}", transport="stdio", command=sys.executable,
                                  args=[VARIANT, "stdio", build], **fields)
-
-
-@database_sync_to_async
-def a_stranger(user):
-    """Another user of the playground."""
-    return type(user).objects.create_user("mallory", password="pw")
-
-
-async def logged_in(user) -> AsyncClient:
-    client = AsyncClient()
-    await database_sync_to_async(client.force_login)(user)
-    return client
 
 
 def differences(page: str) -> str:
@@ -281,7 +241,7 @@ async def test_rows_are_compared_again_off_the_database_thread():
     from playground.sessions.features.replay import views as replay_views
     from playground.transcripts.models import Event
 
-    from .offthread import computed_off_the_database_thread
+    from tests.sessions.offthread import computed_off_the_database_thread
 
     user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
     original = await recorded_with_a_secret(user, build_a)

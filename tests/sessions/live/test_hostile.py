@@ -25,14 +25,12 @@ from playground.sessions.fragments import lines
 from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session
-from tests.conftest import PEERS
 from tests.core.http_peers import FaultServer, Request, head
 
-from .test_live import communicator, make_user_and_server, receive_until, stop_all
+from tests.sessions.helpers import MISBEHAVING, communicator, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-MISBEHAVING = str(PEERS / "misbehaving.py")
 Row = dict[str, Any]
 
 

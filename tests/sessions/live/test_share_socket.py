@@ -11,31 +11,21 @@ import sys
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from playground.sessions.live.workers import WORKERS
-from playground.sessions.routing import websocket_urlpatterns
 from playground.sessions.live.share_socket import CLOSE_ENDED, CLOSE_GONE
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
-from tests.sessions.test_live import communicator, make_user_and_server, receive_until, stop_all
+from tests.sessions.helpers import closed_with, communicator, make_user_and_server, receive_until, share, stop_all, viewer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SECRET = "s3cr3t-env-value-789"
 MASK = "••••"
 REVOKE_DEADLINE = 1.0       # seconds from the revoke to the last viewer's socket closed (issue 14)
-
-
-def viewer(token: str) -> WebsocketCommunicator:
-    return WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/share/{token}/")
-
-
-async def share(session, user) -> ShareLink:
-    return await database_sync_to_async(ShareLink.objects.create)(session=session, created_by=user)
 
 
 async def owner_and_viewer(session, user) -> tuple[WebsocketCommunicator, WebsocketCommunicator, ShareLink]:
@@ -65,15 +55,6 @@ async def reply_line(comm: WebsocketCommunicator) -> str:
         while not (found := REPLY.search(seen)):
             seen += await comm.receive_from(20)
     return found.group(0)
-
-
-async def closed_with(comm: WebsocketCommunicator, timeout: float = 10) -> int:
-    """Read until the socket closes; its close code."""
-    async with asyncio.timeout(timeout):
-        while True:
-            output = await comm.output_queue.get()
-            if output["type"] == "websocket.close":
-                return output.get("code")
 
 
 async def test_viewers_follow_live_redacted_and_cannot_act():
