@@ -28,6 +28,9 @@ MISBEHAVING = str(PEERS / "misbehaving.py")
 VARIANT = str(PEERS / "sdk_variant.py")
 BREAKER = str(PEERS / "schema_breaker.py")
 
+# The secret header of the `saved` session's server (tests/sessions/views/conftest.py), echoed by it.
+SAVED_SECRET = "Bearer sk-live-0123456789abcdef"
+
 # version -> (definition, pointer, message): the one problem each version's breaker commits.
 BROKEN = {
     "2024-11-05": ("ListToolsResult", "/result/tools/0", "'inputSchema' is a required property"),

@@ -11,8 +11,8 @@ import pytest
 
 from playground.sessions.live.worker import start_session
 
-from tests.sessions.helpers import (EVERYTHING, card_key, communicator, edit_server, events, make_user_and_server, receive_fragment,
-                                   receive_until, send, sent, stop_all, task_status, watch)
+from tests.sessions.helpers import (EVERYTHING, card_key, communicator, events, make_user_and_server, receive_fragment,
+                                   receive_until, send, sent, stop_all, task_status)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -225,60 +225,3 @@ async def test_everything_completion_roots_subscription_logging_and_tasks():
                if r["dir"] == "send" and isinstance((r.get("message") or {}).get("result"), dict)
                and "roots" in r["message"]["result"]]
     assert answers and all(a == roots for a in answers)
-
-
-async def test_legacy_initialize_declares_exactly_what_the_page_answers():
-    """The capabilities of the initialize frame as it went out: roots (with list_changed, which
-    the server's edit view sends), sampling, and elicitation in both modes; nothing else."""
-    user, server = await make_user_and_server()
-    _, rows, _ = await watch(await start_session(server, user), user, 'id="catalogue"', ">greet<")
-    sent_init = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "initialize"]
-    assert len(sent_init) == 1
-    frame = json.loads(sent_init[0]["raw"])         # the exact text written to the server
-    assert frame["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {},
-                                               "elicitation": {"form": {}, "url": {}}}
-    assert sent(rows, "notifications/initialized")
-
-
-async def test_roots_edited_on_the_server_page_reach_a_live_session():
-    """Saving new roots in the server's edit view tells its live session: the worker sends
-    notifications/roots/list_changed and answers the server's roots/list from the new list.
-    A save that leaves the roots as they were tells nobody."""
-    if not EVERYTHING.exists():
-        pytest.fail("server-everything is not installed: run `make peers`")
-    first = [{"uri": "file:///tmp/first", "name": "First"}]
-    user, server = await make_user_and_server(name="everything", command=str(EVERYTHING), args=["stdio"], roots=first)
-    form = {"name": "everything", "transport": "stdio", "command": str(EVERYTHING), "args": "stdio", "env": "",
-            "cwd": "", "url": "", "headers": "", "era": "legacy"}
-    session = await start_session(server, user)
-    comm = communicator(session.pk, user)
-    result = ('aria-label="Result"', "<strong>call_tool</strong> get-roots-list")
-    try:
-        await comm.connect()
-        await receive_until(comm, 'id="catalogue"', ">get-roots-list<")
-        await send(comm, action="call_tool", name="get-roots-list")
-        got = await receive_fragment(comm, *result)
-        assert "file:///tmp/first" in got and "file:///tmp/second" not in got
-
-        # Renamed, roots typed as they were (the browser's CRLF): nothing to tell the session.
-        await edit_server(user, server.pk, {**form, "name": "everything renamed", "roots": "file:///tmp/first First\r\n"})
-        # New roots: the server is told, asks again, and says how many it got.
-        await edit_server(user, server.pk, {**form, "name": "everything renamed",
-                                            "roots": "file:///tmp/second Second\r\nfile:///tmp/third"})
-        await receive_until(comm, "Roots updated: 2 root(s) received from client")
-        await send(comm, action="call_tool", name="get-roots-list")
-        got = await receive_fragment(comm, *result)
-        assert "file:///tmp/second" in got and "file:///tmp/third" in got and "file:///tmp/first" not in got
-    finally:
-        await comm.disconnect()
-        await stop_all()
-    rows = await events(session.pk)
-    changed = [i for i, r in enumerate(rows) if r["dir"] == "send"
-               and (r.get("message") or {}).get("method") == "notifications/roots/list_changed"]
-    assert len(changed) == 1, f"{len(changed)} notifications/roots/list_changed sent; one save changed the roots"
-    answers = [(i, r["message"]["result"]["roots"]) for i, r in enumerate(rows)
-               if r["dir"] == "send" and isinstance((r.get("message") or {}).get("result"), dict)
-               and "roots" in r["message"]["result"]]
-    assert [a for i, a in answers if i < changed[0]] and all(a == first for i, a in answers if i < changed[0])
-    assert [a for i, a in answers if i > changed[0]] == [[{"uri": "file:///tmp/second", "name": "Second"},
-                                                         {"uri": "file:///tmp/third"}]]

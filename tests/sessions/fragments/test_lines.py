@@ -1,4 +1,8 @@
-"""What the transcript lines and pages carry for the page's view of them (static/transcript-view.js):
+"""The transcript line (fragments/lines.py), built in Python, not by a template: it must escape
+every value a server controls, in text and in attributes, as autoescaping did, and a batch of
+big lines goes in pieces under daphne's 1 MiB message.
+
+What the transcript lines and pages carry for the page's view of them (static/transcript-view.js):
 each line's recorded time, the progress token pairing a request with its progress, and the
 session's clock origin that turns `t` into a time of day (on the page, the share page and in
 the JSON export)."""
@@ -11,11 +15,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from playground.mcp import jsontext
 from playground.sessions.fragments import lines
 from playground.sessions.fragments.lines import line_html
 from playground.transcripts.models import Event, Session, ShareLink
 
 HOSTILE = '"><img src=x onerror=alert(1)>'
+# A value a server controls, and as escaped text shows it.
+HOSTILE_VALUE = '<img src=x onerror=alert(1)>"\'&'
+ESCAPED_VALUE = "&lt;img src=x onerror=alert(1)&gt;&quot;&#x27;&amp;"
+LIMIT = 1024 * 1024
 
 
 def rendered(message: dict, t: float = 1.23456, dir: str = "send") -> str:
@@ -93,3 +102,50 @@ def test_edit_and_resend_is_on_the_owners_request_lines_only():
                   row("recv", {"jsonrpc": "2.0", "id": 1, "result": {}}),                 # a response
                   row("recv", {"jsonrpc": "2.0", "id": 2, "method": "roots/list"})):      # the server's request
         assert "resend" not in line_html(line(other, owner=True)), other
+
+
+def rendered_row(row: dict) -> str:
+    return line_html(lines.line(row))
+
+def test_every_server_value_is_escaped():
+    message = {"jsonrpc": "2.0", "id": HOSTILE_VALUE, "method": HOSTILE_VALUE, "params": {"x": HOSTILE_VALUE}}
+    html = rendered_row({"seq": 3, "t": 0.5, "dir": "recv", "raw": json.dumps(message), "message": message,
+                     "problems": [HOSTILE_VALUE], "reply_to": 2, "latency_ms": 1.25, "sse_id": HOSTILE_VALUE,
+                     "http": {"method": HOSTILE_VALUE, "url": HOSTILE_VALUE, "status": HOSTILE_VALUE}})
+    assert "<img" not in html and "onerror=alert(1)>" not in html
+    assert f'data-method="{ESCAPED_VALUE}"' in html                     # attribute: quotes cannot break out
+    assert f'<span class="rid">#{ESCAPED_VALUE}</span>' in html
+    assert f"<li>{ESCAPED_VALUE}</li>" in html
+    assert f"SSE id {ESCAPED_VALUE}" in html and f"HTTP {ESCAPED_VALUE}" in html
+    assert '<span class="lat">1.3 ms</span>' in html                # floatformat:1 rounds half up
+
+def test_unparsable_frame_and_notes():
+    html = rendered_row({"seq": 1, "t": 0.0, "dir": "recv", "raw": HOSTILE_VALUE, "message": None, "parse_error": HOSTILE_VALUE})
+    assert 'class="ev ev-recv ev-bad"' in html and 'data-method="unparsed"' in html
+    assert f"<pre>{ESCAPED_VALUE}</pre>" in html and "<img" not in html
+    note = rendered_row({"seq": 2, "t": 0.0, "dir": "note", "message": None, "kind": "error", "text": HOSTILE_VALUE})
+    assert 'class="ev ev-note ev-bad kind-error"' in note and "<details class=\"raw\">" not in note
+    assert f'<span class="preview">{ESCAPED_VALUE}</span>' in note
+
+def test_append_fragment_is_an_oob_swap_of_every_line():
+    rows = [{"seq": i, "t": 0.0, "dir": "stderr", "raw": "x", "text": "x", "message": None} for i in (1, 2)]
+    html = lines.transcript_append(rows)
+    assert html.startswith('<div id="transcript-lines" hx-swap-oob="beforeend"><details')
+    assert 'id="ev-1"' in html and 'id="ev-2"' in html and html.endswith("</details></div>")
+
+def test_pretty_json_matches_the_stdlib_layout_and_falls_back_where_orjson_differs():
+    message = {"jsonrpc": "2.0", "id": 1, "result": {"text": "é <b>", "n": [1, 2.5, None, True], "o": {}}}
+    assert jsontext.pretty(message, json.dumps(message)) == json.dumps(message, indent=2, ensure_ascii=False)
+    for raw in ('{"x": NaN}', '{"x": -Infinity}', '{"x": 1180591620717411303424}', '{"x": "\\ud800"}'):
+        parsed = json.loads(raw)
+        assert jsontext.pretty(parsed, raw) == json.dumps(parsed, indent=2, ensure_ascii=False)
+
+def test_a_batch_of_big_lines_is_split_and_a_line_is_capped():
+    raw = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": '"' * 900_000}})
+    rows = [{"seq": i, "t": 0.0, "dir": "recv", "raw": raw, "message": json.loads(raw), "size": len(raw)}
+            for i in range(1, 6)]
+    frames = lines.transcript_append_frames(rows)
+    assert len(frames) > 1 and all(len(f.encode()) < LIMIT for f in frames)
+    assert all(f.startswith('<div id="transcript-lines" hx-swap-oob="beforeend">') for f in frames)
+    assert sum(f.count('class="ev ') for f in frames) == 5
+    assert "raw text shown up to" in frames[0]

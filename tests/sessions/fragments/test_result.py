@@ -1,64 +1,21 @@
-"""Fragments sent over the websocket. The transcript line is built in Python (lines.py), not by a
-template: it must escape every value a server controls, in text and in attributes, as
-autoescaping did. No fragment may exceed daphne's 1 MiB websocket message limit (a larger one
-closes the page's socket): big results and batches go in pieces."""
+"""The Result region (fragments/result.py), built in Python, not by a template: it must escape
+every value a server controls, as autoescaping did. No fragment may exceed daphne's 1 MiB
+websocket message limit (a larger one closes the page's socket): big results go in pieces."""
 from __future__ import annotations
 
 import asyncio
 import html
-import json
 import re
 
-from playground.mcp import jsontext
-from playground.sessions.fragments import lines, result
-from playground.sessions.live import calls
-from playground.sessions.fragments.lines import line_html
+import pytest
 
-from tests.sessions.fakes import FakeSession, FakeTab
+from playground.sessions.fragments import result
+from playground.sessions.live import calls
+
+from tests.sessions.fakes import FakeTab
 
 HOSTILE = '<img src=x onerror=alert(1)>"\'&'
 ESCAPED = "&lt;img src=x onerror=alert(1)&gt;&quot;&#x27;&amp;"
-
-
-def rendered(row: dict) -> str:
-    return line_html(lines.line(row))
-
-
-def test_every_server_value_is_escaped():
-    message = {"jsonrpc": "2.0", "id": HOSTILE, "method": HOSTILE, "params": {"x": HOSTILE}}
-    html = rendered({"seq": 3, "t": 0.5, "dir": "recv", "raw": json.dumps(message), "message": message,
-                     "problems": [HOSTILE], "reply_to": 2, "latency_ms": 1.25, "sse_id": HOSTILE,
-                     "http": {"method": HOSTILE, "url": HOSTILE, "status": HOSTILE}})
-    assert "<img" not in html and "onerror=alert(1)>" not in html
-    assert f'data-method="{ESCAPED}"' in html                     # attribute: quotes cannot break out
-    assert f'<span class="rid">#{ESCAPED}</span>' in html
-    assert f"<li>{ESCAPED}</li>" in html
-    assert f"SSE id {ESCAPED}" in html and f"HTTP {ESCAPED}" in html
-    assert '<span class="lat">1.3 ms</span>' in html                # floatformat:1 rounds half up
-
-
-def test_unparsable_frame_and_notes():
-    html = rendered({"seq": 1, "t": 0.0, "dir": "recv", "raw": HOSTILE, "message": None, "parse_error": HOSTILE})
-    assert 'class="ev ev-recv ev-bad"' in html and 'data-method="unparsed"' in html
-    assert f"<pre>{ESCAPED}</pre>" in html and "<img" not in html
-    note = rendered({"seq": 2, "t": 0.0, "dir": "note", "message": None, "kind": "error", "text": HOSTILE})
-    assert 'class="ev ev-note ev-bad kind-error"' in note and "<details class=\"raw\">" not in note
-    assert f'<span class="preview">{ESCAPED}</span>' in note
-
-
-def test_append_fragment_is_an_oob_swap_of_every_line():
-    rows = [{"seq": i, "t": 0.0, "dir": "stderr", "raw": "x", "text": "x", "message": None} for i in (1, 2)]
-    html = lines.transcript_append(rows)
-    assert html.startswith('<div id="transcript-lines" hx-swap-oob="beforeend"><details')
-    assert 'id="ev-1"' in html and 'id="ev-2"' in html and html.endswith("</details></div>")
-
-
-def test_pretty_json_matches_the_stdlib_layout_and_falls_back_where_orjson_differs():
-    message = {"jsonrpc": "2.0", "id": 1, "result": {"text": "é <b>", "n": [1, 2.5, None, True], "o": {}}}
-    assert jsontext.pretty(message, json.dumps(message)) == json.dumps(message, indent=2, ensure_ascii=False)
-    for raw in ('{"x": NaN}', '{"x": -Infinity}', '{"x": 1180591620717411303424}', '{"x": "\\ud800"}'):
-        parsed = json.loads(raw)
-        assert jsontext.pretty(parsed, raw) == json.dumps(parsed, indent=2, ensure_ascii=False)
 
 
 LIMIT = 1024 * 1024
@@ -80,17 +37,6 @@ def test_a_big_result_goes_in_pieces_under_the_limit_and_nothing_is_lost():
     assert html.unescape(first + "".join(pieces)) == text
     assert any('id="result-structured-more" hx-swap-oob="beforeend"' in f for f in frames)
     assert any('id="result-raw-more" hx-swap-oob="beforeend"' in f for f in frames)
-
-
-def test_a_batch_of_big_lines_is_split_and_a_line_is_capped():
-    raw = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": '"' * 900_000}})
-    rows = [{"seq": i, "t": 0.0, "dir": "recv", "raw": raw, "message": json.loads(raw), "size": len(raw)}
-            for i in range(1, 6)]
-    frames = lines.transcript_append_frames(rows)
-    assert len(frames) > 1 and all(len(f.encode()) < LIMIT for f in frames)
-    assert all(f.startswith('<div id="transcript-lines" hx-swap-oob="beforeend">') for f in frames)
-    assert sum(f.count('class="ev ') for f in frames) == 5
-    assert "raw text shown up to" in frames[0]
 
 
 def test_a_small_result_is_one_fragment_with_everything():
@@ -139,17 +85,6 @@ def test_the_result_region_escapes_every_server_value():
         assert html_.count("<img") == html_.count('<img src="data:image/png;base64,')    # only checked images
 
 
-def test_listen_panel_shows_what_the_server_did_not_honour():
-    """The acknowledged-vs-requested difference of subscriptions/listen (the SDK peer honours all)."""
-    requested = {"toolsListChanged": True, "promptsListChanged": True, "resourceSubscriptions": ["a://1", "b://2"]}
-    acknowledged = {"toolsListChanged": True, "resourceSubscriptions": ["a://1"]}
-    listen = FakeSession().add("listen")
-    listen.stream = {"id": 7, "requested": requested, "acknowledged": acknowledged, "status": "open", "count": 0}
-    got = listen.snapshot()[0]["event"]["html"]
-    honoured = got.split("<dt>not honoured</dt>")[1].split("</dd>")[0]
-    assert re.findall(r'<span class="cap">([^<]+)</span>', honoured) == ["promptsListChanged", "b://2"]
-
-
 def test_url_elicitation_shows_the_whole_url_and_links_only_http():
     """The server's URL is shown whole with its host stressed; only http(s) URLs get a link or are opened."""
     from playground.sessions.fragments.result import describe_result
@@ -170,3 +105,22 @@ def test_url_elicitation_shows_the_whole_url_and_links_only_http():
     card, = BY_NAME["server_requests"].fragments({"key": "q1", "method": "elicitation/create", "context": None, "params": {
         "mode": "url", "url": "file:///etc/passwd", "message": "m", "elicitationId": "e2"}}, FakeTab())
     assert 'data-url=""' in card and "will not open it" in card
+
+
+@pytest.mark.django_db
+def test_result_fragments_stay_under_the_websocket_message_limit():
+    """daphne closes the socket for a message over 1 MiB: big media must not end up inline."""
+    import base64
+
+    from playground.sessions.fragments.result import result_frames
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 3_000_000).decode()
+    outcome = {"call_id": "c1", "command": "call_tool", "name": "big", "result": {"content": [
+        {"type": "image", "mimeType": "image/png", "data": png},
+        {"type": "resource", "resource": {"uri": "x://blob", "mimeType": "image/png", "blob": png}},
+        {"type": "text", "text": "é" * 2_000_000}]}}
+    frames = result_frames(outcome)
+    assert all(len(frame.encode()) < 1024 * 1024 for frame in frames)
+    assert "too large to show in the page" in frames[0]
+    small = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 100).decode()
+    outcome["result"]["content"] = [{"type": "image", "mimeType": "image/png", "data": small}]
+    assert f"data:image/png;base64,{small}" in result_frames(outcome)[0]

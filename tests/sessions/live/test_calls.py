@@ -1,19 +1,18 @@
-"""The live path without a browser: worker ↔ channel layer ↔ consumer, against a real server."""
+"""A page's call through the live path without a browser — tab ↔ consumer ↔ channel layer ↔ worker,
+against a real server (live/calls.py): relayed to every tab and saved, shown in flight,
+cancelled, its form checked; a reload in the middle of a call still shows its result."""
 from __future__ import annotations
 
 import json
 import re
-import sys
 
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
 
-from playground.asgi import application
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Session
-from tests.sessions.helpers import communicator, events, make_user_and_server, receive_until, stop_all, watch
+from tests.sessions.helpers import communicator, events, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -101,44 +100,42 @@ async def test_invalid_arguments_are_shown_and_can_be_sent_anyway():
         await stop_all()
 
 
-async def test_crashing_server_ends_the_session_with_the_transcript_saved():
-    script = "import sys; sys.stdin.readline(); print('not json'); sys.stderr.write('dying\\n'); sys.exit(3)"
-    user, server = await make_user_and_server(command=sys.executable, args=["-c", script])
-    session, rows, _ = await watch(await start_session(server, user), user, "status-failed")
-    assert session.status == "failed" and "exited with code 3" in session.end_reason
-    assert any(r["dir"] == "recv" and r["raw"] == "not json" and r["parse_error"] for r in rows), rows
-    assert any(r["dir"] == "stderr" and r["text"] == "dying" for r in rows)
-
-
-async def test_other_users_and_foreign_origins_are_refused():
+async def reload_mid_call(call: dict, under_way: str) -> tuple[WebsocketCommunicator, str]:
+    """A tab starts `call` and goes (a reload) once it sees `under_way`; the next tab, connected,
+    is returned with what the first one saw."""
     user, server = await make_user_and_server()
     session = await start_session(server, user)
+    first = communicator(session.pk, user)
+    await first.connect()
+    await receive_until(first, 'id="catalogue"')
+    await first.send_to(text_data=json.dumps(call))
+    seen = await receive_until(first, under_way)
+    await first.disconnect()
+    second = communicator(session.pk, user)
+    await second.connect()
+    return second, seen
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result():
     try:
-        mallory = await database_sync_to_async(get_user_model().objects.create_user)("mallory", password="pw")
-        comm = communicator(session.pk, mallory)
-        connected, _ = await comm.connect()
-        assert not connected
-        # The real application checks Origin before anything else.
-        foreign = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
-                                        headers=[(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")])
-        connected, _ = await foreign.connect()
-        assert not connected
-        anonymous = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
-                                          headers=[(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1")])
-        connected, _ = await anonymous.connect()
-        assert not connected
+        second, seen = await reload_mid_call({"action": "call_tool", "name": "ask_name"}, "server-request-q")
+        key = re.search(r'id="server-request-(q\d+)"', seen).group(1)
+        replay = await receive_until(second, f"server-request-{key}")   # the worker's sync snapshot
+        assert "What is your name?" in replay
+        await second.send_to(text_data=json.dumps({"action": "answer", "key": key, "result": json.dumps(
+            {"action": "accept", "content": {"name": "Ada"}})}))
+        assert "Hello, Ada!" in await receive_until(second, 'aria-label="Result"', "Hello, Ada!")
+        await second.disconnect()
     finally:
         await stop_all()
 
-
-async def test_the_protocol_version_set_on_the_server_is_the_one_offered():
-    """A server set to offer 2025-03-26: the initialize frame offers it, the SDK server (which
-    knows it) agrees, and the page shows the version in use."""
-    user, server = await make_user_and_server(protocol_version="2025-03-26")
-    session, rows, seen = await watch(await start_session(server, user), user, "status-connected", 'id="catalogue"')
-    sent = [r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "initialize"]
-    offered = [json.loads(r["raw"]) for r in sent]
-    answered = [json.loads(r["raw"]) for r in rows if r["dir"] == "recv" and r.get("reply_to") == sent[0]["seq"]]
-    assert [m["params"]["protocolVersion"] for m in offered] == ["2025-03-26"]
-    assert answered[0]["result"]["protocolVersion"] == "2025-03-26" == session.protocol_version
-    assert "2025-03-26" in seen
+@pytest.mark.django_db(transaction=True)
+async def test_a_reload_during_a_long_call_shows_it_in_flight_and_then_its_result():
+    try:
+        second, _ = await reload_mid_call({"action": "call_tool", "name": "slow", "args.steps": "50",
+                                           "args.delay": "0.1"}, "step 1")
+        seen = await receive_until(second, 'aria-label="Result"', "done after 50 steps")
+        assert 'class="inflight"' in seen.split('aria-label="Result"')[0]     # shown in flight first
+        await second.disconnect()
+    finally:
+        await stop_all()

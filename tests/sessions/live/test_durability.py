@@ -1,4 +1,4 @@
-"""Durability: a reload in the middle of a call still shows its result; a worker whose process
+"""Durability: a worker whose process
 died leaves its session ended (not 'connected' forever) with the transcript intact; a process
 stopped by a signal ends its sessions itself, transcript saved and servers stopped."""
 from __future__ import annotations
@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import signal
 import sqlite3
 import time
@@ -14,115 +13,19 @@ from datetime import timedelta
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
 
 from playground.mcp.transports.stdio import group_alive
 from playground.sessions.live import durability
 from playground.sessions.live.shutdown import PROCESS_STOPPED
-from playground.sessions.live.workers import WORKERS
-from playground.sessions.live.worker import SessionWorker, start_session
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
 from tests.daphne_process import (app_env, children, connect, free_port, ignored_signals, log_in, set_up, start_daphne,
                                   stop_daphne, tab, until)
 
-from tests.sessions.helpers import closed_with, communicator, events, make_user_and_server, receive_until, stop_all, viewer
-
-
-async def reload_mid_call(call: dict, under_way: str) -> tuple[WebsocketCommunicator, str]:
-    """A tab starts `call` and goes (a reload) once it sees `under_way`; the next tab, connected,
-    is returned with what the first one saw."""
-    user, server = await make_user_and_server()
-    session = await start_session(server, user)
-    first = communicator(session.pk, user)
-    await first.connect()
-    await receive_until(first, 'id="catalogue"')
-    await first.send_to(text_data=json.dumps(call))
-    seen = await receive_until(first, under_way)
-    await first.disconnect()
-    second = communicator(session.pk, user)
-    await second.connect()
-    return second, seen
-
-
-@pytest.mark.django_db(transaction=True)
-async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result():
-    try:
-        second, seen = await reload_mid_call({"action": "call_tool", "name": "ask_name"}, "server-request-q")
-        key = re.search(r'id="server-request-(q\d+)"', seen).group(1)
-        replay = await receive_until(second, f"server-request-{key}")   # the worker's sync snapshot
-        assert "What is your name?" in replay
-        await second.send_to(text_data=json.dumps({"action": "answer", "key": key, "result": json.dumps(
-            {"action": "accept", "content": {"name": "Ada"}})}))
-        assert "Hello, Ada!" in await receive_until(second, 'aria-label="Result"', "Hello, Ada!")
-        await second.disconnect()
-    finally:
-        await stop_all()
-
-
-@pytest.mark.django_db(transaction=True)
-async def test_a_reload_during_a_long_call_shows_it_in_flight_and_then_its_result():
-    try:
-        second, _ = await reload_mid_call({"action": "call_tool", "name": "slow", "args.steps": "50",
-                                           "args.delay": "0.1"}, "step 1")
-        seen = await receive_until(second, 'aria-label="Result"', "done after 50 steps")
-        assert 'class="inflight"' in seen.split('aria-label="Result"')[0]     # shown in flight first
-        await second.disconnect()
-    finally:
-        await stop_all()
-
-
-@pytest.mark.django_db(transaction=True)
-async def test_a_worker_that_fails_ends_its_session_with_every_event_saved(monkeypatch):
-    """An exception inside the worker (here: listing the catalogue) fails the session cleanly:
-    the server is stopped, the reason is noted, and everything recorded is saved."""
-    async def broken(self) -> None:
-        raise RuntimeError("boom")
-    monkeypatch.setattr(SessionWorker, "refresh_catalogue", broken)
-    user, server = await make_user_and_server()
-    session = await start_session(server, user)
-    worker = WORKERS[session.pk]
-    await worker._task
-    saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    rows = await events(session.pk)
-    assert (saved.status, saved.end_reason, saved.worker_channel) == ("failed", "worker error: RuntimeError('boom')", "")
-    assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1)) == list(range(1, saved.event_count + 1))
-    assert any(r.get("kind") == "error" and "worker error" in r["text"] for r in rows)
-    assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS      # the server was stopped after
-
-
-@pytest.mark.django_db(transaction=True)
-async def test_stopping_a_worker_that_is_still_connecting_ends_its_session_with_the_reason():
-    """stop(reason) in the middle of the handshake (a server that reads and never answers) does not
-    wait out the request timeout: the connection is closed and the session ends with the reason."""
-    user, server = await make_user_and_server(args=["-c", "import sys; sys.stdin.read()"])
-    session = await start_session(server, user)
-    worker = WORKERS[session.pk]
-    async with asyncio.timeout(20):
-        while not worker.tap._open:                      # `initialize` is sent, awaiting its answer
-            await asyncio.sleep(0.01)
-        await worker.stop(PROCESS_STOPPED)
-    saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    rows = await events(session.pk)
-    assert (saved.status, saved.end_reason, saved.worker_channel) == ("ended", PROCESS_STOPPED, "")
-    assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1))
-    assert [(r.get("message") or {}).get("method") for r in rows if r["dir"] == "send"][0] == "initialize"
-    assert any(r["dir"] == "note" and r["text"] == f"ending the session: {PROCESS_STOPPED}" for r in rows)
-    assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS
-
-
-@pytest.mark.django_db(transaction=True)
-async def test_stopping_a_worker_at_once_after_its_start_ends_its_session():
-    """Its task had not run a step: cancelled then, it skipped its cleanup (the session stayed
-    "connecting", the worker listed as live in its process)."""
-    user, server = await make_user_and_server()
-    session = await start_session(server, user)
-    await WORKERS[session.pk].stop("stopped at once")
-    saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-    assert (saved.status, saved.end_reason, saved.worker_channel) == ("ended", "stopped at once", "")
-    assert session.pk not in WORKERS
+from tests.sessions.helpers import closed_with, communicator, make_user_and_server, receive_until, stop_all, viewer
 
 
 def live_session(**kw) -> Session:

@@ -1,7 +1,8 @@
 """A feature never holds back or breaks the session's core: its commands run beside the
-worker's command loop (sessions/lanes.py), and a failing hook is logged, not raised into a
+worker's command loop (live/lanes.py), and a failing hook is logged, not raised into a
 call's Result, the catalogue or a tab's snapshot. Through consumer ↔ worker against the
-misbehaving stdio peer's task modes, and the SDK server."""
+misbehaving stdio peer's task modes, and the SDK server. The connection declares exactly the
+capabilities the features answer for."""
 from __future__ import annotations
 
 import asyncio
@@ -17,7 +18,7 @@ from playground.sessions.features.tasks import Tasks
 from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
 
-from tests.sessions.helpers import MISBEHAVING, communicator, make_user_and_server, receive_fragment, receive_until, send, stop_all
+from tests.sessions.helpers import MISBEHAVING, sent, watch, communicator, make_user_and_server, receive_fragment, receive_until, send, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -161,3 +162,16 @@ async def test_a_feature_command_waiting_on_the_server_holds_back_only_that_feat
     finally:
         release.set()
         await stop_all()
+
+
+async def test_legacy_initialize_declares_exactly_what_the_page_answers():
+    """The capabilities of the initialize frame as it went out: roots (with list_changed, which
+    the server's edit view sends), sampling, and elicitation in both modes; nothing else."""
+    user, server = await make_user_and_server()
+    _, rows, _ = await watch(await start_session(server, user), user, 'id="catalogue"', ">greet<")
+    sent_init = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "initialize"]
+    assert len(sent_init) == 1
+    frame = json.loads(sent_init[0]["raw"])         # the exact text written to the server
+    assert frame["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {},
+                                               "elicitation": {"form": {}, "url": {}}}
+    assert sent(rows, "notifications/initialized")

@@ -1,4 +1,5 @@
-"""A tab shows each card once, though the worker's snapshot and a live broadcast may both announce it."""
+"""A tab's socket: only the session's owner, from the app's own origin, opens one; it shows each
+card once, though the worker's snapshot and a live broadcast may both announce it."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,10 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 
+from playground.asgi import application
+from playground.sessions.live.worker import start_session
 from playground.sessions.routing import websocket_urlpatterns
+from tests.sessions.helpers import communicator, make_user_and_server, stop_all
 from playground.sessions.protocol import group_name
 from playground.transcripts.models import Session
 
@@ -47,3 +51,24 @@ async def test_cards_are_not_duplicated_by_snapshot_and_broadcast():
         received.append(await comm.receive_from())
     assert "\n".join(received).count('<section id="server-request-q1"') == 1
     await comm.disconnect()
+
+
+async def test_other_users_and_foreign_origins_are_refused():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    try:
+        mallory = await database_sync_to_async(get_user_model().objects.create_user)("mallory", password="pw")
+        comm = communicator(session.pk, mallory)
+        connected, _ = await comm.connect()
+        assert not connected
+        # The real application checks Origin before anything else.
+        foreign = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
+                                        headers=[(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")])
+        connected, _ = await foreign.connect()
+        assert not connected
+        anonymous = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
+                                          headers=[(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1")])
+        connected, _ = await anonymous.connect()
+        assert not connected
+    finally:
+        await stop_all()
