@@ -4,12 +4,16 @@ test waits for, the saved transcript, the peers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import re
 import sys
+from collections.abc import AsyncIterator
+from typing import Any
 
 import daphne.server
+import pytest
 from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
@@ -40,6 +44,13 @@ BROKEN = {
     "2025-11-25": ("CallToolResult", "/result/content/0", "'text' is a required property"),
     "2026-07-28": ("CallToolResult", "/result", "'resultType' is a required property"),
 }
+
+
+def everything_server(**settings: Any) -> dict[str, Any]:
+    """A server-everything server's settings (stdio): the test fails when it is not installed."""
+    if not EVERYTHING.exists():
+        pytest.fail("server-everything is not installed: run `make peers`")
+    return dict(name="everything", command=str(EVERYTHING), args=["stdio"], **settings)
 
 
 # A user, a server, a session ---------------------------------------------------------------
@@ -132,6 +143,23 @@ async def receive_fragment(comm, *needles: str, timeout: float = 20) -> str:
 async def send(comm, **content) -> None:
     """A page action."""
     await comm.send_to(text_data=json.dumps(content))
+
+
+@contextlib.asynccontextmanager
+async def live_tab(*needles: str, **server: Any) -> AsyncIterator[tuple[Any, Session, WebsocketCommunicator]]:
+    """(user, session, tab): a session of the SDK peer (or of a server with `server`'s settings)
+    and a tab on it that has seen `needles` (the catalogue, by default); after, the tab is
+    closed and every session ended (its saved rows: `events(session.pk)`)."""
+    user, srv = await make_user_and_server(**server)
+    session = await start_session(srv, user)
+    comm = communicator(session.pk, user)
+    try:
+        await comm.connect()
+        await receive_until(comm, *(needles or ('id="catalogue"',)))
+        yield user, session, comm
+    finally:
+        await comm.disconnect()
+        await stop_all()
 
 
 async def watch(session: Session, user, *needles: str) -> tuple[Session, list[dict], str]:

@@ -14,7 +14,6 @@ from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
 from tests.core.http_peers import free_port, start_peer, stop_peer
-
 from tests.sessions.helpers import communicator, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)

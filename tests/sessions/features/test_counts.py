@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-
 from tests.sessions.fakes import FakeClient, FakeSession
 
 

@@ -4,8 +4,6 @@ The feature alone, with a fake SessionContext and client (tests/sessions/fakes.p
 servers where it says so."""
 from __future__ import annotations
 
-
-
 from tests.sessions.fakes import FakeClient, FakeSession, html_of
 
 

@@ -4,12 +4,13 @@ The feature alone, with a fake SessionContext and client (tests/sessions/fakes.p
 servers where it says so."""
 from __future__ import annotations
 
-
+import pytest
 
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.secrets import CUT, MASK
 from playground.sessions.features.summaries import SUMMARY_CHARS
 from tests.sessions.fakes import FakeClient, FakeSession, html_of
+from tests.sessions.helpers import events, everything_server, live_tab, receive_until, send, sent
 
 
 async def test_logging_sets_the_level_and_says_when_the_server_refuses():
@@ -41,3 +42,18 @@ async def test_logging_shows_log_messages_in_bursts_and_not_in_the_feed():
     await session.settle()
     html = session.published[-1][1]["html"]
     assert f"{'x' * (SUMMARY_CHARS - 8)}{MASK}{CUT} ({len(said)} characters)" in html and "tok-" not in html
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_level_set_reaches_the_server_and_its_log_messages_are_shown():
+    """Against server-everything: the level set, then a subscription, which the server logs (a
+    log notification, shown in the Log panel)."""
+    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<",
+                        **everything_server()) as (_, session, comm):
+        await send(comm, action="set_level", level="debug")
+        await receive_until(comm, "level set to <strong>debug</strong>")
+        await send(comm, action="subscribe", uri="demo://resource/static/document/architecture.md")
+        await receive_until(comm, 'aria-label="Subscribed resources"', "Received Subscribe Resource request",
+                            'id="feed-log"')
+    rows = await events(session.pk)
+    assert sent(rows, "logging/setLevel")[0]["params"] == {"level": "debug"}

@@ -219,7 +219,6 @@ async def test_the_panel_is_computed_off_the_database_thread():
     from django.test import AsyncClient
 
     from playground.sessions.features.model_view import views as model_view_views
-
     from tests.sessions.offthread import computed_off_the_database_thread
 
     user = await sync_to_async(get_user_model().objects.create_user)("mv-async", password="pw")

@@ -4,7 +4,6 @@ Differences saved and shown (page, share page), the ignore rules, Edit and resen
 session's export replayed by the CLI."""
 from __future__ import annotations
 
-import html
 import json
 import re
 import sys
@@ -23,14 +22,26 @@ from playground.mcp.replayer import VALUE_KEPT
 from playground.mcp.secrets import CUT, MASK
 from playground.registry.models import Server
 from playground.sessions.features.replay.region import ENDED_EARLY
-from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session, ShareLink
 from playground.transcripts.replays import recorded_rows
 from tests.core.test_cli import mcp
-
-from tests.sessions.helpers import (VARIANT, a_stranger, card_key, communicator, events, logged_in, make_user_and_server,
-                                   receive_fragment, receive_until, record_session, send, share, stop_all, viewer)
+from tests.sessions.helpers import (
+    VARIANT,
+    a_stranger,
+    card_key,
+    communicator,
+    events,
+    logged_in,
+    make_user_and_server,
+    receive_fragment,
+    receive_until,
+    record_session,
+    send,
+    share,
+    stop_all,
+    viewer,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -59,12 +70,18 @@ def differences(page: str) -> str:
     return page.split('aria-label="Differences"', 1)[1].split("</section>", 1)[0]
 
 
-async def test_a_replay_against_a_changed_server_shows_that_request_changed(tmp_path):
+async def replayed_on_build_b() -> tuple[Any, Server, Server, Session, Session, str]:
+    """(user, build a, build b, a session recorded on build a, its replay on build b, what the
+    replay's tab saw until its Differences were done)."""
     user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
     build_b = await other_build(user, "b")
     original = await record_session(user, build_a)
-
     replay, seen = await replay_of(original, build_b, user)
+    return user, build_a, build_b, original, replay, seen
+
+
+async def test_a_replay_against_a_changed_server_shows_that_request_changed():
+    _, _, build_b, original, replay, seen = await replayed_on_build_b()
     assert replay.kind == "replay" and replay.source_id == original.pk and replay.server_id == build_b.pk
     assert 'aria-label="Server request"' not in seen          # the elicitation was answered from the recording
     report = replay.report
@@ -84,7 +101,10 @@ async def test_a_replay_against_a_changed_server_shows_that_request_changed(tmp_
     rows = await events(replay.pk)
     assert any(r.get("kind") == "diff" and r["data"]["status"] == "changed" for r in rows)
 
-    # The page shows the saved Differences; its share link too, read-only.
+
+async def test_the_saved_differences_are_on_the_replays_page_and_read_only_on_its_share():
+    user, _, _, original, replay, _ = await replayed_on_build_b()
+    version = next(r for r in replay.report["rows"] if r["name"] == "version")
     client = await logged_in(user)
     page = (await client.get(f"/sessions/{replay.pk}/")).content.decode()
     region = differences(page)
@@ -97,7 +117,11 @@ async def test_a_replay_against_a_changed_server_shows_that_request_changed(tmp_
     assert "Ignore rules" not in shared and "Edit and resend" not in shared and f"/sessions/{original.pk}/" not in shared
     assert "Edit and resend" in page
 
-    # Ignore rules: saved on the server, the rows compared again; not by another user.
+
+async def test_ignore_rules_are_saved_on_the_server_and_the_next_replay_uses_them():
+    """Saved on the server, the rows compared again; not by another user."""
+    user, _, build_b, original, replay, _ = await replayed_on_build_b()
+    client = await logged_in(user)
     stranger = await logged_in(await a_stranger(user))
     response = await stranger.post(f"/sessions/{replay.pk}/differences/ignore/", {"ignore": "/result"})
     assert response.status_code == 404
@@ -119,50 +143,17 @@ async def test_a_replay_against_a_changed_server_shows_that_request_changed(tmp_
     again, _ = await replay_of(original, build_b, user)
     assert set(again.report["counts"]) == {"same"}
 
-    # FILE may be a session's JSONL export: the CLI replays it too.
+
+async def test_the_cli_replays_a_sessions_jsonl_export(tmp_path):
+    """FILE may be a session's JSONL export: the CLI replays it too."""
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await record_session(user, build_a)
+    client = await logged_in(user)
     export = tmp_path / "session.jsonl"
     export.write_bytes(b"".join([chunk async for chunk in (await client.get(
         f"/sessions/{original.pk}/export.jsonl")).streaming_content]))
     proc = await database_sync_to_async(mcp)("--replay", str(export), "--", sys.executable, VARIANT, "stdio", "b")
     assert proc.returncode == 5 and "changed  tools/call version" in proc.stdout, proc.stdout + proc.stderr
-
-
-async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
-    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
-    original = await record_session(user, build_a)
-    rows = await events(original.pk)
-    call = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/call")
-    listing = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/list")
-    prompt = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "prompts/get")
-    answer = next(r for r in rows if r["dir"] == "recv")
-    client = await logged_in(user)
-
-    form = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).content.decode()
-    assert 'data-tool="echo"' in form and re.search(r'<input[^>]*name="args\.text"[^>]*value="hi"', form)
-    assert f"From event <a href=\"#ev-{call['seq']}\">{call['seq']}</a>" in form
-    composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={listing['seq']}")).content.decode()
-    assert 'id="raw-method"' in composer and 'value="tools/list"' in composer
-    # A request with params: the composer holds them (what the client adds itself left out).
-    composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={prompt['seq']}")).content.decode()
-    assert 'value="prompts/get"' in composer
-    params = re.search(r'<textarea id="raw-params"[^>]*>(.*?)</textarea>', composer, re.S).group(1)
-    assert json.loads(html.unescape(params)) == {"name": "greeting", "arguments": {"name": "Ada"}}
-    assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq={answer['seq']}")).status_code == 404
-    assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq=x")).status_code == 404
-    stranger = await a_stranger(user)
-    assert (await (await logged_in(stranger)).get(
-        f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).status_code == 404
-    # The replay form lists the user's servers, this session's first; another user cannot start one.
-    replay_form = (await client.get(f"/sessions/{original.pk}/replay/")).content.decode()
-    assert re.search(rf'<option value="{build_a.pk}" selected>build a</option>', replay_form)
-    assert (await (await logged_in(stranger)).post(f"/sessions/{original.pk}/replay/",
-                                                   {"target": build_a.pk})).status_code == 404
-    # Nor may the owner replay their session against another user's server: nothing starts.
-    theirs = await database_sync_to_async(Server.objects.create)(
-        owner=stranger, name="mallory's", transport="stdio", command=sys.executable, args=[VARIANT, "stdio", "b"])
-    sessions = await database_sync_to_async(Session.objects.count)()
-    assert (await client.post(f"/sessions/{original.pk}/replay/", {"target": theirs.pk})).status_code == 404
-    assert await database_sync_to_async(Session.objects.count)() == sessions and not WORKERS
 
 
 @database_sync_to_async
@@ -246,7 +237,6 @@ async def test_rows_are_compared_again_off_the_database_thread():
     a query has run meanwhile."""
     from playground.sessions.features.replay import views as replay_views
     from playground.transcripts.models import Event
-
     from tests.sessions.offthread import computed_off_the_database_thread
 
     user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])

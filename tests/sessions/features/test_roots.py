@@ -4,14 +4,24 @@ The feature alone, with a fake SessionContext and client (tests/sessions/fakes.p
 servers where it says so."""
 from __future__ import annotations
 
-
 import pytest
 
 from playground.sessions.features import BY_NAME
 from playground.sessions.live.worker import start_session
 from tests.sessions.fakes import FakeClient, FakeSession
-from tests.sessions.helpers import (EVERYTHING, communicator, edit_server, events, make_user_and_server,
-                                    receive_fragment, receive_until, send, stop_all)
+from tests.sessions.helpers import (
+    EVERYTHING,
+    communicator,
+    edit_server,
+    events,
+    everything_server,
+    live_tab,
+    make_user_and_server,
+    receive_fragment,
+    receive_until,
+    send,
+    stop_all,
+)
 
 
 async def test_roots_answer_from_the_settings_and_tell_a_legacy_server_they_changed():
@@ -70,3 +80,19 @@ async def test_roots_edited_on_the_server_page_reach_a_live_session():
     assert [a for i, a in answers if i < changed[0]] and all(a == first for i, a in answers if i < changed[0])
     assert [a for i, a in answers if i > changed[0]] == [[{"uri": "file:///tmp/second", "name": "Second"},
                                                          {"uri": "file:///tmp/third"}]]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_roots_come_from_the_servers_settings_without_asking():
+    """Against server-everything (roots edited on the server page: the test above)."""
+    roots = [{"uri": "file:///tmp/first", "name": "First"}]
+    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<",
+                        **everything_server(roots=roots)) as (_, session, comm):
+        await send(comm, action="call_tool", name="get-roots-list")
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong> get-roots-list")
+        assert "file:///tmp/first" in got
+    rows = await events(session.pk)
+    answers = [r["message"]["result"]["roots"] for r in rows
+               if r["dir"] == "send" and isinstance((r.get("message") or {}).get("result"), dict)
+               and "roots" in r["message"]["result"]]
+    assert answers and all(a == roots for a in answers)

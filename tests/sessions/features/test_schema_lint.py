@@ -12,12 +12,11 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 
-from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
+from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Session, ShareLink
 from playground.transcripts.recorder import save_events
 from tests.conftest import PEERS
-
 from tests.sessions.helpers import BREAKER, BROKEN, communicator, events, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)

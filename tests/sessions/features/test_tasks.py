@@ -5,6 +5,8 @@ tests/browser/test_workspace.py (the page)."""
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 from typing import Any
 
 import pytest
@@ -13,8 +15,8 @@ from playground.mcp.client import RequestTimeout
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.sessions.features import tasks as tasks_module
 from playground.sessions.features.tasks import poll_seconds
-
 from tests.sessions.fakes import FakeSession, FakeTab
+from tests.sessions.helpers import events, everything_server, live_tab, receive_fragment, send, sent, task_status
 
 FAST = 0.02          # the poll interval these tests run at (the floor is lowered to allow it)
 
@@ -225,3 +227,36 @@ async def test_a_server_request_during_a_poll_is_not_the_ended_call_s() -> None:
     CURRENT_CALL.set(None)
     await session.settle()
     assert seen and all(call is None for call in seen)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_task_augmented_call_is_followed_by_its_card_until_its_result():
+    """Against server-everything: a task-augmented call returns a task; its card follows it on its
+    own: tasks/get at the server's pollInterval, then the result once the task has completed,
+    with no click; Dismiss removes the card."""
+    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<",
+                        **everything_server()) as (_, session, comm):
+        await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
+                   **{"args.topic": "tides", "args.ambiguous": ""}, send_anyway="1")
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong> simulate-research-query")
+        assert task_status(got) == "working"            # a CreateTaskResult starts working
+        assert "Its card above follows it" in got
+        card = await receive_fragment(comm, 'id="task-cards"', 'aria-label="Task"')
+        task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', card).group(1))
+        assert all(name in card for name in ("Get result", "Cancel task", "Poll status", "Dismiss"))
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>task_result</strong>", timeout=30)
+        assert "# Research Report: tides" in got and html.escape(task_id) in got
+        card = await receive_fragment(comm, 'id="task-t1"', 'data-status="completed"', "result fetched")
+        assert "not polling" in card and "Cancel task" not in card
+        # Dismiss: the card goes.
+        await send(comm, action="task_dismiss", key="t1")
+        await receive_fragment(comm, 'id="task-t1"', 'hx-swap-oob="delete"')
+    rows = await events(session.pk)
+    call = next(m for m in sent(rows, "tools/call") if m["params"]["name"] == "simulate-research-query")
+    assert call["params"]["task"] == {"ttl": 300000}
+    # The research takes four one-second stages and the server asks for a poll every second.
+    polls = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "tasks/get"]
+    assert len(polls) >= 2 and all(p["message"]["params"] == {"taskId": task_id} for p in polls)
+    gaps = [b["t"] - a["t"] for a, b in zip(polls, polls[1:])]
+    assert all(gap >= 0.95 for gap in gaps)                 # never faster than the server's pollInterval
+    assert sent(rows, "tasks/result")[0]["params"] == {"taskId": task_id}

@@ -11,7 +11,6 @@ import pytest
 
 from playground.sessions.fragments import result
 from playground.sessions.live import calls
-
 from tests.sessions.fakes import FakeTab
 
 HOSTILE = '<img src=x onerror=alert(1)>"\'&'

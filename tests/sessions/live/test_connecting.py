@@ -47,6 +47,7 @@ async def test_a_step_that_changes_while_the_strip_is_being_sent_is_sent_too():
     """The strip's send is under way (a slow channel layer) when the next step comes: that step
     is sent after it, not at the change after (which may be minutes away)."""
     import asyncio
+
     from playground.sessions.live.worker import SessionWorker
 
     worker = SessionWorker(1, ServerConfig(transport="stdio", command="npx"))

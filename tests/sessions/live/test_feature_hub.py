@@ -15,10 +15,21 @@ import pytest
 
 from playground.sessions.features.logging import Logging
 from playground.sessions.features.tasks import Tasks
-from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
-
-from tests.sessions.helpers import MISBEHAVING, sent, watch, communicator, make_user_and_server, receive_fragment, receive_until, send, stop_all
+from playground.sessions.live.workers import WORKERS
+from tests.sessions.helpers import (
+    MISBEHAVING,
+    communicator,
+    events,
+    live_tab,
+    make_user_and_server,
+    receive_fragment,
+    receive_until,
+    send,
+    sent,
+    stop_all,
+    watch,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -175,3 +186,14 @@ async def test_legacy_initialize_declares_exactly_what_the_page_answers():
     assert frame["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {},
                                                "elicitation": {"form": {}, "url": {}}}
     assert sent(rows, "notifications/initialized")
+
+
+async def test_the_modern_era_declares_what_the_page_answers_in_its_own_terms():
+    """In each request's `_meta`: roots without listChanged, sampling, elicitation in both modes."""
+    async with live_tab('id="catalogue"', ">greet<", era="modern") as (_, session, comm):
+        await send(comm, action="call_tool", name="echo", **{"args.text": "after"})
+        await receive_until(comm, "<strong>call_tool</strong> echo")
+    rows = await events(session.pk)
+    # The modern era declares what the page answers in its own terms: roots without listChanged.
+    caps = sent(rows, "tools/call")[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+    assert caps == {"roots": {}, "sampling": {}, "elicitation": {"form": {}, "url": {}}}

@@ -22,11 +22,10 @@ from channels.db import database_sync_to_async
 
 from playground.mcp import jsontext
 from playground.sessions.fragments import lines
-from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
+from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Event, Session
 from tests.core.http_peers import FaultServer, Request, head
-
 from tests.sessions.helpers import MISBEHAVING, communicator, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -693,6 +692,7 @@ async def test_unpaired_surrogates_in_names_and_uris_keep_the_catalogue_the_resu
 def pages_of(user: Any, session: Session) -> list[Any]:
     """The session page, and its share page."""
     from django.test import Client
+
     from playground.transcripts.models import ShareLink
     client = Client()
     client.force_login(user)

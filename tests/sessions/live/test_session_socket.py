@@ -11,10 +11,10 @@ from django.contrib.auth import get_user_model
 
 from playground.asgi import application
 from playground.sessions.live.worker import start_session
-from playground.sessions.routing import websocket_urlpatterns
-from tests.sessions.helpers import communicator, make_user_and_server, stop_all
 from playground.sessions.protocol import group_name
+from playground.sessions.routing import websocket_urlpatterns
 from playground.transcripts.models import Session
+from tests.sessions.helpers import communicator, live_tab, make_user_and_server, receive_until, send, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -72,3 +72,16 @@ async def test_other_users_and_foreign_origins_are_refused():
         assert not connected
     finally:
         await stop_all()
+
+
+async def test_a_new_tab_gets_the_transcript_replayed_from_the_database():
+    async with live_tab() as (user, session, comm):
+        await send(comm, action="call_tool", name="add", **{"args.a": "2", "args.b": "40"})
+        await receive_until(comm, 'aria-label="Result"', 'data-method="tools/call"')
+        # A new connection replays the transcript from the database.
+        c = communicator(session.pk, user)
+        await c.connect()
+        replay = await c.receive_from(10)
+        assert 'id="transcript-lines" hx-swap-oob="innerHTML"' in replay and "tools/call" in replay
+        await c.disconnect()
+

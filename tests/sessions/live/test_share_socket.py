@@ -5,21 +5,32 @@ a share of an ended session is a snapshot."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import sys
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import Client
 
-from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.share_socket import CLOSE_ENDED, CLOSE_GONE
 from playground.sessions.live.worker import start_session
+from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
-from tests.sessions.helpers import closed_with, communicator, make_user_and_server, receive_until, share, stop_all, viewer
+from tests.sessions.helpers import (
+    closed_with,
+    communicator,
+    make_user_and_server,
+    receive_until,
+    share,
+    stop_all,
+    viewer,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,7 +68,11 @@ async def reply_line(comm: WebsocketCommunicator) -> str:
     return found.group(0)
 
 
-async def test_viewers_follow_live_redacted_and_cannot_act():
+@contextlib.asynccontextmanager
+async def followed() -> AsyncIterator[tuple[Any, Any, WebsocketCommunicator, list[WebsocketCommunicator], ShareLink]]:
+    """(user, session, owner's tab, viewers, link): a session whose server has an env secret, its
+    owner's tab (the catalogue shown) and two viewers of a new share link, each having replayed
+    the transcript and followed it; after, every socket closed and the session ended."""
     user, server = await make_user_and_server(env={"API_TOKEN": SECRET})
     session = await start_session(server, user)
     owner = communicator(session.pk, user)
@@ -74,6 +89,16 @@ async def test_viewers_follow_live_redacted_and_cannot_act():
             # the recorder's buffer when the viewer joined come as live lines): nothing is missed.
             await receive_until(v, 'id="transcript-lines" hx-swap-oob="innerHTML"', 'id="session-state"',
                                 'data-method="initialize"', 'data-method="tools/list"')
+        yield user, session, owner, viewers, link
+    finally:
+        for v in viewers:
+            await v.disconnect()
+        await owner.disconnect()
+        await stop_all()
+
+
+async def test_viewers_follow_live_masked():
+    async with followed() as (_, session, owner, viewers, _link):
         worker = WORKERS[session.pk]
         assert len(worker.audience.share_viewers) == 2 and worker.audience.share_redactor   # rendered once more: env secrets
 
@@ -83,7 +108,10 @@ async def test_viewers_follow_live_redacted_and_cannot_act():
             seen = await receive_until(v, f"the token is {MASK}", 'data-method="tools/call"')
             assert SECRET not in seen and 'id="catalogue"' not in seen and 'aria-label="Result"' not in seen
 
-        # Whatever a viewer sends is ignored: no call, no disconnect, no command to the worker.
+
+async def test_nothing_a_viewer_sends_acts():
+    """Whatever a viewer sends is ignored: no call, no disconnect, no command to the worker."""
+    async with followed() as (_, session, owner, viewers, _link):
         calls = await database_sync_to_async(Event.objects.filter(session=session, method="tools/call").count)()
         for action in ({"action": "call_tool", "name": "echo", "args.text": "from a viewer"},
                        {"action": "disconnect"}, {"action": "raw", "frame": '{"jsonrpc":"2.0","id":99,"method":"ping"}'},
@@ -97,8 +125,11 @@ async def test_viewers_follow_live_redacted_and_cannot_act():
                                                          .values_list("data", flat=True)))()
         assert session.pk in WORKERS and "from a viewer" not in json.dumps(rows)
 
-        # Revoking the link closes every viewer's socket within a second, with a code the page
-        # does not reconnect on.
+
+async def test_revoking_the_link_closes_every_viewers_socket_within_a_second():
+    """With a code the page does not reconnect on; a revoked link's socket gets the same answer."""
+    async with followed() as (user, session, _owner, viewers, link):
+        worker = WORKERS[session.pk]
         browser = Client()
         await database_sync_to_async(browser.force_login)(user)
         loop = asyncio.get_running_loop()
@@ -117,11 +148,6 @@ async def test_viewers_follow_live_redacted_and_cannot_act():
         await late.connect()
         assert "transcript-lines" not in await receive_until(late, "Revoked")
         assert await closed_with(late) == CLOSE_GONE
-    finally:
-        for v in viewers:
-            await v.disconnect()
-        await owner.disconnect()
-        await stop_all()
 
 
 async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_end_is_a_snapshot():

@@ -13,8 +13,7 @@ from playground.sessions.live.shutdown import PROCESS_STOPPED
 from playground.sessions.live.worker import SessionWorker, start_session
 from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Session
-from tests.sessions.helpers import (events,
-                                    make_user_and_server, watch)
+from tests.sessions.helpers import events, live_tab, make_user_and_server, receive_until, send, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,3 +86,15 @@ async def test_stopping_a_worker_at_once_after_its_start_ends_its_session():
     saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
     assert (saved.status, saved.end_reason, saved.worker_channel) == ("ended", "stopped at once", "")
     assert session.pk not in WORKERS
+
+
+async def test_an_ended_session_keeps_what_it_learnt_of_the_server():
+    async with live_tab() as (_, session, comm):
+        await send(comm, action="call_tool", name="add", **{"args.a": "2", "args.b": "40"})
+        await receive_until(comm, 'aria-label="Result"')
+    rows = await events(session.pk)
+    session = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+    assert session.status == "ended" and session.worker_channel == "" and session.event_count >= len(rows)
+    assert session.era == "legacy" and session.protocol_version == "2025-11-25"
+    assert session.server_info["name"] == "sdk-peer"
+

@@ -1,11 +1,9 @@
 """The session page: its owner's only."""
 from __future__ import annotations
 
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
-
 
 pytestmark = pytest.mark.django_db
 

@@ -3,18 +3,20 @@ tool's fields rendered for given values. Only the session's owner; server text e
 fields hold exactly the values (what the JSON editor relies on to switch back to the form)."""
 from __future__ import annotations
 
+import html
 import json
+import re
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from playground.registry.models import Server
+from playground.schemaforms import parse_form
 from playground.sessions.views.workspace import MAX_VALUES
 from playground.transcripts.models import Session
-
-from playground.schemaforms import parse_form
 from tests.schemaforms.formsim import submitted
+from tests.sessions.helpers import VARIANT, a_stranger, events, logged_in, make_user_and_server, record_session
 
 pytestmark = pytest.mark.django_db
 HOSTILE = '<img src=x onerror="alert(1)">'
@@ -83,3 +85,31 @@ def test_edit_and_resend_of_no_such_event_is_a_404(client, session, seq):
     bounded). (A number no column holds is no 500 here either way: Django answers an
     out-of-range integer lookup with no rows.)"""
     assert client.get(reverse("sessions:raw_form", args=[session.pk]), {"from_seq": seq}).status_code == 404
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
+    user, build_a = await make_user_and_server(name="build a", args=[VARIANT, "stdio", "a"])
+    original = await record_session(user, build_a)
+    rows = await events(original.pk)
+    call = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/call")
+    listing = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "tools/list")
+    prompt = next(r for r in rows if r["dir"] == "send" and (r["message"] or {}).get("method") == "prompts/get")
+    answer = next(r for r in rows if r["dir"] == "recv")
+    client = await logged_in(user)
+
+    form = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).content.decode()
+    assert 'data-tool="echo"' in form and re.search(r'<input[^>]*name="args\.text"[^>]*value="hi"', form)
+    assert f"From event <a href=\"#ev-{call['seq']}\">{call['seq']}</a>" in form
+    composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={listing['seq']}")).content.decode()
+    assert 'id="raw-method"' in composer and 'value="tools/list"' in composer
+    # A request with params: the composer holds them (what the client adds itself left out).
+    composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={prompt['seq']}")).content.decode()
+    assert 'value="prompts/get"' in composer
+    params = re.search(r'<textarea id="raw-params"[^>]*>(.*?)</textarea>', composer, re.S).group(1)
+    assert json.loads(html.unescape(params)) == {"name": "greeting", "arguments": {"name": "Ada"}}
+    assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq={answer['seq']}")).status_code == 404
+    assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq=x")).status_code == 404
+    stranger = await a_stranger(user)
+    assert (await (await logged_in(stranger)).get(
+        f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).status_code == 404
