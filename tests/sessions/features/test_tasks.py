@@ -1,7 +1,7 @@
 """The task card alone (features/tasks.py), with a fake session and a fake client: when it
 polls, what it does on a status notification and on `input_required`, when it stops. Against
-server-everything: tests/sessions/test_features.py (consumer ↔ worker) and
-tests/browser/test_workspace.py (the page)."""
+server-everything: the last test here (consumer ↔ worker) and tests/browser/test_workspace.py
+(the page)."""
 from __future__ import annotations
 
 import asyncio
