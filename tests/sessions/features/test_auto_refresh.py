@@ -1,7 +1,5 @@
-"""Auto refresh: list_changed refreshes the catalogue, until turned off.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""Auto refresh: list_changed refreshes the catalogue, until turned off (alone; and with a listen
+stream of the SDK peer)."""
 from __future__ import annotations
 
 import pytest

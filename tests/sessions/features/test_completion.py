@@ -1,7 +1,5 @@
-"""Completion: suggestions for the asking tab.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""Completion: suggestions for the asking tab only (alone; and from server-everything, narrowed by
+the context)."""
 from __future__ import annotations
 
 import asyncio

@@ -1,7 +1,4 @@
-"""Notification counts.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""Notification counts, by method."""
 from __future__ import annotations
 
 import re

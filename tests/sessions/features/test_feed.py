@@ -1,7 +1,4 @@
-"""The notifications feed.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""The notifications feed."""
 from __future__ import annotations
 
 from tests.sessions.fakes import FakeClient, FakeSession, html_of

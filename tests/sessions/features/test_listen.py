@@ -1,7 +1,5 @@
-"""subscriptions/listen (modern): the stream, what the server honoured.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""subscriptions/listen (modern): the stream, what the server acknowledged and did not honour
+(alone, its panel; and against the SDK peer)."""
 from __future__ import annotations
 
 import re

@@ -1,7 +1,5 @@
-"""Logging: the level set, the server's log messages shown in bursts.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""Logging: the level set, the server's log messages shown in bursts (alone; and against
+server-everything)."""
 from __future__ import annotations
 
 import pytest

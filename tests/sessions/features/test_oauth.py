@@ -1,7 +1,4 @@
-"""Authorization (OAuth): its cards, and none for stdio servers.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""Authorization (OAuth): its cards, and none for stdio servers."""
 from __future__ import annotations
 
 from playground.sessions.features import BY_NAME

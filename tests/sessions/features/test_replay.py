@@ -1,7 +1,7 @@
 """Replay in the live path (worker ↔ consumer, no browser), against two builds of an SDK server
 that differ in one tool's output: a recorded session replayed in a session of its own, its
-Differences saved and shown (page, share page), the ignore rules, Edit and resend, and the
-session's export replayed by the CLI."""
+Differences saved and shown (page, share page), the ignore rules, and the session's export
+replayed by the CLI; what a replay reads of its source, and the rows compared again."""
 from __future__ import annotations
 
 import json
@@ -26,22 +26,9 @@ from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session, ShareLink
 from playground.transcripts.replays import recorded_rows
 from tests.core.test_cli import mcp
-from tests.sessions.helpers import (
-    VARIANT,
-    a_stranger,
-    card_key,
-    communicator,
-    events,
-    logged_in,
-    make_user_and_server,
-    receive_fragment,
-    receive_until,
-    record_session,
-    send,
-    share,
-    stop_all,
-    viewer,
-)
+from tests.sessions.helpers import (VARIANT, a_stranger, card_key, communicator, events, logged_in,
+                                    make_user_and_server, receive_fragment, receive_until, record_session, send, share,
+                                    stop_all, viewer)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,7 +1,5 @@
-"""Roots: answered from the server's settings, changes told.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""Roots: answered from the server's settings, a change told to the server (alone; and against
+server-everything, from the settings and edited on the server page)."""
 from __future__ import annotations
 
 import pytest
@@ -9,19 +7,8 @@ import pytest
 from playground.sessions.features import BY_NAME
 from playground.sessions.live.worker import start_session
 from tests.sessions.fakes import FakeClient, FakeSession
-from tests.sessions.helpers import (
-    EVERYTHING,
-    communicator,
-    edit_server,
-    events,
-    everything_server,
-    live_tab,
-    make_user_and_server,
-    receive_fragment,
-    receive_until,
-    send,
-    stop_all,
-)
+from tests.sessions.helpers import (EVERYTHING, communicator, edit_server, events, everything_server, live_tab,
+                                    make_user_and_server, receive_fragment, receive_until, send, stop_all)
 
 
 async def test_roots_answer_from_the_settings_and_tell_a_legacy_server_they_changed():

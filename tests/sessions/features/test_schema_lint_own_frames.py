@@ -15,18 +15,8 @@ import pytest
 
 from playground.sessions.live.worker import start_session
 from playground.sessions.live.workers import WORKERS
-from tests.sessions.helpers import (
-    EVERYTHING,
-    card_key,
-    communicator,
-    edit_server,
-    events,
-    make_user_and_server,
-    receive_fragment,
-    receive_until,
-    send,
-    stop_all,
-)
+from tests.sessions.helpers import (EVERYTHING, card_key, communicator, edit_server, events, make_user_and_server,
+                                    receive_fragment, receive_until, send, stop_all)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "a reply"}, "model": "human", "stopReason": "endTurn"}

@@ -1,7 +1,5 @@
-"""Server requests: the person's cards (sampling, elicitation), in a call's input rounds too.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""Server requests: the person's cards (sampling, elicitation in form and URL modes), in a call's
+input rounds too (alone; and against the SDK peer and server-everything)."""
 from __future__ import annotations
 
 import asyncio

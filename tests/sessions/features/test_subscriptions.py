@@ -1,7 +1,5 @@
-"""Subscriptions (legacy, per resource).
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""Subscriptions (legacy, per resource): what the server accepted (alone), updates until
+unsubscribed (against server-everything)."""
 from __future__ import annotations
 
 import pytest

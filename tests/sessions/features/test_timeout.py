@@ -1,7 +1,4 @@
-"""The per-request timeout.
-
-The feature alone, with a fake SessionContext and client (tests/sessions/fakes.py); against real
-servers where it says so."""
+"""The per-request timeout."""
 from __future__ import annotations
 
 import pytest

@@ -10,17 +10,8 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from playground.sessions.live.worker import start_session
-from tests.sessions.helpers import (
-    communicator,
-    events,
-    live_tab,
-    make_user_and_server,
-    receive_fragment,
-    receive_until,
-    send,
-    sent,
-    stop_all,
-)
+from tests.sessions.helpers import (communicator, events, live_tab, make_user_and_server, receive_fragment,
+                                    receive_until, send, sent, stop_all)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

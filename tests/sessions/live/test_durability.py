@@ -22,19 +22,8 @@ from playground.sessions.live.shutdown import PROCESS_STOPPED
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
-from tests.daphne_process import (
-    app_env,
-    children,
-    connect,
-    free_port,
-    ignored_signals,
-    log_in,
-    set_up,
-    start_daphne,
-    stop_daphne,
-    tab,
-    until,
-)
+from tests.daphne_process import (app_env, children, connect, free_port, ignored_signals, log_in, set_up, start_daphne,
+                                  stop_daphne, tab, until)
 from tests.sessions.helpers import closed_with, communicator, make_user_and_server, receive_until, stop_all, viewer
 
 

@@ -17,19 +17,8 @@ from playground.sessions.features.logging import Logging
 from playground.sessions.features.tasks import Tasks
 from playground.sessions.live.worker import start_session
 from playground.sessions.live.workers import WORKERS
-from tests.sessions.helpers import (
-    MISBEHAVING,
-    communicator,
-    events,
-    live_tab,
-    make_user_and_server,
-    receive_fragment,
-    receive_until,
-    send,
-    sent,
-    stop_all,
-    watch,
-)
+from tests.sessions.helpers import (MISBEHAVING, communicator, events, live_tab, make_user_and_server, receive_fragment,
+                                    receive_until, send, sent, stop_all, watch)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -22,15 +22,8 @@ from playground.sessions.live.worker import start_session
 from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
-from tests.sessions.helpers import (
-    closed_with,
-    communicator,
-    make_user_and_server,
-    receive_until,
-    share,
-    stop_all,
-    viewer,
-)
+from tests.sessions.helpers import (closed_with, communicator, make_user_and_server, receive_until, share, stop_all,
+                                    viewer)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,5 +1,5 @@
-"""The Model view's own pages (its routes: `ModelView.get_urls`): the panel, the last tool result and the download, the owner's and a
-share page's (every secret masked)."""
+"""The Model view's own pages (its routes: `ModelView.get_urls`): the panel, the last tool result
+and the download, the owner's and a share page's (every secret masked)."""
 from __future__ import annotations
 
 from asgiref.sync import sync_to_async
