@@ -43,8 +43,8 @@ from django.core.management import call_command  # noqa: E402
 
 from playground.registry.models import Server  # noqa: E402
 from playground.sessions.routing import websocket_urlpatterns  # noqa: E402
-from playground.sessions.live import WORKERS
-from playground.sessions.worker import start_session  # noqa: E402
+from playground.sessions.live.workers import WORKERS
+from playground.sessions.live.worker import start_session  # noqa: E402
 
 PEER = str(ROOT / "tests" / "peers" / "misbehaving.py")
 

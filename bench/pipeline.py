@@ -53,7 +53,7 @@ from django.core.management import call_command  # noqa: E402
 import playground.asgi  # noqa: E402,F401  (the server's start-up: preloads, gc settings)
 from playground.mcp.events import Tap  # noqa: E402
 from playground.registry.models import Server  # noqa: E402
-from playground.sessions import live, worker as worker_module  # noqa: E402
+from playground.sessions.live import worker as worker_module, workers  # noqa: E402
 from playground.sessions.protocol import share_group_name  # noqa: E402
 from playground.transcripts import recorder as recorder_module  # noqa: E402
 from playground.transcripts.models import Session  # noqa: E402
@@ -126,7 +126,7 @@ async def share_viewer(worker: object) -> tuple[asyncio.Task[None], list[int]]:
 async def main(server: Server, user: object, count: int, rounds: int, viewer: bool) -> None:
     meter = Meter()
     session = await worker_module.start_session(server, user)
-    worker = live.WORKERS[session.pk]
+    worker = workers.WORKERS[session.pk]
     drained, frames = await share_viewer(worker) if viewer else (None, [0])
     while worker.client is None or not worker.catalogue:
         await asyncio.sleep(0.05)

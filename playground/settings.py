@@ -114,7 +114,7 @@ if os.environ.get("REDIS_URL"):
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "playground.sessions.layers.DirectInMemoryChannelLayer",
+    CHANNEL_LAYERS = {"default": {"BACKEND": "playground.sessions.live.layers.DirectInMemoryChannelLayer",
                                   "CONFIG": {"capacity": 5000}}}
 
 AUTH_PASSWORD_VALIDATORS = [

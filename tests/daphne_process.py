@@ -2,7 +2,7 @@
 playground.asgi in a subprocess (its own session, so its whole group can be signalled), a
 user logged in with `playground_setup`'s one-time link, and a tab — a `websockets` client
 sending what the page sends. Used by tests/scaleout/ (two processes on PostgreSQL and Redis)
-and tests/sessions/test_durability.py (a process stopped by a signal).
+and tests/sessions/live/test_durability.py (a process stopped by a signal).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Content-Security-Policy on every response: the app's own scripts and styles only, no inline
 script or style, nothing loaded from elsewhere, no framing. A server's output reaches the
-pages escaped (sessions/html.py); this is the second wall should anything slip through."""
+pages escaped (sessions/fragments/html.py); this is the second wall should anything slip through."""
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -12,6 +12,6 @@ class SessionsConfig(AppConfig):
         # sweeps sessions whose worker died with an earlier process.
         from django.core.signals import request_started
 
-        from .durability import reap_once_at_start
+        from .live.durability import reap_once_at_start
 
         request_started.connect(reap_once_at_start, dispatch_uid="playground-reap-at-start")

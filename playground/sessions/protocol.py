@@ -77,7 +77,7 @@ class SessionState(TypedDict):
     event_count: int
     started: float                      # epoch seconds: the page counts the time connecting from it
     schema_problems: int
-    # Known to the worker only (sessions.connecting): while connecting, what it waits for and the
+    # Known to the worker only (live/state_strip.py): while connecting, what it waits for and the
     # request timeout; once failed on the wrong transport, what to try (connect.transport_hint).
     waiting: NotRequired[str]
     request_timeout: NotRequired[float]

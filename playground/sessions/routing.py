@@ -1,7 +1,7 @@
 from django.urls import path
 
-from .consumers import SessionConsumer
-from .share_live import ShareConsumer
+from .live.session_socket import SessionConsumer
+from .live.share_socket import ShareConsumer
 
 websocket_urlpatterns = [
     path("ws/sessions/<int:session_id>/", SessionConsumer.as_asgi()),

@@ -9,7 +9,7 @@ import sys
 
 from playwright.sync_api import Page, expect
 
-from tests.sessions.test_schema_lint import BREAKER, BROKEN
+from tests.sessions.helpers import BREAKER, BROKEN
 
 from .helpers import LiveBrowserTestCase, peer_args
 

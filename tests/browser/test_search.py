@@ -21,7 +21,7 @@ class SearchTests(LiveBrowserTestCase):
 
     def test_a_tool_call_of_an_older_session_is_found_and_opened_at_its_line(self) -> None:
         from playground.transcripts.models import Session
-        from playground.sessions.window import REPLAY_WINDOW
+        from playground.sessions.transcript_window import REPLAY_WINDOW
 
         page = self.page
         self.log_in()

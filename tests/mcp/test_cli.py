@@ -9,7 +9,7 @@ import pytest
 from playground.mcp import cli
 from tests.conftest import PEERS
 from tests.mcp_cli import lines, mcp
-from tests.sessions.test_schema_lint import BROKEN
+from tests.sessions.helpers import BROKEN
 
 PEER = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
 

@@ -17,10 +17,10 @@ from django.test import Client
 from django.urls import reverse
 
 from playground.oauth.models import OAuthRecord, ServerAuth
-from playground.sessions.worker import start_session
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, ShareLink
 from tests.auth_peer import sdk_auth_server
-from tests.sessions.test_live import communicator, make_user_and_server, receive_until, stop_all
+from tests.sessions.helpers import  communicator, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -17,7 +17,7 @@ import pytest
 from tests.services import POSTGRESQL as PG
 
 ROOT = Path(__file__).resolve().parents[2]
-FILES = ["tests/search/test_search_db.py", "tests/sessions/test_window.py"]
+FILES = ["tests/search/test_search_db.py", "tests/sessions/test_transcript_window.py"]
 RUN_LIMIT = 240             # seconds for that pytest (it takes 10-50 s on a loaded machine)
 
 pytestmark = pytest.mark.services("postgresql")

@@ -147,7 +147,7 @@ async def test_websockets_check_host_and_origin_and_only_serve_owners():
     other = await database_sync_to_async(_logged_in_cookie)("mallory")
     assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", other)   # someone else
     # Two socket routes: the owner's session socket, and a share link's read-only one (whose
-    # Host and Origin are checked the same way; what it does: tests/sessions/test_share_live.py).
+    # Host and Origin are checked the same way; what it does: tests/sessions/live/test_share_socket.py).
     assert [str(p.pattern) for p in websocket_urlpatterns] == ["ws/sessions/<int:session_id>/",
                                                                 "ws/share/<str:token>/"]
     link = await database_sync_to_async(ShareLink.objects.create)(session=session)

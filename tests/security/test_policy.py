@@ -20,8 +20,8 @@ from playground.mcp.netguard import AddressRefused, NetGuard
 from playground.registry import interchange, services
 from playground.registry.forms import ServerForm
 from playground.registry.models import Server
-from playground.sessions.live import WORKERS
-from playground.sessions.worker import start_session
+from playground.sessions.live.workers import WORKERS
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.http_peers import FaultServer, head
 

@@ -88,3 +88,46 @@ class FakeTab:
 
     def forget(self, card: str) -> None:
         self.cards.discard(card)
+
+
+class FakeClient:
+    """Records requests; answers from `answers` (an exception instance is raised)."""
+
+    def __init__(self, era: str = "legacy", **answers: Any) -> None:
+        self.era = era
+        self.closed = False
+        self.timeout = 60.0
+        self.max_input_rounds = 10
+        self.server_capabilities: dict[str, Any] = {"resources": {"subscribe": True}}
+        self.sent: list[tuple[str, Any]] = []
+        self.answers = answers
+
+    def capabilities(self) -> dict[str, Any]:
+        return {"roots": {"listChanged": True}}
+
+    async def _answer(self, method: str, params: Any) -> Any:
+        self.sent.append((method, params))
+        answer = self.answers.get(method)
+        if isinstance(answer, BaseException):
+            raise answer
+        if isinstance(answer, asyncio.Future):
+            return await answer
+        return answer if answer is not None else {}
+
+    async def set_logging_level(self, level: str) -> Any:
+        return await self._answer("logging/setLevel", {"level": level})
+
+    async def subscribe(self, uri: str) -> Any:
+        return await self._answer("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe(self, uri: str) -> Any:
+        return await self._answer("resources/unsubscribe", {"uri": uri})
+
+    async def complete(self, ref: Any, argument: Any, context: Any = None) -> Any:
+        return await self._answer("completion/complete", {"ref": ref, "argument": argument})
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        self.sent.append((method, params))
+
+def html_of(session: FakeSession) -> str:
+    return "\n".join(event.get("html", "") for _, event in session.published)

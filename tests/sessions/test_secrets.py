@@ -10,12 +10,11 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import Client
 
-from playground.sessions.worker import start_session
+from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
 from tests.http_peers import free_port, start_peer, stop_peer
-
-from .test_live import communicator, make_user_and_server, receive_until, stop_all
+from tests.sessions.helpers import communicator, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -27,7 +27,7 @@ from playground.mcp.events import Tap
 from playground.mcp.secrets import MASK, Redactor
 from playground.oauth.models import OAuthRecord
 from playground.registry.models import Server
-from playground.sessions.lines import is_request
+from playground.sessions.fragments.lines import is_request
 from playground.transcripts import curl
 from playground.transcripts.models import Event, Session, ShareLink
 from playground.transcripts.recorder import save_events

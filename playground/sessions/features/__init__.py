@@ -1,8 +1,10 @@
 """The registry of a live session's side features, in the order their parts appear on the page.
 
 To add a feature: write its module here (a `Feature` subclass, see base.py), its templates
-under templates/sessions/features/, and list its class below. The worker, the consumer and the
-session page find it through this list.
+under templates/sessions/features/, and list its class below. The worker, the consumer, the
+session page and sessions/urls.py (a feature's own pages: `get_urls()`) find it through this list.
+A feature with pages of its own is a package, as model_view/ and replay/ are: the feature, its
+views, and what both use.
 """
 from __future__ import annotations
 
@@ -15,9 +17,9 @@ from .feed import Feed
 from .input_rounds import InputRounds
 from .listen import Listen
 from .logging import Logging
-from .model_view import ModelView
+from .model_view.feature import ModelView
 from .oauth import Authorization
-from .replay import Replay
+from .replay.feature import Replay
 from .roots import Roots
 from .schema_lint import SchemaLint
 from .server_requests import ServerRequests

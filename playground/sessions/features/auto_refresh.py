@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
 from .context import TabContext

@@ -6,7 +6,8 @@ names a feature. A feature declares what it takes and gives:
   the page `actions` it takes and how each becomes a worker command (`command()`), how its
   events become fragments for one tab (`fragments()`), the static markup it adds to the session
   page (`head_template`, `panel_template`, `region_template`, with `page_context()`) and to share
-  pages (`share_template`, with `share_context()`), and its `stylesheets` and `scripts`;
+  pages (`share_template`, with `share_context()`), its `stylesheets` and `scripts`, and its
+  own pages (`get_urls()`: routes to its views, next to it, as a debug-toolbar panel's);
 - **worker side** (an instance per session, given a `SessionContext`): the commands it handles
   (its actions, plus `commands` sent by other pages such as the OAuth callback), the server
   notifications it listens to, the server requests it answers (`server_requests`, with the
@@ -17,7 +18,8 @@ names a feature. A feature declares what it takes and gives:
   each of its actions, with the panels' error line (`attempt()`).
 
 Register a feature by adding its class to `FEATURES` in `features/__init__.py`. It imports
-`sessions.protocol`, `sessions.html` and `playground.mcp` only — never the worker or the consumer.
+`sessions.protocol`, `sessions.fragments`, `sessions.http` (its views) and `playground.mcp` —
+never `sessions.live` (the worker, the sockets) nor `sessions.views` (tests/project checks it).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from django.template.loader import render_to_string
+from django.urls import URLPattern
 
 from playground.mcp.auth import OAuth
 from playground.mcp.client import McpClient, RequestTimeout
@@ -34,7 +37,7 @@ from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.secrets import Redactor
 from playground.mcp.transports.base import TransportError
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command, FeatureEvent
 from .context import SessionContext, TabContext
 
@@ -85,6 +88,12 @@ class Feature:
         """What `share_template` needs on the share page `token` of `session`, every server value
         masked by `redact` (the share's redactor); None: this feature shows nothing there."""
         return None
+
+    @classmethod
+    def get_urls(cls) -> list[URLPattern]:
+        """The routes of this feature's own pages, in the `sessions` namespace (sessions/urls.py
+        adds every feature's): its views live next to it, a feature with pages being a package."""
+        return []
 
     @classmethod
     def prepare(cls, server: Any, **hints: Any) -> dict[str, Any]:
@@ -182,7 +191,7 @@ class Feature:
 
     async def handle(self, command: Command) -> None:
         """One of this feature's commands (its actions, or `commands`). It runs in this
-        feature's lane, beside the worker's command loop (sessions/lanes.py): it may wait on the
+        feature's lane, beside the worker's command loop (live/lanes.py): it may wait on the
         server, but this feature's later commands wait for it — spawn what may wait long."""
 
     async def check_frames(self, events: list[TranscriptEvent]) -> None:

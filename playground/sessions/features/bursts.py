@@ -14,7 +14,7 @@ import collections
 from collections.abc import Callable
 from typing import Any
 
-from ..html import oob
+from ..fragments.html import oob
 from .base import Feature, render
 
 Entry = dict[str, Any]

@@ -23,7 +23,7 @@ from playground.mcp.secrets import Redactor
 from playground.transcripts.models import Session
 from playground.transcripts.storable import storable
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import FeatureEvent
 from .base import Feature, render
 

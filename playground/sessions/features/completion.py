@@ -9,7 +9,7 @@ from playground.mcp.client import RequestTimeout
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
 from .context import TabContext

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..html import oob
+from ..fragments.html import oob
 from .base import ALL, Feature, render
 
 UPDATE_EVERY = 0.25          # seconds: the table reaches the page at most this often

@@ -7,7 +7,7 @@ from typing import Any
 
 from playground.mcp.client import META_SUBSCRIPTION, McpClient
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command
 from .base import ALL, Feature, render
 from .context import TabContext

@@ -9,7 +9,7 @@ from typing import Any
 from playground.mcp.client import McpClient
 from playground.mcp.secrets import Redactor
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command, FeatureEvent
 from .base import Feature, render
 from .bursts import Bursts, Entry

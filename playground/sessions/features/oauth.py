@@ -9,7 +9,7 @@ from playground.mcp.auth import OAuth
 from playground.oauth import page
 from playground.oauth import render as oauth_render
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command, FeatureEvent
 from .base import Feature
 from .context import TabContext

@@ -9,7 +9,7 @@ from typing import Any
 
 from playground.mcp.transports.base import TransportError
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
 

@@ -16,7 +16,7 @@ from typing import Any
 from playground.mcp.events import TranscriptEvent
 from playground.mcp.lint import FrameLinter, LintBudget, ProcessShare, apply, check_all
 
-from ..html import oob
+from ..fragments.html import oob
 from .base import Feature, render
 
 # Shared by the sessions of a process: checks are CPU work under one GIL, more threads would

@@ -13,14 +13,14 @@ from playground.mcp import jsontext
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.schemaforms import render_form
 
-from ..html import oob
+from ..fragments.content import content_block, content_item, url_parts
+from ..fragments.html import oob
 from ..protocol import CURRENT_CALL, Command, FeatureEvent
-from ..result_html import content_block
-from ..results import RELATED_TASK, content_item, url_parts
 from .base import Feature, render
 from .context import TabContext
 
 ANSWERED = frozenset({"sampling/createMessage", "elicitation/create"})
+RELATED_TASK = "io.modelcontextprotocol/related-task"      # the `_meta` key naming a request's task
 
 
 class ServerRequests(Feature):

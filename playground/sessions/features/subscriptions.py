@@ -6,7 +6,7 @@ from typing import Any
 
 from playground.mcp.client import McpClient
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
 from .context import TabContext

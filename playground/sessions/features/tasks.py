@@ -17,9 +17,9 @@ from playground.mcp.client import RequestTimeout
 from playground.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from playground.mcp.transports.base import TransportError
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import CURRENT_CALL, Command, FeatureEvent
-from ..results import TERMINAL_TASK_STATES, describe_task
+from ..fragments.result import TERMINAL_TASK_STATES, describe_task
 from .base import Feature, render
 from .context import TabContext
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.conf import settings
 
-from ..html import oob
+from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature
 from .context import TabContext

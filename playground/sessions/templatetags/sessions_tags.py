@@ -13,7 +13,7 @@ def server_sessions(context, server):
 def safe_icon(icons):
     """The first icon that is an inline raster image; remote URLs are not fetched (a server's
     icon URL would tell a third party who opened the page) and SVG can carry script."""
-    from playground.sessions.results import IMAGE_TYPES
+    from playground.sessions.fragments.content import IMAGE_TYPES
     for icon in icons or []:
         src = icon.get("src") if isinstance(icon, dict) else None
         if isinstance(src, str) and src.startswith("data:"):
@@ -26,5 +26,5 @@ def safe_icon(icons):
 @register.filter
 def transcript_lines(lines):
     """Transcript lines (lines.line dicts) as HTML; every value escaped in lines.py."""
-    from playground.sessions.lines import lines_html
+    from playground.sessions.fragments.lines import lines_html
     return lines_html(lines)

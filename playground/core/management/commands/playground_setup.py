@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from playground.registry.models import LoginToken, Server
 from playground.security import bind_warning
-from playground.sessions.durability import reap_dead_sessions
+from playground.sessions.live.durability import reap_dead_sessions
 
 DEMO_SERVER_NAME = "Playground demo"
 

@@ -1,0 +1,78 @@
+"""The Differences region of a replay, for the live page (the worker renders it once for every
+tab) and for the saved report (the session page and its share page: `saved_region`)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.urls import reverse
+
+from playground.mcp.replay import diff, summary_text
+
+from ..base import render
+
+ENDED_EARLY = "the session ended before the replay did"
+STATE_WORDS = {"waiting": "starting", "running": "replaying", "done": "done", "stopped": "stopped"}
+
+
+def summary_line(report: dict[str, Any], *, live: bool) -> str:
+    if live and "requests" not in report:
+        return "replaying…"         # nothing saved yet: a live page gets the rows from the worker
+    state = str(report.get("state") or "waiting")
+    if not live and state in ("waiting", "running"):
+        state = "stopped"
+    text = f"{STATE_WORDS.get(state, state)} · {summary_text(report)}"
+    if report.get("planned") and state in ("waiting", "running"):
+        text += f" (of {report['planned']})"
+    aborted = report.get("aborted") or (ENDED_EARLY if state == "stopped" else "")
+    return f"{text} · {aborted}" if aborted else text
+
+
+def _json(value: Any) -> str:
+    """A changed value as JSON text (a value cut to length is already text: shown as is)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def row_view(row: dict[str, Any], source_id: Any, *, owner: bool) -> dict[str, Any]:
+    """A row as its template shows it; links to the original session's events on the owner's
+    page only (a share page shows one session)."""
+    changes = []
+    for change in row.get("changes") or []:
+        cut = bool(change.get("cut"))
+        changes.append({"path": change.get("path") or "(the whole response)",
+                        "old": ("(absent)" if "old" not in change else change["old"] if cut else _json(change["old"])),
+                        "new": ("(absent)" if "new" not in change else change["new"] if cut else _json(change["new"]))})
+    during = row.get("during") if isinstance(row.get("during"), dict) else {}
+    source_url = reverse("sessions:detail", args=[source_id]) if owner and source_id else ""
+    return {**row, "changes_shown": changes, "during": during, "source_url": source_url,
+            "expandable": bool(changes or row.get("old_raw") or row.get("new_raw"))}
+
+
+def region_html(report: dict[str, Any], *, session_id: int, owner: bool, live: bool, error: str = "",
+                rules_text: str | None = None) -> str:
+    about = report.get("about") if isinstance(report.get("about"), dict) else {}
+    state = str(report.get("state") or "waiting")
+    done = not live or state in ("done", "stopped")
+    rows = [r for r in report.get("rows") or [] if isinstance(r, dict)]
+    ignore = [r for r in report.get("ignore") or [] if isinstance(r, str)]
+    return render("sessions/features/replay_region.html", {
+        "about": about, "state": state if live else ("done" if state == "done" else "stopped"),
+        "summary": summary_line(report, live=live), "owner": owner, "session_id": session_id,
+        "rows": [row_view(r, about.get("source"), owner=owner) for r in rows],
+        "source_url": reverse("sessions:detail", args=[about["source"]]) if owner and about.get("source") else "",
+        "rules_form": owner and done, "rules_text": "\n".join(ignore) if rules_text is None else rules_text,
+        "defaults": ", ".join(diff.DEFAULT_IGNORE), "error": error, "stale": bool(report.get("stale")),
+        "skipped": [s for s in report.get("skipped") or [] if isinstance(s, str)][:20],
+        "unsolicited": report.get("unsolicited") if isinstance(report.get("unsolicited"), dict) else {},
+        "answered": report.get("answered_from_recording") or 0,
+    })
+
+
+def saved_region(session: Any, redact: Any, *, owner: bool) -> str:
+    """A replay session's Differences from its saved report, masked by `redact` (the owner's page
+    or a share page: read-only); "" for other sessions. While the session is live its page
+    follows the worker's region (a tab's snapshot, a share viewer's), which replaces this one:
+    until then it says what it knows (a replay still running is not "stopped")."""
+    if getattr(session, "kind", None) != "replay":
+        return ""
+    return region_html(redact.obj(session.report or {}), session_id=session.pk, owner=owner, live=session.is_live)

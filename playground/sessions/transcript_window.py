@@ -1,0 +1,59 @@
+"""Which of a session's events a page shows: the latest REPLAY_WINDOW, or as many around one
+event (a line opened from a search, `?at=SEQ`), older than the latest or not.
+
+The page and its websocket show the same window: the page's first render, and the replay on
+every (re)connect (the page tells the consumer `?around=SEQ`), so a reconnect does not swap an
+old window for the latest lines. Live lines follow a window only when it reaches the latest
+event; otherwise they would read as coming right after it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from playground.transcripts.models import Event
+
+REPLAY_WINDOW = 1000      # events sent on (re)connect; older ones stay in the database and the export
+
+
+@dataclass(frozen=True)
+class TranscriptWindow:
+    session_id: int
+    rows: list[dict[str, Any]]     # the events' data, oldest first
+    total: int                     # events in the session
+    around: int | None             # the event it is centred on (None: the latest events)
+    latest: bool                   # it reaches the session's last event: live lines may follow
+
+    @property
+    def first_seq(self) -> int | None:
+        return self.rows[0]["seq"] if self.rows else None
+
+    @property
+    def last_seq(self) -> int | None:
+        return self.rows[-1]["seq"] if self.rows else None
+
+
+def seq_param(value: Any, maximum: int = 2**31 - 1) -> int | None:
+    """A sequence number from a query string (`?at=`, `?around=`; an event id, `?before=`, with
+    its own `maximum`), or None."""
+    try:
+        seq = int(str(value))
+    except ValueError:
+        return None
+    return seq if 0 < seq <= maximum else None
+
+
+def transcript_window(session_id: int, around: int | None = None, size: int = REPLAY_WINDOW) -> TranscriptWindow:
+    """The latest `size` events, or `size` events with `around` in the middle (fewer after it
+    near the end: the window then shows the latest ones and says so)."""
+    events = Event.objects.filter(session_id=session_id)
+    total = events.count()
+    if around is None:
+        rows = list(events.order_by("-seq").values_list("data", flat=True)[:size])
+        return TranscriptWindow(session_id, rows[::-1], total, None, latest=True)
+    half = size // 2
+    after = list(events.filter(seq__gt=around).order_by("seq").values_list("data", flat=True)[:half + 1])
+    latest = len(after) <= half
+    after = after[:half]
+    before = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[:size - len(after)])
+    return TranscriptWindow(session_id, before[::-1] + after, total, around, latest)

@@ -1,0 +1,87 @@
+"""A tab's socket: only the session's owner, from the app's own origin, opens one; it shows each
+card once, though the worker's snapshot and a live broadcast may both announce it."""
+from __future__ import annotations
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+
+from playground.asgi import application
+from playground.sessions.live.worker import start_session
+from playground.sessions.protocol import group_name
+from playground.sessions.routing import websocket_urlpatterns
+from playground.transcripts.models import Session
+from tests.sessions.helpers import communicator, live_tab, make_user_and_server, receive_until, send, stop_all
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def test_cards_are_not_duplicated_by_snapshot_and_broadcast():
+    user = await database_sync_to_async(get_user_model().objects.create_user)("carol", password="pw")
+    session = await database_sync_to_async(Session.objects.create)(server_name="x", owner=user, status="ended")
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/sessions/{session.pk}/")
+    comm.scope["user"] = user
+    assert (await comm.connect())[0]
+    while not await comm.receive_nothing(timeout=0.5):
+        await comm.receive_from()                       # the replay on connect
+    layer = get_channel_layer()
+    request = {"key": "q1", "method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {
+        "type": "object", "properties": {"name": {"type": "string"}}}}}
+    call = {"call_id": "c7", "command": "call_tool", "name": "slow"}
+    # As after a reload: the snapshot lists them, and the live broadcasts arrive too.
+    asked = {"type": "session.feature", "feature": "server_requests", "event": request}
+    await layer.group_send(group_name(session.pk), {"type": "session.snapshot", "features": [asked],
+                                                    "inflight": [call]})
+    await layer.group_send(group_name(session.pk), asked)
+    await layer.group_send(group_name(session.pk), {"type": "session.call_started", **call})
+    received = []
+    while not await comm.receive_nothing(timeout=0.5):
+        received.append(await comm.receive_from())
+    text = "\n".join(received)
+    assert text.count('id="server-request-q1"') == 1 and text.count('id="call-c7"') == 1
+    # Once answered, a new request with the same key is a new card.
+    await layer.group_send(group_name(session.pk), {"type": "session.feature", "feature": "server_requests",
+                                                    "event": {"key": "q1", "done": True}})
+    await layer.group_send(group_name(session.pk), asked)
+    received = []
+    while not await comm.receive_nothing(timeout=0.5):
+        received.append(await comm.receive_from())
+    assert "\n".join(received).count('<section id="server-request-q1"') == 1
+    await comm.disconnect()
+
+
+async def test_other_users_and_foreign_origins_are_refused():
+    user, server = await make_user_and_server()
+    session = await start_session(server, user)
+    try:
+        mallory = await database_sync_to_async(get_user_model().objects.create_user)("mallory", password="pw")
+        comm = communicator(session.pk, mallory)
+        connected, _ = await comm.connect()
+        assert not connected
+        # The real application checks Origin before anything else.
+        foreign = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
+                                        headers=[(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")])
+        connected, _ = await foreign.connect()
+        assert not connected
+        anonymous = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
+                                          headers=[(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1")])
+        connected, _ = await anonymous.connect()
+        assert not connected
+    finally:
+        await stop_all()
+
+
+async def test_a_new_tab_gets_the_transcript_replayed_from_the_database():
+    async with live_tab() as (user, session, comm):
+        await send(comm, action="call_tool", name="add", **{"args.a": "2", "args.b": "40"})
+        await receive_until(comm, 'aria-label="Result"', 'data-method="tools/call"')
+        # A new connection replays the transcript from the database.
+        c = communicator(session.pk, user)
+        await c.connect()
+        replay = await c.receive_from(10)
+        assert 'id="transcript-lines" hx-swap-oob="innerHTML"' in replay and "tools/call" in replay
+        await c.disconnect()
+

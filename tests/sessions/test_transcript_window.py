@@ -1,0 +1,118 @@
+"""A line opened from a search (`/sessions/N/?at=SEQ`) in a session longer than the page's
+window: the page shows the events around it, and the websocket's replay on every connect shows
+the same window instead of replacing it with the latest lines."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from playground.sessions.fragments import lines
+from playground.sessions.protocol import group_name
+from playground.sessions.routing import websocket_urlpatterns
+from playground.sessions.transcript_window import REPLAY_WINDOW, seq_param, transcript_window
+from playground.transcripts.models import Session
+from playground.transcripts.recorder import save_events
+
+TOTAL = 2500          # longer than the window (REPLAY_WINDOW = 1000)
+
+
+def rows(first: int, last: int) -> list[dict]:
+    return [{"seq": seq, "t": seq / 100, "dir": "recv", "raw": "{}", "message": {
+        "jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": f"event {seq}"}}}
+        for seq in range(first, last + 1)]
+
+
+def long_session(username: str = "alice") -> Session:
+    owner = get_user_model().objects.create_user(username, password="pw")
+    session = Session.objects.create(server_name="chatty", owner=owner, status="ended")
+    save_events(session.pk, rows(1, TOTAL))
+    return session
+
+
+def line_ids(html: str) -> list[int]:
+    return [int(seq) for seq in re.findall(r'<details class="ev[^"]*" id="ev-(\d+)"', html)]
+
+
+@pytest.mark.django_db
+def test_the_window_is_around_the_line_or_the_latest():
+    session = long_session()
+    assert REPLAY_WINDOW < TOTAL
+    latest = transcript_window(session.pk)
+    assert [r["seq"] for r in latest.rows] == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1)) and latest.latest
+    early = transcript_window(session.pk, 100)
+    assert [r["seq"] for r in early.rows] == list(range(1, 601)) and not early.latest and early.total == TOTAL
+    middle = transcript_window(session.pk, 1200)
+    assert (middle.first_seq, middle.last_seq, middle.latest) == (701, 1700, False)
+    late = transcript_window(session.pk, TOTAL - 10)
+    assert (late.first_seq, late.last_seq, late.latest) == (TOTAL - REPLAY_WINDOW + 1, TOTAL, True)
+    beyond = transcript_window(session.pk, TOTAL + 50)
+    assert (beyond.first_seq, beyond.last_seq, beyond.latest) == (TOTAL - REPLAY_WINDOW + 1, TOTAL, True)
+    assert [seq_param(v) for v in ("12", "0", "-3", "x", None, "1e3", str(2**40))] == [12, None, None, None, None,
+                                                                                        None, None]
+
+
+@pytest.mark.django_db
+def test_the_page_shows_and_marks_the_line(client):
+    session = long_session()
+    client.force_login(session.owner)
+    page = client.get(reverse("sessions:detail", args=[session.pk]), {"at": 100}).content.decode()
+    assert line_ids(page) == list(range(1, 601))
+    assert 'data-target="ev-100"' in page and f'hx-ws:connect="/ws/sessions/{session.pk}/?around=100"' in page
+    assert f"Events 1–600 of {TOTAL}, around event 100: newer events are not shown here." in page
+    latest = client.get(reverse("sessions:detail", args=[session.pk])).content.decode()
+    assert line_ids(latest) == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1)) and "data-target" not in latest
+    for bad in ("abc", "-1"):         # a bad ?at= is the ordinary page
+        assert line_ids(client.get(reverse("sessions:detail", args=[session.pk]), {"at": bad}).content.decode()) \
+            == line_ids(latest)
+    get_user_model().objects.create_user("eve", password="pw")
+    client.login(username="eve", password="pw")
+    assert client.get(reverse("sessions:detail", args=[session.pk]), {"at": 100}).status_code == 404
+
+
+def communicator(session: Session, query: str = "") -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/sessions/{session.pk}/{query}")
+    comm.scope["user"] = session.owner
+    return comm
+
+
+async def replay(comm: WebsocketCommunicator) -> str:
+    """Everything the connect sends, up to the state strip (sent after the lines)."""
+    received = []
+    while 'id="session-state"' not in (received[-1] if received else ""):
+        received.append(await comm.receive_from(20))
+    return "".join(received)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_replay_on_connect_keeps_the_window_and_no_live_line_follows_an_old_one():
+    session = await database_sync_to_async(long_session)()
+    comm = communicator(session, "?around=100")
+    connected, _ = await comm.connect()
+    assert connected
+    sent = await replay(comm)
+    assert line_ids(sent) == list(range(1, 601))
+    assert "around event 100" in sent and 'hx-swap-oob="innerHTML"' in sent
+    # A line saved now goes to every tab of the session; this one shows older events: it is not
+    # appended there (it would read as coming right after event 600). The state still comes.
+    from channels.layers import get_channel_layer
+
+    layer = get_channel_layer()
+    await layer.group_send(group_name(session.pk), {"type": "session.lines",
+                                                    "frames": lines.transcript_append_frames(rows(TOTAL + 1, TOTAL + 1))})
+    await layer.group_send(group_name(session.pk), {"type": "session.state", "state": session.state()})
+    assert 'id="session-state"' in await comm.receive_from(20)
+    await comm.disconnect()
+
+    latest = communicator(session)                       # the ordinary page gets the latest, and live lines
+    await latest.connect()
+    assert line_ids(await replay(latest)) == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1))
+    await layer.group_send(group_name(session.pk), {"type": "session.lines",
+                                                    "frames": lines.transcript_append_frames(rows(TOTAL + 1, TOTAL + 1))})
+    assert line_ids(await latest.receive_from(20)) == [TOTAL + 1]
+    await latest.disconnect()
