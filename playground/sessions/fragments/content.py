@@ -15,6 +15,7 @@ from urllib.parse import quote, urlsplit
 from django.utils.safestring import SafeString
 
 from playground.mcp import jsontext
+from playground.schema import json_type
 from playground.transcripts.storable import without_surrogates
 
 from .html import esc as _e
@@ -45,10 +46,40 @@ def _is_base64(data: Any) -> bool:
         return False
 
 
-def content_item(item: Any) -> dict[str, Any]:
-    """One content block, classified for the template; unknown shapes are shown as JSON."""
+# What each content block type must hold, as the protocol's schema has it (ContentBlock:
+# TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource): a block missing one
+# used to be drawn empty, hiding the server's mistake where the person looks for the result.
+REQUIRED = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
+            "resource_link": ("uri", "name"), "resource": ("resource",)}
+
+
+def problems(item: Any) -> list[str]:
+    """Why a content block breaks the protocol's schema ([] when it does not), in words."""
     if not isinstance(item, dict):
-        return {"kind": "json", "json": jsontext.pretty(item)}
+        return [f"a content block must be an object, not {json_type(item)}"]
+    kind = item.get("type")
+    if not isinstance(kind, str):
+        return ["a content block has no `type`"]
+    if kind not in REQUIRED:
+        return [f"`{kind}` is not a content type of the protocol (text, image, audio, resource_link, resource)"]
+    article = "an" if kind[0] in "aeiou" else "a"
+    found = [f"{article} {kind} block needs `{field}` (a string)" if field != "resource" else "a resource block needs `resource`"
+             for field in REQUIRED[kind] if not isinstance(item.get(field), dict if field == "resource" else str)]
+    resource = item.get("resource")
+    if kind == "resource" and isinstance(resource, dict):
+        if not isinstance(resource.get("uri"), str):
+            found.append("its `resource` needs `uri` (a string)")
+        if not isinstance(resource.get("text"), str) and not isinstance(resource.get("blob"), str):
+            found.append("its `resource` needs `text` or `blob` (a string)")
+    return found
+
+
+def content_item(item: Any) -> dict[str, Any]:
+    """One content block, classified for the template; unknown shapes are shown as JSON, and a
+    block that breaks the schema as what is wrong with it and the block as it came."""
+    wrong = problems(item)
+    if wrong:
+        return {"kind": "invalid", "problems": wrong, "json": jsontext.pretty(item)}
     kind = item.get("type")
     mime = str(item.get("mimeType") or "").lower()
     if kind == "text":
@@ -178,6 +209,10 @@ def content_html(item: dict[str, Any]) -> str:
             out.append(f'\n  <a href="{_e(item["src"])}" download="{_e(item["filename"])}">Download</a>')
     elif kind == "blocked":
         out.append(f'<p class="dim">{_e(item["why"])} ({_e(item["mime"])})</p>')
+    elif kind == "invalid":
+        out.append('<p class="content-problems" role="note"><span class="badge bad">schema problem</span> '
+                   + "; ".join(_e(p) for p in item["problems"]) + ". As the server sent it:</p>"
+                   + copyable("json", item.get("json", "")))
     else:
         out.append(copyable("json", item.get("json", "")))
     out.append("\n</div>\n")

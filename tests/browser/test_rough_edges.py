@@ -1,0 +1,27 @@
+"""The rough edges a newcomer's second walkthrough found (issue 31), in Chromium."""
+from __future__ import annotations
+
+import sys
+
+from playwright.sync_api import expect
+
+from .helpers import ROOT, LiveBrowserTestCase
+
+FAULTS = str(ROOT / "tests" / "peers" / "check_faults.py")
+
+
+class RoughEdgeTests(LiveBrowserTestCase):
+
+    def test_a_result_breaking_the_schema_says_what_is_wrong_where_the_result_is(self) -> None:
+        """A text content item without `text` showed an empty grey box."""
+        self.log_in()
+        self.add_server("No text", command=sys.executable, args=[FAULTS, "text-without-text"])
+        self.connect("go")
+        self.call_tool("go", n=1)
+        result = self.result()
+        problem = result.get_by_role("note")
+        expect(problem).to_contain_text("schema problem")
+        expect(problem).to_contain_text("a text block needs `text` (a string)")
+        expect(result.locator(".content-invalid pre")).to_contain_text('"type": "text"')
+        self.shot("result-schema-problem")
+        self.assert_no_js_errors()
