@@ -179,6 +179,21 @@
   }
 
   document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncLogLevel(); syncSubscriptions(); markAsking(); });
-  document.addEventListener("DOMContentLoaded", () => { watchTranscript(); watchResult(); watchRequests(); refilter(); });
+  // "exports: include secrets": the export links ask for them (?secrets=1) only while it is ticked.
+  function exportSecrets() {
+    const box = document.getElementById("export-secrets");
+    if (!box) return;
+    const update = () => document.querySelectorAll("a[data-export]").forEach((a) => {
+      const url = new URL(a.href, location.href);
+      if (box.checked) url.searchParams.set("secrets", "1"); else url.searchParams.delete("secrets");
+      a.href = url.pathname + url.search;
+    });
+    box.addEventListener("change", update);
+    update();
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    watchTranscript(); watchResult(); watchRequests(); refilter(); exportSecrets();
+  });
   if (document.readyState !== "loading") { watchTranscript(); watchResult(); watchRequests(); }
 })();

@@ -1,6 +1,7 @@
 """The rough edges a newcomer's second walkthrough found (issue 31), in Chromium."""
 from __future__ import annotations
 
+import re
 import sys
 
 from playwright.sync_api import expect
@@ -24,4 +25,18 @@ class RoughEdgeTests(LiveBrowserTestCase):
         expect(problem).to_contain_text("a text block needs `text` (a string)")
         expect(result.locator(".content-invalid pre")).to_contain_text('"type": "text"')
         self.shot("result-schema-problem")
+        self.assert_no_js_errors()
+
+    def test_exports_mask_secrets_unless_the_owner_ticks_include_secrets(self) -> None:
+        self.log_in()
+        self.add_server("Exports", command=sys.executable, args=[FAULTS, "none"], env={"API_TOKEN": "tok-123456789"})
+        self.connect("go")
+        page = self.page
+        export = page.get_by_role("link", name="Export JSONL")
+        expect(export).not_to_have_attribute("href", re.compile(r"secrets="))
+        assert "tok-123456789" not in page.request.get(self.url(export.get_attribute("href"))).text()
+        page.get_by_label("exports: include secrets").check()
+        expect(export).to_have_attribute("href", re.compile(r"\?secrets=1$"))
+        page.get_by_label("exports: include secrets").uncheck()
+        expect(export).not_to_have_attribute("href", re.compile(r"secrets="))
         self.assert_no_js_errors()

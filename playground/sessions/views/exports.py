@@ -1,5 +1,7 @@
-"""The session as files: the JSONL and JSON exports and the HAR (owner variants masked as the
-owner's pages are, share variants as every share is), streamed."""
+"""The session as files: the JSONL and JSON exports and the HAR, streamed. Every secret is
+masked by default, the owner's too (people attach exports to bug reports, and a server may echo
+a configured header or environment value): the owner's `?secrets=1` ("exports: include secrets")
+keeps the configured values as the owner's pages show them. OAuth values are masked always."""
 from __future__ import annotations
 
 import json
@@ -36,17 +38,22 @@ def _json_document(session: Session, redact: Redactor) -> Iterator[str]:
     yield "]}\n"
 
 
+def owner_export(request: HttpRequest, session: Session) -> Redactor:
+    """The owner's export: every secret masked, unless asked for them (`?secrets=1`)."""
+    return session.owner_redactor() if request.GET.get("secrets") == "1" else session.share_redactor()
+
+
 @login_required
 def export_jsonl(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = own_session(request.user, pk)
-    return stream(request, _jsonl(session, session.owner_redactor()), "application/x-ndjson",
+    return stream(request, _jsonl(session, owner_export(request, session)), "application/x-ndjson",
                    f"session-{session.pk}.jsonl")
 
 
 @login_required
 def export_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = own_session(request.user, pk)
-    return stream(request, _json_document(session, session.owner_redactor()), "application/json",
+    return stream(request, _json_document(session, owner_export(request, session)), "application/json",
                    f"session-{session.pk}.json")
 
 
@@ -71,7 +78,7 @@ def _har(session: Session, redact: Redactor) -> Iterator[str]:
 @login_required
 def export_har(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = own_session(request.user, pk)
-    return stream(request, _har(session, session.owner_redactor()), "application/json", f"session-{session.pk}.har")
+    return stream(request, _har(session, owner_export(request, session)), "application/json", f"session-{session.pk}.har")
 
 
 def share_har(request: HttpRequest, token: str) -> StreamingHttpResponse:

@@ -13,8 +13,20 @@ from tests.sessions.helpers import SAVED_SECRET
 pytestmark = pytest.mark.django_db
 
 
-def test_owner_export_is_exact_and_home_shows_the_last_session(client, saved):
-    response = client.get(reverse("sessions:export_jsonl", args=[saved.pk]))
+@pytest.mark.parametrize("name", ["export_jsonl", "export_json", "export_har"])
+def test_owner_exports_mask_echoed_secrets_unless_asked_for_them(client, saved, name):
+    """The owner's export is attached to bug reports: a server's echo of a configured secret was
+    masked in a share's export but not in the owner's (issue 31)."""
+    url = reverse(f"sessions:{name}", args=[saved.pk])
+    masked = b"".join(client.get(url).streaming_content).decode()
+    assert SAVED_SECRET not in masked
+    if name != "export_har":                      # (the saved session is stdio: its HAR has no entries)
+        assert "••••" in masked
+        assert SAVED_SECRET in b"".join(client.get(url + "?secrets=1").streaming_content).decode()
+
+
+def test_owner_export_with_secrets_is_exact_and_home_shows_the_last_session(client, saved):
+    response = client.get(reverse("sessions:export_jsonl", args=[saved.pk]) + "?secrets=1")
     lines = b"".join(response.streaming_content).decode().splitlines()
     assert json.loads(lines[0])["message"]["result"]["content"][0]["text"].endswith(SAVED_SECRET)
     home = client.get(reverse("registry:home")).content.decode()
