@@ -100,7 +100,11 @@ class ReplayTests(LiveBrowserTestCase):
         changed.locator("summary").click()
         changes = changed.get_by_role("list", name="Changes")
         expect(changes.locator("li").first).to_contain_text("/result/content/0/text")
-        expect(changes.locator("li").first).to_contain_text('"release 1.0 (stable)" → "release 2.0 (beta)"')
+        # A changed string is one word-level diff (issue 31): the words that changed, struck and underlined.
+        first = changes.locator("li").first
+        expect(first.locator("del")).to_have_text(["1.0", "stable"])
+        expect(first.locator("ins")).to_have_text(["2.0", "beta"])
+        expect(first.get_by_label("Changed words")).to_have_text('"release 1.02.0 (stablebeta)"')
         frames = changed.locator(".diff-frames pre")
         expect(frames).to_have_count(2)
         expect(frames.nth(0)).to_contain_text('"release 1.0 (stable)"')

@@ -392,3 +392,19 @@ def test_recorded_rows_are_read_lazily_and_masked():
     assert first["seq"] == 1 and token not in first["text"] and "••••" in first["text"]
     rest = list(rows)
     assert [r["seq"] for r in rest] == list(range(2, 4502))
+
+
+def test_changed_strings_are_shown_as_a_word_level_diff_escaped():
+    from playground.sessions.features.replay.region import MAX_WORDS, row_view, words
+
+    assert words("release 1.0 (stable)", "release 2.0 (beta)") == [
+        ("=", "release "), ("-", "1.0"), ("+", "2.0"), ("=", " ("), ("-", "stable"), ("+", "beta"), ("=", ")")]
+    assert words("a " * MAX_WORDS, "b") is None                  # too long: the two values whole
+    row = {"status": "changed", "kind": "request", "method": "tools/call", "n": 1, "changes": [
+        {"path": "/x", "old": "say <b>hi</b>", "new": "say <i>hi</i>"}, {"path": "/n", "old": 1, "new": 2}]}
+    view = row_view(row, None, owner=False)
+    assert view["changes_shown"][0]["words"] and "words" not in view["changes_shown"][1]
+    from playground.sessions.features.base import render
+
+    html = render("sessions/features/replay_row.html", {"row": view})
+    assert "<del class=\"diff-was\">b</del>" in html and "&lt;" in html and "<b>" not in html and "<i>" not in html

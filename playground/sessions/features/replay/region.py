@@ -2,7 +2,9 @@
 tab) and for the saved report (the session page and its share page: `saved_region`)."""
 from __future__ import annotations
 
+import difflib
 import json
+import re
 from typing import Any
 
 from django.urls import reverse
@@ -33,15 +35,41 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+WORD = re.compile(r"\w+(?:[.\-]\w+)*|\s+|[^\w\s]", re.UNICODE)     # (1.0, a-b, host.name: one word)
+MAX_WORDS = 2000            # tokens of one side a word diff compares (beyond: the two values whole)
+
+
+def words(old: str, new: str) -> list[tuple[str, str]] | None:
+    """Two changed strings as one word-level diff: [(op, text)], op "=" (both), "-" (only the
+    recorded), "+" (only the replayed); None when they are too long to compare word by word."""
+    a, b = WORD.findall(old), WORD.findall(new)
+    if len(a) > MAX_WORDS or len(b) > MAX_WORDS:
+        return None
+    out: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out.append(("=", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("-", "".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("+", "".join(b[j1:j2])))
+    return out
+
+
 def row_view(row: dict[str, Any], source_id: Any, *, owner: bool) -> dict[str, Any]:
     """A row as its template shows it; links to the original session's events on the owner's
-    page only (a share page shows one session)."""
+    page only (a share page shows one session). Two changed strings get a word-level diff: a
+    one-word change is not buried in two long strings."""
     changes = []
     for change in row.get("changes") or []:
         cut = bool(change.get("cut"))
-        changes.append({"path": change.get("path") or "(the whole response)",
-                        "old": ("(absent)" if "old" not in change else change["old"] if cut else _json(change["old"])),
-                        "new": ("(absent)" if "new" not in change else change["new"] if cut else _json(change["new"]))})
+        shown = {"path": change.get("path") or "(the whole response)",
+                 "old": ("(absent)" if "old" not in change else change["old"] if cut else _json(change["old"])),
+                 "new": ("(absent)" if "new" not in change else change["new"] if cut else _json(change["new"]))}
+        if not cut and isinstance(change.get("old"), str) and isinstance(change.get("new"), str):
+            shown["words"] = words(change["old"], change["new"])
+        changes.append(shown)
     during = row.get("during") if isinstance(row.get("during"), dict) else {}
     source_url = reverse("sessions:detail", args=[source_id]) if owner and source_id else ""
     return {**row, "changes_shown": changes, "during": during, "source_url": source_url,
