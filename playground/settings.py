@@ -164,6 +164,10 @@ PLAYGROUND_HTTP_ALLOW_PRIVATE = env_bool("PLAYGROUND_HTTP_ALLOW_PRIVATE", False)
 # Durability: a worker touches its session's heartbeat every N seconds; a live session whose
 # heartbeat is older than 3N has lost its worker (its process died) and is marked ended.
 PLAYGROUND_HEARTBEAT_SECONDS = float(os.environ.get("PLAYGROUND_HEARTBEAT_SECONDS", "10"))
+# A live session that no tab and no share viewer has shown for this long ends (its server process
+# with it); 0 keeps sessions until they are stopped. Sessions busy on their own (a replay or a
+# server check running) are not idle.
+PLAYGROUND_IDLE_MINUTES = float(os.environ.get("PLAYGROUND_IDLE_MINUTES", "30"))
 
 LOGGING = {
     "version": 1,

@@ -2,13 +2,15 @@
 from django.urls import path
 
 from .features import FEATURES
-from .views import arrive, check_form, connect, curl, exports, replay_form, retry, search, session_page, share, workspace
+from .views import arrive, check_form, connect, live, curl, exports, replay_form, retry, search, session_page, share, workspace
 
 app_name = "sessions"
 
 urlpatterns = [
     path("servers/<int:server_pk>/connect/", connect.connect, name="connect"),
     path("arrive/", arrive.arrive, name="arrive"),
+    path("live/", live.live_list, name="live"),
+    path("sessions/<int:pk>/stop/", live.stop, name="stop"),
     path("servers/<int:server_pk>/check/", check_form.check_form, name="check_form"),
     path("sessions/<int:pk>/", session_page.detail, name="detail"),
     path("search/", search.search, name="search"),

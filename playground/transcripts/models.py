@@ -48,6 +48,9 @@ class Session(models.Model):
     # Touched by the worker every PLAYGROUND_HEARTBEAT_SECONDS: a live session whose heartbeat is
     # older than three beats lost its worker (its process died); see sessions/durability.py.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # When a tab or a live share viewer last showed it (touched every beat while one does): a live
+    # session nobody watched for PLAYGROUND_IDLE_MINUTES ends (live/workers.py).
+    viewed_at = models.DateTimeField(null=True, blank=True)
     # Values that must never reach a share page or a share's export (header and env values,
     # and everything in oauth_secret_values).
     secret_values = models.JSONField(default=list, blank=True)

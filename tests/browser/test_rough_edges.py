@@ -40,3 +40,19 @@ class RoughEdgeTests(LiveBrowserTestCase):
         page.get_by_label("exports: include secrets").uncheck()
         expect(export).not_to_have_attribute("href", re.compile(r"secrets="))
         self.assert_no_js_errors()
+
+    def test_the_home_page_lists_live_sessions_and_stop_ends_one(self) -> None:
+        self.log_in()
+        self.add_server("Left running", command=sys.executable, args=[FAULTS, "none"])
+        self.connect("go")
+        page = self.page
+        session_url = page.url
+        page.goto(self.url("/"))
+        live = page.get_by_role("region", name="Live sessions")
+        entry = live.get_by_role("listitem").filter(has_text="Left running")
+        expect(entry).to_be_visible()
+        entry.get_by_role("button", name="Stop").click()
+        expect(page.get_by_role("region", name="Live sessions")).to_contain_text("None: no server is running for you.")
+        page.goto(session_url)
+        expect(page.get_by_role("status")).to_have_text("ended")
+        self.assert_no_js_errors()

@@ -189,6 +189,11 @@ class Feature:
     async def stop(self) -> None:
         """The session is ending."""
 
+    def busy(self) -> bool:
+        """Whether the session is at work on its own, nobody watching (a replay, a server check
+        running): then it is not idle, and no idle rule ends it (live/workers.end_idle)."""
+        return False
+
     async def handle(self, command: Command) -> None:
         """One of this feature's commands (its actions, or `commands`). It runs in this
         feature's lane, beside the worker's command loop (live/lanes.py): it may wait on the

@@ -77,6 +77,9 @@ class Check(Feature):
         if self.runner is not None:
             ctx.tap.subscribe(self._on_event)
 
+    def busy(self) -> bool:
+        return self.runner is not None and not self.runner.report.finished
+
     def _on_event(self, event: TranscriptEvent) -> None:
         if event.kind == "error" and not self.started and event.text:
             self.connect_error = event.text        # why the session could not connect, if it cannot

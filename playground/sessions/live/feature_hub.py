@@ -108,6 +108,9 @@ class FeatureHub:
             with contextlib.suppress(Exception):
                 await feature.stop()
 
+    def busy(self) -> bool:
+        return any(hook(f, f.busy) for f in self.by_name.values())
+
     def call_ended(self, call_id: str, outcome: Any) -> None:
         for feature in self.by_name.values():
             hook(feature, feature.on_call_end, call_id, outcome)

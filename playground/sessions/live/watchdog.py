@@ -15,6 +15,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.utils import timezone
 
 from playground.transcripts.models import Event, Session
 
@@ -26,14 +27,23 @@ log = logging.getLogger(__name__)
 
 
 async def watch_worker(layer: Any, session_id: int, watching: Callable[[], bool]) -> None:
-    """Every beat while `watching()`: end the session if its worker died, and say so."""
+    """Every beat while `watching()`: end the session if its worker died, and say so; and
+    note that the session is shown (Session.viewed_at: a session nobody shows ends when idle)."""
     while watching():
+        try:
+            await database_sync_to_async(viewed)(session_id)
+        except Exception:     # housekeeping never closes a tab
+            log.exception("noting that session %s is shown failed", session_id)
         await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
         try:
             if await database_sync_to_async(reap_dead_sessions)(session_id=session_id):
                 await announce_end(layer, session_id)
         except Exception:     # housekeeping never closes a tab
             log.exception("checking the worker of session %s failed", session_id)
+
+
+def viewed(session_id: int) -> None:
+    Session.objects.filter(pk=session_id).update(viewed_at=timezone.now())
 
 
 async def announce_end(layer: Any, session_id: int) -> None:

@@ -171,6 +171,10 @@ class SessionWorker:
             task.cancel()
         await asyncio.wait({task})
 
+    def busy(self) -> bool:
+        """At work on its own (a feature says so): not idle, whoever watches."""
+        return self.features.busy()
+
     async def _run(self) -> None:
         self._running = True
         receiver = asyncio.create_task(self._receive_loop())
@@ -300,7 +304,7 @@ async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | No
             masked = sorted({*masked, *(replay_of.oauth_secret_values or [])})
         session = Session.objects.create(server=server, server_name=server.name, owner=owner,
                                          transport=config.transport, secret_values=secrets,
-                                         oauth_secret_values=masked, heartbeat_at=timezone.now(),
+                                         oauth_secret_values=masked, heartbeat_at=timezone.now(), viewed_at=timezone.now(),
                                          kind=Session.Kind.REPLAY if replay_of else kind, source=replay_of)
         return session, options
     session, options = await database_sync_to_async(create)()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 from typing import Protocol
 
 from channels.db import database_sync_to_async
@@ -22,6 +23,8 @@ class LiveWorker(Protocol):
     channel: str
 
     async def stop(self, reason: str | None = None) -> None: ...
+
+    def busy(self) -> bool: ...
 
 
 # Workers living in this process, by session id.
@@ -65,5 +68,29 @@ async def _heartbeat_loop() -> None:
         if beats:
             try:
                 await database_sync_to_async(touch)(beats)
+                await end_idle(beats)
             except Exception:
                 log.exception("heartbeat of %d session(s) failed", len(beats))
+
+
+def idle_reason(minutes: float) -> str:
+    return f"nobody watched it for {minutes:g} minutes (PLAYGROUND_IDLE_MINUTES)"
+
+
+async def end_idle(beats: dict[int, str]) -> list[int]:
+    """End this process's live sessions that no tab or share viewer showed for
+    PLAYGROUND_IDLE_MINUTES, unless busy on their own (a replay, a check). Their server processes
+    would otherwise run until the playground stops. The sessions ended."""
+    minutes = settings.PLAYGROUND_IDLE_MINUTES
+    if minutes <= 0:
+        return []
+    cutoff = timezone.now() - timedelta(minutes=minutes)
+    idle = await database_sync_to_async(lambda: list(Session.objects.filter(
+        pk__in=list(beats), viewed_at__lt=cutoff).values_list("pk", flat=True)))()
+    ended = []
+    for session_id in idle:
+        worker = WORKERS.get(session_id)
+        if worker is not None and not worker.busy():
+            await worker.stop(idle_reason(minutes))
+            ended.append(session_id)
+    return ended

@@ -85,6 +85,9 @@ class Replay(Feature):
     async def answer_first(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         return await self.replayer.answer_first(method, params) if self.replayer is not None else None
 
+    def busy(self) -> bool:
+        return self.replayer is not None and self.replayer.state in ("waiting", "running")
+
     async def start(self) -> None:
         if self.replayer is None or self.replayer.state != "waiting" or self.ctx.client is None:
             return
