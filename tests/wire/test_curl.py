@@ -339,3 +339,22 @@ def test_the_owner_and_a_share_viewer_get_commands_that_run_only_curl(client, tm
         assert command.startswith("# ") and "left out: 'X-Api-Key\\ntouch PWNED #' is not" in command, who
     assert "secrets not filled in: this request went to http://127.0.0.1:9/mcp?next=\\n$(touch PWNED)\\n" \
         in commands["owner, elsewhere"]
+
+
+@pytest.mark.django_db
+def test_a_request_of_an_ended_session_says_its_session_id_is_gone(client) -> None:
+    """After a disconnect, the copied command got 404 "Session not found" from the server with
+    no hint why (issue 31)."""
+    owner = get_user_model().objects.create_user("owner", password="pw")
+    server = Server.objects.create(name="s", transport="http", url=URL, owner=owner)
+    session = Session.objects.create(server=server, server_name="s", owner=owner, status="connected",
+                                     worker_channel="worker.1", transport="streamable-http")
+    with_id = _request(headers={"Content-Type": "application/json", "Mcp-Session-Id": "abc"})
+    Event.objects.create(session=session, seq=1, t=0.0, dir="send", data={**with_id, "seq": 1})
+    Event.objects.create(session=session, seq=2, t=0.0, dir="send", data={**_request(), "seq": 2})
+    client.force_login(owner)
+    assert "Session not found" not in client.get(f"/sessions/{session.pk}/curl/1/").content.decode()    # live
+    Session.objects.filter(pk=session.pk).update(status="ended", worker_channel="")
+    command = client.get(f"/sessions/{session.pk}/curl/1/").content.decode()
+    assert command.startswith("# this request belongs to an MCP session that has ended") and "Session not found" in command
+    assert "Session not found" not in client.get(f"/sessions/{session.pk}/curl/2/").content.decode()   # no session id

@@ -33,11 +33,27 @@ def _request_row(session: Session, seq: int) -> dict[str, Any]:
     return row
 
 
-def _curl(row: dict[str, Any], **real: Any) -> HttpResponse:
+def _curl(row: dict[str, Any], session: Session | None = None, **real: Any) -> HttpResponse:
+    notes = [*real.pop("notes", []), *_ended_notes(session, row)]
     try:
-        return _text(curl.command(row, **real))
+        return _text(curl.command(row, notes=notes, **real))
     except curl.NotARequest as exc:
         raise Http404(str(exc)) from None
+
+
+def _ended_notes(session: Session | None, row: dict[str, Any]) -> list[str]:
+    """A request of a session that has ended carries an MCP session id the server has let go
+    (the client ended it with a DELETE, or the server stopped): pasted later, it gets HTTP 404
+    "Session not found" and nothing says why."""
+    if session is None or session.status not in (Session.Status.ENDED, Session.Status.FAILED):
+        return []
+    http = row.get("http") if isinstance(row.get("http"), dict) else {}
+    headers = http.get("headers") if row.get("dir") == "send" else http.get("request_headers")
+    if not isinstance(headers, dict) or not any(str(k).lower() == "mcp-session-id" for k in headers):
+        return []
+    return ["this request belongs to an MCP session that has ended: the server will likely answer 404 "
+            "\"Session not found\" for its Mcp-Session-Id; send an initialize request first (without that "
+            "header) and use the Mcp-Session-Id the server answers with"]
 
 
 def _with_secrets(session: Session, row: dict[str, Any]) -> HttpResponse:
@@ -49,12 +65,13 @@ def _with_secrets(session: Session, row: dict[str, Any]) -> HttpResponse:
     the masked one, and its first line says why."""
     server = session.server
     if server is None:
-        return _curl(session.owner_redactor().obj(row), notes=["secrets not filled in: the session's server was deleted"])
+        return _curl(session.owner_redactor().obj(row), session,
+                     notes=["secrets not filled in: the session's server was deleted"])
     config = server.to_config()
     url = str(row["http"].get("url"))
     current = shown_url(config.url) if config.url else ""
     if not current or not (url == current or (session.transport == "sse" and same_origin(url, config.url))):
-        return _curl(session.owner_redactor().obj(row), notes=[
+        return _curl(session.owner_redactor().obj(row), session, notes=[
             f"secrets not filled in: this request went to {url}, not to the server's URL now ({current or 'none'})"])
     records = [AuthRecord.from_dict(r.data) for r in OAuthRecord.objects.filter(server=server).order_by("-updated")]
     tokens = next((r.tokens for r in records if r.tokens is not None and r.issued_for(config.url)), None)
@@ -68,7 +85,7 @@ def _with_secrets(session: Session, row: dict[str, Any]) -> HttpResponse:
         if name.lower() == "authorization" and tokens is not None and value.lower().startswith("bearer"):
             return f"Bearer {tokens.access_token}"
         return value
-    return _curl(row, unmask=unmask, real_url=config.url if url == current else None, notes=notes)
+    return _curl(row, session, unmask=unmask, real_url=config.url if url == current else None, notes=notes)
 
 
 @login_required
@@ -78,10 +95,10 @@ def curl_command(request: HttpRequest, pk: int, seq: int) -> HttpResponse:
     row = _request_row(session, seq)
     if request.GET.get("secrets") == "1":
         return _with_secrets(session, row)
-    return _curl(session.owner_redactor().obj(row))
+    return _curl(session.owner_redactor().obj(row), session)
 
 
 def share_curl_command(request: HttpRequest, token: str, seq: int) -> HttpResponse:
     """Masked as every share is; never with the real values."""
     session, redact = shared(token)
-    return _curl(redact.obj(_request_row(session, seq)))
+    return _curl(redact.obj(_request_row(session, seq)), session)
