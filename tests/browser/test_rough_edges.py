@@ -6,7 +6,7 @@ import sys
 
 from playwright.sync_api import expect
 
-from .helpers import ROOT, LiveBrowserTestCase
+from .helpers import ROOT, SDK_PEER, LiveBrowserTestCase
 
 FAULTS = str(ROOT / "tests" / "peers" / "check_faults.py")
 
@@ -56,3 +56,20 @@ class RoughEdgeTests(LiveBrowserTestCase):
         page.goto(session_url)
         expect(page.get_by_role("status")).to_have_text("ended")
         self.assert_no_js_errors()
+
+    def test_the_copy_button_covers_no_text_of_a_long_one_line_result(self) -> None:
+        self.log_in()
+        self.add_server("SDK", command=sys.executable, args=[str(SDK_PEER), "stdio"])
+        self.connect("echo")
+        long_word = "x" * 400                               # one line, wrapped by the box
+        self.call_tool("echo", text=long_word)
+        text = self.result().locator("pre.text").first
+        expect(text).to_contain_text(long_word)
+        overlap = text.evaluate("""(pre) => {
+            const button = pre.parentElement.querySelector(':scope > .copy').getBoundingClientRect();
+            const range = document.createRange();
+            range.selectNodeContents(pre);
+            return [...range.getClientRects()].some((r) => r.right > button.left && r.left < button.right
+                                                          && r.bottom > button.top && r.top < button.bottom);
+        }""")
+        assert overlap is False
