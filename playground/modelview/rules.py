@@ -543,7 +543,7 @@ ALL: tuple[Provider, ...] = PROVIDERS
 
 RULES: tuple[Rule, ...] = (
     # Every provider ------------------------------------------------------------------------
-    Rule("description", ALL, "warning", "the tool has a description",
+    Rule("description", ALL, "info", "the tool has a description",
          "No description: the model decides whether and how to call the tool from its name alone.",
          (OPENAI_FUNCTION_CALLING, ANTHROPIC_TOOL_USE, GEMINI_FUNCTION_DECLARATION), _no_description),
     Rule("schema-size", ALL, "warning", f"at most {MAX_NODES} subschemas, {MAX_DEPTH} levels deep",

@@ -264,3 +264,14 @@ def test_a_catalogue_whose_gemini_rendering_inlines_to_gigabytes_stays_within_th
         assert "its rendering is too large to show: more than 1 MB of output: the rest is left empty" in details[f"bomb{i}"]
     lookup = document["gemini"]["tools"][0]["functionDeclarations"][-1]
     assert lookup["name"] == "lookup" and lookup["parameters"]["properties"]["q"]["type"] == "STRING"   # the others whole
+
+
+def test_a_missing_description_is_advice_not_a_change():
+    """The API changes nothing of a tool without a description: the count said "changed" (issue 31)."""
+    from playground.modelview.view import model_view
+    from playground.sessions.features.model_view.panel import SEVERITY_WORDS
+
+    view = model_view([{"name": "plain", "inputSchema": {"type": "object", "properties": {}}}])
+    for provider in view["findings"]:
+        found = [f for fs in provider["tools"] for f in fs if f["rule"] == "description"]
+        assert [SEVERITY_WORDS[f["severity"]] for f in found] == ["advice"], provider["provider"]
