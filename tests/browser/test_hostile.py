@@ -49,7 +49,7 @@ class HostileServerTests(LiveBrowserTestCase):
         self.call("tool_error")
         expect(self.result()).to_contain_text("tool error <script>")            # an isError result
         page.locator("#catalogue").get_by_role("button", name=re.compile(r"^res ")).click()
-        expect(self.result()).to_contain_text("read_resource")
+        expect(self.result()).to_contain_text("resources/read")
         expect(page.get_by_role("log", name="Log messages")).to_contain_text("log <script>")   # echo's log
         # A tool named with the payload; a form generated from a hostile schema.
         page.locator("#catalogue").get_by_role("button", name=re.compile(r"^named <script>")).click()

@@ -45,7 +45,7 @@ class SchemaLintTests(LiveBrowserTestCase):
             expect(page.locator("#schema-lint")).to_be_visible()
             form = self.open_tool("go")
             form.get_by_role("button", name="Call tool").click()
-            expect(self.result()).to_contain_text("went" if version != "2025-11-25" else "call_tool")
+            expect(self.result()).to_contain_text("went" if version != "2025-11-25" else "tools/call")
             self.header(page)
             self.badge(page, pointer, message, version)
             expect(self.transcript().get_by_role("group", name="schema problem")).to_contain_text(

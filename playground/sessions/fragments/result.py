@@ -44,6 +44,16 @@ def _error(error: Any) -> Any:
     return error
 
 
+# What the page calls a call: the protocol's method, not the internal command's name ("call_tool"
+# showed above every result).
+LABELS = {"call_tool": "tools/call", "read_resource": "resources/read", "get_prompt": "prompts/get", "ping": "ping",
+          "task_get": "tasks/get", "task_result": "tasks/result", "task_cancel": "tasks/cancel", "raw": "request"}
+
+
+def label(command: Any) -> str:
+    return LABELS.get(str(command), str(command))
+
+
 def describe_result(outcome: dict[str, Any]) -> dict[str, Any]:
     result = outcome.get("result")
     described: dict[str, Any] = {
@@ -205,7 +215,7 @@ def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
     out = []
     out.append(f'<section id="result" role="region" aria-label="Result" '
                f'class="result{" result-error" if error or is_error else ""}">\n'
-               f'  <header><strong>{_e(outcome.get("command"))}</strong> {_e(outcome.get("name"))} '
+               f'  <header><strong>{_e(label(outcome.get("command")))}</strong> {_e(outcome.get("name"))} '
                f'{_badges(error, bool(is_error))}{_latency(outcome, bool(d.get("rounds")))}'
                '<button type="button" class="copy" data-copy="#result-raw" title="Copy the result (raw JSON)">Copy</button>'
                '</header>\n')
@@ -312,7 +322,8 @@ def result(outcome: dict[str, Any]) -> str:
 
 def call_started(message: dict[str, Any]) -> str:
     started = message.get("started")
-    call = {**message, "started": int(started * 1000) if isinstance(started, (int, float)) else ""}
+    call = {**message, "started": int(started * 1000) if isinstance(started, (int, float)) else "",
+            "command": label(message.get("command"))}
     return oob("inflight", "beforeend", render_to_string("sessions/_call_started.html", {"call": call}))
 
 

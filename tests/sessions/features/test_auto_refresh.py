@@ -35,9 +35,9 @@ async def test_with_auto_refresh_turned_off_list_changed_is_shown_but_refreshes_
         await receive_until(comm, '<div id="auto-refresh-state" hx-swap-oob="innerHTML"><label><input type="checkbox" '
                                   'name="on" value="1" data-auto-refresh> ')
         await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
-        await receive_until(comm, "<strong>call_tool</strong> touch")
+        await receive_until(comm, "<strong>tools/call</strong> touch")
         await send(comm, action="call_tool", name="echo", **{"args.text": "after"})
-        await receive_until(comm, "<strong>call_tool</strong> echo")
+        await receive_until(comm, "<strong>tools/call</strong> echo")
     rows = await events(session.pk)
     touched = [i for i, r in enumerate(rows) if r["dir"] == "recv"
                and (r.get("message") or {}).get("method") == "notifications/tools/list_changed"]

@@ -37,7 +37,7 @@ async def test_roots_edited_on_the_server_page_reach_a_live_session():
             "cwd": "", "url": "", "headers": "", "era": "legacy"}
     session = await start_session(server, user)
     comm = communicator(session.pk, user)
-    result = ('aria-label="Result"', "<strong>call_tool</strong> get-roots-list")
+    result = ('aria-label="Result"', "<strong>tools/call</strong> get-roots-list")
     try:
         await comm.connect()
         await receive_until(comm, 'id="catalogue"', ">get-roots-list<")
@@ -76,7 +76,7 @@ async def test_roots_come_from_the_servers_settings_without_asking():
     async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<",
                         **everything_server(roots=roots)) as (_, session, comm):
         await send(comm, action="call_tool", name="get-roots-list")
-        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong> get-roots-list")
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>tools/call</strong> get-roots-list")
         assert "file:///tmp/first" in got
     rows = await events(session.pk)
     answers = [r["message"]["result"]["roots"] for r in rows

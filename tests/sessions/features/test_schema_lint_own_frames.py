@@ -52,7 +52,7 @@ async def result(comm, command: str, name: str, *more: str, timeout: float = 20)
 async def call(comm, name: str, *, wait: float = 20, **fields: str) -> str:
     """Call a tool as its form does (`fields`: the form's, its timeout among them); the Result."""
     await send(comm, action="call_tool", name=name, **fields)
-    return await result(comm, "call_tool", name, timeout=wait)
+    return await result(comm, "tools/call", name, timeout=wait)
 
 
 async def answer_card(comm, name: str, answer: dict[str, Any] | None, **fields: str) -> None:
@@ -107,11 +107,11 @@ async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
         await call(comm, "slow", timeout="30", **{"args.steps": "2"})
         await call(comm, "fail")
         await send(comm, action="read_resource", uri="peer://pixel.png")
-        await result(comm, "read_resource", "peer://pixel.png")
+        await result(comm, "resources/read", "peer://pixel.png")
         await send(comm, action="read_template", template="peer://items/{item_id}", **{"vars.item_id": "7"})
-        await result(comm, "read_resource", "peer://items/7")
+        await result(comm, "resources/read", "peer://items/7")
         await send(comm, action="get_prompt", name="review", **{"args.code": "x = 1", "args.language": "python"})
-        await result(comm, "get_prompt", "review")
+        await result(comm, "prompts/get", "review")
         await send(comm, action="complete", ref_type="ref/prompt", ref="review", argument="language", value="py",
                    context=json.dumps({"code": "x = 1"}), target="sugg-1")
         await receive_until(comm, 'id="sugg-1"')
@@ -127,9 +127,9 @@ async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
         await send(comm, action="ping")
         await result(comm, "ping", "")
         await send(comm, action="raw", method="resources/read", params='{"uri": "peer://greeting"}')
-        await result(comm, "raw", "resources/read")
+        await result(comm, "request", "resources/read")
         await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": "mine", "method": "prompts/list"}')
-        await receive_until(comm, "<strong>raw</strong>")
+        await receive_until(comm, "<strong>request</strong>")
         await send(comm, action="raw", method="notifications/roots/list_changed", notification="1")
         await send(comm, action="refresh")
         await edit_server(user, server.pk, {"name": "peer", "transport": "stdio", "command": server.command,
@@ -159,11 +159,11 @@ async def test_every_page_feature_against_the_sdk_peer_modern():
         await answer_card(comm, "greet", {"action": "accept", "content": {"name": "Grace"}})
         await receive_until(comm, "Hello, Grace!")
         await send(comm, action="read_resource", uri="peer://greeting")
-        await result(comm, "read_resource", "peer://greeting")
+        await result(comm, "resources/read", "peer://greeting")
         await send(comm, action="read_template", template="peer://items/{item_id}", **{"vars.item_id": "a b"})
-        await result(comm, "read_resource", "peer://items/a%20b")
+        await result(comm, "resources/read", "peer://items/a%20b")
         await send(comm, action="get_prompt", name="review", **{"args.code": "x"})
-        await result(comm, "get_prompt", "review")
+        await result(comm, "prompts/get", "review")
         await send(comm, action="complete", ref_type="ref/resource", ref="peer://items/{item_id}", argument="item_id",
                    value="", context="{}", target="sugg-2")
         await receive_until(comm, 'id="sugg-2"')
@@ -177,7 +177,7 @@ async def test_every_page_feature_against_the_sdk_peer_modern():
         await receive_until(comm, "closed by us")
         await cancel_hang(comm)
         await send(comm, action="raw", method="tools/list", params="{}")
-        await result(comm, "raw", "tools/list")
+        await result(comm, "request", "tools/list")
         await send(comm, action="refresh")
         await send(comm, action="raw", method="tools/call", params=json.dumps(BROKEN_ON_PURPOSE))
         await call(comm, "echo", **{"args.text": "last"})
@@ -200,18 +200,18 @@ async def test_every_page_feature_against_server_everything():
                    value="E", context="{}", target="sugg-3")
         await receive_until(comm, 'id="sugg-3"')
         await send(comm, action="get_prompt", name="args-prompt", **{"args.city": "Paris", "args.state": "IdF"})
-        await result(comm, "get_prompt", "args-prompt")
+        await result(comm, "prompts/get", "args-prompt")
         uri = "demo://resource/static/document/architecture.md"
         await send(comm, action="read_resource", uri=uri)
-        await result(comm, "read_resource", uri)
+        await result(comm, "resources/read", uri)
         # Roots from the server's settings, without asking; sampling and elicitation answered on cards.
         await call(comm, "get-roots-list")
         await answer_card(comm, "trigger-sampling-request", SAMPLED, **{"args.prompt": "hello"})
-        await result(comm, "call_tool", "trigger-sampling-request")
+        await result(comm, "tools/call", "trigger-sampling-request")
         await answer_card(comm, "trigger-sampling-request", None, **{"args.prompt": "again"})    # an error response
-        await result(comm, "call_tool", "trigger-sampling-request")
+        await result(comm, "tools/call", "trigger-sampling-request")
         await answer_card(comm, "trigger-elicitation-request", {"action": "cancel"})
-        await result(comm, "call_tool", "trigger-elicitation-request")
+        await result(comm, "tools/call", "trigger-elicitation-request")
         await send(comm, action="set_level", level="debug")
         await receive_until(comm, "level set to <strong>debug</strong>")
         await send(comm, action="subscribe", uri=uri)
@@ -221,11 +221,11 @@ async def test_every_page_feature_against_server_everything():
         # Tasks: a task-augmented call, polled, its result, and another one cancelled.
         task_id = await task(comm, "tides")
         await send(comm, action="task_get", task_id=task_id)
-        await result(comm, "task_get", "")
+        await result(comm, "tasks/get", "")
         await send(comm, action="task_result", task_id=task_id)
-        await result(comm, "task_result", "", timeout=30)
+        await result(comm, "tasks/result", "", timeout=30)
         await send(comm, action="task_cancel", task_id=await task(comm, "waves"))
-        await result(comm, "task_cancel", "")
+        await result(comm, "tasks/cancel", "")
         await control_then_ping(comm)
     finally:
         await comm.disconnect()

@@ -238,13 +238,13 @@ async def test_a_task_augmented_call_is_followed_by_its_card_until_its_result():
                         **everything_server()) as (_, session, comm):
         await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
                    **{"args.topic": "tides", "args.ambiguous": ""}, send_anyway="1")
-        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong> simulate-research-query")
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>tools/call</strong> simulate-research-query")
         assert task_status(got) == "working"            # a CreateTaskResult starts working
         assert "Its card above follows it" in got
         card = await receive_fragment(comm, 'id="task-cards"', 'aria-label="Task"')
         task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', card).group(1))
         assert all(name in card for name in ("Get result", "Cancel task", "Poll status", "Dismiss"))
-        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>task_result</strong>", timeout=30)
+        got = await receive_fragment(comm, 'aria-label="Result"', "<strong>tasks/result</strong>", timeout=30)
         assert "# Research Report: tides" in got and html.escape(task_id) in got
         card = await receive_fragment(comm, 'id="task-t1"', 'data-status="completed"', "result fetched")
         assert "not polling" in card and "Cancel task" not in card

@@ -123,3 +123,15 @@ def test_result_fragments_stay_under_the_websocket_message_limit():
     small = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 100).decode()
     outcome["result"]["content"] = [{"type": "image", "mimeType": "image/png", "data": small}]
     assert f"data:image/png;base64,{small}" in result_frames(outcome)[0]
+
+
+def test_the_result_is_labelled_by_the_protocols_method_not_an_internal_name():
+    """`call_tool` showed above every result (issue 31)."""
+    from playground.sessions.fragments.result import call_started, result
+
+    html = result({"call_id": "c1", "command": "call_tool", "name": "echo", "result": {"content": []}})
+    assert "<strong>tools/call</strong> echo" in html and "call_tool" not in html
+    assert "<strong>resources/read</strong>" in result({"call_id": "c2", "command": "read_resource", "name": "x:/",
+                                                        "result": {"contents": []}})
+    assert '<span class="command">prompts/get</span>' in call_started({"call_id": "c3", "command": "get_prompt",
+                                                                       "name": "p", "started": 1.0})

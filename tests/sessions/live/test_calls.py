@@ -135,7 +135,7 @@ async def test_a_template_read_expands_its_variables_first():
     async with live_tab('id="catalogue"', "peer://items/{item_id}") as (_, _session, comm):
         await send(comm, action="read_template", template="peer://items/{item_id}", **{"vars.item_id": "a b"})
         got = await receive_until(comm, 'aria-label="Result"', "<pre class=\"text\">item a b</pre>")
-        assert "<strong>read_resource</strong> peer://items/a%20b" in got
+        assert "<strong>resources/read</strong> peer://items/a%20b" in got
 
 
 async def test_cancelling_a_call_in_flight_tells_the_server_and_the_result_says_so():
@@ -160,7 +160,7 @@ async def test_a_raw_frame_goes_out_as_typed_and_one_with_an_id_of_its_own_gets_
         # A hand-made request with an id of its own: its response is the call's result.
         await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": "mine", "method": "tools/call", '
                                              '"params": {"name": "echo", "arguments": {"text": "by hand"}}}')
-        await receive_until(comm, "<strong>raw</strong>")
+        await receive_until(comm, "<strong>request</strong>")
     rows = await events(session.pk)
     assert any(r["dir"] == "send" and r["raw"] == '{"jsonrpc": "2.0", "id": 99, "method": ' for r in rows)
     assert any(r["dir"] == "recv" and (r.get("message") or {}).get("id") == "mine" for r in rows)

@@ -33,7 +33,7 @@ async def go_as_task(comm: Any) -> str:
     assert (await comm.connect())[0]
     await receive_until(comm, 'id="catalogue"', ">go<")
     await send(comm, action="call_tool", name="go", as_task="1")
-    return await receive_fragment(comm, 'aria-label="Result"', "<strong>call_tool</strong>")
+    return await receive_fragment(comm, 'aria-label="Result"', "<strong>tools/call</strong>")
 
 
 def request_card(fragment: str) -> tuple[str, str]:
@@ -82,7 +82,7 @@ async def test_a_400_digit_poll_interval_still_shows_the_result_the_card_and_eve
         again = communicator(session.pk, user)                  # a reloading tab: its snapshot
         try:
             assert (await again.connect())[0]
-            await receive_until(again, "<strong>call_tool</strong>")
+            await receive_until(again, "<strong>tools/call</strong>")
             await receive_fragment(again, 'aria-label="Task"', "polled every 60 s")    # the ceiling
         finally:
             await again.disconnect()
@@ -181,7 +181,7 @@ async def test_the_modern_era_declares_what_the_page_answers_in_its_own_terms():
     """In each request's `_meta`: roots without listChanged, sampling, elicitation in both modes."""
     async with live_tab('id="catalogue"', ">greet<", era="modern") as (_, session, comm):
         await send(comm, action="call_tool", name="echo", **{"args.text": "after"})
-        await receive_until(comm, "<strong>call_tool</strong> echo")
+        await receive_until(comm, "<strong>tools/call</strong> echo")
     rows = await events(session.pk)
     # The modern era declares what the page answers in its own terms: roots without listChanged.
     caps = sent(rows, "tools/call")[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]

@@ -106,7 +106,7 @@ async def test_deeply_nested_json_is_saved_from_its_raw_text_and_nothing_after_i
     and every later event is saved."""
     user, srv = await make_user_and_server(name=f"deep{depth}", command=sys.executable,
                                            args=[MISBEHAVING, "deep", str(depth)])
-    _, rows, seen = await drive(user, srv, until=("<strong>call_tool</strong>", "deep done", "after deep"), alive=True,
+    _, rows, seen = await drive(user, srv, until=("<strong>tools/call</strong>", "deep done", "after deep"), alive=True,
                                 clear=problem("nested deeper than 200 levels" if depth < 5000 else "recursion"))
     deep = next(r for r in rows if r["dir"] == "recv" and "notifications/message" in r["raw"] and "[[[" in r["raw"])
     assert deep["raw"].count("[") == depth                              # the whole text
@@ -184,7 +184,7 @@ async def test_elicitation_schemas_that_double_at_every_level_become_json_fields
 
 
 async def test_garbage_and_partial_lines():
-    _, rows, seen = await hostile("garbage", until=("<strong>call_tool</strong>", "done"), alive=True,
+    _, rows, seen = await hostile("garbage", until=("<strong>tools/call</strong>", "done"), alive=True,
                                   clear=lambda r: r["dir"] == "recv" and r.get("parse_error"))
     assert [r["raw"] for r in rows if r["dir"] == "recv" and r.get("parse_error")] == [
         "this is not json", '{"jsonrpc": "2.0", "id": ', "", "[1, 2"]
@@ -193,7 +193,7 @@ async def test_garbage_and_partial_lines():
 
 
 async def test_invalid_utf8():
-    await hostile("utf8", until=("<strong>call_tool</strong>", "done"), alive=True,
+    await hostile("utf8", until=("<strong>tools/call</strong>", "done"), alive=True,
                   clear=problem("invalid UTF-8"))
 
 
@@ -218,7 +218,7 @@ async def test_a_server_that_never_answers():
 
 async def test_fifty_megabyte_message_is_recorded_truncated_with_its_size(settings):
     settings.PLAYGROUND_MAX_FRAME_BYTES = 100_000
-    _, rows, seen = await hostile("big", until=("<strong>call_tool</strong>", "done", 'id="feed-log"'), alive=True,
+    _, rows, seen = await hostile("big", until=("<strong>tools/call</strong>", "done", 'id="feed-log"'), alive=True,
                                   clear=lambda r: r.get("truncated") and r["size"] > 50_000_000)
     big = next(r for r in rows if r.get("truncated"))
     assert len(big["raw"]) == 100_000 and big["message"] is None
@@ -233,7 +233,7 @@ async def test_megabytes_of_text_in_names_instructions_and_errors_keep_every_fra
     """3 MB in the server's name, instructions, a tool's title and description, a log message and
     an error: each place shows a cut, the page gets its state and catalogue, and goes on."""
     settings.PLAYGROUND_MAX_FRAME_BYTES = 20_000_000
-    saved, rows, seen = await hostile("huge", until=("<strong>call_tool</strong>", "failed: xxx", 'id="feed-log"'),
+    saved, rows, seen = await hostile("huge", until=("<strong>tools/call</strong>", "failed: xxx", 'id="feed-log"'),
                                       alive=True, clear=lambda r: (r.get("message") or {}).get("error"))
     name, instructions = saved.server_info["name"], saved.instructions
     assert len(instructions) > 1_000_000 and len(name) > 1_000_000
@@ -247,7 +247,7 @@ async def test_megabytes_of_text_in_names_instructions_and_errors_keep_every_fra
 async def test_nul_and_unpaired_surrogates_reach_the_page_and_the_database():
     """JSON escapes the page cannot encode ("\\ud800") and NUL, escaped and raw: the page shows
     them replaced, the frames are saved (on PostgreSQL too, see tests/scaleout)."""
-    _, rows, seen = await hostile("escapes", until=("<strong>call_tool</strong>", "done \ufffd"), alive=True,
+    _, rows, seen = await hostile("escapes", until=("<strong>tools/call</strong>", "done \ufffd"), alive=True,
                                   clear=lambda r: r["dir"] == "recv" and r.get("parse_error") and "\x00" in r["raw"])
     note = next(r for r in rows if (r.get("message") or {}).get("method") == "notifications/message")
     assert note["message"]["params"]["data"] == "lone \ud800 nul \x00 end"     # SQLite keeps them exactly
@@ -318,7 +318,7 @@ def assert_ids_flagged(rows: list[Row], seen: str) -> None:
 
 
 async def test_unknown_duplicate_and_missing_ids():
-    _, rows, seen = await hostile("ids", until=("<strong>call_tool</strong>", "first"), alive=True,
+    _, rows, seen = await hostile("ids", until=("<strong>tools/call</strong>", "first"), alive=True,
                                   clear=note("error", "unknown or already answered id 999"))
     assert_ids_flagged(rows, seen)
 
@@ -328,7 +328,7 @@ WRONG_JSONRPC = "jsonrpc field is &#x27;1.0&#x27;, expected &#x27;2.0&#x27;"    
 
 async def test_wrong_jsonrpc_field():
     """Taken leniently: the call gets its result, and the line of the answer says what is wrong."""
-    _, _, seen = await hostile("jsonrpc", until=("<strong>call_tool</strong>", WRONG_JSONRPC), alive=True,
+    _, _, seen = await hostile("jsonrpc", until=("<strong>tools/call</strong>", WRONG_JSONRPC), alive=True,
                                clear=problem("jsonrpc field is '1.0'"))
     assert '<pre class="text">old</pre>' in result_section(seen)
     assert f'<ul class="problems"><li>{WRONG_JSONRPC}</li></ul>' in seen
@@ -469,7 +469,7 @@ async def test_http_error_statuses(status):
     async def fail(req, w):
         w.write(head(status, "text/plain") + b"<script>alert(1)</script> broken")
     code = status.split()[0]
-    rows, seen = await http_case(fail, until=("<strong>call_tool</strong>",),
+    rows, seen = await http_case(fail, until=("<strong>tools/call</strong>",),
                                  clear=lambda r: (r.get("http") or {}).get("status") == int(code))
     result = result_of(seen)
     assert "transport error" in result and f"HTTP {code}: &lt;script&gt;alert(1)&lt;/script&gt; broken" in result
@@ -479,7 +479,7 @@ async def test_http_error_statuses(status):
 async def test_http_wrong_content_type():
     async def html(req, w):
         w.write(head("200 OK", "text/html") + b"<html><img src=x onerror=alert(1)></html>")
-    _, seen = await http_case(html, until=("<strong>call_tool</strong>",),
+    _, seen = await http_case(html, until=("<strong>tools/call</strong>",),
                               clear=lambda r: r["dir"] == "recv" and r.get("parse_error") and "onerror" in r["raw"])
     assert "unexpected Content-Type &#x27;text/html&#x27;" in result_of(seen)
 
@@ -487,7 +487,7 @@ async def test_http_wrong_content_type():
 async def test_http_sse_stream_cut_mid_event():
     async def cut(req, w):
         w.write(head("200 OK", "text/event-stream") + b'data: {"jsonrpc":"2.0","id":' + str(json.loads(req.body)["id"]).encode())
-    _, seen = await http_case(cut, until=("<strong>call_tool</strong>",),
+    _, seen = await http_case(cut, until=("<strong>tools/call</strong>",),
                               clear=note("error", "cut in the middle of an event"))
     assert "SSE stream ended before the response" in result_of(seen)
 
@@ -500,7 +500,7 @@ async def test_http_slow_trickle_of_bytes_times_out():
             w.write(b" ")
             await w.drain()
             await asyncio.sleep(0.05)      # the peer's pace, not a wait for our side
-    _, seen = await http_case(trickle, timeout="1", until=("<strong>call_tool</strong>",),
+    _, seen = await http_case(trickle, timeout="1", until=("<strong>tools/call</strong>",),
                               clear=lambda r: r["dir"] == "note" and r.get("kind") == "timeout")
     assert "timed out" in result_of(seen)
 
@@ -514,7 +514,7 @@ async def test_http_slow_trickle_that_completes_is_answered():
             w.write(body[i:i + 7])
             await w.drain()
             await asyncio.sleep(0.005)
-    rows, seen = await http_case(trickle, until=("<strong>call_tool</strong>", "done"),
+    rows, seen = await http_case(trickle, until=("<strong>tools/call</strong>", "done"),
                                  clear=lambda r: (r.get("message") or {}).get("method") == "notifications/message")
     assert "badge bad" not in result_of(seen)
 
@@ -524,7 +524,7 @@ async def test_http_garbage_and_partial_events_on_the_stream(transport):
     def garbage(rid):
         yield (sse(b"this is not json", b'{"jsonrpc": "2.0", "id": ', b"[1, 2")
                + b": a comment\n\nevent: odd\ndata: {}\n\n" + sse(reply(rid, DONE)))
-    rows, seen = await stream_case(transport, garbage, until=("<strong>call_tool</strong>", "done"),
+    rows, seen = await stream_case(transport, garbage, until=("<strong>tools/call</strong>", "done"),
                                    clear=lambda r: r["dir"] == "recv" and r.get("parse_error"))
     assert [r["raw"] for r in rows if r["dir"] == "recv" and r.get("parse_error")] == [
         "this is not json", '{"jsonrpc": "2.0", "id": ', "[1, 2"]
@@ -534,7 +534,7 @@ async def test_http_garbage_and_partial_events_on_the_stream(transport):
 async def test_http_garbage_json_body():
     async def garbage(req, w):
         w.write(head("200 OK", "application/json") + b"this is not json {")
-    _, seen = await http_case(garbage, until=("<strong>call_tool</strong>",),
+    _, seen = await http_case(garbage, until=("<strong>tools/call</strong>",),
                               clear=lambda r: r["dir"] == "recv" and r.get("parse_error") and r["raw"] == "this is not json {")
     assert "response body is not valid JSON" in result_of(seen)
 
@@ -544,7 +544,7 @@ async def test_http_invalid_utf8(transport):
     def bad(rid):
         yield (b'data: {"jsonrpc":"2.0","method":"notifications/message",'
                b'"params":{"level":"info","data":"\xff\xfe bad \xc3"}}\n\n' + sse(reply(rid, DONE)))
-    rows, _ = await stream_case(transport, bad, until=("<strong>call_tool</strong>", "done"),
+    rows, _ = await stream_case(transport, bad, until=("<strong>tools/call</strong>", "done"),
                                 clear=problem("invalid UTF-8"))
     bad_note = next(r for r in rows if "invalid UTF-8" in " ".join(r.get("problems") or []))
     assert bad_note["message"]["params"]["data"] == "\ufffd\ufffd bad \ufffd"      # delivered, bytes replaced
@@ -557,7 +557,7 @@ async def test_http_connection_dropped_in_the_middle_of_a_response():
         w.write(head("200 OK", "application/json", f"Content-Length: {len(body)}\r\n") + body[:len(body) // 2])
         await w.drain()
         w.close()
-    _, seen = await http_case(crash, until=("<strong>call_tool</strong>",),
+    _, seen = await http_case(crash, until=("<strong>tools/call</strong>",),
                               clear=note("error", "the server broke the HTTP exchange"))
     assert "the server broke the HTTP exchange" in result_of(seen)
 
@@ -565,7 +565,7 @@ async def test_http_connection_dropped_in_the_middle_of_a_response():
 async def test_http_server_that_never_answers():
     async def silent(req, w):
         await asyncio.Event().wait()          # holds the request open until the server is closed
-    rows, seen = await http_case(silent, timeout="1", until=("<strong>call_tool</strong>",),
+    rows, seen = await http_case(silent, timeout="1", until=("<strong>tools/call</strong>",),
                                  clear=note("timeout", "tools/call"))
     assert "timed out" in result_of(seen)
     call = next(r for r in rows if (r["message"] or {}).get("method") == "tools/call")
@@ -580,7 +580,7 @@ async def test_http_fifty_megabyte_response_is_recorded_truncated_with_its_size(
         w.write(head("200 OK", "application/json") + json.dumps(answer(req, {"result": {"content": [
             {"type": "text", "text": "a" * 50_000_000}]}})).encode())
         await w.drain()
-    rows, seen = await http_case(big, until=("<strong>call_tool</strong>", "50000000 characters in all"),
+    rows, seen = await http_case(big, until=("<strong>tools/call</strong>", "50000000 characters in all"),
                                  clear=lambda r: r.get("truncated") and r["size"] > 50_000_000)
     frame = next(r for r in rows if r.get("truncated"))
     assert len(frame["raw"]) == 100_000 and frame["message"] is None
@@ -611,7 +611,7 @@ async def test_http_unknown_duplicate_and_missing_ids(transport):
         yield sse(reply(999, DONE), {"jsonrpc": "2.0", "result": {"content": []}},
                   reply(rid, {"result": {"content": [{"type": "text", "text": "first"}]}}),
                   reply(rid, {"result": {"content": [{"type": "text", "text": "duplicate"}]}}))
-    rows, seen = await stream_case(transport, ids, until=("<strong>call_tool</strong>", "first"),
+    rows, seen = await stream_case(transport, ids, until=("<strong>tools/call</strong>", "first"),
                                    clear=note("error", "unknown or already answered id 999"))
     assert_ids_flagged(rows, seen)
 
@@ -619,7 +619,7 @@ async def test_http_unknown_duplicate_and_missing_ids(transport):
 async def test_http_json_body_answering_another_id():
     async def other(req, w):
         w.write(head("200 OK", "application/json") + json.dumps({"jsonrpc": "2.0", "id": 999, **DONE}).encode())
-    _, seen = await http_case(other, until=("<strong>call_tool</strong>",),
+    _, seen = await http_case(other, until=("<strong>tools/call</strong>",),
                               clear=note("error", "unknown or already answered id 999"))
     assert "does not answer this request" in result_of(seen)
 
@@ -632,7 +632,7 @@ async def test_http_wrong_jsonrpc_field(transport):
 
     def old_event(rid):
         yield sse(reply(rid, {**DONE, "jsonrpc": "1.0"}))
-    until, clear = ("<strong>call_tool</strong>", WRONG_JSONRPC), problem("jsonrpc field is '1.0'")
+    until, clear = ("<strong>tools/call</strong>", WRONG_JSONRPC), problem("jsonrpc field is '1.0'")
     if transport == "http":
         _, seen = await http_case(old_body, until=until, clear=clear)
     else:
