@@ -206,9 +206,12 @@ def line_html(line: dict[str, Any]) -> str:
     source = "pre.json" if line.get("pretty") else "details.raw pre" if line.get("raw") is not None else ".preview"
     out.append(f'>\n  <summary><button type="button" class="copy" aria-label="Copy" data-copy="closest:.ev {source}">'
                f'</button><span class="arrow" aria-label="{dir_}">{_e(line["arrow"])}</span>'
-               f'<span class="t" data-ms="{t_ms}">{t_ms}</span><span class="label">{label}</span>')
+               f'<span class="t" data-ms="{t_ms}">{t_ms}</span><span class="seq" title="event {_e(line["seq"])}">'
+               f'{_e(line["seq"])}</span><span class="label">{label}</span>')
+    # One numbering everywhere: a line shows its event number (what a check row, a search result,
+    # "answers event N" and the exports cite); the JSON-RPC id is the message's own, said as such.
     if line.get("rpc_id") is not None:
-        out.append(f'<span class="rid">#{_e(line["rpc_id"])}</span>')
+        out.append(f'<span class="rid" title="JSON-RPC id">id {_e(line["rpc_id"])}</span>')
     if line.get("latency") is not None:
         out.append(f'<span class="lat">{latency_ms(line["latency"])} ms</span>')
     if status:

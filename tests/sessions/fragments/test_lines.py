@@ -114,7 +114,7 @@ def test_every_server_value_is_escaped():
                      "http": {"method": HOSTILE_VALUE, "url": HOSTILE_VALUE, "status": HOSTILE_VALUE}})
     assert "<img" not in html and "onerror=alert(1)>" not in html
     assert f'data-method="{ESCAPED_VALUE}"' in html                     # attribute: quotes cannot break out
-    assert f'<span class="rid">#{ESCAPED_VALUE}</span>' in html
+    assert f'<span class="rid" title="JSON-RPC id">id {ESCAPED_VALUE}</span>' in html
     assert f"<li>{ESCAPED_VALUE}</li>" in html
     assert f"SSE id {ESCAPED_VALUE}" in html and f"HTTP {ESCAPED_VALUE}" in html
     assert '<span class="lat">1.3 ms</span>' in html                # floatformat:1 rounds half up
@@ -149,3 +149,12 @@ def test_a_batch_of_big_lines_is_split_and_a_line_is_capped():
     assert all(f.startswith('<div id="transcript-lines" hx-swap-oob="beforeend">') for f in frames)
     assert sum(f.count('class="ev ') for f in frames) == 5
     assert "raw text shown up to" in frames[0]
+
+
+def test_a_line_shows_its_event_number_and_the_json_rpc_id_as_an_id():
+    """One numbering everywhere (issue 31): a check row's "event 18" pointed at a line shown as `#7`
+    (its JSON-RPC id): the line shows its event number, and the id says it is one."""
+    html = lines.line_html(lines.line({"seq": 18, "t": 0.5, "dir": "send", "raw": "{}",
+                                       "message": {"jsonrpc": "2.0", "id": 7, "method": "ping"}}))
+    assert '<span class="seq" title="event 18">18</span>' in html and '<span class="rid" title="JSON-RPC id">id 7</span>' in html
+    assert "#7" not in html
