@@ -136,7 +136,7 @@ class Recorder:
                         not in_flight or drain or self._full_batch_waits(queued, queued_chars)):
                     batch = self._next_batch(queued)
                     weight = sum(chars(event) for event in batch)
-                    saving = asyncio.ensure_future(self._save_batch(batch))
+                    saving: asyncio.Future[Rows] = asyncio.ensure_future(self._save_batch(batch))
                     in_flight.append((batch, weight, saving))
                     queued, queued_chars = queued + len(batch), queued_chars + weight
                 if not in_flight:
@@ -280,7 +280,8 @@ def encodable(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
         kept[key] = value
     if "message" in row:
         kept["message"] = None
-    problems = kept.get("problems") if isinstance(kept.get("problems"), list) else []
+    problems = kept.get("problems")
+    problems = problems if isinstance(problems, list) else []
     kept["problems"] = [*problems, f"stored from its raw text: the parsed frame could not be encoded again ({reason})"]
     return kept
 

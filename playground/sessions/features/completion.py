@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from playground.mcp.client import RequestTimeout
+from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
 
@@ -49,10 +49,9 @@ class Completion(Feature):
             return
         target = str(command.get("key") or "")
         self._asked[target] = seq = self._asked.get(target, 0) + 1
-        self.ctx.spawn(f"complete-{target}", self._complete(command, target, seq))
+        self.ctx.spawn(f"complete-{target}", self._complete(self.ctx.client, command, target, seq))
 
-    async def _complete(self, command: Command, target: str, seq: int) -> None:
-        client = self.ctx.client
+    async def _complete(self, client: McpClient, command: Command, target: str, seq: int) -> None:
         params = command.get("params") or {}
         reply: dict[str, Any] = {"target": target, "values": [], "error": ""}
         try:

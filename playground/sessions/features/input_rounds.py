@@ -25,7 +25,8 @@ class InputRounds(Feature):
         if call_id is None:
             return
         state = result.get("requestState")
-        requests = result.get("inputRequests") if isinstance(result.get("inputRequests"), dict) else {}
+        requests = result.get("inputRequests")
+        requests = requests if isinstance(requests, dict) else {}
         entry = {"round": round_no, "method": method, "keys": sorted(requests),
                  "request_state": None if state is None else self.ctx.secrets().cut(str(state), STATE_SHOWN),
                  "state_size": len(str(state)) if state is not None else 0}

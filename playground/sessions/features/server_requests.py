@@ -92,12 +92,14 @@ class ServerRequests(Feature):
 
 def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
     """What the card shows of one request (its params are the server's: untrusted)."""
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    params = message.get("params")
+    params = params if isinstance(params, dict) else {}
     method = message.get("method")
     out: dict[str, Any] = {"key": message["key"], "method": method, "params": params,
                            "params_json": jsontext.pretty(params),
                            "context": message.get("context")}
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    meta = params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
     related = meta.get(RELATED_TASK)
     out["related_task"] = str(related.get("taskId") or "") if isinstance(related, dict) else ""
     if method == "elicitation/create":
@@ -108,7 +110,8 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
             out["url_parts"] = url_parts(out["url"])
             out["elicitation_id"] = str(params.get("elicitationId") or "")
         else:
-            schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
+            schema = params.get("requestedSchema")
+            schema = schema if isinstance(schema, dict) else {}
             # A prefix per request: two questions on the page never share an element id.
             out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}", limits=ELICITATION)
             out["schema_json"] = json.dumps(schema)
@@ -120,7 +123,8 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
         out["temperature"] = params.get("temperature")
         out["stop_sequences"] = ", ".join(str(s) for s in params.get("stopSequences") or [])
         out["include_context"] = str(params.get("includeContext") or "")
-        prefs = params.get("modelPreferences") if isinstance(params.get("modelPreferences"), dict) else {}
+        prefs = params.get("modelPreferences")
+        prefs = prefs if isinstance(prefs, dict) else {}
         out["hints"] = ", ".join(str(h.get("name")) for h in prefs.get("hints") or [] if isinstance(h, dict))
         out["priorities"] = [(k, prefs[k]) for k in ("costPriority", "speedPriority", "intelligencePriority")
                              if k in prefs]

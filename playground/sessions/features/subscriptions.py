@@ -44,6 +44,7 @@ class Subscriptions(Feature):
     def state_html(self) -> str:
         client = self.ctx.client
         caps = (client.server_capabilities or {}) if client else {}
-        resources = caps.get("resources") if isinstance(caps.get("resources"), dict) else {}
+        resources = caps.get("resources")
+        resources = resources if isinstance(resources, dict) else {}
         return oob("subs-state", "innerHTML", render("sessions/features/subscriptions_state.html", {
             "subscribed": self.subscribed, "can_subscribe": bool(resources.get("subscribe"))}))

@@ -151,7 +151,9 @@ def _append(html: str) -> str:
 def _line_chunks(rows: list[dict[str, Any]], owner: bool = False) -> list[str]:
     """The rows' lines, joined in chunks of at most FRAME_BUDGET characters (a line more if one
     is larger; a line is capped well under the limit)."""
-    chunks, current, size = [], [], 0
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
     for row in rows:
         html = lines_html([line(row, owner=owner)])
         if current and size + len(html) > FRAME_BUDGET:

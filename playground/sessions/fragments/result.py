@@ -85,7 +85,8 @@ def url_elicitations(error: Any) -> list[dict[str, Any]]:
     """The URL elicitations a -32042 error (URLElicitationRequiredError) asks for, to show on the page."""
     if not isinstance(error, dict) or error.get("code") != URL_ELICITATION_REQUIRED:
         return []
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    data = error.get("data")
+    data = data if isinstance(data, dict) else {}
     out = []
     for item in data.get("elicitations") or []:
         if isinstance(item, dict) and isinstance(item.get("url"), str):

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import uritemplate
+from uritemplate.variable import VariableValue
 
 from playground.mcp import jsontext
 from playground.mcp.client import McpClient, RequestTimeout
@@ -132,7 +133,8 @@ class CallForms:
             await self.notice(f"Not read: {too_large}.")
             return None
         await self.notice("")
-        variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
+        variables: dict[str, VariableValue] = {k[len("vars."):]: str(v) for k, v in content.items()
+                                               if k.startswith("vars.") and v != ""}
         return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
 
     async def raw(self, content: dict[str, Any]) -> Command | None:

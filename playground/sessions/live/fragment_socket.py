@@ -42,7 +42,10 @@ class FragmentSocket(AsyncWebsocketConsumer):
         for html in feature.fragments(message["event"], self):
             await self.send(text_data=html)
 
-    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+    # (AsyncWebsocketConsumer.send's own signature, which replaces AsyncConsumer.send(message): its
+    # stub in types-channels ignores the override too)
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None,  # type: ignore[override]
+                   close: bool = False) -> None:
         if text_data is not None:
             text_data = sendable(text_data, getattr(self, "session_id", None))
         await super().send(text_data=text_data, bytes_data=bytes_data, close=close)

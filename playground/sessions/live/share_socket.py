@@ -139,6 +139,8 @@ class ShareConsumer(FragmentSocket):
     @database_sync_to_async
     def _replay_frames(self) -> tuple[list[str], Session | None]:
         """The replay as the share page shows it, or None when the link was revoked meanwhile."""
+        if self.link_id is None:
+            return [], None
         link = ShareLink.objects.select_related("session").filter(
             pk=self.link_id, revoked_at__isnull=True).first()
         if link is None:
@@ -206,6 +208,6 @@ class ShareConsumer(FragmentSocket):
 def close_share_viewers(link: ShareLink) -> None:
     """Revoking a link: its live viewers' sockets close (from a sync view)."""
     from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
+    from playground.channel_layer import channel_layer
 
-    async_to_sync(get_channel_layer().group_send)(share_link_group_name(link.pk), {"type": "share.revoked"})
+    async_to_sync(channel_layer().group_send)(share_link_group_name(link.pk), {"type": "share.revoked"})

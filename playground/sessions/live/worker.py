@@ -26,11 +26,11 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
 from playground import security
+from playground.channel_layer import channel_layer
 from playground.mcp.client import McpClient
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
@@ -61,7 +61,7 @@ class SessionWorker:
                  options: dict[str, dict[str, Any]] | None = None) -> None:
         self.session_id = session_id
         self.config = config
-        self.layer = get_channel_layer()
+        self.layer = channel_layer()
         self.channel: str = ""
         self.client: McpClient | None = None
         self.catalogue: Catalogue = {}           # the server's lists as last fetched (catalogue.py)

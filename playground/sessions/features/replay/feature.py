@@ -68,7 +68,7 @@ class Replay(Feature):
             for n in range(int(event.get("rows") or 0)):
                 tab.first_time(f"diff-row:{n}")
             return [oob("differences", "outerHTML", event["region"])]
-        out = [oob("differences-summary", "innerHTML", event["summary"])]
+        out: list[str] = [oob("differences-summary", "innerHTML", event["summary"])]
         if tab.first_time(f"diff-row:{event['n']}"):
             out.insert(0, oob("differences-rows", "beforeend", event["row"]))
         return out

@@ -42,7 +42,8 @@ def row_view(row: dict[str, Any], source_id: Any, *, owner: bool) -> dict[str, A
         changes.append({"path": change.get("path") or "(the whole response)",
                         "old": ("(absent)" if "old" not in change else change["old"] if cut else _json(change["old"])),
                         "new": ("(absent)" if "new" not in change else change["new"] if cut else _json(change["new"]))})
-    during = row.get("during") if isinstance(row.get("during"), dict) else {}
+    during = row.get("during")
+    during = during if isinstance(during, dict) else {}
     source_url = reverse("sessions:detail", args=[source_id]) if owner and source_id else ""
     return {**row, "changes_shown": changes, "during": during, "source_url": source_url,
             "expandable": bool(changes or row.get("old_raw") or row.get("new_raw"))}
@@ -50,7 +51,8 @@ def row_view(row: dict[str, Any], source_id: Any, *, owner: bool) -> dict[str, A
 
 def region_html(report: dict[str, Any], *, session_id: int, owner: bool, live: bool, error: str = "",
                 rules_text: str | None = None) -> str:
-    about = report.get("about") if isinstance(report.get("about"), dict) else {}
+    about = report.get("about")
+    about = about if isinstance(about, dict) else {}
     state = str(report.get("state") or "waiting")
     done = not live or state in ("done", "stopped")
     rows = [r for r in report.get("rows") or [] if isinstance(r, dict)]
