@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 
 from playground.mcp import jsontext
 
+from ..protocol import CallStarted, Outcome
 from .content import content_html, copyable, content_item, url_parts
 from .html import esc as _e
 from .html import latency_ms as _latency_ms
@@ -44,7 +45,7 @@ def _error(error: Any) -> Any:
     return error
 
 
-def describe_result(outcome: dict[str, Any]) -> dict[str, Any]:
+def describe_result(outcome: Outcome) -> dict[str, Any]:
     result = outcome.get("result")
     described: dict[str, Any] = {
         "error": _error(outcome.get("error")),
@@ -123,7 +124,7 @@ def _badges(error: dict[str, Any] | None, is_error: bool) -> str:
     return out
 
 
-def _latency(outcome: dict[str, Any], rounds: bool) -> str:
+def _latency(outcome: Outcome, rounds: bool) -> str:
     if outcome.get("latency_ms") is None:
         return ""
     title = "from sending the request to its answer" + (", input rounds included" if rounds else "")
@@ -199,7 +200,7 @@ def _structured(d: dict[str, Any]) -> str:
             + copyable("json", d.get("structured") or "", d.get("structured_more")))
 
 
-def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
+def result_html(outcome: Outcome, d: dict[str, Any]) -> str:
     """The Result region (an out-of-band swap); it also removes the call's in-flight card, if
     the page was shown one."""
     error, is_error = d.get("error"), d.get("is_error")
@@ -274,7 +275,7 @@ def _fit_media(items: list[dict[str, Any]]) -> None:
                 item["kind"] = "blocked"
 
 
-def result_frames(outcome: dict[str, Any]) -> list[str]:
+def result_frames(outcome: Outcome) -> list[str]:
     """The Result region, then the appends that complete its long texts."""
     described = describe_result(outcome)
     described["has_structured"] = bool(described.get("structured"))   # even if all of it comes in pieces
@@ -304,14 +305,14 @@ def result_frames(outcome: dict[str, Any]) -> list[str]:
     return [first] + [piece_html(dom_id, piece) for dom_id, piece in rest]
 
 
-def result(outcome: dict[str, Any]) -> str:
+def result(outcome: Outcome) -> str:
     """The whole Result region in one fragment (for small results and tests)."""
     return "".join(result_frames(outcome))
 
 
 # A call in flight ------------------------------------------------------------------------
 
-def call_started(message: dict[str, Any]) -> str:
+def call_started(message: CallStarted) -> str:
     started = message.get("started")
     call = {**message, "started": int(started * 1000) if isinstance(started, (int, float)) else ""}
     return oob("inflight", "beforeend", render_to_string("sessions/_call_started.html", {"call": call}))

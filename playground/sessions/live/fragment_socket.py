@@ -9,7 +9,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..features import BY_NAME
 from ..fragments.regions import sendable
-from ..protocol import Catalogue
+from ..protocol import Catalogue, FeatureEvent
 
 
 class FragmentSocket(AsyncWebsocketConsumer):
@@ -34,7 +34,7 @@ class FragmentSocket(AsyncWebsocketConsumer):
     def forget(self, card: str) -> None:
         self._cards.discard(card)
 
-    async def session_feature(self, message: dict[str, Any]) -> None:
+    async def session_feature(self, message: FeatureEvent) -> None:
         """A feature's event (a share's: made for shares, masked): its fragments for this tab."""
         feature = BY_NAME.get(message.get("feature", ""))
         if feature is None:          # (a worker of a newer deployment)

@@ -35,7 +35,7 @@ from playground.transcripts.models import Session, ShareLink
 
 from ..fragments import lines, regions
 from ..fragments.html import oob
-from ..protocol import share_group_name, share_link_group_name
+from ..protocol import Lines, SessionState, ShareFollow, StateEvent, share_group_name, share_link_group_name
 from ..transcript_window import transcript_window
 from .durability import reap_dead_sessions
 from .fragment_socket import FragmentSocket
@@ -57,7 +57,7 @@ def mode(name: str) -> str:
     return text if name == "live" else text + oob("transcript-follow", "delete")
 
 
-def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[str, Any]:
+def shared_state(session: Session, state: SessionState | None = None) -> SessionState:
     """The state a share shows (`state`, or the session's as saved): redacted, and nothing that
     acts (no switch of transport)."""
     shown = session.share_redactor().obj(session.state() if state is None else state)
@@ -178,21 +178,21 @@ class ShareConsumer(FragmentSocket):
 
     # From the worker and the revoke view --------------------------------------------------
 
-    async def share_follow(self, message: dict[str, Any]) -> None:
+    async def share_follow(self, message: ShareFollow) -> None:
         """The worker renders for this viewer from now on (or did not answer): replay, then follow."""
         if self._fallback is not None and not message.get("late"):
             self._fallback.cancel()
         if not self._replayed:
             await self._replay()
 
-    async def session_lines(self, message: dict[str, Any]) -> None:
+    async def session_lines(self, message: Lines) -> None:
         """Lines the worker rendered for shares (redacted for them)."""
         if not self._replayed:
             return          # the replay, still to come, has them
         for frame in message["frames"]:
             await self.send(text_data=frame)
 
-    async def session_state(self, message: dict[str, Any]) -> None:
+    async def session_state(self, message: StateEvent) -> None:
         session = await self._session()          # (its OAuth values may have grown since)
         if session is None or not self._replayed:
             return

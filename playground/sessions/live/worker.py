@@ -36,11 +36,12 @@ from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap
 from playground.mcp.secrets import Redactor
+from playground.registry.models import Server
 from playground.transcripts.models import Session
 from playground.transcripts.recorder import Recorder
 
-from ..features import BY_COMMAND, FEATURES
-from ..protocol import Catalogue, Command, Snapshot
+from ..features import BY_COMMAND, FEATURES, Feature
+from ..protocol import Catalogue, Command, Snapshot, as_command
 from . import shutdown, workers
 from .audience import Audience
 from .calls import CALLS, Calls
@@ -126,7 +127,7 @@ class SessionWorker:
         if self.client is not None:
             self.client.timeout = seconds
 
-    def feature(self, name: str) -> Any:
+    def feature(self, name: str) -> Feature | None:
         return self.features.by_name.get(name)
 
     def end(self, reason: str | None = None) -> None:
@@ -241,7 +242,7 @@ class SessionWorker:
     async def _receive_loop(self) -> None:
         while True:
             message = await self.layer.receive(self.channel)
-            await self._command(self.handle, message)
+            await self._command(self.handle, as_command(message))
 
     async def _command(self, run: Handler, message: Command) -> None:
         try:
@@ -269,7 +270,7 @@ class SessionWorker:
         self._stop.set()
 
     async def _sync(self, message: Command) -> None:
-        await self.audience.to_layer(self.layer.send, message["reply_channel"], dict(self.snapshot()))
+        await self.audience.to_layer(self.layer.send, message["reply_channel"], self.snapshot())
 
     def snapshot(self) -> Snapshot:
         """What a (re)connecting page needs besides the transcript."""
@@ -281,7 +282,7 @@ class SessionWorker:
         return snapshot
 
 
-async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None,
+async def start_session(server: Server, owner: Any, *, oauth_redirect_uri: str | None = None,
                         kind: str = Session.Kind.SESSION, hints: dict[str, Any] | None = None,
                         replay_of: Session | None = None) -> Session:
     """Create the Session row and start its worker in this process. Each feature reads its
