@@ -12,7 +12,7 @@ from playground.mcp.transports.base import TransportError
 from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
-from .context import TabContext
+from .context import SessionContext, TabContext
 
 MAX_VALUES = 100             # suggestions shown for one field
 
@@ -40,7 +40,7 @@ class Completion(Feature):
     def fragments(cls, event: dict[str, Any], tab: TabContext) -> list[str]:
         return [oob(event["target"], "outerHTML", render("sessions/features/completion.html", {"c": event}))]
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self._asked: dict[str, int] = {}          # field -> the latest question's number
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import CURRENT_CALL
+from ..protocol import CURRENT_CALL, Outcome
 from .base import Feature
+from .context import SessionContext
 
 STATE_SHOWN = 2000          # characters of an opaque requestState shown on the page
 
@@ -13,7 +14,7 @@ STATE_SHOWN = 2000          # characters of an opaque requestState shown on the 
 class InputRounds(Feature):
     name = "input_rounds"
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.rounds: dict[str, list[dict[str, Any]]] = {}     # call id -> its rounds
         self._now: dict[str, dict[str, Any]] = {}              # call id -> its current round
@@ -44,7 +45,7 @@ class InputRounds(Feature):
                 "limit": client.max_input_rounds if client else None,
                 "request_state": entry["request_state"], "state_size": entry["state_size"]}
 
-    def on_call_end(self, call_id: str, outcome: dict[str, Any]) -> None:
+    def on_call_end(self, call_id: str, outcome: Outcome) -> None:
         self._now.pop(call_id, None)
         rounds = self.rounds.pop(call_id, [])
         if rounds:

@@ -17,7 +17,8 @@ from ..fragments.content import content_block, content_item, url_parts
 from ..fragments.html import oob
 from ..protocol import CURRENT_CALL, Command, FeatureEvent
 from .base import Feature, render
-from .context import TabContext
+from .context import SessionContext, TabContext
+from .input_rounds import InputRounds
 
 ANSWERED = frozenset({"sampling/createMessage", "elicitation/create"})
 RELATED_TASK = "io.modelcontextprotocol/related-task"      # the `_meta` key naming a request's task
@@ -53,7 +54,7 @@ class ServerRequests(Feature):
         html = render("sessions/features/server_request.html", describe_server_request(event))
         return [oob("server-requests", "beforeend", html)]
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.waiting: dict[str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
         self._keys = itertools.count(1)
@@ -65,7 +66,7 @@ class ServerRequests(Feature):
         key = f"q{next(self._keys)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         rounds = self.ctx.feature("input_rounds")          # an input round of one of our calls?
-        context = rounds.request_context() if rounds is not None else None
+        context = rounds.request_context() if isinstance(rounds, InputRounds) else None
         if context is None and (call_id := CURRENT_CALL.get()) is not None:
             context = {"call_id": call_id}                 # a legacy request caused by one of our calls
         asked = {"key": key, "method": method, "params": params, "context": context}

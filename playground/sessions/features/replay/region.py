@@ -3,13 +3,17 @@ tab) and for the saved report (the session page and its share page: `saved_regio
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
 
 from playground.mcp.replay import diff, summary_text
+from playground.mcp.secrets import Redactor
 
 from ..base import render
+
+if TYPE_CHECKING:
+    from playground.transcripts.models import Session
 
 ENDED_EARLY = "the session ended before the replay did"
 STATE_WORDS = {"waiting": "starting", "running": "replaying", "done": "done", "stopped": "stopped"}
@@ -70,7 +74,7 @@ def region_html(report: dict[str, Any], *, session_id: int, owner: bool, live: b
     })
 
 
-def saved_region(session: Any, redact: Any, *, owner: bool) -> str:
+def saved_region(session: Session, redact: Redactor, *, owner: bool) -> str:
     """A replay session's Differences from its saved report, masked by `redact` (the owner's page
     or a share page: read-only); "" for other sessions. While the session is live its page
     follows the worker's region (a tab's snapshot, a share viewer's), which replaces this one:
