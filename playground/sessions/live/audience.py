@@ -15,6 +15,7 @@ from channels.layers import BaseChannelLayer
 from django.conf import settings
 
 from playground.mcp.auth import OAuth
+from playground.mcp.events import EventRow
 from playground.mcp.secrets import NO_SECRETS, Redactor
 from playground.transcripts.storable import without_surrogates
 
@@ -81,7 +82,7 @@ class Audience:
             await self.to_layer(self.layer.group_send, share_group_name(self.session_id),
                                 {"type": "session.feature", "feature": feature, "event": event(self.share_redactor)})
 
-    async def send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
+    async def send_lines(self, rows: list[EventRow], skipped: int) -> None:
         """One throttled piece of transcript for every tab, rendered once: a marker for the lines
         left out, then the lines (in appends under daphne's 1 MiB message). Rendering per tab
         made 30 tabs of a flood cost 30 times the rendering."""
