@@ -3,6 +3,7 @@ environment variables switch to PostgreSQL (DATABASE_URL) and Redis (REDIS_URL).
 from __future__ import annotations
 
 import os
+from typing import Any
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -105,6 +106,7 @@ else:
 # The socket timeout must outlast channels_redis' blocking pop (5 s): redis-py 8 reads with a
 # 5 s timeout by default, and the two raced, so an idle tab's consumer died (websocket 1011).
 REDIS_SOCKET_TIMEOUT = 30
+CHANNEL_LAYERS: dict[str, dict[str, Any]]
 if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {

@@ -41,7 +41,7 @@ class ContentSecurityPolicyMiddleware:
         return self._add(request, self.get_response(request))
 
     async def _acall(self, request: HttpRequest) -> HttpResponse:
-        response = await self.get_response(request)      # type: ignore[misc]
+        response = await self.get_response(request)
         return self._add(request, response)
 
     @staticmethod

@@ -74,13 +74,8 @@ def _record(sender: Any, credentials: dict[str, Any], request: HttpRequest | Non
     LoginFailure.objects.filter(at__lt=timezone.now() - 2 * WINDOW).delete()      # keep the table small
 
 
-class ThrottledMixin:
+class ThrottledMixin(AuthenticationForm):
     """Checks the throttle before the password is even looked at."""
-
-    request: HttpRequest | None
-    error_messages: dict[str, str]
-    data: Any
-    cleaned_data: dict[str, Any]
 
     def clean(self) -> dict[str, Any]:
         # The name as authentication gets it (and the record of a failure); as posted if the
@@ -88,7 +83,7 @@ class ThrottledMixin:
         reason = refusal(self.request, self.cleaned_data.get("username") or self.data.get("username", ""))
         if reason:
             raise forms.ValidationError(reason, code="throttled")
-        return super().clean()                                              # type: ignore[misc]
+        return super().clean()
 
 
 class ThrottledAuthenticationForm(ThrottledMixin, AuthenticationForm):

@@ -11,7 +11,7 @@ import contextvars
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Required, TypedDict
 
 from . import jsonrpc, jsontext
 
@@ -22,6 +22,31 @@ DEFAULT_MAX_RAW = 1_000_000
 INVALID_UTF8 = "invalid UTF-8 (shown with replacement characters)"
 TOO_DEEP = (f"nested deeper than {jsontext.MAX_DEPTH} levels: the parsed message is cut there (what the client "
             "and the page use); the raw text is whole")
+
+
+class EventRow(TypedDict, total=False):
+    """A TranscriptEvent as its JSONL line (`to_dict`): the export format, the `data` of its
+    database row, what the pages' lines are rendered from."""
+
+    seq: Required[int]
+    t: Required[float]
+    dir: Required[Direction]
+    raw: str | None
+    message: Any
+    parse_error: str
+    problems: list[str]
+    kind: str
+    text: str
+    http: dict[str, Any]
+    sse_id: str
+    sse_event: str
+    reply_to: int
+    latency_ms: float
+    size: int
+    data: dict[str, Any]
+    truncated: bool
+    schema_problems: list[dict[str, str]]
+    schema_lint: dict[str, Any]
 
 
 @dataclass(slots=True)
@@ -56,9 +81,9 @@ class TranscriptEvent:
         m = self.message
         return m.get("id") if isinstance(m, dict) else None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> EventRow:
         """The JSONL line shared by the CLI and exports: seq, t, dir, raw (not for notes), message."""
-        out: dict[str, Any] = {"seq": self.seq, "t": round(self.t, 6), "dir": self.dir}
+        out: EventRow = {"seq": self.seq, "t": round(self.t, 6), "dir": self.dir}
         if self.dir != "note":
             out["raw"] = self.raw
         out["message"] = self.message

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from playground.channel_layer import channel_layer
 from playground.registry.services import own_server
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session
@@ -57,7 +57,7 @@ def callback(request: HttpRequest) -> HttpResponse:
     if not session.worker_channel:
         return render(request, "oauth/callback_late.html", {"session": session}, status=410)
     params = {k: request.GET[k] for k in CALLBACK_PARAMS if k in request.GET}
-    async_to_sync(get_channel_layer().send)(session.worker_channel, {"command": "oauth_callback", "params": params})
+    async_to_sync(channel_layer().send)(session.worker_channel, {"command": "oauth_callback", "params": params})
     return redirect("sessions:detail", pk=session.pk)
 
 
@@ -98,7 +98,7 @@ def token_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
     if action not in ("refresh", "revoke"):
         raise Http404
     if session.worker_channel:
-        async_to_sync(get_channel_layer().send)(session.worker_channel, {"command": f"oauth_{action}"})
+        async_to_sync(channel_layer().send)(session.worker_channel, {"command": f"oauth_{action}"})
         messages.info(request, f"Token {action} requested; its steps appear below.")
     elif action == "revoke" and session.server_id:
         OAuthRecord.objects.filter(server_id=session.server_id).delete()

@@ -1,7 +1,10 @@
 """The server form: JSON fields edited as plain text lines, validated per transport."""
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
+from django.http import QueryDict
 
 from playground import security
 from playground.mcp.replay import diff
@@ -80,6 +83,8 @@ class ServerForm(forms.ModelForm):
         },
     }
 
+    data: QueryDict | dict[str, Any]     # as bound (a copy is edited when a command line is split)
+
     def __init__(self, *args, user=None, **kwargs) -> None:
         """`user`: who saves it (the owner of a new server; PLAYGROUND_STDIO_USERS applies to them)."""
         super().__init__(*args, **kwargs)
@@ -144,8 +149,9 @@ class ServerForm(forms.ModelForm):
         except diff.RuleError as exc:
             raise forms.ValidationError(str(exc)) from None
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data        # (what ModelForm.clean() returns; typed as maybe None for any form)
         transport = data.get("transport")
         if transport == Server.Transport.STDIO:
             if data.get("command"):
@@ -182,7 +188,7 @@ class ServerForm(forms.ModelForm):
                                                "choose the legacy era (or auto) for it.")
         return data
 
-    def _split_command_line(self, data: dict) -> None:
+    def _split_command_line(self, data: dict[str, Any]) -> None:
         """`npx -y pkg` typed as the command: the program, then its words as arguments (before
         any given), its leading NAME=value words into the environment; said in `split_message`.
         Shown in the form too when it comes back with other errors, so a second save keeps it."""

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from playground.mcp.secrets import mask_env, mask_headers
 from playground.mcp.transports.http_common import shown_url
+from playground.signed_in import SignedInRequest
 
 from . import interchange
 from .forms import ImportForm, ServerForm
@@ -21,14 +22,14 @@ from .services import entry_from_server, import_servers, own_server
 
 
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: SignedInRequest) -> HttpResponse:
     servers = Server.objects.filter(owner=request.user).annotate(last_session_at=Max("sessions__started_at"))
     return render(request, "registry/home.html", {"servers": servers})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def add(request: HttpRequest) -> HttpResponse:
+def add(request: SignedInRequest) -> HttpResponse:
     form = ServerForm(request.POST or None, user=request.user)
     if request.method == "POST" and form.is_valid():
         server = form.save(commit=False)
@@ -43,7 +44,7 @@ def add(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def edit(request: HttpRequest, pk: int) -> HttpResponse:
+def edit(request: SignedInRequest, pk: int) -> HttpResponse:
     server = own_server(request.user, pk)
     # Compared as parsed lists: the form's changed_data said "changed" on every save (the initial
     # value is the stored list, the posted one lines of text), so any edit told live sessions.
@@ -63,16 +64,16 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
 def tell_live_sessions_roots(server: Server) -> None:
     """Live sessions of this server answer roots/list from the new list (and say it changed)."""
     from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
+    from playground.channel_layer import channel_layer
 
-    layer = get_channel_layer()
+    layer = channel_layer()
     for channel in server.sessions.exclude(worker_channel="").values_list("worker_channel", flat=True):
         async_to_sync(layer.send)(channel, {"command": "set_roots", "params": list(server.roots or [])})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def delete(request: HttpRequest, pk: int) -> HttpResponse:
+def delete(request: SignedInRequest, pk: int) -> HttpResponse:
     server = own_server(request.user, pk)
     if request.method == "POST":
         name = server.name
@@ -83,7 +84,7 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def detail(request: HttpRequest, pk: int) -> HttpResponse:
+def detail(request: SignedInRequest, pk: int) -> HttpResponse:
     server = own_server(request.user, pk)
     return render(request, "registry/detail.html", {
         "server": server,
@@ -95,7 +96,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def import_view(request: HttpRequest) -> HttpResponse:
+def import_view(request: SignedInRequest) -> HttpResponse:
     form = ImportForm(request.POST or None)
     context: dict = {"form": form}
     if request.method == "POST" and form.is_valid():
@@ -120,14 +121,14 @@ def _export_response(servers: list[Server], fmt: str, filename: str) -> HttpResp
 
 
 @login_required
-def export_all(request: HttpRequest) -> HttpResponse:
+def export_all(request: SignedInRequest) -> HttpResponse:
     fmt = request.GET.get("format", "")
     name = "mcp.json" if fmt == "vscode" else "mcp-servers.json"
     return _export_response(list(Server.objects.filter(owner=request.user)), fmt, name)
 
 
 @login_required
-def export_one(request: HttpRequest, pk: int) -> HttpResponse:
+def export_one(request: SignedInRequest, pk: int) -> HttpResponse:
     server = own_server(request.user, pk)
     fmt = request.GET.get("format", "")
     slug = slugify(server.name) or f"server-{server.pk}"

@@ -13,7 +13,7 @@ import datetime as dt
 import re
 import time
 from dataclasses import dataclass, field as dc_field
-from typing import Any
+from typing import Any, cast
 
 from django.template.loader import get_template
 from django.utils.safestring import SafeString
@@ -53,9 +53,15 @@ def render_form(schema: Any, *, prefix: str = "args", values: Any = None,
         html = state.field(json_root(label, f"the schema is {exc.reason}", over_budget=True), prefix, prefix, value,
                            defaults=values is None, root=True)
     leftovers = [m for path, msgs in state.errors.items() if path not in state.used for m in msgs]
-    return get_template("schemaforms/form.html").render({
+    return _render("schemaforms/form.html", {
         "prefix": prefix, "body": html, "leftover_errors": leftovers,
     })
+
+
+def _render(template: str, context: dict[str, Any]) -> SafeString:
+    """One of our templates, by the Django engine: a SafeString (django-stubs type get_template()
+    for any engine, whose render() may give a plain str)."""
+    return cast(SafeString, get_template(template).render(context))
 
 
 def _root_label(schema: Any) -> str:
@@ -147,7 +153,7 @@ class _State:
         renderer = getattr(self, "k_" + f.kind)
         template, extra = renderer(f, name, dom, value, defaults)
         ctx.update(extra)
-        html = get_template(f"schemaforms/{template}.html").render(ctx)
+        html = _render(f"schemaforms/{template}.html", ctx)
         if template not in _NESTING:
             self.budget.emit(len(html))        # (a nesting one's children were counted as they were drawn)
         return html
@@ -224,7 +230,7 @@ class _State:
     def item(self, item: Field, name: str, dom: str, index: str, value: Any, defaults: bool):
         html = self.field(item, f"{name}.{index}", f"{dom}.{index}", value, defaults=defaults,
                           idx=index)
-        return get_template("schemaforms/array_item.html").render(
+        return _render("schemaforms/array_item.html",
             {"index": index, "body": html, "item_name": f"{name}.{index}"})
 
     def k_choice(self, f: Field, name, dom, value, defaults):

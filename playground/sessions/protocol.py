@@ -7,12 +7,14 @@
   Channels' type-name routing); each tab's consumer renders them as fragments. A feature's
   events travel as one type, `session.feature`, naming the feature.
 
+Each is a TypedDict below; the channel layer carries plain dicts (`to_layer`, `as_command`).
+
 Nothing here imports from `playground.sessions`: every other module of it may import this one.
 """
 from __future__ import annotations
 
 import contextvars
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
 # The page's call a coroutine works for (set by the worker around each call), so an input
 # round or a server request can be threaded under the call that caused it.
@@ -41,7 +43,7 @@ class Command(TypedDict, total=False):
     """A command for the worker. `command` names it (the page's action of the same name);
     the other keys depend on it. `reply_channel` is the asking tab's own channel."""
 
-    command: str
+    command: Required[str]
     reply_channel: str
     call_id: str
     name: str
@@ -57,6 +59,12 @@ class Command(TypedDict, total=False):
     key: str
     result: dict[str, Any]
     error: str
+    report: dict[str, Any]
+
+
+def as_command(message: dict[str, Any]) -> Command:
+    """What the worker's channel received: a command (a tab's, a view's, a share viewer's)."""
+    return cast(Command, message)
 
 
 # Events (worker -> group -> each tab) ---------------------------------------------------
@@ -103,15 +111,28 @@ class FeatureEvent(TypedDict):
     event: dict[str, Any]
 
 
+class CallError(TypedDict, total=False):
+    """Why a call has no result: the server's JSON-RPC error (`code`, `message`, `data`), or
+    whose failure it was (`kind`: transport, client, the session ended; a `timeout`, a cancel)."""
+
+    code: Any                       # the server's (an int when it is a JSON-RPC error)
+    message: str
+    data: Any
+    http: int                       # the HTTP status it came with
+    kind: str
+    timeout: bool
+    cancelled: bool
+
+
 class Outcome(TypedDict, total=False):
     """A call's end, as the Result region shows it."""
 
-    type: Literal["session.result"]
-    call_id: str
-    command: str
-    name: str
+    type: Required[Literal["session.result"]]
+    call_id: Required[str]
+    command: Required[str]
+    name: Required[str]
     result: Any
-    error: dict[str, Any]
+    error: CallError
     latency_ms: float
     announced: bool
     rounds: list[dict[str, Any]]
@@ -124,10 +145,10 @@ class Snapshot(TypedDict):
     type: Literal["session.snapshot"]
     catalogue: Catalogue
     results: list[Outcome]
-    progress: dict[str, dict[str, Any]]
-    inflight: list[dict[str, Any]]
+    progress: dict[str, dict[str, Any]]     # by call id: the call's last notifications/progress params
+    inflight: list[CallStarted]
     features: list[FeatureEvent]
-    state: NotRequired[dict[str, Any]]      # while connecting: the strip with what it waits for
+    state: NotRequired[SessionState]        # while connecting: the strip with what it waits for
 
 
 class Lines(TypedDict):
@@ -157,7 +178,23 @@ class CallStarted(TypedDict):
 class ProgressEvent(TypedDict):
     type: Literal["session.progress"]
     call_id: str
-    progress: dict[str, Any]
+    progress: dict[str, Any]                # the server's notifications/progress params
+
+
+class ShareFollow(TypedDict):
+    """To a live share viewer: the worker renders for it from now on (`late`: it did not answer)."""
+
+    type: Literal["share.follow"]
+    late: NotRequired[bool]
+
+
+# What the worker sends to the tabs (and the share viewers).
+TabMessage = Lines | StateEvent | CatalogueEvent | CallStarted | ProgressEvent | Outcome | FeatureEvent | Snapshot | ShareFollow
+
+
+def to_layer(message: TabMessage | Command) -> dict[str, Any]:
+    """`message` as the channel layer's send takes it (a TypedDict is a dict: not copied)."""
+    return cast(dict[str, Any], message)
 
 
 # The catalogue ------------------------------------------------------------------------

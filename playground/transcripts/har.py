@@ -119,10 +119,13 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
         ex.seqs.append(row["seq"])
         ex.method = ex.method or http["method"]
         ex.url = ex.url or str(http.get("url", ""))
-        data = row.get("data") if isinstance(row.get("data"), dict) else {}
+        data = row.get("data")
+        if not isinstance(data, dict):
+            data = {}
         if row["dir"] == "send":
             sends.add(row["seq"])
-            ex.sent_headers = http.get("headers") if isinstance(http.get("headers"), dict) else {}
+            sent_headers = http.get("headers")
+            ex.sent_headers = sent_headers if isinstance(sent_headers, dict) else {}
             ex.body, ex.t_request = row.get("raw") or "", row["t"]
             ex.body_type = next((v for k, v in ex.sent_headers.items() if k.lower() == "content-type"), "")
             ex.awaiting = _requests_in(row.get("message"))
@@ -133,7 +136,8 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
             ex.wait_ms = float(http["wait_ms"])
         if isinstance(http.get("status"), int):
             ex.status = http["status"]
-            ex.headers = http.get("headers") if isinstance(http.get("headers"), dict) else {}
+            headers = http.get("headers")
+            ex.headers = headers if isinstance(headers, dict) else {}
             ex.content_type = str(http.get("content_type") or "")
         ex.t_first = row["t"] if ex.t_first is None else ex.t_first
         ex.t_last = row["t"]

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import datetime
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from playground.mcp.secrets import Redactor
+
+if TYPE_CHECKING:
+    from playground.sessions.protocol import SessionState
 
 
 class Session(models.Model):
@@ -89,8 +92,8 @@ class Session(models.Model):
         """Only the owner sees a session on its pages (staff see every one, in the admin only)."""
         return bool(user and user.is_authenticated and self.owner_id is not None and self.owner_id == user.pk)
 
-    def state(self) -> dict[str, Any]:
-        """The state strip's facts (sessions.protocol.SessionState)."""
+    def state(self) -> SessionState:
+        """The state strip's facts."""
         return {"id": self.pk, "status": self.status, "era": self.era, "era_evidence": self.era_evidence,
                 "protocol_version": self.protocol_version, "server_info": self.server_info,
                 "capabilities": self.capabilities, "instructions": self.instructions,

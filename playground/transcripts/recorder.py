@@ -24,7 +24,7 @@ import collections
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from channels.db import database_sync_to_async
 from django.db import connection, transaction
 
 from playground.mcp import jsontext
-from playground.mcp.events import ON_PURPOSE, TranscriptEvent
+from playground.mcp.events import ON_PURPOSE, EventRow, TranscriptEvent
 
 from .models import Event, Session
 from .search import indexer as search_indexer
@@ -40,7 +40,7 @@ from .storable import storable_row
 
 log = logging.getLogger(__name__)
 
-Rows = list[dict[str, Any]]
+Rows = list[EventRow]
 SaveFn = Callable[[int, Rows], Awaitable[None]]
 # Runs on each batch's events before their rows are made and saved (the schema lint puts its
 # findings on them): what a check adds is in the database, the export and the page's lines alike.
@@ -136,7 +136,7 @@ class Recorder:
                         not in_flight or drain or self._full_batch_waits(queued, queued_chars)):
                     batch = self._next_batch(queued)
                     weight = sum(chars(event) for event in batch)
-                    saving = asyncio.ensure_future(self._save_batch(batch))
+                    saving: asyncio.Future[Rows] = asyncio.ensure_future(self._save_batch(batch))
                     in_flight.append((batch, weight, saving))
                     queued, queued_chars = queued + len(batch), queued_chars + weight
                 if not in_flight:
@@ -196,7 +196,7 @@ def _ignore_outcome(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-def _method(row: dict[str, Any]) -> str:
+def _method(row: Mapping[str, Any]) -> str:
     message = row.get("message")
     method = message.get("method") if isinstance(message, dict) else None
     return method[:200] if isinstance(method, str) else ""
@@ -220,17 +220,17 @@ def save_events(session_id: int, rows: Rows) -> None:
     `data` is the row's JSON text, as the JSONField would store it (jsonb on PostgreSQL).
     A row that cannot be encoded is saved as `encodable` makes it: one frame never stops a batch."""
     encoded = [_encoded(row) for row in rows]
-    rows, texts = [row for row, _ in encoded], [text for _, text in encoded]
+    stored, texts = [row for row, _ in encoded], [text for _, text in encoded]
     if connection.vendor == "postgresql":
         from psycopg.types.json import Jsonb
-        cleaned = [storable_row(row, text) for row, text in zip(rows, texts)]
-        rows, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
+        cleaned = [storable_row(row, text) for row, text in zip(stored, texts)]
+        stored, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
         params: list[Any] = [Jsonb(text, dumps=_same) for text in texts]
     else:
         params = texts
     values: list[Any] = []
     flagged: list[Any] = []          # rows with schema problems (few): inserted apart, to count them once
-    for row, data in zip(rows, params):
+    for row, data in zip(stored, params):
         values_of = flagged if "schema_problems" in row else values
         values_of += (session_id, row["seq"], row["t"], row["dir"], _method(row), data)
     step = INSERT_ROWS * _EVENT_COLUMNS
@@ -240,18 +240,18 @@ def save_events(session_id: int, rows: Rows) -> None:
             cursor.execute(_insert_events(len(part) // _EVENT_COLUMNS), part)
         problems = 0
         if flagged:
-            counts = {row["seq"]: _problem_count(row) for row in rows if "schema_problems" in row}
+            counts = {row["seq"]: _problem_count(row) for row in stored if "schema_problems" in row}
             for start in range(0, len(flagged), step):
                 part = flagged[start:start + step]
                 cursor.execute(_insert_events(len(part) // _EVENT_COLUMNS) + " RETURNING seq", part)
                 problems += sum(counts.get(seq, 0) for (seq,) in cursor.fetchall())   # new rows only
         if problems:
-            cursor.execute(_COUNT_EVENTS_AND_PROBLEMS, [rows[-1]["seq"], problems, session_id])
+            cursor.execute(_COUNT_EVENTS_AND_PROBLEMS, [stored[-1]["seq"], problems, session_id])
         else:
-            cursor.execute(_COUNT_EVENTS, [rows[-1]["seq"], session_id])    # (the ORM compiled it every batch)
+            cursor.execute(_COUNT_EVENTS, [stored[-1]["seq"], session_id])    # (the ORM compiled it every batch)
 
 
-def _problem_count(row: dict[str, Any]) -> int:
+def _problem_count(row: Mapping[str, Any]) -> int:
     """The schema problems a row counts for: none when its frame was sent invalid on purpose."""
     problems, lint = row.get("schema_problems"), row.get("schema_lint")
     if isinstance(lint, dict) and lint.get(ON_PURPOSE):
@@ -259,7 +259,7 @@ def _problem_count(row: dict[str, Any]) -> int:
     return len(problems) if isinstance(problems, list) else 0
 
 
-def _encoded(row: dict[str, Any]) -> tuple[dict[str, Any], str]:
+def _encoded(row: EventRow) -> tuple[Mapping[str, Any], str]:
     try:
         return row, jsontext.dumps(row)
     except (RecursionError, ValueError, TypeError) as exc:
@@ -267,7 +267,7 @@ def _encoded(row: dict[str, Any]) -> tuple[dict[str, Any], str]:
         return kept, jsontext.dumps(kept)
 
 
-def encodable(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
+def encodable(row: Mapping[str, Any], exc: BaseException) -> dict[str, Any]:
     """`row` without the parts that cannot be encoded (a parsed message nested deeper than any
     encoder goes: 1,800 levels), a problem saying so: the raw text, recorded as it came, stays."""
     reason = "nested too deep" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"[:200]
@@ -280,7 +280,8 @@ def encodable(row: dict[str, Any], exc: BaseException) -> dict[str, Any]:
         kept[key] = value
     if "message" in row:
         kept["message"] = None
-    problems = kept.get("problems") if isinstance(kept.get("problems"), list) else []
+    problems = kept.get("problems")
+    problems = problems if isinstance(problems, list) else []
     kept["problems"] = [*problems, f"stored from its raw text: the parsed frame could not be encoded again ({reason})"]
     return kept
 

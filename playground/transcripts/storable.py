@@ -9,6 +9,7 @@ event says so; SQLite stores them as they are.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import connection
@@ -55,7 +56,7 @@ def storable(value: Any) -> Any:
     return _clean(value)[0] if needs_cleaning() else value
 
 
-def storable_row(row: dict[str, Any], text: str) -> tuple[dict[str, Any], str]:
+def storable_row(row: Mapping[str, Any], text: str) -> tuple[Mapping[str, Any], str]:
     """A transcript row and its JSON text (`jsontext.dumps(row)`: NUL and lone surrogates come out
     escaped), cleaned if they must be, with a problem on the event saying so. Cheap for the usual
     row: a search of the text."""

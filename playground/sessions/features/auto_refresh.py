@@ -7,7 +7,7 @@ from typing import Any
 from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
-from .context import TabContext
+from .context import SessionContext, TabContext
 
 LIST_CHANGED = frozenset({"notifications/tools/list_changed", "notifications/prompts/list_changed",
                           "notifications/resources/list_changed"})
@@ -23,7 +23,7 @@ class AutoRefresh(Feature):
     async def command(cls, action: str, content: dict[str, Any], tab: TabContext) -> Command | None:
         return {"command": "auto_refresh", "params": bool(content.get("on"))}
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.on = True
 

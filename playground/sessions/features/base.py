@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.template.loader import render_to_string
 from django.urls import URLPattern
@@ -38,8 +38,12 @@ from playground.mcp.secrets import Redactor
 from playground.mcp.transports.base import TransportError
 
 from ..fragments.html import oob
-from ..protocol import Command, FeatureEvent
+from ..protocol import Command, FeatureEvent, Outcome
 from .context import SessionContext, TabContext
+
+if TYPE_CHECKING:
+    from playground.registry.models import Server
+    from playground.transcripts.models import Session
 
 ALL = "*"           # `notifications = ALL`: every notification but progress (the calls have those)
 
@@ -78,13 +82,13 @@ class Feature:
         return [html] if isinstance(html, str) else []
 
     @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
+    def page_context(cls, session: Session) -> dict[str, Any]:
         """What `head_template` and `panel_template` need on the session page (keys are shared
         with the page's context: prefix them with the feature's name when in doubt)."""
         return {}
 
     @classmethod
-    def share_context(cls, session: Any, redact: Any, token: str) -> dict[str, Any] | None:
+    def share_context(cls, session: Session, redact: Redactor, token: str) -> dict[str, Any] | None:
         """What `share_template` needs on the share page `token` of `session`, every server value
         masked by `redact` (the share's redactor); None: this feature shows nothing there."""
         return None
@@ -96,7 +100,7 @@ class Feature:
         return []
 
     @classmethod
-    def prepare(cls, server: Any, **hints: Any) -> dict[str, Any]:
+    def prepare(cls, server: Server, **hints: Any) -> dict[str, Any]:
         """Per-session options, read when a session starts (sync: may use the database); the
         instance gets them as `self.options`. `secrets`: values its pages must mask from the
         start. `hints`: what the starting page knows (`callback_url`)."""
@@ -210,7 +214,7 @@ class Feature:
     def on_input_required(self, method: str, round_no: int, result: dict[str, Any]) -> None:
         """An `input_required` round of a call (runs in the call's own task)."""
 
-    def on_call_end(self, call_id: str, outcome: dict[str, Any]) -> None:
+    def on_call_end(self, call_id: str, outcome: Outcome) -> None:
         """A call has its outcome, about to be shown: add to it."""
 
     def on_catalogue(self) -> None:

@@ -8,7 +8,7 @@ calling a tool runs its side effects."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from channels.db import database_sync_to_async
 
@@ -26,6 +26,10 @@ from playground.transcripts.storable import storable
 from ..fragments.html import oob
 from ..protocol import FeatureEvent
 from .base import Feature, render
+from .context import SessionContext
+
+if TYPE_CHECKING:
+    from playground.registry.models import Server
 
 log = logging.getLogger(__name__)
 
@@ -48,24 +52,24 @@ class Check(Feature):
     stylesheets = ("check.css",)
 
     @classmethod
-    def prepare(cls, server: Any, *, check: dict[str, Any] | None = None, **hints: Any) -> dict[str, Any]:
+    def prepare(cls, server: Server, *, check: dict[str, Any] | None = None, **hints: Any) -> dict[str, Any]:
         return {"run": True, **check} if isinstance(check, dict) else {}
 
     @classmethod
-    def share_context(cls, session: Any, redact: Redactor, token: str) -> dict[str, Any] | None:
+    def share_context(cls, session: Session, redact: Redactor, token: str) -> dict[str, Any] | None:
         """A check session's saved report, redacted like the transcript."""
         if getattr(session, "kind", None) != Session.Kind.CHECK:
             return None
         return {"check_report": True, **report_context(Report.from_dict(redact.obj(session.report or {})))}
 
     @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
+    def page_context(cls, session: Session) -> dict[str, Any]:
         if getattr(session, "kind", None) != Session.Kind.CHECK:
             return {}
         report = Report.from_dict(session.owner_redactor().obj(session.report or {}))
         return {"check_report": True, **report_context(report, running=session.is_live and not report.finished)}
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         # Made now, before the session connects: the report cites the handshake's lines too.
         self.runner = None

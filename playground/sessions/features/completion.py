@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from playground.mcp.client import RequestTimeout
+from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
 
 from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
-from .context import TabContext
+from .context import SessionContext, TabContext
 
 MAX_VALUES = 100             # suggestions shown for one field
 
@@ -40,7 +40,7 @@ class Completion(Feature):
     def fragments(cls, event: dict[str, Any], tab: TabContext) -> list[str]:
         return [oob(event["target"], "outerHTML", render("sessions/features/completion.html", {"c": event}))]
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self._asked: dict[str, int] = {}          # field -> the latest question's number
 
@@ -49,10 +49,9 @@ class Completion(Feature):
             return
         target = str(command.get("key") or "")
         self._asked[target] = seq = self._asked.get(target, 0) + 1
-        self.ctx.spawn(f"complete-{target}", self._complete(command, target, seq))
+        self.ctx.spawn(f"complete-{target}", self._complete(self.ctx.client, command, target, seq))
 
-    async def _complete(self, command: Command, target: str, seq: int) -> None:
-        client = self.ctx.client
+    async def _complete(self, client: McpClient, command: Command, target: str, seq: int) -> None:
         params = command.get("params") or {}
         reply: dict[str, Any] = {"target": target, "values": [], "error": ""}
         try:

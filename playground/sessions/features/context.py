@@ -7,7 +7,7 @@ may do is listed here, and nothing else is reachable.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from playground.mcp.client import McpClient
 from playground.mcp.config import ServerConfig
@@ -15,6 +15,9 @@ from playground.mcp.events import Tap
 from playground.mcp.secrets import Redactor
 
 from ..protocol import Catalogue, Command
+
+if TYPE_CHECKING:
+    from .base import Feature
 
 
 class SessionContext(Protocol):
@@ -59,7 +62,7 @@ class SessionContext(Protocol):
         """End the session (the server stopped, the transcript saved) with `reason`: a feature whose
         work is done (a server check) closes it."""
 
-    def feature(self, name: str) -> Any:
+    def feature(self, name: str) -> Feature | None:
         """Another feature of this session, by name (None when not registered): a feature
         that works with another one names it (input rounds, for the server requests' cards)."""
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..fragments.html import oob
 from .base import ALL, Feature, render
+from .context import SessionContext
 
 UPDATE_EVERY = 0.25          # seconds: the table reaches the page at most this often
 METHODS_KEPT = 100           # distinct methods counted by name; a server inventing more is counted as "other"
@@ -17,7 +18,7 @@ class NotificationCounts(Feature):
     notifications = ALL
     panel_template = "sessions/features/counts_panel.html"
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.counts: dict[str, int] = {}
 

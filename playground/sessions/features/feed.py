@@ -9,6 +9,7 @@ from playground.mcp.secrets import Redactor
 
 from ..protocol import FeatureEvent
 from .base import ALL, Feature
+from .context import SessionContext
 from .bursts import Bursts, Entry
 from .summaries import params_of, summarize
 
@@ -19,7 +20,7 @@ class Feed(Feature):
     ignored_notifications = frozenset({"notifications/message"})      # the Log panel's
     panel_template = "sessions/features/feed_panel.html"
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.bursts = Bursts(self, template="sessions/features/feed_entries.html", target="feed-notes",
                              finish=lambda entry: _finished(entry, ctx.secrets()))

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..protocol import CURRENT_CALL
+from ..protocol import CURRENT_CALL, Outcome
 from .base import Feature
+from .context import SessionContext
 
 STATE_SHOWN = 2000          # characters of an opaque requestState shown on the page
 
@@ -13,7 +14,7 @@ STATE_SHOWN = 2000          # characters of an opaque requestState shown on the 
 class InputRounds(Feature):
     name = "input_rounds"
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.rounds: dict[str, list[dict[str, Any]]] = {}     # call id -> its rounds
         self._now: dict[str, dict[str, Any]] = {}              # call id -> its current round
@@ -25,7 +26,8 @@ class InputRounds(Feature):
         if call_id is None:
             return
         state = result.get("requestState")
-        requests = result.get("inputRequests") if isinstance(result.get("inputRequests"), dict) else {}
+        requests = result.get("inputRequests")
+        requests = requests if isinstance(requests, dict) else {}
         entry = {"round": round_no, "method": method, "keys": sorted(requests),
                  "request_state": None if state is None else self.ctx.secrets().cut(str(state), STATE_SHOWN),
                  "state_size": len(str(state)) if state is not None else 0}
@@ -43,7 +45,7 @@ class InputRounds(Feature):
                 "limit": client.max_input_rounds if client else None,
                 "request_state": entry["request_state"], "state_size": entry["state_size"]}
 
-    def on_call_end(self, call_id: str, outcome: dict[str, Any]) -> None:
+    def on_call_end(self, call_id: str, outcome: Outcome) -> None:
         self._now.pop(call_id, None)
         rounds = self.rounds.pop(call_id, [])
         if rounds:

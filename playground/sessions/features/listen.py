@@ -3,15 +3,18 @@ what the server acknowledged (and left out), and how many notifications it carri
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playground.mcp.client import META_SUBSCRIPTION, McpClient
 
 from ..fragments.html import oob
 from ..protocol import Command
 from .base import ALL, Feature, render
-from .context import TabContext
+from .context import SessionContext, TabContext
 from .summaries import params_of
+
+if TYPE_CHECKING:
+    from playground.transcripts.models import Session
 
 LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 UPDATE_EVERY = 0.05          # seconds: a stream's count reaches the page at most this often
@@ -24,7 +27,7 @@ class Listen(Feature):
     panel_template = "sessions/features/listen_panel.html"
 
     @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
+    def page_context(cls, session: Session) -> dict[str, Any]:
         return {"listen_flags": LISTEN_FLAGS}
 
     @classmethod
@@ -35,7 +38,7 @@ class Listen(Feature):
         return {"command": "listen", "params": {**{flag: bool(content.get(flag)) for flag in LISTEN_FLAGS},
                                                 "resourceSubscriptions": uris}}
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.stream: dict[str, Any] | None = None
         self._task: asyncio.Task[Any] | None = None

@@ -4,7 +4,7 @@ In the modern era there is no setLevel request: the level goes in each request's
 (the client core does that once a level is set)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playground.mcp.client import McpClient
 from playground.mcp.secrets import Redactor
@@ -13,8 +13,11 @@ from ..fragments.html import oob
 from ..protocol import Command, FeatureEvent
 from .base import Feature, render
 from .bursts import Bursts, Entry
-from .context import TabContext
+from .context import SessionContext, TabContext
 from .summaries import summarize
+
+if TYPE_CHECKING:
+    from playground.transcripts.models import Session
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
@@ -26,7 +29,7 @@ class Logging(Feature):
     panel_template = "sessions/features/logging_panel.html"
 
     @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
+    def page_context(cls, session: Session) -> dict[str, Any]:
         return {"log_levels": LOG_LEVELS}
 
     @classmethod
@@ -34,7 +37,7 @@ class Logging(Feature):
         level = str(content.get("level") or "")
         return {"command": "set_level", "name": level} if level else None
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.level = ""
         self.bursts = Bursts(self, template="sessions/features/logging_entries.html", target="feed-log",

@@ -3,7 +3,7 @@
 OAuth pages send (the callback's response, Refresh, Revoke). The only importer of oauth.page."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playground.mcp.auth import OAuth
 from playground.oauth import page
@@ -12,7 +12,10 @@ from playground.oauth import render as oauth_render
 from ..fragments.html import oob
 from ..protocol import Command, FeatureEvent
 from .base import Feature
-from .context import TabContext
+from .context import SessionContext, TabContext
+
+if TYPE_CHECKING:
+    from playground.registry.models import Server
 
 
 class Authorization(Feature):
@@ -20,7 +23,7 @@ class Authorization(Feature):
     commands = frozenset({"oauth_callback", "oauth_refresh", "oauth_revoke"})
 
     @classmethod
-    def prepare(cls, server: Any, *, callback_url: str | None = None, **hints: Any) -> dict[str, Any]:
+    def prepare(cls, server: Server, *, callback_url: str | None = None, **hints: Any) -> dict[str, Any]:
         """HTTP servers only: their settings, and the client secret to mask from the start."""
         if server.transport == "stdio":
             return {}
@@ -39,7 +42,7 @@ class Authorization(Feature):
             return []
         return [oob("server-requests", "beforeend", oauth_render.authorize_card(pending))]
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.oauth: OAuth | None = None
         self.authorizer: page.PageAuthorizer | None = None

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playground.mcp.transports.base import TransportError
 
 from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
+from .context import SessionContext
+
+if TYPE_CHECKING:
+    from playground.registry.models import Server
 
 
 class Roots(Feature):
@@ -21,10 +25,10 @@ class Roots(Feature):
     panel_template = "sessions/features/roots_panel.html"
 
     @classmethod
-    def prepare(cls, server: Any, **hints: Any) -> dict[str, Any]:
+    def prepare(cls, server: Server, **hints: Any) -> dict[str, Any]:
         return {"roots": list(server.roots or [])}
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.roots: list[dict[str, Any]] = list(self.options.get("roots") or [])
 

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from playground.mcp.events import TranscriptEvent
 from playground.mcp.lint import FrameLinter, LintBudget, ProcessShare, apply, check_all
 
 from ..fragments.html import oob
 from .base import Feature, render
+from .context import SessionContext
+
+if TYPE_CHECKING:
+    from playground.mcp.secrets import Redactor
+    from playground.transcripts.models import Session
 
 # Shared by the sessions of a process: checks are CPU work under one GIL, more threads would
 # only take turns. Two, so that one session's megabyte frame does not hold up every other one.
@@ -34,7 +39,7 @@ class SchemaLint(Feature):
     head_template = "sessions/features/schema_lint_head.html"
     share_template = "sessions/features/schema_lint_head.html"
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.linter = FrameLinter(budget=LintBudget(shared=PROCESS_SHARE))
         self.problems = 0
@@ -44,11 +49,11 @@ class SchemaLint(Feature):
         self._stopping = False
 
     @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
+    def page_context(cls, session: Session) -> dict[str, Any]:
         return {"schema_problems": session.schema_problems}
 
     @classmethod
-    def share_context(cls, session: Any, redact: Any, token: str) -> dict[str, Any] | None:
+    def share_context(cls, session: Session, redact: Redactor, token: str) -> dict[str, Any] | None:
         return cls.page_context(session)
 
     async def check_frames(self, events: list[TranscriptEvent]) -> None:

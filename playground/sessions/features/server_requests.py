@@ -17,7 +17,8 @@ from ..fragments.content import content_block, content_item, url_parts
 from ..fragments.html import oob
 from ..protocol import CURRENT_CALL, Command, FeatureEvent
 from .base import Feature, render
-from .context import TabContext
+from .context import SessionContext, TabContext
+from .input_rounds import InputRounds
 
 ANSWERED = frozenset({"sampling/createMessage", "elicitation/create"})
 RELATED_TASK = "io.modelcontextprotocol/related-task"      # the `_meta` key naming a request's task
@@ -53,7 +54,7 @@ class ServerRequests(Feature):
         html = render("sessions/features/server_request.html", describe_server_request(event))
         return [oob("server-requests", "beforeend", html)]
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.waiting: dict[str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
         self._keys = itertools.count(1)
@@ -65,7 +66,7 @@ class ServerRequests(Feature):
         key = f"q{next(self._keys)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         rounds = self.ctx.feature("input_rounds")          # an input round of one of our calls?
-        context = rounds.request_context() if rounds is not None else None
+        context = rounds.request_context() if isinstance(rounds, InputRounds) else None
         if context is None and (call_id := CURRENT_CALL.get()) is not None:
             context = {"call_id": call_id}                 # a legacy request caused by one of our calls
         asked = {"key": key, "method": method, "params": params, "context": context}
@@ -92,12 +93,14 @@ class ServerRequests(Feature):
 
 def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
     """What the card shows of one request (its params are the server's: untrusted)."""
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    params = message.get("params")
+    params = params if isinstance(params, dict) else {}
     method = message.get("method")
     out: dict[str, Any] = {"key": message["key"], "method": method, "params": params,
                            "params_json": jsontext.pretty(params),
                            "context": message.get("context")}
-    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    meta = params.get("_meta")
+    meta = meta if isinstance(meta, dict) else {}
     related = meta.get(RELATED_TASK)
     out["related_task"] = str(related.get("taskId") or "") if isinstance(related, dict) else ""
     if method == "elicitation/create":
@@ -108,7 +111,8 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
             out["url_parts"] = url_parts(out["url"])
             out["elicitation_id"] = str(params.get("elicitationId") or "")
         else:
-            schema = params.get("requestedSchema") if isinstance(params.get("requestedSchema"), dict) else {}
+            schema = params.get("requestedSchema")
+            schema = schema if isinstance(schema, dict) else {}
             # A prefix per request: two questions on the page never share an element id.
             out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}", limits=ELICITATION)
             out["schema_json"] = json.dumps(schema)
@@ -120,7 +124,8 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
         out["temperature"] = params.get("temperature")
         out["stop_sequences"] = ", ".join(str(s) for s in params.get("stopSequences") or [])
         out["include_context"] = str(params.get("includeContext") or "")
-        prefs = params.get("modelPreferences") if isinstance(params.get("modelPreferences"), dict) else {}
+        prefs = params.get("modelPreferences")
+        prefs = prefs if isinstance(prefs, dict) else {}
         out["hints"] = ", ".join(str(h.get("name")) for h in prefs.get("hints") or [] if isinstance(h, dict))
         out["priorities"] = [(k, prefs[k]) for k in ("costPriority", "speedPriority", "intelligencePriority")
                              if k in prefs]

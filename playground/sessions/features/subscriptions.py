@@ -9,7 +9,7 @@ from playground.mcp.client import McpClient
 from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature, render
-from .context import TabContext
+from .context import SessionContext, TabContext
 
 
 class Subscriptions(Feature):
@@ -22,7 +22,7 @@ class Subscriptions(Feature):
         uri = str(content.get("uri") or "")
         return {"command": action, "uri": uri} if uri else None
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.subscribed: list[str] = []           # in the order subscribed
 
@@ -44,6 +44,7 @@ class Subscriptions(Feature):
     def state_html(self) -> str:
         client = self.ctx.client
         caps = (client.server_capabilities or {}) if client else {}
-        resources = caps.get("resources") if isinstance(caps.get("resources"), dict) else {}
+        resources = caps.get("resources")
+        resources = resources if isinstance(resources, dict) else {}
         return oob("subs-state", "innerHTML", render("sessions/features/subscriptions_state.html", {
             "subscribed": self.subscribed, "can_subscribe": bool(resources.get("subscribe"))}))

@@ -18,10 +18,10 @@ from playground.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from playground.mcp.transports.base import TransportError
 
 from ..fragments.html import oob
-from ..protocol import CURRENT_CALL, Command, FeatureEvent
+from ..protocol import CURRENT_CALL, Command, FeatureEvent, Outcome
 from ..fragments.result import TERMINAL_TASK_STATES, describe_task
 from .base import Feature, render
-from .context import TabContext
+from .context import SessionContext, TabContext
 
 POLL_DEFAULT = 1.0          # seconds between polls when the server suggests none
 POLL_FLOOR = 0.5            # a server's pollInterval below this is not honoured (nor above the ceiling)
@@ -85,7 +85,7 @@ class Tasks(Feature):
             return [oob("task-cards", "beforeend", event["html"])]
         return [oob(f"task-{event['key']}", "outerHTML", event["html"])]
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.followed: dict[str, Followed] = {}      # by card key, oldest first
         self._keys = itertools.count(1)
@@ -95,7 +95,7 @@ class Tasks(Feature):
 
     # What starts and feeds a card ------------------------------------------------------
 
-    def on_call_end(self, call_id: str, outcome: dict[str, Any]) -> None:
+    def on_call_end(self, call_id: str, outcome: Outcome) -> None:
         result = outcome.get("result")
         command = outcome.get("command")
         if command == "call_tool" and isinstance(result, dict) and describe_task(result.get("task")):

@@ -1,7 +1,7 @@
 """The session's request timeout, set in the page's header (each call may still set its own)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
@@ -9,6 +9,9 @@ from ..fragments.html import oob
 from ..protocol import Command
 from .base import Feature
 from .context import TabContext
+
+if TYPE_CHECKING:
+    from playground.transcripts.models import Session
 
 MAX_TIMEOUT = 24 * 3600     # seconds: the longest per-request timeout the page accepts
 
@@ -19,7 +22,7 @@ class Timeout(Feature):
     head_template = "sessions/features/timeout_head.html"
 
     @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
+    def page_context(cls, session: Session) -> dict[str, Any]:
         return {"timeout": f"{settings.PLAYGROUND_REQUEST_TIMEOUT:g}"}
 
     @classmethod

@@ -96,7 +96,8 @@ def content_item(item: Any) -> dict[str, Any]:
         return {"kind": "resource_link", "uri": str(item.get("uri", "")), "name": str(item.get("name", "")),
                 "mime": mime, "description": str(item.get("description") or "")}
     if kind == "resource":
-        res = item.get("resource") if isinstance(item.get("resource"), dict) else {}
+        res = item.get("resource")
+        res = res if isinstance(res, dict) else {}
         res_mime = str(res.get("mimeType") or "")
         if "text" in res:
             return {"kind": "resource_text", "uri": str(res.get("uri", "")), "mime": res_mime,

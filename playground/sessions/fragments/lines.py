@@ -8,6 +8,7 @@ only the markup written here is unescaped.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -30,7 +31,7 @@ RAW_LIMIT = 64 * 1024
 FRAME_BUDGET = 256 * 1024   # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
 
 
-def line(row: dict[str, Any], *, owner: bool = False) -> dict[str, Any]:
+def line(row: Mapping[str, Any], *, owner: bool = False) -> dict[str, Any]:
     """A transcript event as the template needs it (label, preview, pretty JSON). `owner`: for
     the owner's page, where a request the client sent has "Edit and resend" (never on a share page)."""
     message = row.get("message")
@@ -102,7 +103,7 @@ def _progress_token(method: str, params: dict[str, Any]) -> str | int | None:
     return token if type(token) in (str, int) else None
 
 
-def is_request(row: dict[str, Any]) -> bool:
+def is_request(row: Mapping[str, Any]) -> bool:
     """Whether the row records an HTTP request the playground sent: a POSTed frame, or the note
     that opens another exchange (a GET stream, DELETE, an OAuth exchange); the events of a POST's
     response carry its facts too, and are not."""
@@ -118,12 +119,12 @@ def _headers(headers: Any) -> str:
     return "\n".join(f"{k}: {v}" for k, v in headers.items()) if isinstance(headers, dict) else ""
 
 
-def transcript_lines(rows: list[dict[str, Any]], owner: bool = False) -> str:
+def transcript_lines(rows: Sequence[Mapping[str, Any]], owner: bool = False) -> str:
     """Saved rows as transcript lines."""
     return lines_html([line(r, owner=owner) for r in rows])
 
 
-def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id: int,
+def transcript_replace_frames(rows: Sequence[Mapping[str, Any]], total: int, session_id: int,
                               window: Any = None, *, owner: bool = False,
                               export_url: str | None = None) -> list[str]:
     """The replay on (re)connect: the first fragment replaces the lines, the others append the
@@ -139,7 +140,7 @@ def transcript_replace_frames(rows: list[dict[str, Any]], total: int, session_id
     return [first] + [_append(chunk) for chunk in chunks[1:]]
 
 
-def transcript_append(rows: list[dict[str, Any]], owner: bool = False) -> str:
+def transcript_append(rows: Sequence[Mapping[str, Any]], owner: bool = False) -> str:
     """The fragment sent for every batch of events: no template (see lines.py)."""
     return _append(transcript_lines(rows, owner))
 
@@ -148,10 +149,12 @@ def _append(html: str) -> str:
     return oob("transcript-lines", "beforeend", html)
 
 
-def _line_chunks(rows: list[dict[str, Any]], owner: bool = False) -> list[str]:
+def _line_chunks(rows: Sequence[Mapping[str, Any]], owner: bool = False) -> list[str]:
     """The rows' lines, joined in chunks of at most FRAME_BUDGET characters (a line more if one
     is larger; a line is capped well under the limit)."""
-    chunks, current, size = [], [], 0
+    chunks: list[str] = []
+    current: list[str] = []
+    size = 0
     for row in rows:
         html = lines_html([line(row, owner=owner)])
         if current and size + len(html) > FRAME_BUDGET:
@@ -164,7 +167,7 @@ def _line_chunks(rows: list[dict[str, Any]], owner: bool = False) -> list[str]:
     return chunks
 
 
-def transcript_append_frames(rows: list[dict[str, Any]], owner: bool = False) -> list[str]:
+def transcript_append_frames(rows: Sequence[Mapping[str, Any]], owner: bool = False) -> list[str]:
     """The batch as appends of at most FRAME_BUDGET characters of lines each: a websocket
     message over 1 MiB would close the page's socket."""
     return [_append(chunk) for chunk in _line_chunks(rows, owner)]

@@ -16,6 +16,7 @@ from django.template.loader import render_to_string
 
 from playground.transcripts.storable import without_surrogates
 
+from ..protocol import Catalogue, SessionState
 from .html import oob
 
 log = logging.getLogger(__name__)
@@ -27,13 +28,13 @@ WS_MESSAGE_LIMIT = 1024 * 1024
 STATE_TEXT_LIMIT = 16 * 1024
 
 
-def state(state: dict[str, Any]) -> str:
+def state(state: SessionState) -> str:
     """The state strip. Texts a server chose (instructions, name, version) are cut to
     STATE_TEXT_LIMIT: the strip carries the session's status and must always reach the page."""
     return oob("session-state", "outerHTML", render_to_string("sessions/_state.html", {"state": capped_state(state)}))
 
 
-def capped_state(state: dict[str, Any]) -> dict[str, Any]:
+def capped_state(state: SessionState) -> dict[str, Any]:
     def cut(text: Any) -> Any:
         if isinstance(text, str) and len(text) > STATE_TEXT_LIMIT:
             return f"{text[:STATE_TEXT_LIMIT]}… ({len(text)} characters; the transcript has all of it)"
@@ -70,11 +71,11 @@ def too_large(fragment: str, size: int) -> str:
                   "the transcript export has everything the server sent.")
 
 
-def catalogue(session_id: int, catalogue: dict[str, Any]) -> str:
+def catalogue(session_id: int, catalogue: Catalogue) -> str:
     return oob("catalogue", "outerHTML", catalogue_html(session_id, catalogue))
 
 
-def catalogue_html(session_id: int, catalogue: dict[str, Any]) -> str:
+def catalogue_html(session_id: int, catalogue: Catalogue) -> str:
     """The catalogue column (the session page's first render, and every tab's updates). A name
     or URI holding an unpaired surrogate ("\\ud800" in a server's JSON) cannot be URL-encoded
     for its link: the catalogue is then rendered again with U+FFFD in their place, as the page

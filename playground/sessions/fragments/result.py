@@ -15,6 +15,7 @@ from django.template.loader import render_to_string
 
 from playground.mcp import jsontext
 
+from ..protocol import CallStarted, Outcome
 from .content import content_html, copyable, content_item, url_parts
 from .html import esc as _e
 from .html import latency_ms as _latency_ms
@@ -54,7 +55,7 @@ def label(command: Any) -> str:
     return LABELS.get(str(command), str(command))
 
 
-def describe_result(outcome: dict[str, Any]) -> dict[str, Any]:
+def describe_result(outcome: Outcome) -> dict[str, Any]:
     result = outcome.get("result")
     described: dict[str, Any] = {
         "error": _error(outcome.get("error")),
@@ -95,7 +96,8 @@ def url_elicitations(error: Any) -> list[dict[str, Any]]:
     """The URL elicitations a -32042 error (URLElicitationRequiredError) asks for, to show on the page."""
     if not isinstance(error, dict) or error.get("code") != URL_ELICITATION_REQUIRED:
         return []
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    data = error.get("data")
+    data = data if isinstance(data, dict) else {}
     out = []
     for item in data.get("elicitations") or []:
         if isinstance(item, dict) and isinstance(item.get("url"), str):
@@ -132,7 +134,7 @@ def _badges(error: dict[str, Any] | None, is_error: bool) -> str:
     return out
 
 
-def _latency(outcome: dict[str, Any], rounds: bool) -> str:
+def _latency(outcome: Outcome, rounds: bool) -> str:
     if outcome.get("latency_ms") is None:
         return ""
     title = "from sending the request to its answer" + (", input rounds included" if rounds else "")
@@ -208,7 +210,7 @@ def _structured(d: dict[str, Any]) -> str:
             + copyable("json", d.get("structured") or "", d.get("structured_more")))
 
 
-def result_html(outcome: dict[str, Any], d: dict[str, Any]) -> str:
+def result_html(outcome: Outcome, d: dict[str, Any]) -> str:
     """The Result region (an out-of-band swap); it also removes the call's in-flight card, if
     the page was shown one."""
     error, is_error = d.get("error"), d.get("is_error")
@@ -283,7 +285,7 @@ def _fit_media(items: list[dict[str, Any]]) -> None:
                 item["kind"] = "blocked"
 
 
-def result_frames(outcome: dict[str, Any]) -> list[str]:
+def result_frames(outcome: Outcome) -> list[str]:
     """The Result region, then the appends that complete its long texts."""
     described = describe_result(outcome)
     described["has_structured"] = bool(described.get("structured"))   # even if all of it comes in pieces
@@ -313,14 +315,14 @@ def result_frames(outcome: dict[str, Any]) -> list[str]:
     return [first] + [piece_html(dom_id, piece) for dom_id, piece in rest]
 
 
-def result(outcome: dict[str, Any]) -> str:
+def result(outcome: Outcome) -> str:
     """The whole Result region in one fragment (for small results and tests)."""
     return "".join(result_frames(outcome))
 
 
 # A call in flight ------------------------------------------------------------------------
 
-def call_started(message: dict[str, Any]) -> str:
+def call_started(message: CallStarted) -> str:
     started = message.get("started")
     call = {**message, "started": int(started * 1000) if isinstance(started, (int, float)) else "",
             "command": label(message.get("command"))}

@@ -8,23 +8,25 @@ throttled (throttle.py) and rendered here once for every tab, and once more for 
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from channels.layers import BaseChannelLayer
 from django.conf import settings
 
 from playground.mcp.auth import OAuth
+from playground.mcp.events import EventRow
 from playground.mcp.secrets import NO_SECRETS, Redactor
 from playground.transcripts.storable import without_surrogates
 
 from ..fragments import lines
-from ..protocol import Command, group_name, share_group_name
+from ..protocol import Command, FeatureEvent, TabMessage, group_name, share_group_name, to_layer
 from .feature_hub import FeatureHub
 from .throttle import LineThrottle
 
 
 class Audience:
-    def __init__(self, session_id: int, layer: Any) -> None:
+    def __init__(self, session_id: int, layer: BaseChannelLayer) -> None:
         self.session_id = session_id
         self.layer = layer
         self.features: FeatureHub | None = None
@@ -47,23 +49,23 @@ class Audience:
 
     # Sending ------------------------------------------------------------------------------
 
-    async def broadcast(self, message: dict[str, Any]) -> None:
+    async def broadcast(self, message: TabMessage) -> None:
         """To every tab (and a state to every share viewer too, each redacting it)."""
         await self.to_layer(self.layer.group_send, group_name(self.session_id), message)
         if self.share_viewers and message.get("type") == "session.state":
             await self.to_layer(self.layer.group_send, share_group_name(self.session_id), message)
 
-    async def to_layer(self, send: Callable[[str, dict[str, Any]], Any], to: str, message: dict[str, Any]) -> None:
+    async def to_layer(self, send: Callable[[str, dict[str, Any]], Awaitable[None]], to: str,
+                       message: TabMessage) -> None:
         """Send on the channel layer, OAuth values masked (a server may echo a token in a
         result, a log entry, a request; transcript lines are masked before they are rendered,
         where a preview could cut a token in two). A server's unpaired surrogates ("\\ud800"
         in its JSON) make Redis's msgpack refuse the message, which then goes with U+FFFD in their place."""
-        if message.get("type") != "session.lines":
-            message = self.masker().obj(message)
+        sent = to_layer(message) if message["type"] == "session.lines" else self.masker().obj(message)
         try:
-            await send(to, message)
+            await send(to, sent)
         except UnicodeEncodeError:
-            await send(to, without_surrogates(message))
+            await send(to, without_surrogates(sent))
 
     async def publish(self, feature: str, event: dict[str, Any]) -> None:
         """A feature's event, to every tab."""
@@ -71,7 +73,8 @@ class Audience:
 
     async def reply(self, channel: str, feature: str, event: dict[str, Any]) -> None:
         """A feature's event, to one tab."""
-        await self.to_layer(self.layer.send, channel, {"type": "session.feature", "feature": feature, "event": event})
+        message: FeatureEvent = {"type": "session.feature", "feature": feature, "event": event}
+        await self.to_layer(self.layer.send, channel, message)
 
     async def publish_shared(self, feature: str, event: Callable[[Redactor], dict[str, Any]]) -> None:
         """A feature's event for the share viewers, made with the share's redactor, if one watches."""
@@ -79,7 +82,7 @@ class Audience:
             await self.to_layer(self.layer.group_send, share_group_name(self.session_id),
                                 {"type": "session.feature", "feature": feature, "event": event(self.share_redactor)})
 
-    async def send_lines(self, rows: list[dict[str, Any]], skipped: int) -> None:
+    async def send_lines(self, rows: list[EventRow], skipped: int) -> None:
         """One throttled piece of transcript for every tab, rendered once: a marker for the lines
         left out, then the lines (in appends under daphne's 1 MiB message). Rendering per tab
         made 30 tabs of a flood cost 30 times the rendering."""

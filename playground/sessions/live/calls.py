@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import uritemplate
+from uritemplate.variable import VariableValue
 
 from playground.mcp import jsontext
 from playground.mcp.client import McpClient, RequestTimeout
@@ -32,7 +33,7 @@ from playground.schema import avalidate_arguments
 from playground.schemaforms import form_too_large, parse_form
 
 from ..fragments import regions
-from ..protocol import CURRENT_CALL, Catalogue, Command, Outcome, catalogue_item
+from ..protocol import CURRENT_CALL, CallError, CallStarted, Catalogue, Command, Outcome, catalogue_item
 
 if TYPE_CHECKING:
     from .worker import SessionWorker
@@ -132,7 +133,8 @@ class CallForms:
             await self.notice(f"Not read: {too_large}.")
             return None
         await self.notice("")
-        variables = {k[len("vars."):]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""}
+        variables: dict[str, VariableValue] = {k[len("vars."):]: str(v) for k, v in content.items()
+                                               if k.startswith("vars.") and v != ""}
         return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
 
     async def raw(self, content: dict[str, Any]) -> Command | None:
@@ -209,7 +211,7 @@ class Calls:
         self._ids = itertools.count(1)
         self.results: list[Outcome] = []                  # recent outcomes, for a reloading tab
         self.progress: dict[str, dict[str, Any]] = {}
-        self.inflight: dict[str, dict[str, Any]] = {}    # the calls under way, for a reloading tab
+        self.inflight: dict[str, CallStarted] = {}       # the calls under way, for a reloading tab
         self._announcing: dict[str, asyncio.Task[None]] = {}
         self.ended: str | None = None                     # why the session ended, once it has
 
@@ -241,8 +243,8 @@ class Calls:
             outcome["error"] = {"message": "not connected"}
             await self._publish(outcome)
             return
-        started = {"type": "session.call_started", "call_id": call_id, "command": command,
-                   "name": outcome["name"], "started": time.time()}
+        started: CallStarted = {"type": "session.call_started", "call_id": call_id, "command": command,
+                                "name": outcome["name"], "started": time.time()}
         self.inflight[call_id] = started
         announce = asyncio.get_running_loop().call_later(INFLIGHT_AFTER, self._announce, call_id)
         CURRENT_CALL.set(call_id)
@@ -282,8 +284,8 @@ class Calls:
     async def _publish(self, outcome: Outcome) -> None:
         session = self.session
         await check_structured(outcome, session.catalogue)     # (still in flight meanwhile)
-        started = self.inflight.get(outcome["call_id"]) or {}
-        outcome["announced"] = bool(started.get("announced"))     # the Result removes the card, if any
+        started = self.inflight.get(outcome["call_id"])
+        outcome["announced"] = bool(started and started.get("announced"))     # the Result removes the card, if any
         announcing = self._announcing.pop(outcome["call_id"], None)
         if announcing is not None:
             await asyncio.shield(announcing)     # the card reaches the group before the Result does
@@ -291,7 +293,7 @@ class Calls:
         self.inflight.pop(outcome["call_id"], None)
         session.features.call_ended(outcome["call_id"], outcome)
         self.results = (self.results + [outcome])[-RESULTS_KEPT:]
-        await session.audience.broadcast(dict(outcome))
+        await session.audience.broadcast(outcome)
 
     def _on_progress(self, call_id: str, params: dict[str, Any]) -> None:
         self.progress[call_id] = params
@@ -299,7 +301,7 @@ class Calls:
         self.session.spawn("progress", self.session.audience.broadcast(
             {"type": "session.progress", "call_id": call_id, "progress": params}))
 
-    def snapshot(self) -> tuple[list[Outcome], dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    def snapshot(self) -> tuple[list[Outcome], dict[str, dict[str, Any]], list[CallStarted]]:
         """(results, progress, calls in flight) for a reloading tab, which shows the calls in
         flight: their results must remove them."""
         for started in self.inflight.values():
@@ -330,11 +332,11 @@ async def request(client: McpClient, command: str, message: Command,
         return await client.ping()
     # raw: an exact frame, or a method with params
     frame = message.get("frame")
-    request_id = raw_request_id(frame) if frame and not message.get("notification") else None
-    if request_id is not None:
-        # A hand-made request with an id: wait for the response to that id.
-        return await client.request_raw(frame, request_id, timeout=timeout)
     if frame:
+        request_id = raw_request_id(frame) if not message.get("notification") else None
+        if request_id is not None:
+            # A hand-made request with an id: wait for the response to that id.
+            return await client.request_raw(frame, request_id, timeout=timeout)
         await client.send_raw(frame)
         return {"sent": True}
     if message.get("notification"):
@@ -343,7 +345,7 @@ async def request(client: McpClient, command: str, message: Command,
     return await client.request(message["method"], message.get("params"), timeout=timeout)
 
 
-def output_schema(outcome: Outcome | dict[str, Any], catalogue: Catalogue | dict[str, Any]) -> dict[str, Any] | None:
+def output_schema(outcome: Outcome, catalogue: Catalogue) -> dict[str, Any] | None:
     """The outputSchema a tool call's structuredContent is checked against, if it has both."""
     result = outcome.get("result")
     if outcome.get("command") != "call_tool" or not isinstance(result, dict) or "structuredContent" not in result:
@@ -353,7 +355,7 @@ def output_schema(outcome: Outcome | dict[str, Any], catalogue: Catalogue | dict
     return schema if isinstance(schema, dict) else None
 
 
-async def check_structured(outcome: Outcome | dict[str, Any], catalogue: Catalogue | dict[str, Any]) -> None:
+async def check_structured(outcome: Outcome, catalogue: Catalogue) -> None:
     """Check the structuredContent against the tool's outputSchema, once, where the call ends
     (`structured_errors` on the outcome), so that no tab validates a server's schema again."""
     schema = output_schema(outcome, catalogue)
@@ -374,7 +376,7 @@ def raw_request_id(frame: str) -> Any:
     return None
 
 
-def http_error(exc: HttpStatusError) -> dict[str, Any]:
+def http_error(exc: HttpStatusError) -> CallError:
     """An HTTP error status: the JSON-RPC error in its body if there is one (the server's own code)."""
     body = exc.json if isinstance(exc.json, dict) else None
     error = body.get("error") if body else None

@@ -14,6 +14,8 @@ from playground.mcp.config import ServerConfig
 from playground.mcp.events import TranscriptEvent
 from playground.mcp.transports.http_common import shown_url
 
+from ..protocol import SessionState
+
 # Characters of a note's text quoted as a step (an OAuth step quotes URLs).
 STEP_CHARS = 160
 
@@ -71,7 +73,7 @@ def step_of(event: TranscriptEvent) -> str | None:
     return None
 
 
-def with_hint(state: dict[str, Any], rows: list[dict[str, Any]]) -> dict[str, Any]:
+def with_hint(state: SessionState, rows: list[dict[str, Any]]) -> SessionState:
     """A failed session's state with the hint its transcript holds (connect.transport_hint's
     note, among the last events): a reloaded page offers the same switch as the live one."""
     if state.get("status") != "failed":

@@ -9,7 +9,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from ..features import BY_NAME
 from ..fragments.regions import sendable
-from ..protocol import Catalogue
+from ..protocol import Catalogue, FeatureEvent
 
 
 class FragmentSocket(AsyncWebsocketConsumer):
@@ -34,7 +34,7 @@ class FragmentSocket(AsyncWebsocketConsumer):
     def forget(self, card: str) -> None:
         self._cards.discard(card)
 
-    async def session_feature(self, message: dict[str, Any]) -> None:
+    async def session_feature(self, message: FeatureEvent) -> None:
         """A feature's event (a share's: made for shares, masked): its fragments for this tab."""
         feature = BY_NAME.get(message.get("feature", ""))
         if feature is None:          # (a worker of a newer deployment)
@@ -42,7 +42,10 @@ class FragmentSocket(AsyncWebsocketConsumer):
         for html in feature.fragments(message["event"], self):
             await self.send(text_data=html)
 
-    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False) -> None:
+    # (AsyncWebsocketConsumer.send's own signature, which replaces AsyncConsumer.send(message): its
+    # stub in types-channels ignores the override too)
+    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None,  # type: ignore[override]
+                   close: bool = False) -> None:
         if text_data is not None:
             text_data = sendable(text_data, getattr(self, "session_id", None))
         await super().send(text_data=text_data, bytes_data=bytes_data, close=close)

@@ -18,7 +18,7 @@ class DirectInMemoryChannelLayer(InMemoryChannelLayer):
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         assert isinstance(message, dict), "Message is not a dict"
         self.require_valid_group_name(group)
-        self._clean_expired()
+        self._clean_expired()       # type: ignore[attr-defined]  # (types-channels lists only its public methods)
         for channel in list(self.groups.get(group, {})):
             try:
                 await self.send(channel, message)

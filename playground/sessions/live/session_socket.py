@@ -20,7 +20,8 @@ from playground.transcripts.models import Session
 
 from ..features import BY_ACTION
 from ..fragments import lines, regions, result
-from ..protocol import Command, group_name
+from ..protocol import (CallStarted, Catalogue, CatalogueEvent, Command, Lines, Outcome, ProgressEvent, Snapshot, StateEvent,
+                        group_name, to_layer)
 from ..transcript_window import seq_param, transcript_window
 from .calls import ACTIONS as CALL_ACTIONS
 from .calls import Action, CallForms
@@ -54,7 +55,8 @@ class SessionConsumer(FragmentSocket):
         if session is None or not session.visible_to(self.scope.get("user")):
             await self.close(code=4403)
             return
-        self.worker_channel, self.catalogue = session.worker_channel, session.catalogue or {}
+        self.worker_channel = session.worker_channel
+        self.catalogue = session.catalogue or Catalogue()
         await self.channel_layer.group_add(group_name(self.session_id), self.channel_name)
         await self.accept()
         await self._replay(session)
@@ -122,39 +124,39 @@ class SessionConsumer(FragmentSocket):
         elif action in BY_ACTION:
             command = await BY_ACTION[action].command(action, content, self)
         if command is not None:
-            await self.channel_layer.send(self.worker_channel, command)
+            await self.channel_layer.send(self.worker_channel, to_layer(command))
 
     # From the session group ---------------------------------------------------
 
-    async def session_lines(self, message: dict[str, Any]) -> None:
+    async def session_lines(self, message: Lines) -> None:
         """Transcript lines, windowed and rendered by the worker once for every tab."""
         if not self.shows_latest:
             return
         for frame in message["frames"]:
             await self.send(text_data=frame)
 
-    async def session_state(self, message: dict[str, Any]) -> None:
+    async def session_state(self, message: StateEvent) -> None:
         if message["state"].get("status") in (Session.Status.ENDED, Session.Status.FAILED):
             self.worker_channel = ""
         await self.send(text_data=regions.state(message["state"]))
 
-    async def session_catalogue(self, message: dict[str, Any]) -> None:
+    async def session_catalogue(self, message: CatalogueEvent) -> None:
         self.catalogue = message["catalogue"]
         await self.send(text_data=regions.catalogue(self.session_id, message["catalogue"]))
 
-    async def session_call_started(self, message: dict[str, Any]) -> None:
+    async def session_call_started(self, message: CallStarted) -> None:
         if self.first_time("call:" + str(message["call_id"])):
             await self.send(text_data=result.call_started(message))
 
-    async def session_progress(self, message: dict[str, Any]) -> None:
+    async def session_progress(self, message: ProgressEvent) -> None:
         await self.send(text_data=result.progress(message["call_id"], message["progress"]))
 
-    async def session_result(self, message: dict[str, Any]) -> None:
+    async def session_result(self, message: Outcome) -> None:
         self.forget("call:" + str(message.get("call_id")))
         for frame in result.result_frames(message):
             await self.send(text_data=frame)
 
-    async def session_snapshot(self, message: dict[str, Any]) -> None:
+    async def session_snapshot(self, message: Snapshot) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
         self.catalogue = message.get("catalogue") or self.catalogue
         if message.get("state"):

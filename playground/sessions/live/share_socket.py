@@ -35,7 +35,7 @@ from playground.transcripts.models import Session, ShareLink
 
 from ..fragments import lines, regions
 from ..fragments.html import oob
-from ..protocol import share_group_name, share_link_group_name
+from ..protocol import Lines, SessionState, ShareFollow, StateEvent, share_group_name, share_link_group_name
 from ..transcript_window import transcript_window
 from .durability import reap_dead_sessions
 from .fragment_socket import FragmentSocket
@@ -57,7 +57,7 @@ def mode(name: str) -> str:
     return text if name == "live" else text + oob("transcript-follow", "delete")
 
 
-def shared_state(session: Session, state: dict[str, Any] | None = None) -> dict[str, Any]:
+def shared_state(session: Session, state: SessionState | None = None) -> SessionState:
     """The state a share shows (`state`, or the session's as saved): redacted, and nothing that
     acts (no switch of transport)."""
     shown = session.share_redactor().obj(session.state() if state is None else state)
@@ -139,6 +139,8 @@ class ShareConsumer(FragmentSocket):
     @database_sync_to_async
     def _replay_frames(self) -> tuple[list[str], Session | None]:
         """The replay as the share page shows it, or None when the link was revoked meanwhile."""
+        if self.link_id is None:
+            return [], None
         link = ShareLink.objects.select_related("session").filter(
             pk=self.link_id, revoked_at__isnull=True).first()
         if link is None:
@@ -176,21 +178,21 @@ class ShareConsumer(FragmentSocket):
 
     # From the worker and the revoke view --------------------------------------------------
 
-    async def share_follow(self, message: dict[str, Any]) -> None:
+    async def share_follow(self, message: ShareFollow) -> None:
         """The worker renders for this viewer from now on (or did not answer): replay, then follow."""
         if self._fallback is not None and not message.get("late"):
             self._fallback.cancel()
         if not self._replayed:
             await self._replay()
 
-    async def session_lines(self, message: dict[str, Any]) -> None:
+    async def session_lines(self, message: Lines) -> None:
         """Lines the worker rendered for shares (redacted for them)."""
         if not self._replayed:
             return          # the replay, still to come, has them
         for frame in message["frames"]:
             await self.send(text_data=frame)
 
-    async def session_state(self, message: dict[str, Any]) -> None:
+    async def session_state(self, message: StateEvent) -> None:
         session = await self._session()          # (its OAuth values may have grown since)
         if session is None or not self._replayed:
             return
@@ -206,6 +208,6 @@ class ShareConsumer(FragmentSocket):
 def close_share_viewers(link: ShareLink) -> None:
     """Revoking a link: its live viewers' sockets close (from a sync view)."""
     from asgiref.sync import async_to_sync
-    from channels.layers import get_channel_layer
+    from playground.channel_layer import channel_layer
 
-    async_to_sync(get_channel_layer().group_send)(share_link_group_name(link.pk), {"type": "share.revoked"})
+    async_to_sync(channel_layer().group_send)(share_link_group_name(link.pk), {"type": "share.revoked"})

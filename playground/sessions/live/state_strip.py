@@ -20,6 +20,7 @@ from playground.mcp.events import Tap, TranscriptEvent
 from playground.transcripts.models import Session
 from playground.transcripts.storable import storable
 
+from ..protocol import SessionState
 from .audience import Audience
 from .connecting import ConnectWatch
 
@@ -36,13 +37,13 @@ class StateStrip:
         # the session's state as it started (the strip is re-sent from it, without a database
         # read, at each step).
         self.watch: ConnectWatch | None = ConnectWatch(config)
-        self._state: dict[str, Any] = {}
+        self._state: SessionState | None = None
         self._step_task: asyncio.Task[None] | None = None
         self.hint: dict[str, Any] | None = None  # what a failed connection's evidence suggests trying
         self.era_evidence = ""
         tap.subscribe(self._observe)            # until connected (`connected`)
 
-    def started(self, state: dict[str, Any]) -> None:
+    def started(self, state: SessionState) -> None:
         """The session's state as its row was created."""
         self._state = self.live_facts(state)
 
@@ -81,24 +82,24 @@ class StateStrip:
         await self._steps_done()
         await self.audience.broadcast({"type": "session.state", "state": await self.state()})
 
-    async def state(self) -> dict[str, Any]:
+    async def state(self) -> SessionState:
         session = await database_sync_to_async(Session.objects.get)(pk=self.session_id)
         return self.live_facts(session.state())
 
-    def live_facts(self, state: dict[str, Any]) -> dict[str, Any]:
+    def live_facts(self, state: SessionState) -> SessionState:
         """What only the worker knows, added to the saved state: while connecting, what it
         waits for; once failed, what the evidence suggests trying (the page finds that one in
         the transcript after a reload: connecting.with_hint)."""
         if self.watch is not None and state.get("status") == Session.Status.CONNECTING:
-            state.update(self.watch.facts())
+            state["waiting"], state["request_timeout"] = self.watch.text, self.watch.timeout
         elif self.hint is not None and state.get("status") == Session.Status.FAILED:
             state["hint"] = self.hint
         return state
 
-    def connecting_state(self) -> dict[str, Any] | None:
+    def connecting_state(self) -> SessionState | None:
         """The strip for a tab reloaded while connecting (what it waits for), else None."""
         if self.watch is not None and self._state:
-            return self.live_facts(dict(self._state))
+            return self.live_facts(self._state.copy())
         return None
 
     def _soon(self) -> None:
@@ -116,7 +117,8 @@ class StateStrip:
             if watch is None or watch.text == shown:
                 return
             shown = watch.text
-            await self.audience.broadcast({"type": "session.state", "state": self.live_facts(dict(self._state))})
+            if self._state:
+                await self.audience.broadcast({"type": "session.state", "state": self.live_facts(self._state.copy())})
 
     async def _steps_done(self) -> None:
         """No step's strip may arrive after the state that ends connecting."""

@@ -26,21 +26,22 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
 from playground import security
+from playground.channel_layer import channel_layer
 from playground.mcp.client import McpClient
 from playground.mcp.config import ServerConfig
 from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap
 from playground.mcp.secrets import Redactor
+from playground.registry.models import Server
 from playground.transcripts.models import Session
 from playground.transcripts.recorder import Recorder
 
-from ..features import BY_COMMAND, FEATURES
-from ..protocol import Catalogue, Command, Snapshot
+from ..features import BY_COMMAND, FEATURES, Feature
+from ..protocol import Catalogue, Command, Snapshot, as_command
 from . import shutdown, workers
 from .audience import Audience
 from .calls import CALLS, Calls
@@ -61,7 +62,7 @@ class SessionWorker:
                  options: dict[str, dict[str, Any]] | None = None) -> None:
         self.session_id = session_id
         self.config = config
-        self.layer = get_channel_layer()
+        self.layer = channel_layer()
         self.channel: str = ""
         self.client: McpClient | None = None
         self.catalogue: Catalogue = {}           # the server's lists as last fetched (catalogue.py)
@@ -126,7 +127,7 @@ class SessionWorker:
         if self.client is not None:
             self.client.timeout = seconds
 
-    def feature(self, name: str) -> Any:
+    def feature(self, name: str) -> Feature | None:
         return self.features.by_name.get(name)
 
     def end(self, reason: str | None = None) -> None:
@@ -245,7 +246,7 @@ class SessionWorker:
     async def _receive_loop(self) -> None:
         while True:
             message = await self.layer.receive(self.channel)
-            await self._command(self.handle, message)
+            await self._command(self.handle, as_command(message))
 
     async def _command(self, run: Handler, message: Command) -> None:
         try:
@@ -273,7 +274,7 @@ class SessionWorker:
         self._stop.set()
 
     async def _sync(self, message: Command) -> None:
-        await self.audience.to_layer(self.layer.send, message["reply_channel"], dict(self.snapshot()))
+        await self.audience.to_layer(self.layer.send, message["reply_channel"], self.snapshot())
 
     def snapshot(self) -> Snapshot:
         """What a (re)connecting page needs besides the transcript."""
@@ -285,7 +286,7 @@ class SessionWorker:
         return snapshot
 
 
-async def start_session(server: Any, owner: Any, *, oauth_redirect_uri: str | None = None,
+async def start_session(server: Server, owner: Any, *, oauth_redirect_uri: str | None = None,
                         kind: str = Session.Kind.SESSION, hints: dict[str, Any] | None = None,
                         replay_of: Session | None = None) -> Session:
     """Create the Session row and start its worker in this process. Each feature reads its

@@ -19,6 +19,7 @@ from playground.mcp.connect import ConnectError, open_client
 from playground.mcp.events import Tap
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
+from playground.registry.models import Server
 from playground.transcripts.models import Session
 
 from .connect import start_and_show, startable_server
@@ -27,7 +28,7 @@ LIST_TIMEOUT = 15.0         # the quick listing's requests
 MAX_TICKED = 500
 
 
-def last_tools(server: Any, user: Any) -> tuple[list[dict[str, Any]], Session | None]:
+def last_tools(server: Server, user: Any) -> tuple[list[dict[str, Any]], Session | None]:
     """The tools of the server's latest session that listed any (the catalogue it saved)."""
     latest = Session.objects.filter(server=server, owner=user).order_by("-started_at")[:20]
     for session in latest.only("pk", "started_at", "catalogue").iterator(chunk_size=1):   # (usually the first)
@@ -37,7 +38,7 @@ def last_tools(server: Any, user: Any) -> tuple[list[dict[str, Any]], Session | 
     return [], None
 
 
-async def list_tools_now(server: Any) -> list[dict[str, Any]]:
+async def list_tools_now(server: Server) -> list[dict[str, Any]]:
     """A quick listing session (not recorded): connect, tools/list (every page), close.
     Raises what went wrong: ConnectError or PolicyError before the listing, JsonRpcError,
     RequestTimeout or TransportError during it."""

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from playground import security
+from playground.registry.models import Server
 from playground.registry.services import own_server
 
 from ..live.worker import start_session
@@ -35,7 +36,7 @@ async def startable_server(request: HttpRequest, server_pk: int, *,
     return user, server, None
 
 
-async def start_and_show(request: HttpRequest, user: Any, server: Any, **options: Any) -> HttpResponse:
+async def start_and_show(request: HttpRequest, user: Any, server: Server, **options: Any) -> HttpResponse:
     """Start a session on `server` (a replay, a check: `options` of `start_session`) and show it."""
     session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")),
                                   **options)

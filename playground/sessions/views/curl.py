@@ -47,7 +47,9 @@ def _ended_notes(session: Session | None, row: dict[str, Any]) -> list[str]:
     "Session not found" and nothing says why."""
     if session is None or session.status not in (Session.Status.ENDED, Session.Status.FAILED):
         return []
-    http = row.get("http") if isinstance(row.get("http"), dict) else {}
+    http = row.get("http")
+    if not isinstance(http, dict):
+        return []
     headers = http.get("headers") if row.get("dir") == "send" else http.get("request_headers")
     if not isinstance(headers, dict) or not any(str(k).lower() == "mcp-session-id" for k in headers):
         return []

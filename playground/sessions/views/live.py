@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from playground.channel_layer import channel_layer
 from playground.transcripts.models import Session
 
 from ..http import owned
@@ -53,7 +53,7 @@ async def stop(request: HttpRequest, pk: int) -> HttpResponse:
     """Ask the session's worker (in whichever process it lives) to end it."""
     session = await owned(request, pk)
     if session.worker_channel and session.status in LIVE:
-        await get_channel_layer().send(session.worker_channel, {"command": "disconnect"})
+        await channel_layer().send(session.worker_channel, {"command": "disconnect"})
         await _ended(pk)
     if request.headers.get("HX-Request"):
         return HttpResponse(status=204, headers={"HX-Redirect": "/"})

@@ -3,6 +3,7 @@ the replay session (the replay feature, features/replay/, runs it and owns its o
 from __future__ import annotations
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth.models import AnonymousUser
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -17,11 +18,12 @@ async def replay(request: HttpRequest, pk: int) -> HttpResponse:
     """GET: the form (a select "Replay against", this session's server first); POST: start the
     replay session on the chosen server (one of the user's) and show it."""
     user = await request.auser()
-    if not user.is_authenticated:
+    if isinstance(user, AnonymousUser):       # (not signed in)
         return redirect(f"{reverse('login')}?next={request.path}")
     source = await sync_to_async(own_session)(user, pk)
     if request.method != "POST":
-        servers = await sync_to_async(lambda: list(Server.objects.filter(owner=user).order_by("name")))()
+        owned = Server.objects.filter(owner=user).order_by("name")
+        servers = await sync_to_async(lambda: list(owned))()
         return await sync_to_async(render)(request, "sessions/replay_form.html",
                                            {"session": source, "servers": servers})
     try:

@@ -29,7 +29,8 @@ def sent_request(session: Session, seq: str) -> tuple[int, dict[str, Any]]:
 
 def listed_tool_call(session: Session, message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(the tool, its arguments) when `message` is a tools/call of a tool the session lists."""
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    params = message.get("params")
+    params = params if isinstance(params, dict) else {}
     if message["method"] != "tools/call" or not isinstance(params.get("name"), str):
         return None
     tool = catalogue_item(session.catalogue, "tools", params["name"])

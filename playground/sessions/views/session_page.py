@@ -14,6 +14,7 @@ from ..features import FEATURES
 from ..fragments.lines import line
 from ..fragments.regions import catalogue_html
 from ..http import page
+from ..protocol import Catalogue
 from ..live.connecting import with_hint
 from ..live.durability import reap_dead_sessions
 from ..transcript_window import seq_param, transcript_window
@@ -33,7 +34,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         context.update(feature.page_context(session))
     return page(request, "sessions/session.html", {
         **context, "session": session, "state": with_hint(session.state(), rows),
-        "catalogue_html": catalogue_html(session.pk, session.catalogue or {}),
+        "catalogue_html": catalogue_html(session.pk, session.catalogue or Catalogue()),
         "lines": [line(r, owner=True) for r in rows], "window": window,
         "ws_url": f"/ws/sessions/{session.pk}/" + (f"?around={at}" if at else ""),
         "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from playground.mcp.secrets import Redactor
+from playground.signed_in import SignedInRequest
 from playground.transcripts.access import own_session
 from playground.transcripts.models import Session, ShareLink
 
@@ -24,7 +25,7 @@ from .session_page import feature_assets
 
 @login_required
 @require_POST
-def share(request: HttpRequest, pk: int) -> HttpResponse:
+def share(request: SignedInRequest, pk: int) -> HttpResponse:
     session = own_session(request.user, pk)
     link = ShareLink.objects.create(session=session, created_by=request.user)
     url = request.build_absolute_uri(reverse("sessions:share_page", args=[link.token]))
@@ -33,7 +34,7 @@ def share(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def revoke(request: HttpRequest, token: str) -> HttpResponse:
+def revoke(request: SignedInRequest, token: str) -> HttpResponse:
     link = get_object_or_404(ShareLink, token=token)
     own_session(request.user, link.session_id)
     link.revoked_at = timezone.now()
@@ -60,7 +61,7 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
 
 def _share_parts(session: Session, redact: Redactor, token: str) -> list[str]:
     """What each feature shows on a share page (features/base.py: `share_template`)."""
-    parts = []
+    parts: list[str] = []
     for feature in FEATURES:
         if feature.share_template and (context := feature.share_context(session, redact, token)) is not None:
             parts.append(render_to_string(feature.share_template, context))

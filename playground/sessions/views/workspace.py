@@ -78,7 +78,8 @@ def _tool_form(request: HttpRequest, session: Session, tool: dict[str, Any], *, 
                from_seq: int | None = None) -> HttpResponse:
     """A tool's form; `arguments` prefill it (Edit and resend of event `from_seq`)."""
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {"type": "object"}
-    execution = tool.get("execution") if isinstance(tool.get("execution"), dict) else {}
+    execution = tool.get("execution")
+    execution = execution if isinstance(execution, dict) else {}
     task_support = execution.get("taskSupport") if _server_tasks_tools(session) else None
     json_mode = arguments is not None and not resend.fits_form(schema, arguments)
     return render(request, "sessions/tool_form.html", {
@@ -148,7 +149,10 @@ def _can_complete(session: Session) -> bool:
 def _server_tasks_tools(session: Session) -> bool:
     """The server declared task-augmented tools/call (2025-11-25 `tasks.requests.tools.call`)."""
     caps = session.capabilities if isinstance(session.capabilities, dict) else {}
-    tasks = caps.get("tasks") if isinstance(caps.get("tasks"), dict) else {}
-    requests = tasks.get("requests") if isinstance(tasks.get("requests"), dict) else {}
-    tools = requests.get("tools") if isinstance(requests.get("tools"), dict) else {}
+    tasks = caps.get("tasks")
+    tasks = tasks if isinstance(tasks, dict) else {}
+    requests = tasks.get("requests")
+    requests = requests if isinstance(requests, dict) else {}
+    tools = requests.get("tools")
+    tools = tools if isinstance(tools, dict) else {}
     return "call" in tools

@@ -69,7 +69,9 @@ class Command(BaseCommand):
             raise CommandError("give either --url URL or -- COMMAND [ARG ...]")
         entry = self.entry(name or server_name(command, url), command, url, transport, env, header)
         call_command("migrate", verbosity=0, interactive=False)
-        setup = Setup(stdout=self.stdout, stderr=self.stderr)
+        # (django-stubs type `stdout` as a TextIO; Django takes any stream with write() and wraps it
+        # in an OutputWrapper, as our own already is)
+        setup = Setup(stdout=self.stdout, stderr=self.stderr)  # type: ignore[arg-type]
         user = setup.ensure_user()
         try:
             server, created = register_or_reuse(entry, user)

@@ -7,7 +7,7 @@ live session only tells its tabs to fetch it again.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.urls import URLPattern, path, reverse
 
@@ -17,6 +17,9 @@ from ...fragments.html import oob
 from ...protocol import FeatureEvent
 from ..base import Feature, render
 from . import views
+
+if TYPE_CHECKING:
+    from playground.transcripts.models import Session
 
 
 class ModelView(Feature):
@@ -42,14 +45,14 @@ class ModelView(Feature):
         ]
 
     @classmethod
-    def share_context(cls, session: Any, redact: Redactor, token: str) -> dict[str, Any] | None:
+    def share_context(cls, session: Session, redact: Redactor, token: str) -> dict[str, Any] | None:
         """The panel as on the owner's page, fetched (computed once per catalogue, off the
         database thread: views.share_model_view), masked as the share page is."""
         return {"model_view_url": reverse("sessions:share_model_view", args=[token]),
                 "model_view_result_url": reverse("sessions:share_model_view_result", args=[token])}
 
     @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
+    def page_context(cls, session: Session) -> dict[str, Any]:
         return {"model_view_url": reverse("sessions:model_view", args=[session.pk]),
                 "model_view_result_url": reverse("sessions:model_view_result", args=[session.pk])}
 

@@ -4,7 +4,7 @@ catalogue (modelview/cache.py)."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 
@@ -14,6 +14,9 @@ from playground.modelview.cache import Memo, digest, model_view_of
 from playground.modelview.view import download, tools_of
 
 from ..base import render
+
+if TYPE_CHECKING:
+    from playground.transcripts.models import Session
 
 JSON_SHOWN = 150_000        # characters of one rendering's JSON on the page (the download has it all)
 RESULT_SHOWN = 64 * 1024    # characters of one tool-result shape
@@ -94,7 +97,7 @@ def result_html(result: dict[str, Any] | None, tool: str, refresh_url: str = "")
     return render("sessions/features/model_view_result.html", {**result_context(result, tool), "refresh_url": refresh_url})
 
 
-async def last_tool_result(session: Any, redact: Redactor) -> tuple[dict[str, Any] | None, str]:
+async def last_tool_result(session: Session, redact: Redactor) -> tuple[dict[str, Any] | None, str]:
     """The session's last `tools/call` that has a result, from its saved events (page loads):
     one still running, timed out or answered with an error is passed over, among the newest
     RESULT_LOOKBACK calls. A share link may ask for this again and again, and a server may

@@ -13,7 +13,7 @@ a reload show it from there.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from channels.db import database_sync_to_async
 from django.urls import URLPattern, path
@@ -25,9 +25,13 @@ from playground.transcripts import replays
 from ...fragments.html import oob
 from ...protocol import Command, FeatureEvent
 from ..base import Feature, render
-from ..context import TabContext
+from ..context import SessionContext, TabContext
 from . import views
 from .region import ENDED_EARLY, region_html, row_view, saved_region, summary_line
+
+if TYPE_CHECKING:
+    from playground.registry.models import Server
+    from playground.transcripts.models import Session
 
 
 class Replay(Feature):
@@ -44,17 +48,17 @@ class Replay(Feature):
         return [path("sessions/<int:pk>/differences/ignore/", views.differences_ignore, name="differences_ignore")]
 
     @classmethod
-    def page_context(cls, session: Any) -> dict[str, Any]:
+    def page_context(cls, session: Session) -> dict[str, Any]:
         """The Differences from the saved report, until the websocket brings the live region."""
         return {"differences_html": saved_region(session, session.owner_redactor(), owner=True)}
 
     @classmethod
-    def share_context(cls, session: Any, redact: Any, token: str) -> dict[str, Any] | None:
+    def share_context(cls, session: Session, redact: Redactor, token: str) -> dict[str, Any] | None:
         html = saved_region(session, redact, owner=False)
         return {"differences_html": html} if html else None
 
     @classmethod
-    def prepare(cls, server: Any, *, replay_of: Any = None, **hints: Any) -> dict[str, Any]:
+    def prepare(cls, server: Server, *, replay_of: Session | None = None, **hints: Any) -> dict[str, Any]:
         if replay_of is None:
             return {}
         return {"recording": recording(replays.recorded_rows(replay_of), replay_of.share_redactor()),
@@ -68,12 +72,12 @@ class Replay(Feature):
             for n in range(int(event.get("rows") or 0)):
                 tab.first_time(f"diff-row:{n}")
             return [oob("differences", "outerHTML", event["region"])]
-        out = [oob("differences-summary", "innerHTML", event["summary"])]
+        out: list[str] = [oob("differences-summary", "innerHTML", event["summary"])]
         if tab.first_time(f"diff-row:{event['n']}"):
             out.insert(0, oob("differences-rows", "beforeend", event["row"]))
         return out
 
-    def __init__(self, ctx: Any, options: dict[str, Any] | None = None) -> None:
+    def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         rec = self.options.get("recording")
         self.replayer = (Replayer(rec, tap=ctx.tap, ignore=self.options.get("ignore") or [], secrets=ctx.secrets)

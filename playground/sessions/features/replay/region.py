@@ -5,13 +5,17 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.urls import reverse
 
 from playground.mcp.replay import diff, summary_text
+from playground.mcp.secrets import Redactor
 
 from ..base import render
+
+if TYPE_CHECKING:
+    from playground.transcripts.models import Session
 
 ENDED_EARLY = "the session ended before the replay did"
 STATE_WORDS = {"waiting": "starting", "running": "replaying", "done": "done", "stopped": "stopped"}
@@ -70,7 +74,8 @@ def row_view(row: dict[str, Any], source_id: Any, *, owner: bool) -> dict[str, A
         if not cut and isinstance(change.get("old"), str) and isinstance(change.get("new"), str):
             shown["words"] = words(change["old"], change["new"])
         changes.append(shown)
-    during = row.get("during") if isinstance(row.get("during"), dict) else {}
+    during = row.get("during")
+    during = during if isinstance(during, dict) else {}
     source_url = reverse("sessions:detail", args=[source_id]) if owner and source_id else ""
     return {**row, "changes_shown": changes, "during": during, "source_url": source_url,
             "expandable": bool(changes or row.get("old_raw") or row.get("new_raw"))}
@@ -78,7 +83,8 @@ def row_view(row: dict[str, Any], source_id: Any, *, owner: bool) -> dict[str, A
 
 def region_html(report: dict[str, Any], *, session_id: int, owner: bool, live: bool, error: str = "",
                 rules_text: str | None = None) -> str:
-    about = report.get("about") if isinstance(report.get("about"), dict) else {}
+    about = report.get("about")
+    about = about if isinstance(about, dict) else {}
     state = str(report.get("state") or "waiting")
     done = not live or state in ("done", "stopped")
     rows = [r for r in report.get("rows") or [] if isinstance(r, dict)]
@@ -96,7 +102,7 @@ def region_html(report: dict[str, Any], *, session_id: int, owner: bool, live: b
     })
 
 
-def saved_region(session: Any, redact: Any, *, owner: bool) -> str:
+def saved_region(session: Session, redact: Redactor, *, owner: bool) -> str:
     """A replay session's Differences from its saved report, masked by `redact` (the owner's page
     or a share page: read-only); "" for other sessions. While the session is live its page
     follows the worker's region (a tab's snapshot, a share viewer's), which replaces this one:

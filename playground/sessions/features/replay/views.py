@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_POST
 
+from playground.channel_layer import channel_layer
 from playground.mcp.replay import diff
 from playground.registry.models import Server
 from playground.transcripts import replays
@@ -70,7 +70,7 @@ async def differences_ignore(request: HttpRequest, pk: int) -> HttpResponse:
             await sync_to_async(_save_rules)(session.server_id, rules)
         report = await _compare_again(session, rules)
         if session.worker_channel:      # a live replay: its tabs show the new comparison too
-            await get_channel_layer().send(session.worker_channel, {"command": "replay_compared", "report": report})
+            await channel_layer().send(session.worker_channel, {"command": "replay_compared", "report": report})
 
     def region() -> str:
         return region_html(session.owner_redactor().obj(report), session_id=session.pk, owner=True, live=False,
