@@ -127,7 +127,8 @@ def test_a_tab_on_process_b_drives_a_worker_in_process_a_then_a_dies(stack, brow
         try:
             await until(ws, 'id="catalogue"', ">echo<")
             await ws.send(json.dumps({"action": "call_tool", "name": "echo", "args.text": "over redis"}))
-            result = await until(ws, 'aria-label="Result"', "tools/call")
+            # (The request's own transcript line, which a page is sent once it is saved.)
+            result = await until(ws, 'aria-label="Result"', 'data-method="tools/call"')
             assert "over redis" in result.split('aria-label="Result"', 1)[1]
             # The worker and its stdio child live in A (B never spawned anything).
             assert "sdk_server.py" in " ".join(children(a.pid).values())
