@@ -126,6 +126,6 @@ class ModelViewTests(LiveBrowserTestCase):
         masked = self.copy(request.get_by_role("button", name="Copy as curl"))
         assert f"X-Api-Key: {MASK}" in masked and HEADER_SECRET not in masked and peer.url in masked
         assert "--data-raw" in masked and "it'\"'\"'s curl" in masked
-        page.get_by_label("include secrets").check()
+        page.get_by_label("curl: include secrets").check()
         assert f"X-Api-Key: {HEADER_SECRET}" in self.copy(request.get_by_role("button", name="Copy as curl"))
         self.assert_no_js_errors()
