@@ -70,6 +70,8 @@ inspect: setup
 	$(PY) manage.py inspect $(if $(PORT_SET),--port $(PORT)) $(if $(URL),--url "$(URL)") $(if $(CMD),-- $(CMD))
 
 test: setup-dev
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	PATH="$(NODE22_BIN):$$PATH" $(PY) -m pytest -p no:cacheprovider -n 2 tests --ignore=tests/browser
 	@if ls tests/browser/test_*.py >/dev/null 2>&1; then \

@@ -11,6 +11,7 @@ unbounded: GET /login/ back to back from another thread, alone, then while
 Prints p50, p99 and max of /login/ in each phase, the work done, and daphne's peak memory.
 The goal (issue 30): p99 < 100 ms. A benchmark, not a test: `python bench/bounded_work.py [ROUNDS]`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,11 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import harness  # noqa: E402  (sets Django up on a temporary database)
-from harness import App, peak_mb, reset_peak, wait_for  # noqa: E402
-from hostile_schema import LoginProbe, line, probe  # noqa: E402
+from harness import App, peak_mb, reset_peak, wait_for
+from hostile_schema import LoginProbe, line, probe
 
-from playground.transcripts.models import Session, ShareLink  # noqa: E402
+from playground.transcripts.models import Session, ShareLink
 
 PEER = Path(__file__).resolve().parent / "peer_bombs.py"
 
@@ -53,6 +53,7 @@ def elicitations(app: App, rounds: int) -> int:
     async def all_rounds() -> None:
         for _ in range(rounds):
             await one()
+
     asyncio.run(all_rounds())
     return rounds * 6
 

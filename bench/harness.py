@@ -4,6 +4,7 @@ through the one-time token link, driven by a light websocket client as the page 
 The benchmark process shares the database file with daphne (Django ORM set up here too), so
 it can create the user and servers, seed big transcripts and count persisted events.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -31,34 +32,35 @@ os.environ["PLAYGROUND_SQLITE_PATH"] = str(TMP / "bench.sqlite3")
 os.environ.pop("DATABASE_URL", None)
 os.environ.pop("REDIS_URL", None)
 DAPHNE_ENV = dict(os.environ, PLAYGROUND_LOG_LEVEL="WARNING")
-DAPHNE_ENV.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)     # (set by the browser test run, if we run inside it)
+DAPHNE_ENV.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # (set by the browser test run, if we run inside it)
 # This harness calls the ORM from its event loop on purpose (setup and counting, never timed);
 # daphne's environment (above) does not get this.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 sys.path.insert(0, str(ROOT))
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-import httpx  # noqa: E402
-from websockets.asyncio.client import ClientConnection, connect as ws_connect  # noqa: E402
+import httpx
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from websockets.asyncio.client import ClientConnection
+from websockets.asyncio.client import connect as ws_connect
 
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-
-from playground.registry.models import LoginToken, Server  # noqa: E402
-from playground.transcripts.models import Event, Session  # noqa: E402
+from playground.registry.models import LoginToken, Server
+from playground.transcripts.models import Event, Session
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # Process facts (/proc) --------------------------------------------------------------
 
+
 def _status(pid: int, key: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
-            return int(line.split()[1])          # kB
+            return int(line.split()[1])  # kB
     raise KeyError(key)
 
 
@@ -78,7 +80,7 @@ def reset_peak(pid: int) -> None:
 
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK      # utime + stime
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 
 def free_port() -> int:
@@ -88,6 +90,7 @@ def free_port() -> int:
 
 
 # The app ------------------------------------------------------------------------------
+
 
 class App:
     """daphne serving playground.asgi on loopback, one logged-in user, helpers to drive it."""
@@ -106,8 +109,11 @@ class App:
         self.log = open(TMP / "daphne.log", "wb")
         self.proc = subprocess.Popen(
             [str(daphne), "-b", "127.0.0.1", "-p", str(self.port), "playground.asgi:application"],
-            cwd=ROOT, env=DAPHNE_ENV,
-            stdout=self.log, stderr=subprocess.STDOUT)
+            cwd=ROOT,
+            env=DAPHNE_ENV,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 30
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
@@ -119,7 +125,7 @@ class App:
         token = LoginToken.issue(self.user)
         r = self.http.get(f"/login/token/{token}/")
         assert r.status_code in (200, 302), r.status_code
-        self.http.get("/")                          # sets the CSRF cookie
+        self.http.get("/")  # sets the CSRF cookie
         self.cookie = "; ".join(f"{k}={v}" for k, v in self.http.cookies.items())
 
     @property
@@ -142,22 +148,29 @@ class App:
 
     def server(self, name: str, script: Path) -> Server:
         server, _ = Server.objects.update_or_create(
-            name=name, defaults=dict(owner=self.user, transport="stdio", command=sys.executable,
-                                     args=[str(script)]))
+            name=name,
+            defaults={"owner": self.user, "transport": "stdio", "command": sys.executable, "args": [str(script)]},
+        )
         return server
 
     def connect(self, server: Server) -> int:
         """POST "Connect" as the page does: the worker starts inside daphne. Returns the session id."""
         assert self.http is not None
-        r = self.http.post(f"/servers/{server.pk}/connect/",
-                           headers={"X-CSRFToken": self.http.cookies.get("csrftoken", "")})
+        r = self.http.post(
+            f"/servers/{server.pk}/connect/", headers={"X-CSRFToken": self.http.cookies.get("csrftoken", "")}
+        )
         assert r.status_code == 302, (r.status_code, r.text[:500])
         return int(re.search(r"/sessions/(\d+)/", r.headers["location"]).group(1))
 
     async def socket(self, session_id: int, **kw: Any) -> ClientConnection:
-        return await ws_connect(f"ws://127.0.0.1:{self.port}/ws/sessions/{session_id}/",
-                                additional_headers={"Cookie": self.cookie}, origin=self.base,
-                                max_size=None, compression=None, **kw)
+        return await ws_connect(
+            f"ws://127.0.0.1:{self.port}/ws/sessions/{session_id}/",
+            additional_headers={"Cookie": self.cookie},
+            origin=self.base,
+            max_size=None,
+            compression=None,
+            **kw,
+        )
 
 
 async def wait_for(ws: ClientConnection, needle: str, timeout: float = 60) -> str:
@@ -171,8 +184,15 @@ async def wait_for(ws: ClientConnection, needle: str, timeout: float = 60) -> st
 
 def call_frame(name: str, **args: Any) -> str:
     """What the tool form sends (htmx hx-ws:send): its form values plus `headers`."""
-    return json.dumps({"action": "call_tool", "name": name, "mode": "form",
-                       **{f"args.{k}": str(v) for k, v in args.items()}, "headers": {}})
+    return json.dumps(
+        {
+            "action": "call_tool",
+            "name": name,
+            "mode": "form",
+            **{f"args.{k}": str(v) for k, v in args.items()},
+            "headers": {},
+        }
+    )
 
 
 def count_events(session_id: int, method: str = "") -> int:

@@ -3,6 +3,7 @@
 are rendered for a page, how fast does the same process answer GET /login/? Prints p50, p99 and
 max of /login/ alone and during the calls. (With Python's backtracking `re` each result stalled
 the process for minutes; patterns now run in RE2.) A benchmark, not a test: `python bench/hostile_schema.py [CALLS]`."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,11 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import httpx  # noqa: E402
-
-import harness  # noqa: E402  (sets Django up on a temporary database)
-from harness import App, call_frame, wait_for  # noqa: E402
-from run import pct  # noqa: E402
+import httpx
+from harness import App, call_frame, wait_for
+from run import pct
 
 
 class LoginProbe(threading.Thread):
@@ -61,7 +60,7 @@ async def during_calls(app: App, session_id: int, calls: int) -> tuple[list[floa
 
 
 def line(label: str, ms: list[float]) -> str:
-    return f"{label:<28} {len(ms):6d} requests   p50 {pct(ms, .5):6.1f} ms   p99 {pct(ms, .99):6.1f} ms   max {max(ms):6.1f} ms"
+    return f"{label:<28} {len(ms):6d} requests   p50 {pct(ms, 0.5):6.1f} ms   p99 {pct(ms, 0.99):6.1f} ms   max {max(ms):6.1f} ms"
 
 
 def main(calls: int) -> None:

@@ -10,6 +10,7 @@ Prints, per round: messages per second, CPU a message, and bytes a saved row.
 It imports `playground` from the current directory, so one copy of this file measures any
 checkout (alternate runs: this branch and main).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -19,24 +20,28 @@ import time
 
 sys.path.insert(0, os.getcwd())
 
-from playground.mcp import jsontext  # noqa: E402
-from playground.mcp.events import Tap  # noqa: E402
-from playground.mcp.transports.streamable_http import StreamableHttpTransport  # noqa: E402
+from playground.mcp import jsontext
+from playground.mcp.events import Tap
+from playground.mcp.transports.streamable_http import StreamableHttpTransport
 
 
 def stream(count: int) -> bytes:
     note = b'data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%d}}\n\n'
     events = b"".join(note % i for i in range(count))
     answer = b'data: {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}\n\n'
-    head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-            b"Mcp-Session-Id: bench\r\nConnection: close\r\n\r\n")
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+        b"Mcp-Session-Id: bench\r\nConnection: close\r\n\r\n"
+    )
     return head + events + answer
 
 
 async def round_(count: int, body: bytes) -> None:
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
-        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+        length = next(
+            int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+        )
         await reader.readexactly(length)
         writer.write(body)
         await writer.drain()
@@ -49,13 +54,16 @@ async def round_(count: int, body: bytes) -> None:
 
     def save(event: object) -> None:
         nonlocal size
-        size += len(jsontext.dumps(event.to_dict()))       # type: ignore[attr-defined]
+        size += len(jsontext.dumps(event.to_dict()))  # type: ignore[attr-defined]
 
     tap.subscribe(save)
     done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     transport = StreamableHttpTransport(tap, f"http://127.0.0.1:{port}/mcp", {"X-Api-Key": "bench-key"}, timeout=60)
-    transport.bind(lambda m: done.set_result(None) if isinstance(m, dict) and m.get("id") == 1 and not done.done()
-                   else None, lambda why: None, lambda rid, exc: done.set_exception(exc))
+    transport.bind(
+        lambda m: done.set_result(None) if isinstance(m, dict) and m.get("id") == 1 and not done.done() else None,
+        lambda why: None,
+        lambda rid, exc: done.set_exception(exc),
+    )
     await transport.start()
     wall, cpu = time.perf_counter(), time.process_time()
     await transport.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "flood"}})
@@ -65,8 +73,10 @@ async def round_(count: int, body: bytes) -> None:
     server.close()
     await server.wait_closed()
     events = tap.seq
-    print(f"{count / wall:8.0f} msg/s   cpu {cpu / count * 1e6:5.1f} us/msg   {size / events:6.1f} bytes a row "
-          f"({events} events)")
+    print(
+        f"{count / wall:8.0f} msg/s   cpu {cpu / count * 1e6:5.1f} us/msg   {size / events:6.1f} bytes a row "
+        f"({events} events)"
+    )
 
 
 def main(count: int, rounds: int) -> None:

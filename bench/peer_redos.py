@@ -1,10 +1,14 @@
 """A stdio MCP server (raw, legacy handshake) whose one tool `go` returns structuredContent that a
 backtracking regex engine needs minutes to check against its outputSchema pattern ^(a+)+$."""
+
 import json
 import sys
 
-TOOL = {"name": "go", "inputSchema": {"type": "object"},
-        "outputSchema": {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}}
+TOOL = {
+    "name": "go",
+    "inputSchema": {"type": "object"},
+    "outputSchema": {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}},
+}
 
 for line in sys.stdin:
     msg = json.loads(line)
@@ -12,8 +16,11 @@ for line in sys.stdin:
     if rid is None:
         continue
     if method == "initialize":
-        result = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                  "serverInfo": {"name": "redos", "version": "0"}}
+        result = {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "redos", "version": "0"},
+        }
     elif method == "tools/list":
         result = {"tools": [TOOL]}
     elif method == "tools/call":

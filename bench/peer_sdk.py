@@ -1,4 +1,5 @@
 """The relay and large-payload peer: an official-SDK MCPServer over stdio (what people run)."""
+
 from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer

@@ -14,6 +14,7 @@ page's socket would be): the worker then sends every windowed piece of transcrip
 group too, rendered for the share (without the owner's controls; `--share-secret` gives the
 server an env secret, so the share's lines are also masked of it).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -42,22 +43,23 @@ if POSTGRES:
         admin.execute(f'CREATE DATABASE "{POSTGRES}"')
     os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{POSTGRES}"
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from channels.db import database_sync_to_async  # noqa: E402
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
+from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
 
-import playground.asgi  # noqa: E402,F401  (the server's start-up: preloads, gc settings)
-from playground.mcp.events import Tap  # noqa: E402
-from playground.registry.models import Server  # noqa: E402
-from playground.sessions.live import worker as worker_module, workers  # noqa: E402
-from playground.sessions.protocol import share_group_name  # noqa: E402
-from playground.transcripts import recorder as recorder_module  # noqa: E402
-from playground.transcripts.models import Session  # noqa: E402
-from playground.transcripts.search import catch_up, engine, indexer  # noqa: E402
+import playground.asgi  # noqa: F401  (the server's start-up: preloads, gc settings)
+from playground.mcp.events import Tap
+from playground.registry.models import Server
+from playground.sessions.live import worker as worker_module
+from playground.sessions.live import workers
+from playground.sessions.protocol import share_group_name
+from playground.transcripts import recorder as recorder_module
+from playground.transcripts.models import Session
+from playground.transcripts.search import catch_up, engine, indexer
 
 
 class Meter:
@@ -82,7 +84,7 @@ class Meter:
             meter.last_end = time.perf_counter()
             meter.saving += meter.last_end - started
 
-        Tap.ready = timed_ready                         # type: ignore[method-assign]
+        Tap.ready = timed_ready  # type: ignore[method-assign]
         recorder_module.save_events = timed_save
         for backend in indexer.ENGINES.values():
             backend.index_pending = self.counted(backend.index_pending)
@@ -91,6 +93,7 @@ class Meter:
         def counted_index_pending(*args: object) -> bool:
             self.index_chunks += 1
             return index_pending(*args)
+
         return counted_index_pending
 
     def reset(self) -> None:
@@ -102,17 +105,22 @@ class Meter:
 def setup(secret: bool) -> tuple[Server, object]:
     call_command("migrate", verbosity=0)
     user, _ = get_user_model().objects.get_or_create(username="pipeline")
-    server = Server.objects.create(name="flood", owner=user, transport="stdio", command=sys.executable,
-                                   args=[str(ROOT / "bench" / "peer_flood.py")],
-                                   env={"API_TOKEN": "bench-secret-value-123"} if secret else {})
+    server = Server.objects.create(
+        name="flood",
+        owner=user,
+        transport="stdio",
+        command=sys.executable,
+        args=[str(ROOT / "bench" / "peer_flood.py")],
+        env={"API_TOKEN": "bench-secret-value-123"} if secret else {},
+    )
     return server, user
 
 
 async def share_viewer(worker: object) -> tuple[asyncio.Task[None], list[int]]:
     """A live share viewer: registered with the worker, its channel drained; counts frames."""
-    layer = worker.layer                                                   # type: ignore[attr-defined]
+    layer = worker.layer  # type: ignore[attr-defined]
     channel = await layer.new_channel()
-    await layer.group_add(share_group_name(worker.session_id), channel)    # type: ignore[attr-defined]
+    await layer.group_add(share_group_name(worker.session_id), channel)  # type: ignore[attr-defined]
     await worker.handle({"command": "share_join", "reply_channel": channel})  # type: ignore[attr-defined]
     frames = [0]
 
@@ -120,6 +128,7 @@ async def share_viewer(worker: object) -> tuple[asyncio.Task[None], list[int]]:
         while True:
             message = await layer.receive(channel)
             frames[0] += len(message.get("frames", ()))
+
     return asyncio.create_task(drain()), frames
 
 
@@ -139,16 +148,18 @@ async def main(server: Server, user: object, count: int, rounds: int, viewer: bo
         meter.reset()
         wall, cpu, loop_cpu = time.perf_counter(), time.process_time(), time.thread_time()
         await worker.client.request("tools/call", {"name": "flood", "arguments": {"count": count}})
-        while await database_sync_to_async(saved)() < base + count + 2:     # + the request and result
+        while await database_sync_to_async(saved)() < base + count + 2:  # + the request and result
             await asyncio.sleep(0.005)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         loop_cpu = time.thread_time() - loop_cpu
         lint = worker.feature("schema_lint")
         checked = f"   schema lint checked {lint.linter.checked:,} of {lint.linter.seen:,} frames" if lint else ""
-        print(f"{count / wall:8.0f} msg/s   cpu {cpu / count * 1e6:5.1f} us/msg (loop thread {loop_cpu / count * 1e6:5.1f})"
-              f"   reader paused {meter.paused:.2f} s   saving {meter.saving:.2f} s, idle between saves "
-              f"{meter.idle:.2f} s   ({wall:.2f} s)   search chunks indexed meanwhile {meter.index_chunks}{checked}"
-              + (f"   share frames {frames[0]}" if viewer else ""))
+        print(
+            f"{count / wall:8.0f} msg/s   cpu {cpu / count * 1e6:5.1f} us/msg (loop thread {loop_cpu / count * 1e6:5.1f})"
+            f"   reader paused {meter.paused:.2f} s   saving {meter.saving:.2f} s, idle between saves "
+            f"{meter.idle:.2f} s   ({wall:.2f} s)   search chunks indexed meanwhile {meter.index_chunks}{checked}"
+            + (f"   share frames {frames[0]}" if viewer else "")
+        )
     await worker.stop()
     if drained is not None:
         drained.cancel()
@@ -174,8 +185,15 @@ if __name__ == "__main__":
     try:
         server, user = setup("--share-secret" in sys.argv)
         gc.collect()
-        asyncio.run(main(server, user, int(ARGS[0]) if ARGS else 20_000, int(ARGS[1]) if len(ARGS) > 1 else 3,
-                         "--share-viewer" in sys.argv))
+        asyncio.run(
+            main(
+                server,
+                user,
+                int(ARGS[0]) if ARGS else 20_000,
+                int(ARGS[1]) if len(ARGS) > 1 else 3,
+                "--share-viewer" in sys.argv,
+            )
+        )
     finally:
         if POSTGRES:
             drop_database()

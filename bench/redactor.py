@@ -5,6 +5,7 @@ ones made of near-matches of each secret (its encodings but the last character, 
     .venv/bin/python bench/redactor.py [--repeat N]
 
 CPU time (`time.process_time`), best of N: the machine may be shared."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,11 +18,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.mcp.secrets import Redactor  # noqa: E402
+from playground.mcp.secrets import Redactor
 
 SIZE = 1_000_000
-SECRETS = ["Bearer sk-live-0123456789abcdef", "sk-live-0123456789abcdef", "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
-           "a/b&c-SECRET", "pa\"ss\\wörd-123", "key=v+1/2==", "Basic dXNlcjpwYXNz"]
+SECRETS = [
+    "Bearer sk-live-0123456789abcdef",
+    "sk-live-0123456789abcdef",
+    "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+    "a/b&c-SECRET",
+    'pa"ss\\wörd-123',
+    "key=v+1/2==",
+    "Basic dXNlcjpwYXNz",
+]
 
 
 def typical() -> str:
@@ -42,10 +50,14 @@ def typical() -> str:
 def near_misses(secret: str) -> list[tuple[str, str]]:
     """1 MB of a secret's encodings cut by one character, back to back (each start matches far)."""
     head = secret[:-1]
-    forms = {"plain": head, "json": json.dumps(head, ensure_ascii=False)[1:-1],
-             "ascii": json.dumps(head)[1:-1], "php": json.dumps(head)[1:-1].replace("/", "\\/"),
-             "all-escaped": "".join(f"\\u{ord(c):04x}" for c in head),
-             "twice": json.dumps(json.dumps(head)[1:-1].replace("/", "\\/"))[1:-1]}
+    forms = {
+        "plain": head,
+        "json": json.dumps(head, ensure_ascii=False)[1:-1],
+        "ascii": json.dumps(head)[1:-1],
+        "php": json.dumps(head)[1:-1].replace("/", "\\/"),
+        "all-escaped": "".join(f"\\u{ord(c):04x}" for c in head),
+        "twice": json.dumps(json.dumps(head)[1:-1].replace("/", "\\/"))[1:-1],
+    }
     return [(name, (form * (SIZE // max(1, len(form)) + 1))[:SIZE]) for name, form in forms.items()]
 
 
@@ -67,24 +79,33 @@ def main() -> None:
     redact.text("")
     middle = time.process_time()
     redact.cut("x" * 10, 5)
-    print(f"make and compile for {len(SECRETS)} secrets ({sum(map(len, SECRETS))} characters): "
-          f"text {(middle - start) * 1000:.1f} ms, cut {(time.process_time() - middle) * 1000:.1f} ms")
+    print(
+        f"make and compile for {len(SECRETS)} secrets ({sum(map(len, SECRETS))} characters): "
+        f"text {(middle - start) * 1000:.1f} ms, cut {(time.process_time() - middle) * 1000:.1f} ms"
+    )
     frame = typical()
-    row = {"raw": frame, "message": json.loads(frame)}     # as a share page and an export mask a row
-    print(f"typical frame ({len(frame) / 1e6:.1f} MB): text {best(lambda: redact.text(frame), args.repeat) * 1000:.0f} ms, "
-          f"obj(row) {best(lambda: redact.obj(row), args.repeat) * 1000:.0f} ms, "
-          f"cut {best(lambda: redact.cut(frame, len(frame) - 7), args.repeat) * 1000:.2f} ms")
+    row = {"raw": frame, "message": json.loads(frame)}  # as a share page and an export mask a row
+    print(
+        f"typical frame ({len(frame) / 1e6:.1f} MB): text {best(lambda: redact.text(frame), args.repeat) * 1000:.0f} ms, "
+        f"obj(row) {best(lambda: redact.obj(row), args.repeat) * 1000:.0f} ms, "
+        f"cut {best(lambda: redact.cut(frame, len(frame) - 7), args.repeat) * 1000:.2f} ms"
+    )
     for secret in SECRETS:
         one = Redactor([secret])
         for name, text in near_misses(secret):
             print(f"near-misses of {secret!r} ({name}): text {best(lambda: one.text(text), args.repeat) * 1000:.0f} ms")
     # The worst case: a periodic secret, text made of its period (each place begins a near-match).
     # (One backslash in it: a text without any is searched for the values as they are.)
-    for secret, text in (("\\" * 20 + "zzzz", "\\" * SIZE), ("ab" * 20 + "!", "ab" * (SIZE // 2) + "\\"),
-                         ("a" * 64 + "!", "a" * SIZE + "\\")):
+    for secret, text in (
+        ("\\" * 20 + "zzzz", "\\" * SIZE),
+        ("ab" * 20 + "!", "ab" * (SIZE // 2) + "\\"),
+        ("a" * 64 + "!", "a" * SIZE + "\\"),
+    ):
         one = Redactor([secret])
-        print(f"periodic {secret!r} in 1 MB of {text[:2]!r}…: text {best(lambda: one.text(text), args.repeat) * 1000:.0f} ms, "
-              f"cut {best(lambda: one.cut(text, SIZE - 1), args.repeat) * 1000:.1f} ms")
+        print(
+            f"periodic {secret!r} in 1 MB of {text[:2]!r}…: text {best(lambda: one.text(text), args.repeat) * 1000:.0f} ms, "
+            f"cut {best(lambda: one.cut(text, SIZE - 1), args.repeat) * 1000:.1f} ms"
+        )
 
 
 if __name__ == "__main__":

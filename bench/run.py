@@ -7,6 +7,7 @@ the machine's facts and load). `--quick` runs every part with small counts (a sm
 `--only relay,flood,...` picks parts. Ratios between the two sides of one run are the
 headline: absolute times move with the load of a shared machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,11 +28,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import harness  # noqa: E402  (sets Django up on a temporary database)
-import inspector as inspector_mod  # noqa: E402
-from harness import App, call_frame, count_events, wait_for  # noqa: E402
-from inspector import Inspector  # noqa: E402
-from inspector import Session as InspectorSession  # noqa: E402
+import harness
+import inspector as inspector_mod
+from harness import App, call_frame, count_events, wait_for
+from inspector import Inspector
+from inspector import Session as InspectorSession
 
 # Under a flood a page may be sent a marker for lines it was not sent (the database has them).
 SKIPPED = re.compile(r'data-skipped="(\d+)"')
@@ -40,8 +41,8 @@ END = re.compile(r"THE END|cut here: \d+ characters")
 PARTS = ("relay", "flood", "sessions", "transcript", "payload")
 
 
-SETTLE = 1.0      # --quick shortens the pauses that let the server settle before a measurement
-SAMPLES = ""      # --samples PATH: the relay's per-call times of every arm, in call order (JSON)
+SETTLE = 1.0  # --quick shortens the pauses that let the server settle before a measurement
+SAMPLES = ""  # --samples PATH: the relay's per-call times of every arm, in call order (JSON)
 
 
 async def settle(seconds: float) -> None:
@@ -56,6 +57,7 @@ def pct(values: list[float], q: float) -> float:
 
 # 1. Relay overhead ----------------------------------------------------------------------
 
+
 async def sdk_client(script: Path, **kw: Any):
     """An official SDK ClientSession on a stdio server (the baseline), as an async context."""
     from contextlib import AsyncExitStack
@@ -66,13 +68,14 @@ async def sdk_client(script: Path, **kw: Any):
     stack = AsyncExitStack()
     devnull = stack.enter_context(open(os.devnull, "w"))
     read, write = await stack.enter_async_context(
-        stdio_client(StdioServerParameters(command=sys.executable, args=[str(script)]), errlog=devnull))
+        stdio_client(StdioServerParameters(command=sys.executable, args=[str(script)]), errlog=devnull)
+    )
     session = await stack.enter_async_context(ClientSession(read, write, **kw))
     await session.initialize()
     return stack, session
 
 
-RELAY_BLOCK = 50    # calls an arm makes in turn before the next arm's block (--quick: 10)
+RELAY_BLOCK = 50  # calls an arm makes in turn before the next arm's block (--quick: 10)
 
 
 async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, Any]:
@@ -87,7 +90,7 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
     if inspector is not None:
         insp = InspectorSession(inspector)
         await insp.connect(sys.executable, [str(harness.PEER_SDK)])
-        out.update(listeners(inspector))             # while its server runs: it listens on loopback only
+        out.update(listeners(inspector))  # while its server runs: it listens on loopback only
     pg: list[float] = []
     base: list[float] = []
     ins: list[float] = []
@@ -118,9 +121,9 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
     if insp is not None and inspector is not None:
         arms.append(("inspector", insp_arm, inspector.pid))
     cpu = {name: 0.0 for name, _, _ in arms}
-    client = {name: 0.0 for name, _, _ in arms}      # this process's CPU in each arm's blocks
+    client = {name: 0.0 for name, _, _ in arms}  # this process's CPU in each arm's blocks
     try:
-        for warm in range(20):   # every arm warm: imports, caches, JIT, first catalogue lookups
+        for warm in range(20):  # every arm warm: imports, caches, JIT, first catalogue lookups
             for _, arm, _ in arms:
                 await arm(-1 - warm)
         for values in (pg, base, ins, ins_post):
@@ -144,8 +147,10 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
         if insp is not None:
             await insp.close()
     if SAMPLES:
-        Path(SAMPLES).write_text(json.dumps({"block": block, "sdk": base, "playground": pg, "inspector": ins,
-                                             "inspector_post": ins_post}) + "\n")
+        Path(SAMPLES).write_text(
+            json.dumps({"block": block, "sdk": base, "playground": pg, "inspector": ins, "inspector_post": ins_post})
+            + "\n"
+        )
     med_pg, med_sdk = statistics.median(pg), statistics.median(base)
     p95_pg, p95_sdk = pct(pg, 0.95), pct(base, 0.95)
     # Where a call's time goes: the tap's latency of each tools/call (request written -> response
@@ -155,32 +160,47 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
     async with asyncio.timeout(30):
         while await asyncio.to_thread(harness.session_status, session_id) not in ("ended", "failed"):
             await asyncio.sleep(0.05)
-    server = (await asyncio.to_thread(harness.call_latencies, session_id))[-len(pg):]
+    server = (await asyncio.to_thread(harness.call_latencies, session_id))[-len(pg) :]
     assert len(server) == len(pg), (len(server), len(pg))
     med_server = statistics.median(server)
     relay_own = statistics.median(total - inner for total, inner in zip(pg, server))
-    out.update({"relay_server_ms_median": round(med_server, 3), "relay_own_ms_median": round(relay_own, 3),
-                "sdk_own_ms_median": round(med_sdk - med_server, 3),
-                "relay_ratio": round(med_pg / med_sdk, 3), "relay_p95_ratio": round(p95_pg / p95_sdk, 3),
-                "relay_added_ms_median": round(med_pg - med_sdk, 3), "relay_median_ms": round(med_pg, 3),
-                "relay_p95_ms": round(p95_pg, 3), "sdk_median_ms": round(med_sdk, 3), "sdk_p95_ms": round(p95_sdk, 3),
-                "relay_calls": calls, "relay_block": block,
-                "relay_daphne_cpu_ms_per_call": round(cpu["playground"] / calls * 1000, 3),
-                # The bench process's CPU a call: the SDK client itself; our websockets client.
-                "sdk_client_cpu_ms_per_call": round(client["sdk"] / calls * 1000, 3),
-                "relay_client_cpu_ms_per_call": round(client["playground"] / calls * 1000, 3)})
+    out.update(
+        {
+            "relay_server_ms_median": round(med_server, 3),
+            "relay_own_ms_median": round(relay_own, 3),
+            "sdk_own_ms_median": round(med_sdk - med_server, 3),
+            "relay_ratio": round(med_pg / med_sdk, 3),
+            "relay_p95_ratio": round(p95_pg / p95_sdk, 3),
+            "relay_added_ms_median": round(med_pg - med_sdk, 3),
+            "relay_median_ms": round(med_pg, 3),
+            "relay_p95_ms": round(p95_pg, 3),
+            "sdk_median_ms": round(med_sdk, 3),
+            "sdk_p95_ms": round(p95_sdk, 3),
+            "relay_calls": calls,
+            "relay_block": block,
+            "relay_daphne_cpu_ms_per_call": round(cpu["playground"] / calls * 1000, 3),
+            # The bench process's CPU a call: the SDK client itself; our websockets client.
+            "sdk_client_cpu_ms_per_call": round(client["sdk"] / calls * 1000, 3),
+            "relay_client_cpu_ms_per_call": round(client["playground"] / calls * 1000, 3),
+        }
+    )
     if ins:
         med_ins, p95_ins = statistics.median(ins), pct(ins, 0.95)
-        out.update({"inspector_median_ms": round(med_ins, 3), "inspector_p95_ms": round(p95_ins, 3),
-                    "inspector_post_median_ms": round(statistics.median(ins_post), 3),
-                    "relay_vs_inspector_ratio": round(med_pg / med_ins, 3),
-                    "relay_vs_inspector_p95_ratio": round(p95_pg / p95_ins, 3),
-                    "inspector_sdk_ratio": round(med_ins / med_sdk, 3),
-                    "inspector_sdk_p95_ratio": round(p95_ins / p95_sdk, 3),
-                    # An estimate: the same server's time as our tap measured it on our session.
-                    "inspector_own_ms_median": round(med_ins - med_server, 3),
-                    "inspector_node_cpu_ms_per_call": round(cpu["inspector"] / calls * 1000, 3),
-                    "inspector_client_cpu_ms_per_call": round(client["inspector"] / calls * 1000, 3)})
+        out.update(
+            {
+                "inspector_median_ms": round(med_ins, 3),
+                "inspector_p95_ms": round(p95_ins, 3),
+                "inspector_post_median_ms": round(statistics.median(ins_post), 3),
+                "relay_vs_inspector_ratio": round(med_pg / med_ins, 3),
+                "relay_vs_inspector_p95_ratio": round(p95_pg / p95_ins, 3),
+                "inspector_sdk_ratio": round(med_ins / med_sdk, 3),
+                "inspector_sdk_p95_ratio": round(p95_ins / p95_sdk, 3),
+                # An estimate: the same server's time as our tap measured it on our session.
+                "inspector_own_ms_median": round(med_ins - med_server, 3),
+                "inspector_node_cpu_ms_per_call": round(cpu["inspector"] / calls * 1000, 3),
+                "inspector_client_cpu_ms_per_call": round(client["inspector"] / calls * 1000, 3),
+            }
+        )
     return out
 
 
@@ -190,11 +210,11 @@ def listeners(inspector: Inspector) -> dict[str, Any]:
     wide = [a for a in found if not inspector_mod.loopback(a)]
     if wide:
         raise RuntimeError(f"the Inspector listens beyond loopback: {wide}")
-    return {"inspector_listeners": len(found),
-            "inspector_listen_hosts": sorted({a.rsplit(":", 1)[0] for a in found})}
+    return {"inspector_listeners": len(found), "inspector_listen_hosts": sorted({a.rsplit(":", 1)[0] for a in found})}
 
 
 # 2. Flood ---------------------------------------------------------------------------------
+
 
 async def flood_sdk(count: int) -> float:
     """The SDK client taking the same flood: messages per second until all were handed over."""
@@ -238,7 +258,7 @@ async def flood_playground(app: App, server: Any, count: int) -> dict[str, Any]:
     session_id = app.connect(server)
     ws = await app.socket(session_id)
     await wait_for(ws, 'id="catalogue"')
-    await settle(0.5)                           # let the connect's own events settle before the baseline
+    await settle(0.5)  # let the connect's own events settle before the baseline
     base = harness.rss_mb(app.pid)
     harness.reset_peak(app.pid)
     cpu0 = harness.cpu_seconds(app.pid)
@@ -261,10 +281,17 @@ async def flood_playground(app: App, server: Any, count: int) -> dict[str, Any]:
     persisted = await asyncio.to_thread(count_events, session_id, "notifications/message")
     await ws.send(json.dumps({"action": "disconnect"}))
     await ws.close()
-    await index_caught_up()                     # the search index of the flood, made after it (deferred work)
+    await index_caught_up()  # the search index of the flood, made after it (deferred work)
     indexed = time.perf_counter() - t0 - elapsed
-    return {"s": elapsed, "cpu": cpu, "client_cpu": client, "peak": peak, "delivered": delivered,
-            "persisted": persisted, "indexed": indexed}
+    return {
+        "s": elapsed,
+        "cpu": cpu,
+        "client_cpu": client,
+        "peak": peak,
+        "delivered": delivered,
+        "persisted": persisted,
+        "indexed": indexed,
+    }
 
 
 async def flood_inspector(inspector: Inspector, count: int) -> dict[str, Any]:
@@ -329,54 +356,70 @@ async def flood(app: App, count: int, inspector: Inspector | None, rounds: int) 
     delivered = min(r["delivered"] for r in pg)
     persisted = min(r["persisted"] for r in pg)
     out: dict[str, Any] = {
-        "flood_msgs_per_s": round(count / elapsed), "flood_lost": count - min(delivered, persisted),
-        "flood_delivered": delivered, "flood_persisted": persisted, "flood_s": round(elapsed, 3),
+        "flood_msgs_per_s": round(count / elapsed),
+        "flood_lost": count - min(delivered, persisted),
+        "flood_delivered": delivered,
+        "flood_persisted": persisted,
+        "flood_s": round(elapsed, 3),
         "flood_daphne_cpu_percent": round(statistics.median(r["cpu"] / r["s"] for r in pg) * 100),
         "flood_client_cpu_percent": round(statistics.median(r["client_cpu"] / r["s"] for r in pg) * 100),
-        "flood_peak_mb": round(max(r["peak"] for r in pg), 1), "flood_rounds": rounds,
+        "flood_peak_mb": round(max(r["peak"] for r in pg), 1),
+        "flood_rounds": rounds,
         "flood_indexed_after_s": round(statistics.median(r["indexed"] for r in pg), 3),
-        "flood_s_rounds": [round(r["s"], 3) for r in pg]}
+        "flood_s_rounds": [round(r["s"], 3) for r in pg],
+    }
     if ins:
         ins_s = statistics.median(r["s"] for r in ins)
-        out.update({
-            "inspector_flood_s": round(ins_s, 3), "inspector_flood_msgs_per_s": round(count / ins_s),
-            "inspector_flood_lost": count - min(r["delivered"] for r in ins),
-            "inspector_flood_node_cpu_percent": round(statistics.median(r["cpu"] / r["s"] for r in ins) * 100),
-            "inspector_flood_client_cpu_percent": round(
-                statistics.median(r["client_cpu"] / r["s"] for r in ins) * 100),
-            "inspector_flood_peak_mb": round(max(r["peak"] for r in ins), 1),
-            "inspector_flood_s_rounds": [round(r["s"], 3) for r in ins],
-            "flood_vs_inspector_ratio": round(elapsed / ins_s, 3),
-            "inspector_listeners": max(r["inspector_listeners"] for r in ins),
-            "inspector_listen_hosts": sorted({h for r in ins for h in r["inspector_listen_hosts"]})})
+        out.update(
+            {
+                "inspector_flood_s": round(ins_s, 3),
+                "inspector_flood_msgs_per_s": round(count / ins_s),
+                "inspector_flood_lost": count - min(r["delivered"] for r in ins),
+                "inspector_flood_node_cpu_percent": round(statistics.median(r["cpu"] / r["s"] for r in ins) * 100),
+                "inspector_flood_client_cpu_percent": round(
+                    statistics.median(r["client_cpu"] / r["s"] for r in ins) * 100
+                ),
+                "inspector_flood_peak_mb": round(max(r["peak"] for r in ins), 1),
+                "inspector_flood_s_rounds": [round(r["s"], 3) for r in ins],
+                "flood_vs_inspector_ratio": round(elapsed / ins_s, 3),
+                "inspector_listeners": max(r["inspector_listeners"] for r in ins),
+                "inspector_listen_hosts": sorted({h for r in ins for h in r["inspector_listen_hosts"]}),
+            }
+        )
 
     # The same flood with a viewer that stops reading: the server must not queue it all up.
     await index_caught_up()
     session_id = app.connect(server)
-    slow = await app.socket(session_id, max_queue=1, close_timeout=0.5)   # a stalled client: no clean close
+    slow = await app.socket(session_id, max_queue=1, close_timeout=0.5)  # a stalled client: no clean close
     await wait_for(slow, 'id="catalogue"')
     await settle(0.5)
     slow_base = harness.rss_mb(app.pid)
     harness.reset_peak(app.pid)
     t1 = time.perf_counter()
     await slow.send(call_frame("flood", count=count))
-    async with asyncio.timeout(180):        # not reading: wait for the database to have it all
+    async with asyncio.timeout(180):  # not reading: wait for the database to have it all
         while await asyncio.to_thread(count_events, session_id, "notifications/message") < count:
             await asyncio.sleep(0.05)
     slow_persist_s = time.perf_counter() - t1
-    await settle(1.0)                       # what the server would queue for this viewer, it has queued now
+    await settle(1.0)  # what the server would queue for this viewer, it has queued now
     slow_peak = harness.peak_mb(app.pid) - slow_base
     await slow.send(json.dumps({"action": "disconnect"}))
     await slow.close()
     sdk_rate = await flood_sdk(count)
-    out.update({"flood_slow_viewer_peak_mb": round(slow_peak, 1),
-                "flood_slow_viewer_persist_s": round(slow_persist_s, 3),
-                "flood_persist_msgs_per_s": round(count / slow_persist_s),
-                "sdk_flood_msgs_per_s": round(sdk_rate), "flood_count": count})
+    out.update(
+        {
+            "flood_slow_viewer_peak_mb": round(slow_peak, 1),
+            "flood_slow_viewer_persist_s": round(slow_persist_s, 3),
+            "flood_persist_msgs_per_s": round(count / slow_persist_s),
+            "sdk_flood_msgs_per_s": round(sdk_rate),
+            "flood_count": count,
+        }
+    )
     return out
 
 
 # 3. Many idle sessions --------------------------------------------------------------------
+
 
 async def sessions(app: App, count: int, idle_seconds: float) -> dict[str, Any]:
     server = app.server("bench-idle", harness.PEER_FLOOD)
@@ -386,11 +429,12 @@ async def sessions(app: App, count: int, idle_seconds: float) -> dict[str, Any]:
     async with asyncio.timeout(120):
         while True:
             statuses = await asyncio.to_thread(
-                lambda: list(harness.Session.objects.filter(pk__in=ids).values_list("status", flat=True)))
+                lambda: list(harness.Session.objects.filter(pk__in=ids).values_list("status", flat=True))
+            )
             if all(s == "connected" for s in statuses):
                 break
             await asyncio.sleep(0.1)
-    await settle(2.0)                           # catalogues saved, transcripts flushed
+    await settle(2.0)  # catalogues saved, transcripts flushed
     after = harness.rss_mb(app.pid)
     cpu0, t0 = harness.cpu_seconds(app.pid), time.monotonic()
     await asyncio.sleep(idle_seconds)
@@ -399,11 +443,15 @@ async def sessions(app: App, count: int, idle_seconds: float) -> dict[str, Any]:
         ws = await app.socket(sid)
         await ws.send(json.dumps({"action": "disconnect"}))
         await ws.close()
-    return {"session_mb": round((after - before) / count, 2), "idle_cpu_percent": round(cpu, 2),
-            "sessions_count": count}
+    return {
+        "session_mb": round((after - before) / count, 2),
+        "idle_cpu_percent": round(cpu, 2),
+        "sessions_count": count,
+    }
 
 
 # 4. Big transcript ------------------------------------------------------------------------
+
 
 def seed_transcript(app: App, events: int) -> tuple[int, str]:
     from playground.transcripts.models import Session, ShareLink
@@ -413,14 +461,20 @@ def seed_transcript(app: App, events: int) -> tuple[int, str]:
     rows = []
     for seq in range(1, events + 1):
         if seq % 2:
-            msg = {"jsonrpc": "2.0", "id": seq, "method": "tools/call",
-                   "params": {"name": "echo", "arguments": {"x": f"hello {seq} <b>&"}}}
+            msg = {
+                "jsonrpc": "2.0",
+                "id": seq,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"x": f"hello {seq} <b>&"}},
+            }
             row = {"seq": seq, "t": seq / 1000, "dir": "send", "message": msg}
         else:
-            msg = {"jsonrpc": "2.0", "id": seq - 1,
-                   "result": {"content": [{"type": "text", "text": f"hello {seq - 1} <b>&"}], "isError": False}}
-            row = {"seq": seq, "t": seq / 1000, "dir": "recv", "message": msg, "reply_to": seq - 1,
-                   "latency_ms": 1.2}
+            msg = {
+                "jsonrpc": "2.0",
+                "id": seq - 1,
+                "result": {"content": [{"type": "text", "text": f"hello {seq - 1} <b>&"}], "isError": False},
+            }
+            row = {"seq": seq, "t": seq / 1000, "dir": "recv", "message": msg, "reply_to": seq - 1, "latency_ms": 1.2}
         row["raw"] = json.dumps(msg)
         row["size"] = len(row["raw"])
         rows.append(row)
@@ -448,20 +502,24 @@ def ttfb(app: App, path: str) -> tuple[float, float, int]:
 
 async def transcript(app: App, events: int) -> dict[str, Any]:
     session_id, token = await asyncio.to_thread(seed_transcript, app, events)
-    await asyncio.to_thread(ttfb, app, f"/share/{token}/")         # warm the templates
+    await asyncio.to_thread(ttfb, app, f"/share/{token}/")  # warm the templates
     share = [await asyncio.to_thread(ttfb, app, f"/share/{token}/") for _ in range(5)]
     harness.reset_peak(app.pid)
     base = harness.rss_mb(app.pid)
     export = [await asyncio.to_thread(ttfb, app, f"/sessions/{session_id}/export.jsonl") for _ in range(3)]
     export_peak = harness.peak_mb(app.pid) - base
-    return {"transcript_ttfb_ms": round(statistics.median(s[0] for s in share), 1),
-            "export_ttfb_ms": round(statistics.median(e[0] for e in export), 1),
-            "export_total_ms": round(statistics.median(e[1] for e in export), 1),
-            "export_mb": round(export[0][2] / 1e6, 1), "export_peak_mb": round(export_peak, 1),
-            "transcript_events": events}
+    return {
+        "transcript_ttfb_ms": round(statistics.median(s[0] for s in share), 1),
+        "export_ttfb_ms": round(statistics.median(e[0] for e in export), 1),
+        "export_total_ms": round(statistics.median(e[1] for e in export), 1),
+        "export_mb": round(export[0][2] / 1e6, 1),
+        "export_peak_mb": round(export_peak, 1),
+        "transcript_events": events,
+    }
 
 
 # 5. Large payload -------------------------------------------------------------------------
+
 
 async def payload(app: App, megabytes: float, browser: bool) -> dict[str, Any]:
     session_id = app.connect(app.server("bench-sdk", harness.PEER_SDK))
@@ -470,11 +528,14 @@ async def payload(app: App, megabytes: float, browser: bool) -> dict[str, Any]:
     t0 = time.perf_counter()
     await ws.send(call_frame("big", megabytes=megabytes))
     frames = [await wait_for(ws, '<section id="result"', timeout=120)]
-    while not END.search(frames[-1]):               # the last piece of the text (or where the page cuts it)
+    while not END.search(frames[-1]):  # the last piece of the text (or where the page cuts it)
         frames.append(await wait_for(ws, 'hx-swap-oob="beforeend"', timeout=120))
     relay_s = time.perf_counter() - t0
-    out: dict[str, Any] = {"large_payload_s": round(relay_s, 3), "large_payload_frames": len(frames),
-                           "payload_mb": megabytes}
+    out: dict[str, Any] = {
+        "large_payload_s": round(relay_s, 3),
+        "large_payload_frames": len(frames),
+        "payload_mb": megabytes,
+    }
     stack, sdk = await sdk_client(harness.PEER_SDK)
     try:
         t0 = time.perf_counter()
@@ -499,8 +560,10 @@ def payload_in_browser(app: App, session_id: int, megabytes: float) -> dict[str,
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium",
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = p.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
         try:
             context = browser.new_context()
             context.add_cookies([{"name": k, "value": v, "url": app.base} for k, v in app.http.cookies.items()])
@@ -532,28 +595,47 @@ def payload_in_browser(app: App, session_id: int, megabytes: float) -> dict[str,
 
 # Report -----------------------------------------------------------------------------------
 
+
 def speed_index() -> float:
     """Microseconds for a fixed pure-Python loop (best of 5): how fast this shared machine ran at
     the time. The same code read ~3x slower at some hours; compare runs by ratios, or by this."""
     import timeit
+
     return round(min(timeit.repeat("sum(range(10000))", number=200, repeat=5)) / 200 * 1e6, 1)
 
 
 def machine() -> dict[str, Any]:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     mem = int(Path("/proc/meminfo").read_text().split()[1]) / 1024 / 1024
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=harness.ROOT, capture_output=True,
-                            text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=harness.ROOT, capture_output=True, text=True
+    ).stdout.strip()
     from importlib.metadata import version
 
     import channels
     import daphne
     import django
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_gb": round(mem, 1), "speed_index_us": speed_index(),
-            "python": platform.python_version(),
-            "django": django.get_version(), "channels": channels.__version__, "daphne": daphne.__version__,
-            "mcp": version("mcp"), "commit": commit, "load_before": os.getloadavg()}
+
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(mem, 1),
+        "speed_index_us": speed_index(),
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "channels": channels.__version__,
+        "daphne": daphne.__version__,
+        "mcp": version("mcp"),
+        "commit": commit,
+        "load_before": os.getloadavg(),
+    }
 
 
 ROWS = [  # key, label, target (text), unit
@@ -575,13 +657,16 @@ ROWS = [  # key, label, target (text), unit
     ("inspector_node_cpu_ms_per_call", "relay: the Inspector's node CPU per call", "", "ms"),
     ("sdk_client_cpu_ms_per_call", "relay: the SDK client's CPU per call", "", "ms"),
     ("relay_client_cpu_ms_per_call", "relay: the bench's websocket client's CPU per call (playground arm)", "", "ms"),
-    ("inspector_client_cpu_ms_per_call", "relay: the bench's HTTP+SSE client's CPU per call (Inspector arm)", "",
-     "ms"),
+    ("inspector_client_cpu_ms_per_call", "relay: the bench's HTTP+SSE client's CPU per call (Inspector arm)", "", "ms"),
     ("relay_server_ms_median", "relay: the server (request written -> response read)", "", "ms"),
     ("relay_own_ms_median", "relay: the playground's own share of a call", "", "ms"),
     ("sdk_own_ms_median", "relay: the SDK client's own share (median minus the server's)", "", "ms"),
-    ("inspector_own_ms_median", "relay: the Inspector's own share (median minus the server's, as our tap saw it)", "",
-     "ms"),
+    (
+        "inspector_own_ms_median",
+        "relay: the Inspector's own share (median minus the server's, as our tap saw it)",
+        "",
+        "ms",
+    ),
     ("flood_msgs_per_s", "flood: persisted + delivered", ">= 35000", "msg/s"),
     ("flood_s", "flood: playground, to the last notification and the result (median)", "", "s"),
     ("inspector_flood_s", "flood: official Inspector, to the last notification and the result (median)", "", "s"),
@@ -624,9 +709,9 @@ def write_report(results: dict[str, Any], facts: dict[str, Any], quick: bool) ->
     out = harness.BENCH
     (out / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     facts_md = "\n".join(f"- {k}: {v}" for k, v in facts.items())
-    (out / "RESULTS.md").write_text(f"""# Benchmark results{' (quick run: small counts)' if quick else ''}
+    (out / "RESULTS.md").write_text(f"""# Benchmark results{" (quick run: small counts)" if quick else ""}
 
-Measured by `make bench` (`bench/run.py`) on {time.strftime('%Y-%m-%d %H:%M %Z')}. Ratios between the
+Measured by `make bench` (`bench/run.py`) on {time.strftime("%Y-%m-%d %H:%M %Z")}. Ratios between the
 arms of one run (the playground, the SDK client, the official Inspector) are the headline; absolute
 times move with the machine's load (other sessions run tests on this 2-core machine at the same
 time: see the load averages).
@@ -641,25 +726,25 @@ What the profiles showed and what changed: `bench/README.md`.
 
 ## How
 
-- Relay: {results.get('relay_calls', '?')} sequential `tools/call echo` through a `websockets` client →
+- Relay: {results.get("relay_calls", "?")} sequential `tools/call echo` through a `websockets` client →
   SessionConsumer → SessionWorker → the official SDK's MCPServer over stdio (`bench/peer_sdk.py`) and back,
   until the Result fragment arrives; against the SDK's own `ClientSession` calling the same server
-  directly, and the official Inspector {facts.get('inspector', '')} (`mcp-inspector --web` on 127.0.0.1) driven as
+  directly, and the official Inspector {facts.get("inspector", "")} (`mcp-inspector --web` on 127.0.0.1) driven as
   its page drives it (`bench/inspector.py`: `POST /api/mcp/send`, the response read from its
-  `/api/mcp/events` SSE stream). The arms take turns in blocks of {results.get('relay_block', '?')} calls, after 20
+  `/api/mcp/events` SSE stream). The arms take turns in blocks of {results.get("relay_block", "?")} calls, after 20
   warm-up calls each.
 - Flood: `bench/peer_flood.py` (hand-written, writes pre-built lines as fast as the pipe takes them)
-  sends {results.get('flood_count', '?')} `notifications/message`; timed until every one was delivered
+  sends {results.get("flood_count", "?")} `notifications/message`; timed until every one was delivered
   to a websocket viewer (persisted before broadcast; the count in the database is checked), and
   through the official Inspector until its event stream brought the last one and the result; the
-  two alternate, {results.get('flood_rounds', '?')} rounds each after a warm-up flood of a tenth, medians.
+  two alternate, {results.get("flood_rounds", "?")} rounds each after a warm-up flood of a tenth, medians.
   Memory growth is daphne's (or node's) peak RSS (VmHWM, reset before) minus its RSS before. The stalled viewer
   stops reading while the same flood runs.
-- Sessions: {results.get('sessions_count', '?')} stdio sessions to `peer_flood.py`, daphne's RSS before and
+- Sessions: {results.get("sessions_count", "?")} stdio sessions to `peer_flood.py`, daphne's RSS before and
   after (the servers are separate processes), then daphne's CPU over an idle window.
-- Transcript: {results.get('transcript_events', '?')} events seeded through the worker's `save_events`;
+- Transcript: {results.get("transcript_events", "?")} events seeded through the worker's `save_events`;
   share page and JSONL export timed to their first body byte (median of 5 and 3).
-- Large payload: a {results.get('payload_mb', '?')} MB text result, relayed to the Result fragment; in
+- Large payload: a {results.get("payload_mb", "?")} MB text result, relayed to the Result fragment; in
   Chromium, from the click on "Call tool" until the Result region shows the text, then a click on
   "Following" timed until handled.
 """)
@@ -672,9 +757,22 @@ def profiled(app: App, part: str, folder: str):
         yield
         return
     Path(folder).mkdir(parents=True, exist_ok=True)
-    spy = subprocess.Popen([str(Path(sys.executable).parent / "py-spy"), "record", "--format", "raw", "--rate", "500",
-                            "-o", str(Path(folder) / f"{part}.txt"), "-p", str(app.pid)],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    spy = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "py-spy"),
+            "record",
+            "--format",
+            "raw",
+            "--rate",
+            "500",
+            "-o",
+            str(Path(folder) / f"{part}.txt"),
+            "-p",
+            str(app.pid),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(0.5)
     try:
         yield
@@ -714,8 +812,9 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
                     results.update(await runs[part]())
                 print(f"{part}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
     except BaseException:
-        print(f"bench failed; daphne's and the Inspector's logs and any screenshot are in {harness.TMP}",
-              file=sys.stderr)
+        print(
+            f"bench failed; daphne's and the Inspector's logs and any screenshot are in {harness.TMP}", file=sys.stderr
+        )
         raise
     finally:
         app.stop()
@@ -740,11 +839,15 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
     parser.add_argument("--only", default="", help=f"comma-separated parts of {','.join(PARTS)}")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part")
-    parser.add_argument("--no-inspector", action="store_true",
-                        help="relay and flood without the official Inspector's arm (it needs Node >= 22.19)")
+    parser.add_argument(
+        "--no-inspector",
+        action="store_true",
+        help="relay and flood without the official Inspector's arm (it needs Node >= 22.19)",
+    )
     parser.add_argument("--profile", default="", metavar="DIR", help="py-spy daphne per part into DIR (needs py-spy)")
     parser.add_argument("--no-write", action="store_true", help="print only; keep results.json/RESULTS.md")
     parser.add_argument("--json", default="", metavar="PATH", help="also write the figures to PATH")
-    parser.add_argument("--samples", default="", metavar="PATH",
-                        help="write the relay's per-call times of every arm to PATH (JSON)")
+    parser.add_argument(
+        "--samples", default="", metavar="PATH", help="write the relay's per-call times of every arm to PATH (JSON)"
+    )
     asyncio.run(main(parser.parse_args()))

@@ -4,6 +4,7 @@ indexed chunk by chunk; prints the longest chunk, the total, and the process's p
 
     .venv/bin/python bench/search_chunks.py [N] [SIZE]          (default: 300 events of 1,000,000)
 """
+
 from __future__ import annotations
 
 import json
@@ -21,15 +22,15 @@ os.environ["PLAYGROUND_SQLITE_PATH"] = str(Path(tempfile.mkdtemp(prefix="playgro
 os.environ["PLAYGROUND_LOG_LEVEL"] = "WARNING"
 os.environ.pop("DATABASE_URL", None)
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from django.core.management import call_command  # noqa: E402
+from django.core.management import call_command
 
-from playground.transcripts.models import Session  # noqa: E402
-from playground.transcripts.recorder import save_events  # noqa: E402
-from playground.transcripts.search import engine  # noqa: E402
+from playground.transcripts.models import Session
+from playground.transcripts.recorder import save_events
+from playground.transcripts.search import engine
 
 
 def main(count: int, size: int) -> None:
@@ -53,8 +54,10 @@ def main(count: int, size: int) -> None:
         chunks += 1
     total = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{count} events of {size} characters: {chunks} chunks, longest {longest:.2f} s, total {total:.2f} s, "
-          f"peak memory {peak:.0f} MB")
+    print(
+        f"{count} events of {size} characters: {chunks} chunks, longest {longest:.2f} s, total {total:.2f} s, "
+        f"peak memory {peak:.0f} MB"
+    )
 
 
 if __name__ == "__main__":

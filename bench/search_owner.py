@@ -6,6 +6,7 @@ walked every one of alice's matches and dropped them by owner afterwards.
 
     .venv/bin/python bench/search_owner.py [N] [REPEAT] [--postgres]      (default: 50,000 and 30)
 """
+
 from __future__ import annotations
 
 import json
@@ -31,24 +32,27 @@ if POSTGRES:
         admin.execute(f'CREATE DATABASE "{POSTGRES}"')
     os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{POSTGRES}"
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import connection
 
-from playground.transcripts.models import Session  # noqa: E402
-from playground.transcripts.recorder import save_events  # noqa: E402
-from playground.transcripts.search import catch_up, search  # noqa: E402
+from playground.transcripts.models import Session
+from playground.transcripts.recorder import save_events
+from playground.transcripts.search import catch_up, search
 
 
 def rows(count: int, start: int = 1) -> list[dict]:
     out = []
     for seq in range(start, start + count):
-        message = {"jsonrpc": "2.0", "id": seq, "result": {"content": [
-            {"type": "text", "text": f"weather report {seq}: sunny, wind from the west"}]}}
+        message = {
+            "jsonrpc": "2.0",
+            "id": seq,
+            "result": {"content": [{"type": "text", "text": f"weather report {seq}: sunny, wind from the west"}]},
+        }
         out.append({"seq": seq, "t": seq / 10, "dir": "recv", "raw": json.dumps(message), "message": message})
     return out
 
@@ -89,14 +93,18 @@ def main(count: int, repeat: int) -> None:
     save(alice, count)
     began = time.perf_counter()
     catch_up(3600)
-    print(f"{connection.vendor}: indexing alice's {count} events: {time.perf_counter() - began:.2f} s, "
-          f"the index {index_size() / 2**20:.1f} MB")
-    if POSTGRES:                # the statistics autovacuum would gather soon: the plan of a steady state
+    print(
+        f"{connection.vendor}: indexing alice's {count} events: {time.perf_counter() - began:.2f} s, "
+        f"the index {index_size() / 2**20:.1f} MB"
+    )
+    if POSTGRES:  # the statistics autovacuum would gather soon: the plan of a steady state
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
     for text, ms in alone.items():
-        print(f"{connection.vendor}: bob's search for {text}: {ms:.2f} ms with no other data, "
-              f"{timed(bob, text, repeat):.2f} ms with alice's {count} matching events (median of {repeat})")
+        print(
+            f"{connection.vendor}: bob's search for {text}: {ms:.2f} ms with no other data, "
+            f"{timed(bob, text, repeat):.2f} ms with alice's {count} matching events (median of {repeat})"
+        )
 
 
 def drop_database() -> None:

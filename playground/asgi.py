@@ -1,4 +1,5 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (Host- and Origin-checked, authenticated)."""
+
 import gc
 import os
 
@@ -13,16 +14,18 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from playground.security import WebsocketOriginValidator  # noqa: E402
 from playground.sessions.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter({
-    "http": django_asgi_app,
-    # (types-channels want routes typed as its own URLPattern subclass, which path() never returns)
-    "websocket": WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
-})
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        # (types-channels want routes typed as its own URLPattern subclass, which path() never returns)
+        "websocket": WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
+    }
+)
 
 
 # What a session's first call needs is loaded now, not on that call (jsonschema took ~0.3 s),
 # and frozen with the rest below.
-import playground.schema  # noqa: E402,F401
+import playground.schema  # noqa: E402
 import playground.schemaforms.parse  # noqa: E402,F401
 
 # The collector: what the server loaded (Django, the app, their modules) is frozen out of its

@@ -19,13 +19,14 @@ large to turn into a form", "not checked", "not compared further". It never answ
 spend, read by the security model (docs/security.md) and by the property tests (tests/budget/), which
 generate hostile structures for each consumer and check it stops and says so.
 """
+
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-CLOCK_EVERY = 256           # steps between looks at the clock
+CLOCK_EVERY = 256  # steps between looks at the clock
 
 
 @dataclass(frozen=True)
@@ -34,12 +35,12 @@ class Limits:
 
     name: str
     steps: int
-    output: int                 # characters
+    output: int  # characters
     seconds: float
-    says: str                   # the outcome past the budget, e.g. "too large to turn into a form"
-    memory: int = 0             # bytes, where the work runs in a child process (0: not set)
+    says: str  # the outcome past the budget, e.g. "too large to turn into a form"
+    memory: int = 0  # bytes, where the work runs in a child process (0: not set)
 
-    def budget(self, clock: Callable[[], float] = time.monotonic) -> "Budget":
+    def budget(self, clock: Callable[[], float] = time.monotonic) -> Budget:
         return Budget(self, clock)
 
 
@@ -62,8 +63,9 @@ class Budget:
 
     __slots__ = ("limits", "steps", "output", "until", "clock", "parent", "_tick")
 
-    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic,
-                 parent: "Budget | None" = None) -> None:
+    def __init__(
+        self, limits: Limits, clock: Callable[[], float] = time.monotonic, parent: Budget | None = None
+    ) -> None:
         self.limits = limits
         self.steps = limits.steps
         self.output = limits.output
@@ -72,7 +74,7 @@ class Budget:
         self.parent = parent
         self._tick = CLOCK_EVERY
 
-    def part(self, limits: Limits) -> "Budget":
+    def part(self, limits: Limits) -> Budget:
         """A budget for one part of this work (a tool of a catalogue): it spends from both, so
         one part cannot take the whole, nor all parts together more than the whole."""
         child = Budget(limits, self.clock, self)
@@ -122,25 +124,42 @@ def _size(chars: int) -> str:
 # The one table. Figures: what the largest real schemas, catalogues and results we know of need,
 # times ten or more (bench/README's "Bounded work"), and at most a few tenths of a second of one
 # core where the work runs on the event loop.
-FORM = Limits("form", steps=100_000, output=4 << 20, seconds=2.0,
-              says="too large to turn into a form")
-ELICITATION = Limits("elicitation card", steps=10_000, output=1 << 20, seconds=0.25,
-                     says="too large to turn into a form here")
-ARGUMENTS = Limits("arguments made for a check", steps=20_000, output=1 << 20, seconds=1.0,
-                   says="too large to make")
+FORM = Limits("form", steps=100_000, output=4 << 20, seconds=2.0, says="too large to turn into a form")
+ELICITATION = Limits(
+    "elicitation card", steps=10_000, output=1 << 20, seconds=0.25, says="too large to turn into a form here"
+)
+ARGUMENTS = Limits("arguments made for a check", steps=20_000, output=1 << 20, seconds=1.0, says="too large to make")
 VALIDATION = Limits("validation", steps=0, output=0, seconds=2.0, memory=2 << 30, says="not checked")
-MODEL_VIEW = Limits("model view", steps=100_000, output=8 << 20, seconds=10.0,
-                    says="too large to show")
-MODEL_VIEW_TOOL = Limits("model view of a tool", steps=5_000, output=1 << 20, seconds=10.0,
-                         says="too large to show")
+MODEL_VIEW = Limits("model view", steps=100_000, output=8 << 20, seconds=10.0, says="too large to show")
+MODEL_VIEW_TOOL = Limits("model view of a tool", steps=5_000, output=1 << 20, seconds=10.0, says="too large to show")
 DIFF = Limits("diff", steps=2_000_000, output=0, seconds=2.0, says="not compared further")
-COMPARISON = Limits("replay comparison", steps=10_000_000, output=0, seconds=10.0,
-                    says="not compared: the comparison of the whole replay took its budget")
+COMPARISON = Limits(
+    "replay comparison",
+    steps=10_000_000,
+    output=0,
+    seconds=10.0,
+    says="not compared: the comparison of the whole replay took its budget",
+)
 
-HAR_ENTRY = Limits("HAR entry", steps=0, output=32 << 20, seconds=float("inf"),
-                   says="too large to show in one HAR entry")      # a stream is held until it ends
-CHECK = Limits("server check", steps=0, output=0, seconds=120.0,
-               says="the check ran out of its deadline")        # (the runner cancels the battery: check/runner.py)
+HAR_ENTRY = Limits(
+    "HAR entry", steps=0, output=32 << 20, seconds=float("inf"), says="too large to show in one HAR entry"
+)  # a stream is held until it ends
+CHECK = Limits(
+    "server check", steps=0, output=0, seconds=120.0, says="the check ran out of its deadline"
+)  # (the runner cancels the battery: check/runner.py)
 
-LIMITS: dict[str, Limits] = {limits.name: limits for limits in (
-    FORM, ELICITATION, ARGUMENTS, VALIDATION, MODEL_VIEW, MODEL_VIEW_TOOL, DIFF, COMPARISON, CHECK, HAR_ENTRY)}
+LIMITS: dict[str, Limits] = {
+    limits.name: limits
+    for limits in (
+        FORM,
+        ELICITATION,
+        ARGUMENTS,
+        VALIDATION,
+        MODEL_VIEW,
+        MODEL_VIEW_TOOL,
+        DIFF,
+        COMPARISON,
+        CHECK,
+        HAR_ENTRY,
+    )
+}

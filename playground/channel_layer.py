@@ -1,5 +1,6 @@
 """The process's channel layer (settings.CHANNEL_LAYERS["default"]), for the code that sends on it:
 the worker, the views that reach a worker, the share sockets."""
+
 from __future__ import annotations
 
 from channels.layers import BaseChannelLayer, get_channel_layer

@@ -6,20 +6,20 @@ progress, logging, an error result, resources, a resource template and a prompt 
 
 Usage: python -m playground.demo_server [stdio | http PORT | sse PORT]   (HTTP modes bind 127.0.0.1)
 """
+
 from __future__ import annotations
 
 import asyncio
 import sys
 import warnings
 import zlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
-
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
 
 # ctx.log is deprecated in the 2026-07-28 era (SEP-2577) but still what legacy clients see.
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -34,6 +34,7 @@ mcp = MCPServer(
 
 
 # ---------------------------------------------------------------- tools: argument shapes
+
 
 class Priority(str, Enum):
     low = "low"
@@ -72,8 +73,13 @@ def create_ticket(
     notify: bool = True,
 ) -> Ticket:
     """Nested objects, an array of objects, an enum and defaults; returns structured output."""
-    return Ticket(id=zlib.crc32(title.encode()) % 10000, title=title, priority=priority,
-                  assignees=assignees, created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    return Ticket(
+        id=zlib.crc32(title.encode()) % 10000,
+        title=title,
+        priority=priority,
+        assignees=assignees,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
 
 
 class Circle(BaseModel):
@@ -106,7 +112,7 @@ class Area(BaseModel):
 def area(shape: Shape, unit: Literal["cm", "m", "in"] = "cm") -> Area:
     """A discriminated union (oneOf on "kind") and a string enum; structured output."""
     if isinstance(shape, Circle):
-        value = 3.141592653589793 * shape.radius ** 2
+        value = 3.141592653589793 * shape.radius**2
     elif isinstance(shape, Rectangle):
         value = shape.width * shape.height
     else:
@@ -137,6 +143,7 @@ def echo(text: str, repeat: Annotated[int, Field(ge=1, le=10)] = 1, uppercase: b
 
 def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
     """A tiny solid-colour PNG, built by hand so the demo needs no imaging library."""
+
     def chunk(tag: bytes, data: bytes) -> bytes:
         body = tag + data
         return len(data).to_bytes(4, "big") + body + zlib.crc32(body).to_bytes(4, "big")
@@ -150,16 +157,19 @@ COLOURS = {"red": (220, 50, 47), "green": (40, 160, 80), "blue": (38, 110, 210),
 
 
 @mcp.tool(title="Colour swatch")
-def swatch(colour: Literal["red", "green", "blue", "grey"] = "blue",
-           size: Annotated[int, Field(ge=1, le=256)] = 32) -> Image:
+def swatch(
+    colour: Literal["red", "green", "blue", "grey"] = "blue", size: Annotated[int, Field(ge=1, le=256)] = 32
+) -> Image:
     """An image result (PNG, base64)."""
     return Image(data=_png(size, size, COLOURS[colour]), format="png")
 
 
 @mcp.tool()
-async def countdown(steps: Annotated[int, Field(ge=1, le=50)] = 5,
-                    delay_ms: Annotated[int, Field(ge=0, le=5000)] = 300,
-                    ctx: Context | None = None) -> str:
+async def countdown(
+    steps: Annotated[int, Field(ge=1, le=50)] = 5,
+    delay_ms: Annotated[int, Field(ge=0, le=5000)] = 300,
+    ctx: Context | None = None,
+) -> str:
     """Progress notifications, one per step (pass a progress token to see them)."""
     for i in range(steps):
         if ctx is not None:
@@ -169,13 +179,12 @@ async def countdown(steps: Annotated[int, Field(ge=1, le=50)] = 5,
 
 
 @mcp.tool()
-async def log_messages(message: str = "hello",
-                       level: Literal["debug", "info", "warning", "error"] = "info",
-                       ctx: Context | None = None) -> str:
+async def log_messages(
+    message: str = "hello", level: Literal["debug", "info", "warning", "error"] = "info", ctx: Context | None = None
+) -> str:
     """Sends a log notification at the chosen level (logging/setLevel filters them), and a stderr line."""
     if ctx is not None:
-        await ctx.log(level, {"message": message, "at": datetime.now(timezone.utc).isoformat()},
-                      logger_name="demo")
+        await ctx.log(level, {"message": message, "at": datetime.now(UTC).isoformat()}, logger_name="demo")
     print(f"demo stderr: {message}", file=sys.stderr, flush=True)
     return f"Logged {message!r} at {level}."
 
@@ -190,12 +199,15 @@ def divide(a: float, b: float) -> float:
 
 # ---------------------------------------------------------------- resources and prompts
 
+
 @mcp.resource("demo://readme", mime_type="text/markdown", title="Read me")
 def readme() -> str:
     """What this server is."""
-    return ("# MCP Playground demo\n\nEach tool shows one feature of the protocol: try "
-            "`create_ticket` (nested arguments), `area` (oneOf), `swatch` (image), "
-            "`countdown` (progress), `log_messages` (logging), `divide` with b = 0 (an error).\n")
+    return (
+        "# MCP Playground demo\n\nEach tool shows one feature of the protocol: try "
+        "`create_ticket` (nested arguments), `area` (oneOf), `swatch` (image), "
+        "`countdown` (progress), `log_messages` (logging), `divide` with b = 0 (an error).\n"
+    )
 
 
 @mcp.resource("demo://config.json", mime_type="application/json", title="Configuration")

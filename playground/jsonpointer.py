@@ -5,6 +5,7 @@ lint's pointers, the server check's) and the JSON Schema work in `playground.sch
 errors, `$ref` fragments), which each import it: the client core imports `playground.schema`, so the
 helper cannot live in either.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -7,6 +7,7 @@ loopback. Private, link-local and cloud-metadata addresses are refused unless
 PLAYGROUND_HTTP_ALLOW_PRIVATE is on. The same checks run when a server is saved (a clear
 form error) and when a session connects (DNS may have changed; the settings may have too).
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -21,10 +22,12 @@ from playground.mcp.config import ServerConfig
 from playground.mcp.netguard import IPAddress, NetGuard
 
 # Cloud metadata services (AWS/GCP/Azure/OpenStack, AWS ECS, AWS IPv6, Alibaba, Oracle).
-METADATA = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "192.0.0.192"))
-SHARED_NAT = ipaddress.ip_network("100.64.0.0/10")   # carrier-grade NAT: not global, not "private" to Python
-NAT64 = ipaddress.ip_network("64:ff9b::/96")         # well-known NAT64 prefix: the last 32 bits are an IPv4 address
+METADATA = frozenset(
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200", "192.0.0.192")
+)
+SHARED_NAT = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: not global, not "private" to Python
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # well-known NAT64 prefix: the last 32 bits are an IPv4 address
 # IPv4-compatible IPv6 (::a.b.c.d, deprecated by RFC 4291 §2.5.5.1): Python calls most of it global,
 # and some stacks route it to the IPv4 address; refused whatever the settings (:: and ::1 aside).
 IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
@@ -40,7 +43,7 @@ def address_refusal(ip: IPAddress) -> str | None:
         return f"an IPv4-compatible IPv6 address (::{ipaddress.IPv4Address(int(ip))}, a deprecated form); refused"
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    elif isinstance(ip, ipaddress.IPv6Address) and ip in NAT64:       # reaches that IPv4 address through a gateway
+    elif isinstance(ip, ipaddress.IPv6Address) and ip in NAT64:  # reaches that IPv4 address through a gateway
         ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     if ip.is_loopback or ip.is_unspecified:
         if settings.PLAYGROUND_HTTP_ALLOW_LOOPBACK:
@@ -74,7 +77,9 @@ def check_url(url: str) -> None:
         addresses = [str(ipaddress.ip_address(host.split("%", 1)[0]))]
     except ValueError:
         try:
-            addresses = list(dict.fromkeys(str(i[4][0]) for i in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)))
+            addresses = list(
+                dict.fromkeys(str(i[4][0]) for i in socket.getaddrinfo(host, None, type=socket.SOCK_STREAM))
+            )
         except (OSError, UnicodeError):
             return
     for address in addresses:
@@ -93,16 +98,41 @@ def check_command(command: str) -> None:
         raise PolicyError("Starting stdio servers is turned off here (PLAYGROUND_ALLOW_STDIO=false).")
     allowed = settings.PLAYGROUND_STDIO_COMMANDS
     if allowed and command not in allowed:
-        raise PolicyError(f"The command {command!r} is not allowed here; allowed: {', '.join(allowed)} "
-                          "(PLAYGROUND_STDIO_COMMANDS).")
+        raise PolicyError(
+            f"The command {command!r} is not allowed here; allowed: {', '.join(allowed)} (PLAYGROUND_STDIO_COMMANDS)."
+        )
 
 
 # Variables that change what a program runs or loads: with an allow-list of commands, a server's
 # settings may not set them (PATH would pick another `npx`, LD_PRELOAD or NODE_OPTIONS load code).
-RUN_CHANGING = frozenset({"PATH", "BASH_ENV", "ENV", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-                          "NODE_OPTIONS", "NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH",
-                          "GCONV_PATH", "IFS", "SHELLOPTS", "BASHOPTS", "PS4", "PROMPT_COMMAND", "GIT_SSH_COMMAND",
-                          "NPM_CONFIG_NODE_OPTIONS", "UV_PYTHON", "PYENV_VERSION", "HOME"})
+RUN_CHANGING = frozenset(
+    {
+        "PATH",
+        "BASH_ENV",
+        "ENV",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "CLASSPATH",
+        "GCONV_PATH",
+        "IFS",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PROMPT_COMMAND",
+        "GIT_SSH_COMMAND",
+        "NPM_CONFIG_NODE_OPTIONS",
+        "UV_PYTHON",
+        "PYENV_VERSION",
+        "HOME",
+    }
+)
 RUN_CHANGING_PREFIXES = ("LD_", "DYLD_", "PYTHON", "BASH_FUNC_", "NPM_CONFIG_", "UV_", "DENO_")
 
 
@@ -114,14 +144,19 @@ def check_stdio(command: str, env: dict[str, str] | None = None, cwd: str | None
     check_command(command)
     if not settings.PLAYGROUND_STDIO_COMMANDS:
         return
-    refused = sorted(name for name in env or {} if name.upper() in RUN_CHANGING
-                     or name.upper().startswith(RUN_CHANGING_PREFIXES))
+    refused = sorted(
+        name for name in env or {} if name.upper() in RUN_CHANGING or name.upper().startswith(RUN_CHANGING_PREFIXES)
+    )
     if refused:
-        raise PolicyError(f"With an allow-list of commands (PLAYGROUND_STDIO_COMMANDS), a server may not set "
-                          f"{', '.join(refused)}: it would change which program runs.")
+        raise PolicyError(
+            f"With an allow-list of commands (PLAYGROUND_STDIO_COMMANDS), a server may not set "
+            f"{', '.join(refused)}: it would change which program runs."
+        )
     if cwd and os.sep not in command and os.path.exists(os.path.join(cwd, command)):
-        raise PolicyError(f"The working directory {cwd!r} holds a file named {command!r}: with an allow-list of "
-                          "commands, it may not (it could run instead of the allowed one).")
+        raise PolicyError(
+            f"The working directory {cwd!r} holds a file named {command!r}: with an allow-list of "
+            "commands, it may not (it could run instead of the allowed one)."
+        )
 
 
 def check_stdio_user(user: Any) -> None:
@@ -151,10 +186,11 @@ def bind_warning(host: str | None = None) -> str | None:
     host = settings.PLAYGROUND_BIND if host is None else host
     if is_loopback_bind(host):
         return None
-    return (f"MCP Playground listens on {host}, not on loopback: anyone who can reach it and log in can start "
-            "processes on this machine (stdio servers). Set PLAYGROUND_ALLOWED_HOSTS, use strong passwords, and "
-            "consider PLAYGROUND_ALLOW_STDIO=false or PLAYGROUND_STDIO_COMMANDS.")
-
+    return (
+        f"MCP Playground listens on {host}, not on loopback: anyone who can reach it and log in can start "
+        "processes on this machine (stdio servers). Set PLAYGROUND_ALLOWED_HOSTS, use strong passwords, and "
+        "consider PLAYGROUND_ALLOW_STDIO=false or PLAYGROUND_STDIO_COMMANDS."
+    )
 
 
 class WebsocketOriginValidator:
@@ -170,7 +206,7 @@ class WebsocketOriginValidator:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         if scope["type"] == "websocket" and not websocket_allowed(scope):
-            await receive()                                  # the websocket.connect message
+            await receive()  # the websocket.connect message
             await send({"type": "websocket.close", "code": 4403})
             return None
         return await self.app(scope, receive, send)
@@ -181,7 +217,7 @@ def websocket_allowed(scope: dict[str, Any]) -> bool:
 
     headers: dict[bytes, bytes] = {}
     for name, value in scope.get("headers") or []:
-        headers.setdefault(name.lower(), value)              # the first of a repeated header
+        headers.setdefault(name.lower(), value)  # the first of a repeated header
     host = headers.get(b"host", b"").decode("latin-1").strip().lower()
     domain, _port = split_domain_port(host)
     if not (domain and validate_host(domain, settings.ALLOWED_HOSTS)):

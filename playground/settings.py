@@ -1,10 +1,11 @@
 """Settings for MCP Playground. Embedded defaults (SQLite, in-memory channel layer);
 environment variables switch to PostgreSQL (DATABASE_URL) and Redis (REDIS_URL)."""
+
 from __future__ import annotations
 
 import os
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -92,9 +93,11 @@ else:
             # The log is checkpointed into the database (with its sync) every 10,000 pages
             # (~40 MB) rather than 1,000: in a flood, a commit's share fell from ~6 to ~2 us a row.
             "CONN_MAX_AGE": 600,
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE",
-                        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
-                                        "PRAGMA wal_autocheckpoint=10000;"},
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA wal_autocheckpoint=10000;",
+            },
             # A file, not memory: workers write from threads while tests read, and shared-cache
             # in-memory SQLite fails such overlaps at once ("table is locked") instead of waiting.
             "TEST": {"NAME": os.environ.get("PLAYGROUND_TEST_SQLITE_PATH") or str(BASE_DIR / ".test-db.sqlite3")},
@@ -111,13 +114,21 @@ if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [{"address": os.environ["REDIS_URL"], "socket_timeout": REDIS_SOCKET_TIMEOUT}],
-                       "capacity": 5000, "expiry": 60, "prefix": os.environ.get("PLAYGROUND_REDIS_PREFIX", "asgi")},
+            "CONFIG": {
+                "hosts": [{"address": os.environ["REDIS_URL"], "socket_timeout": REDIS_SOCKET_TIMEOUT}],
+                "capacity": 5000,
+                "expiry": 60,
+                "prefix": os.environ.get("PLAYGROUND_REDIS_PREFIX", "asgi"),
+            },
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "playground.sessions.live.layers.DirectInMemoryChannelLayer",
-                                  "CONFIG": {"capacity": 5000}}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "playground.sessions.live.layers.DirectInMemoryChannelLayer",
+            "CONFIG": {"capacity": 5000},
+        }
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -153,7 +164,7 @@ PLAYGROUND_PAGE_KEEP_LINES = int(os.environ.get("PLAYGROUND_PAGE_KEEP_LINES", "5
 
 # Hosted mode (see playground/security.py). stdio servers run commands on this machine.
 PLAYGROUND_ALLOW_STDIO = env_bool("PLAYGROUND_ALLOW_STDIO", True)
-PLAYGROUND_STDIO_COMMANDS = env_list("PLAYGROUND_STDIO_COMMANDS")          # empty: any command
+PLAYGROUND_STDIO_COMMANDS = env_list("PLAYGROUND_STDIO_COMMANDS")  # empty: any command
 # Who may save or start stdio servers: "all" logged-in users (single-user local use) or "staff".
 PLAYGROUND_STDIO_USERS = os.environ.get("PLAYGROUND_STDIO_USERS", "all").strip().lower()
 if PLAYGROUND_STDIO_USERS not in ("all", "staff"):

@@ -1,4 +1,5 @@
 """The request of a view behind `@login_required`: Django's, whose user is then signed in."""
+
 from __future__ import annotations
 
 from django.contrib.auth.models import User

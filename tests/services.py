@@ -6,6 +6,7 @@ listening (a laptop) the test skips, saying why. CI's machine has both: there
 `PLAYGROUND_REQUIRE_SERVICES=1` (.ci/run sets it) makes a missing one fail the test instead,
 or a run would pass having tested nothing of the scale-out nor of PostgreSQL's search.
 """
+
 from __future__ import annotations
 
 import os
@@ -14,7 +15,7 @@ from collections.abc import Iterable
 
 import pytest
 
-POSTGRESQL = ("127.0.0.1", 5432)        # trust authentication, user postgres
+POSTGRESQL = ("127.0.0.1", 5432)  # trust authentication, user postgres
 REDIS = ("127.0.0.1", 6379)
 ADDRESSES = {"postgresql": POSTGRESQL, "redis": REDIS}
 REQUIRED = "PLAYGROUND_REQUIRE_SERVICES"
@@ -31,8 +32,11 @@ def listening(address: tuple[str, int]) -> bool:
 def check(names: Iterable[str]) -> None:
     """Skip the running test when a service it names is not listening, or fail it when the
     environment says this machine has them."""
-    missing = [f"{name} is not listening on {ADDRESSES[name][0]}:{ADDRESSES[name][1]}"
-               for name in names if not listening(ADDRESSES[name])]
+    missing = [
+        f"{name} is not listening on {ADDRESSES[name][0]}:{ADDRESSES[name][1]}"
+        for name in names
+        if not listening(ADDRESSES[name])
+    ]
     if not missing:
         return
     why = "; ".join(missing)

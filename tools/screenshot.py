@@ -9,6 +9,7 @@ serves it with daphne on a free loopback port, and drives headless Chromium (Deb
 tool's form, Call tool, the response's transcript line opened. It saves the 1440x900 viewport as a PNG, then disconnects, stops daphne
 (SIGTERM) and removes the temporary folder. Nothing outside that folder and OUTPUT is touched.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -41,8 +42,13 @@ def free_port() -> int:
 
 def app_env(tmp: Path, port: int) -> dict[str, str]:
     """The environment `make run` gives the app, with a database of our own."""
-    env = dict(os.environ, PLAYGROUND_SQLITE_PATH=str(tmp / "db.sqlite3"),
-               PLAYGROUND_BIND="127.0.0.1", PLAYGROUND_PORT=str(port), PLAYGROUND_LOG_LEVEL="WARNING")
+    env = dict(
+        os.environ,
+        PLAYGROUND_SQLITE_PATH=str(tmp / "db.sqlite3"),
+        PLAYGROUND_BIND="127.0.0.1",
+        PLAYGROUND_PORT=str(port),
+        PLAYGROUND_LOG_LEVEL="WARNING",
+    )
     for name in ("DATABASE_URL", "REDIS_URL", "DJANGO_ALLOW_ASYNC_UNSAFE", "PLAYGROUND_USER", "PLAYGROUND_PASSWORD"):
         env.pop(name, None)
     return env
@@ -52,8 +58,9 @@ def set_up(env: dict[str, str]) -> str:
     """`migrate` and `playground_setup`; return the one-time login link it prints."""
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-    out = subprocess.run([*manage, "playground_setup"], cwd=ROOT, env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [*manage, "playground_setup"], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    ).stdout
     match = re.search(r"http://\S+/login/token/\S+/", out)
     if match is None:
         raise RuntimeError(f"playground_setup printed no login link:\n{out}")
@@ -63,8 +70,13 @@ def set_up(env: dict[str, str]) -> str:
 def start_daphne(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
     daphne = Path(sys.executable).parent / "daphne"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([str(daphne), "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
-                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [str(daphne), "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     deadline = time.monotonic() + 30
     while True:
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
@@ -99,7 +111,7 @@ def take(login_link: str, output: Path) -> None:
             page.get_by_role("link", name="Playground demo", exact=True).click()
             page.get_by_role("button", name="Connect").click()
             expect(page).to_have_url(re.compile(r"/sessions/\d+/$"))
-            page.wait_for_load_state("load")            # the page's scripts run: a click before them does nothing
+            page.wait_for_load_state("load")  # the page's scripts run: a click before them does nothing
             status = page.locator("#session-state").get_by_role("status")
             expect(status).to_have_text("connected")
 
@@ -117,9 +129,9 @@ def take(login_link: str, output: Path) -> None:
             seq = (call.get_attribute("id") or "").removeprefix("ev-")
             response = transcript.locator(f'.ev-recv[data-reply-to="{seq}"]')
             expect(response).to_have_count(1)
-            response.locator(":scope > summary").click()    # the line open: its pretty JSON and raw text
-            page.mouse.move(0, 0)                          # no hover state in the picture
-            page.wait_for_timeout(300)                     # transitions settle
+            response.locator(":scope > summary").click()  # the line open: its pretty JSON and raw text
+            page.mouse.move(0, 0)  # no hover state in the picture
+            page.wait_for_timeout(300)  # transitions settle
 
             output.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(output), type="png")  # the viewport: 1440x900

@@ -8,5 +8,7 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers the system checks)
-        from . import login  # noqa: F401  (records failed log-ins)
+        from . import (
+            checks,  # noqa: F401  (registers the system checks)
+            login,  # noqa: F401  (records failed log-ins)
+        )

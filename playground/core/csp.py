@@ -1,6 +1,7 @@
 """Content-Security-Policy on every response: the app's own scripts and styles only, no inline
 script or style, nothing loaded from elsewhere, no framing. A server's output reaches the
 pages escaped (sessions/fragments/html.py); this is the second wall should anything slip through."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -10,9 +11,11 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
-POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' data:; "
-          "font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'; "
-          "connect-src 'self'{sockets}")
+POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' data:; "
+    "font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'; "
+    "connect-src 'self'{sockets}"
+)
 
 
 def policy(request: HttpRequest) -> str:

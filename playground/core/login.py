@@ -1,6 +1,7 @@
 """Log-in throttling: after FAILURES failed log-ins within WINDOW for one user name, or from one
 client address, further attempts are refused with a clear message until the window has room
 again. Password guessing against a local tool is slow, whoever tries; no new service needed."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -64,14 +65,16 @@ def refusal(request: HttpRequest | None, username: str) -> str | None:
     if max(by_name, by_address) < FAILURES:
         return None
     which = "for this user name" if by_name >= FAILURES else "from this address"
-    return (f"Too many failed log-ins {which} ({FAILURES} in {int(WINDOW.total_seconds() // 60)} minutes). "
-            "Wait a few minutes, then try again.")
+    return (
+        f"Too many failed log-ins {which} ({FAILURES} in {int(WINDOW.total_seconds() // 60)} minutes). "
+        "Wait a few minutes, then try again."
+    )
 
 
 @receiver(user_login_failed)
 def _record(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **kwargs: Any) -> None:
     LoginFailure.objects.create(username=username_key(credentials.get("username")), address=address_key(request))
-    LoginFailure.objects.filter(at__lt=timezone.now() - 2 * WINDOW).delete()      # keep the table small
+    LoginFailure.objects.filter(at__lt=timezone.now() - 2 * WINDOW).delete()  # keep the table small
 
 
 class ThrottledMixin(AuthenticationForm):

@@ -3,6 +3,7 @@
 A contract other tools rely on (see README): options, the JSONL line format shared
 with exports, and the exit codes below.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,6 +14,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, cast
 
+from . import junit
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
 from .check import command as check
 from .check.context import CHECK_DEADLINE
@@ -20,20 +22,20 @@ from .client import McpClient, RequestTimeout
 from .config import ServerConfig
 from .connect import ConnectError, open_client
 from .events import ON_PURPOSE, Tap, TranscriptEvent
-from . import junit
 from .jsonrpc import JsonRpcError
 from .lint import FrameLinter, LintedOutput
-from .replay import Replayer, cli as replay_cli
+from .replay import Replayer
+from .replay import cli as replay_cli
 from .responder import Responder, StaticResponder
 from .transports.base import TransportError
 from .transports.http_common import header_problem
 
 EXIT_OK = 0
-EXIT_STEP_FAILED = 1      # a JSON-RPC error or a tool result with isError: true
+EXIT_STEP_FAILED = 1  # a JSON-RPC error or a tool result with isError: true
 EXIT_USAGE = 2
-EXIT_CONNECT = 3          # could not connect or complete the handshake
+EXIT_CONNECT = 3  # could not connect or complete the handshake
 EXIT_TIMEOUT = 4
-EXIT_DIFFERENCES = 5      # --replay: a request's outcome differs from the recording's
+EXIT_DIFFERENCES = 5  # --replay: a request's outcome differs from the recording's
 
 LIST_KINDS = {
     "tools": "list_tools",
@@ -50,8 +52,13 @@ class UsageError(Exception):
 class _Step(argparse.Action):
     """Collects steps in the order they appear on the command line."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         steps = getattr(namespace, "steps", None) or []
         steps.append((self.dest, values))
         namespace.steps = steps
@@ -59,47 +66,97 @@ class _Step(argparse.Action):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", help="the server's URL (Streamable HTTP or HTTP+SSE)")
-    parser.add_argument("--transport", choices=["auto", "http", "sse"], default="auto",
-                        help="for --url: Streamable HTTP, HTTP+SSE, or try Streamable HTTP then SSE (default)")
-    parser.add_argument("--protocol-version", default="", metavar="VERSION",
-                        help="the protocol version to offer (default: the latest of the era), e.g. 2025-03-26")
-    parser.add_argument("--era", choices=["legacy", "auto", "modern"], default="legacy",
-                        help="protocol era: legacy handshake (default), auto-detect, or modern")
-    parser.add_argument("--header", action="append", default=[], metavar="'Name: value'",
-                        help="HTTP header sent on every request (repeatable)")
-    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                        help="environment variable for a stdio server (repeatable)")
+    parser.add_argument(
+        "--transport",
+        choices=["auto", "http", "sse"],
+        default="auto",
+        help="for --url: Streamable HTTP, HTTP+SSE, or try Streamable HTTP then SSE (default)",
+    )
+    parser.add_argument(
+        "--protocol-version",
+        default="",
+        metavar="VERSION",
+        help="the protocol version to offer (default: the latest of the era), e.g. 2025-03-26",
+    )
+    parser.add_argument(
+        "--era",
+        choices=["legacy", "auto", "modern"],
+        default="legacy",
+        help="protocol era: legacy handshake (default), auto-detect, or modern",
+    )
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'Name: value'",
+        help="HTTP header sent on every request (repeatable)",
+    )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="environment variable for a stdio server (repeatable)",
+    )
     parser.add_argument("--cwd", help="working directory for a stdio server")
-    parser.add_argument("--inherit-env", action="store_true",
-                        help="start a stdio server with this process's whole environment (default: HOME, LOGNAME, "
-                             "PATH, SHELL, TERM, USER and the --env variables only)")
+    parser.add_argument(
+        "--inherit-env",
+        action="store_true",
+        help="start a stdio server with this process's whole environment (default: HOME, LOGNAME, "
+        "PATH, SHELL, TERM, USER and the --env variables only)",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds (default 60)")
     parser.add_argument("--jsonl", action="store_true", help="print the transcript as JSON lines")
     parser.add_argument("--transcript", metavar="FILE", help="also write the transcript as JSON lines to FILE")
-    parser.add_argument("--root", action="append", default=[], metavar="URI",
-                        help="answer roots/list with these roots (repeatable)")
-    parser.add_argument("--elicit", choices=["accept", "decline", "cancel"],
-                        help="answer elicitation requests so (accept fills the schema's defaults)")
+    parser.add_argument(
+        "--root", action="append", default=[], metavar="URI", help="answer roots/list with these roots (repeatable)"
+    )
+    parser.add_argument(
+        "--elicit",
+        choices=["accept", "decline", "cancel"],
+        help="answer elicitation requests so (accept fills the schema's defaults)",
+    )
     parser.add_argument("--elicit-content", metavar="JSON", help="content merged into accepted elicitations")
     parser.add_argument("--sample", metavar="TEXT", help="answer sampling requests with this text")
-    oauth = parser.add_argument_group("OAuth 2.1 (for --url; a 401 starts the flow, the redirect is followed headlessly)")
+    oauth = parser.add_argument_group(
+        "OAuth 2.1 (for --url; a 401 starts the flow, the redirect is followed headlessly)"
+    )
     oauth.add_argument("--no-oauth", action="store_true", help="do not authorize on a 401")
     oauth.add_argument("--client-id", default="", help="pre-registered OAuth client id")
     oauth.add_argument("--client-secret", default="", help="its secret (masked in the transcript)")
-    oauth.add_argument("--client-auth", choices=["client_secret_basic", "client_secret_post", "none"], default="",
-                       help="token endpoint authentication method (default: from the server's metadata)")
+    oauth.add_argument(
+        "--client-auth",
+        choices=["client_secret_basic", "client_secret_post", "none"],
+        default="",
+        help="token endpoint authentication method (default: from the server's metadata)",
+    )
     oauth.add_argument("--issuer", default="", help="the authorization server the pre-registered client belongs to")
-    oauth.add_argument("--scope", action="append", default=[], help="scope to request on top of the server's (repeatable)")
-    oauth.add_argument("--client-metadata-url", default="", help="a Client ID Metadata Document URL to use as client id")
+    oauth.add_argument(
+        "--scope", action="append", default=[], help="scope to request on top of the server's (repeatable)"
+    )
+    oauth.add_argument(
+        "--client-metadata-url", default="", help="a Client ID Metadata Document URL to use as client id"
+    )
     checking = parser.add_argument_group("server check (instead of steps)")
-    checking.add_argument("--check", action="store_true",
-                          help="run the server check and print its report; exit 1 when a check fails")
-    checking.add_argument("--call-tools", action="append", default=[], metavar="NAME,...",
-                          help="with --check: the tools to call (they run their side effects; none by default)")
-    checking.add_argument("--deadline", type=float, default=None, metavar="SECONDS",
-                          help=f"with --check: the most the whole check may take (default {CHECK_DEADLINE:g}); "
-                               "then it stops, cancelling the request in flight, and reports the rows so far "
-                               "and a failed 'deadline' row")
+    checking.add_argument(
+        "--check", action="store_true", help="run the server check and print its report; exit 1 when a check fails"
+    )
+    checking.add_argument(
+        "--call-tools",
+        action="append",
+        default=[],
+        metavar="NAME,...",
+        help="with --check: the tools to call (they run their side effects; none by default)",
+    )
+    checking.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"with --check: the most the whole check may take (default {CHECK_DEADLINE:g}); "
+        "then it stops, cancelling the request in flight, and reports the rows so far "
+        "and a failed 'deadline' row",
+    )
     steps = parser.add_argument_group("steps (run in the order given, after connecting)")
     steps.add_argument("--list", dest="list", action=_Step, choices=sorted(LIST_KINDS))
     steps.add_argument("--call", dest="call", action=_Step, metavar="'NAME={json args}'")
@@ -107,17 +164,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     steps.add_argument("--prompt", dest="prompt", action=_Step, metavar="'NAME={json args}'")
     steps.add_argument("--ping", dest="ping", action=_Step, nargs=0)
     steps.add_argument("--raw", dest="raw", action=_Step, metavar="'METHOD={json params}'")
-    parser.add_argument("--junit", metavar="FILE",
-                        help="with --check or --replay: also write the report as JUnit XML to FILE (a test case per "
-                             "check row or replayed request, failures with their reason and transcript events)")
+    parser.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="with --check or --replay: also write the report as JUnit XML to FILE (a test case per "
+        "check row or replayed request, failures with their reason and transcript events)",
+    )
     replay = parser.add_argument_group("replay (a saved session as a regression test)")
-    replay.add_argument("--replay", metavar="FILE", help="replay a session's JSONL export (or a --transcript file) "
-                        "against the server and compare every response; exit 5 when any differs")
-    replay.add_argument("--ignore", action="append", default=[], metavar="POINTER",
-                        help="with --replay: a JSON pointer pattern to leave out of the comparison, * for any "
-                             "one segment, ** for any number (repeatable), e.g. /result/content/*/text")
-    parser.add_argument("command", nargs=argparse.REMAINDER,
-                        help="-- COMMAND [ARG ...] for a stdio server")
+    replay.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="replay a session's JSONL export (or a --transcript file) "
+        "against the server and compare every response; exit 5 when any differs",
+    )
+    replay.add_argument(
+        "--ignore",
+        action="append",
+        default=[],
+        metavar="POINTER",
+        help="with --replay: a JSON pointer pattern to leave out of the comparison, * for any "
+        "one segment, ** for any number (repeatable), e.g. /result/content/*/text",
+    )
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG ...] for a stdio server")
 
 
 def _split_named_json(spec: str, what: str) -> tuple[str, Any]:
@@ -156,11 +224,25 @@ def config_from_args(ns: argparse.Namespace) -> ServerConfig:
     if ns.timeout <= 0:
         raise UsageError("--timeout must be positive")
     if ns.url:
-        return ServerConfig(transport=ns.transport, url=ns.url, headers=_pairs(ns.header, ":", "--header"),
-                            era=ns.era, timeout=ns.timeout, protocol_version=ns.protocol_version)
-    return ServerConfig(transport="stdio", command=command[0], args=command[1:], env=_pairs(ns.env, "=", "--env"),
-                        cwd=ns.cwd, inherit_env=ns.inherit_env, era=ns.era, timeout=ns.timeout,
-                        protocol_version=ns.protocol_version)
+        return ServerConfig(
+            transport=ns.transport,
+            url=ns.url,
+            headers=_pairs(ns.header, ":", "--header"),
+            era=ns.era,
+            timeout=ns.timeout,
+            protocol_version=ns.protocol_version,
+        )
+    return ServerConfig(
+        transport="stdio",
+        command=command[0],
+        args=command[1:],
+        env=_pairs(ns.env, "=", "--env"),
+        cwd=ns.cwd,
+        inherit_env=ns.inherit_env,
+        era=ns.era,
+        timeout=ns.timeout,
+        protocol_version=ns.protocol_version,
+    )
 
 
 def responder_from_args(ns: argparse.Namespace) -> StaticResponder:
@@ -170,15 +252,25 @@ def responder_from_args(ns: argparse.Namespace) -> StaticResponder:
             content = json.loads(ns.elicit_content)
         except ValueError as exc:
             raise UsageError(f"--elicit-content is not valid JSON: {exc}") from exc
-    return StaticResponder(roots=[{"uri": uri} for uri in ns.root] or None, elicitation=ns.elicit,
-                           elicitation_content=content, sampling_text=ns.sample)
+    return StaticResponder(
+        roots=[{"uri": uri} for uri in ns.root] or None,
+        elicitation=ns.elicit,
+        elicitation_content=content,
+        sampling_text=ns.sample,
+    )
 
 
 def oauth_from_args(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> OAuth | None:
     if config.transport == "stdio" or ns.no_oauth:
         return None
-    settings = AuthSettings(client_id=ns.client_id, client_secret=ns.client_secret, auth_method=ns.client_auth,
-                            issuer=ns.issuer, scopes=list(ns.scope), client_metadata_url=ns.client_metadata_url)
+    settings = AuthSettings(
+        client_id=ns.client_id,
+        client_secret=ns.client_secret,
+        auth_method=ns.client_auth,
+        issuer=ns.issuer,
+        scopes=list(ns.scope),
+        client_metadata_url=ns.client_metadata_url,
+    )
     return OAuth(tap, config.url, settings=settings, authorizer=HeadlessAuthorizer(), timeout=config.timeout)
 
 
@@ -214,8 +306,10 @@ def describe_event(event: TranscriptEvent) -> str:
     if len(body) > 300:
         body = body[:300] + "…"
     on_purpose = " (sent invalid on purpose)" if (event.schema_lint or {}).get(ON_PURPOSE) else ""
-    schema = "".join(f"\n{'':16}schema problem{on_purpose} at {p['pointer'] or '(the message)'}: {p['message']}"
-                     for p in event.schema_problems or [])
+    schema = "".join(
+        f"\n{'':16}schema problem{on_purpose} at {p['pointer'] or '(the message)'}: {p['message']}"
+        for p in event.schema_problems or []
+    )
     return f"{head} {label}{ident}{latency} {body}{schema}"
 
 
@@ -273,7 +367,7 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
         raise UsageError("--call-tools goes with --check")
     if ns.deadline is not None and not ns.check:
         raise UsageError("--deadline goes with --check")
-    if ns.deadline is not None and not 0 < ns.deadline < math.inf:      # (not NaN either)
+    if ns.deadline is not None and not 0 < ns.deadline < math.inf:  # (not NaN either)
         raise UsageError("--deadline must be a positive number of seconds")
     if ns.check and ns.replay:
         raise UsageError("--check and --replay each run their own requests: give one")
@@ -314,7 +408,7 @@ async def run(ns: argparse.Namespace, out: IO[str]) -> int:
 
     output = LintedOutput(linter, tap, write, stream) if linter is not None else None
     tap.subscribe(output.event if output is not None else write_now)
-    out = cast(IO[str], output.out) if output is not None else stream      # (behind the frames before it)
+    out = cast(IO[str], output.out) if output is not None else stream  # (behind the frames before it)
     runner = check.make_runner(ns, config, tap) if ns.check else None
     cited = junit.Events() if ns.junit else None
     if cited is not None:
@@ -385,7 +479,7 @@ def _replayer(ns: argparse.Namespace, steps: list[Any], tap: Tap) -> Replayer | 
         raise UsageError("--replay runs the recorded requests: give no steps with it")
     try:
         return replay_cli.prepare(ns, tap)
-    except ValueError as exc:           # RecordingError, RuleError
+    except ValueError as exc:  # RecordingError, RuleError
         raise UsageError(f"--replay: {exc}") from None
 
 

@@ -9,6 +9,7 @@ the client answers through the responder and retries with a new id.
 The client never drops a frame: anything odd (unknown ids, bad JSON) is already in the
 transcript through the tap; here it becomes a note that says what was wrong.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -67,6 +68,8 @@ ProgressCallback = Callable[[dict[str, Any]], None]
 def ignore_progress(params: dict[str, Any]) -> None:
     """A progress listener for a request that should carry a progress token (its progress then
     resets its timeout) though nobody shows the progress: a replay's, the server check's."""
+
+
 NotificationListener = Callable[[dict[str, Any]], None]
 # Told of each `input_required` result before its input requests are answered:
 # (method, round number from 1, the result as received).
@@ -87,8 +90,8 @@ class _Pending:
     on_progress: ProgressCallback | None = None
     progress_token: Any = None
     deadline: float = 0.0
-    task_id: str | None = None                     # tasks/get, tasks/result: the task it is about
-    context: contextvars.Context | None = None     # the requester's, to answer its server requests in
+    task_id: str | None = None  # tasks/get, tasks/result: the task it is about
+    context: contextvars.Context | None = None  # the requester's, to answer its server requests in
     # Server requests this request caused that still wait for an answer (a person's, often): its
     # timeout does not run meanwhile, and starts afresh once the last is answered.
     paused: int = 0
@@ -108,9 +111,17 @@ class ServerFacts:
 
 
 class McpClient:
-    def __init__(self, transport: Transport, *, tap: Tap, responder: Responder | None = None,
-                 era: str = "legacy", timeout: float = 60.0, client_info: dict[str, Any] | None = None,
-                 max_input_rounds: int = MAX_INPUT_ROUNDS) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        tap: Tap,
+        responder: Responder | None = None,
+        era: str = "legacy",
+        timeout: float = 60.0,
+        client_info: dict[str, Any] | None = None,
+        max_input_rounds: int = MAX_INPUT_ROUNDS,
+    ) -> None:
         if era not in ("legacy", "modern"):
             raise ValueError("McpClient speaks 'legacy' or 'modern'; 'auto' is decided by connect.open_client")
         self.transport = transport
@@ -120,7 +131,7 @@ class McpClient:
         self.client_info = client_info or CLIENT_INFO
         self.max_input_rounds = max_input_rounds
         self.facts = ServerFacts()
-        self.log_level: str | None = None      # modern: sent per request in _meta
+        self.log_level: str | None = None  # modern: sent per request in _meta
         self.closed = False
         self.close_reason: str | None = None
         self._ids = jsonrpc.IdAllocator()
@@ -183,11 +194,14 @@ class McpClient:
 
     async def initialize(self, version: str = LATEST_LEGACY) -> ServerFacts:
         """The legacy handshake: offer `version`, accept an older one the server picks."""
-        result = await self.request("initialize", {
-            "protocolVersion": version,
-            "capabilities": self.capabilities(),
-            "clientInfo": self.client_info,
-        })
+        result = await self.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": self.capabilities(),
+                "clientInfo": self.client_info,
+            },
+        )
         if not isinstance(result, dict):
             raise ProtocolError(f"initialize returned {type(result).__name__}, not an object")
         chosen = result.get("protocolVersion")
@@ -201,14 +215,23 @@ class McpClient:
         self.transport.protocol_version = self.facts.protocol_version
         if chosen not in LEGACY_VERSIONS:
             known = ", ".join(LEGACY_VERSIONS + MODERN_VERSIONS)
-            self.tap.note("warning", f"server chose protocol version {chosen!r}, which this client does not know "
-                                     f"(known: {known}); carrying on with it", protocol_version=chosen)
+            self.tap.note(
+                "warning",
+                f"server chose protocol version {chosen!r}, which this client does not know "
+                f"(known: {known}); carrying on with it",
+                protocol_version=chosen,
+            )
         elif chosen != version:
-            self.tap.note("info", f"server chose protocol version {chosen} (we offered {version})",
-                          protocol_version=chosen)
+            self.tap.note(
+                "info", f"server chose protocol version {chosen} (we offered {version})", protocol_version=chosen
+            )
         await self.notify("notifications/initialized")
-        self.tap.note("connected", f"initialized: {self._describe_server()} speaks {chosen}",
-                      era="legacy", protocol_version=chosen)
+        self.tap.note(
+            "connected",
+            f"initialized: {self._describe_server()} speaks {chosen}",
+            era="legacy",
+            protocol_version=chosen,
+        )
         return self.facts
 
     async def discover(self, version: str = LATEST_MODERN, *, timeout: float | None = None) -> ServerFacts:
@@ -231,11 +254,19 @@ class McpClient:
         if common:
             self.protocol_version = common[0]
         elif supported:
-            self.tap.note("warning", f"server supports {supported}, none of which this client speaks "
-                                     f"({', '.join(MODERN_VERSIONS)}); carrying on with {version}")
-        self.tap.note("connected", f"discovered: {self._describe_server()} supports {', '.join(supported) or '?'}; "
-                                   f"using {self.protocol_version}", era="modern",
-                      protocol_version=self.protocol_version, supported_versions=supported)
+            self.tap.note(
+                "warning",
+                f"server supports {supported}, none of which this client speaks "
+                f"({', '.join(MODERN_VERSIONS)}); carrying on with {version}",
+            )
+        self.tap.note(
+            "connected",
+            f"discovered: {self._describe_server()} supports {', '.join(supported) or '?'}; "
+            f"using {self.protocol_version}",
+            era="modern",
+            protocol_version=self.protocol_version,
+            supported_versions=supported,
+        )
         return self.facts
 
     def _describe_server(self) -> str:
@@ -299,6 +330,7 @@ class McpClient:
         if not schema:
             return None
         from .transports.http_common import param_headers
+
         headers = param_headers(schema, params.get("arguments") or {})
         return headers or None
 
@@ -324,13 +356,21 @@ class McpClient:
             raise ValueError(f"id {request_id!r} is already in use by a request in flight")
         loop = asyncio.get_running_loop()
         limit = self.timeout if timeout is None else timeout
-        pending = _Pending(method="(raw)", future=loop.create_future(), timeout=limit, deadline=loop.time() + limit,
-                           context=contextvars.copy_context())
+        pending = _Pending(
+            method="(raw)",
+            future=loop.create_future(),
+            timeout=limit,
+            deadline=loop.time() + limit,
+            context=contextvars.copy_context(),
+        )
         self._pending[key] = pending
         try:
             if not await self._send_and_wait(key, pending, frame):
-                self.tap.note("timeout", f"raw request (id {request_id}) got no response within {limit:g} s",
-                              request_id=request_id)
+                self.tap.note(
+                    "timeout",
+                    f"raw request (id {request_id}) got no response within {limit:g} s",
+                    request_id=request_id,
+                )
                 raise RequestTimeout("raw request", request_id, limit)
         finally:
             self._pending.pop(key, None)
@@ -352,7 +392,7 @@ class McpClient:
                 continue
             remaining = pending.deadline - loop.time()
             if remaining <= 0 and self.transport.waiting_on_user():
-                pending.deadline = loop.time() + pending.timeout   # a person is authorizing: wait for them
+                pending.deadline = loop.time() + pending.timeout  # a person is authorizing: wait for them
                 continue
             if remaining <= 0:
                 return pending.future.done()
@@ -360,9 +400,15 @@ class McpClient:
             if done:
                 return True
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, *,
-                      timeout: float | None = None, on_progress: ProgressCallback | None = None,
-                      on_purpose: str | None = None) -> Any:
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_purpose: str | None = None,
+    ) -> Any:
         """Send a request and return its result; raises JsonRpcError, RequestTimeout, TransportError.
         `on_purpose`: why it is sent invalid on purpose (its frame is marked so: events.ON_PURPOSE).
 
@@ -371,8 +417,9 @@ class McpClient:
         base = dict(params) if params is not None else None
         attempt = base
         for round_no in range(self.max_input_rounds + 1):
-            result = await self._roundtrip(method, attempt, timeout=timeout, on_progress=on_progress,
-                                           on_purpose=on_purpose)
+            result = await self._roundtrip(
+                method, attempt, timeout=timeout, on_progress=on_progress, on_purpose=on_purpose
+            )
             if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
                 return result
             if round_no == self.max_input_rounds:
@@ -388,8 +435,12 @@ class McpClient:
                 attempt["inputResponses"] = await self._answer_inputs(requests, round_no + 1)
             if "requestState" in result:
                 attempt["requestState"] = result["requestState"]
-            self.tap.note("input_required", f"{method}: input round {round_no + 1} answered; retrying",
-                          round=round_no + 1, keys=sorted(requests) if isinstance(requests, dict) else [])
+            self.tap.note(
+                "input_required",
+                f"{method}: input round {round_no + 1} answered; retrying",
+                round=round_no + 1,
+                keys=sorted(requests) if isinstance(requests, dict) else [],
+            )
         raise ProtocolError(f"{method}: still input_required after {self.max_input_rounds} rounds; giving up")
 
     async def _answer_inputs(self, requests: dict[str, Any], round_no: int) -> dict[str, Any]:
@@ -406,8 +457,14 @@ class McpClient:
                 self.tap.note("warning", f"input request {key!r} ({method}) not answered: {exc.message}")
         return responses
 
-    async def _send_and_wait(self, key: str, pending: _Pending, frame: dict[str, Any] | str,
-                             headers: dict[str, str] | None = None, on_purpose: str | None = None) -> bool:
+    async def _send_and_wait(
+        self,
+        key: str,
+        pending: _Pending,
+        frame: dict[str, Any] | str,
+        headers: dict[str, str] | None = None,
+        on_purpose: str | None = None,
+    ) -> bool:
         """Send a request registered under `key` (_SENDING names it while it goes; SENT_ON_PURPOSE
         says why, for a request invalid on purpose); whether its response came in time (`_wait`)."""
         sending = _SENDING.set(key)
@@ -420,9 +477,16 @@ class McpClient:
             _SENDING.reset(sending)
         return await self._wait(pending)
 
-    async def _roundtrip(self, method: str, params: dict[str, Any] | None, *, timeout: float | None,
-                         on_progress: ProgressCallback | None, request_id: Any = None,
-                         on_purpose: str | None = None) -> Any:
+    async def _roundtrip(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float | None,
+        on_progress: ProgressCallback | None,
+        request_id: Any = None,
+        on_purpose: str | None = None,
+    ) -> Any:
         self._check_open()
         if request_id is None:
             request_id = self._ids.next()
@@ -431,20 +495,35 @@ class McpClient:
         loop = asyncio.get_running_loop()
         limit = self.timeout if timeout is None else timeout
         task_id = params.get("taskId") if method in _TASK_METHODS and isinstance(params, dict) else None
-        pending = _Pending(method=method, future=loop.create_future(), timeout=limit,
-                           on_progress=on_progress, progress_token=token, deadline=loop.time() + limit,
-                           task_id=task_id if isinstance(task_id, str) else None,
-                           context=contextvars.copy_context())
+        pending = _Pending(
+            method=method,
+            future=loop.create_future(),
+            timeout=limit,
+            on_progress=on_progress,
+            progress_token=token,
+            deadline=loop.time() + limit,
+            task_id=task_id if isinstance(task_id, str) else None,
+            context=contextvars.copy_context(),
+        )
         key = jsonrpc.id_key(request_id)
         self._pending[key] = pending
         if token is not None:
             self._by_token[jsonrpc.id_key(token)] = pending
         try:
-            if not await self._send_and_wait(key, pending, jsonrpc.request(request_id, method, sent_params),
-                                             self._extra_headers(method, sent_params), on_purpose):
+            if not await self._send_and_wait(
+                key,
+                pending,
+                jsonrpc.request(request_id, method, sent_params),
+                self._extra_headers(method, sent_params),
+                on_purpose,
+            ):
                 how = await self._cancel_request(request_id, f"timed out after {limit:g} s", method, note=False)
-                self.tap.note("timeout", f"{method} (id {request_id}) got no response within {limit:g} s; {how}",
-                              request_id=request_id, method=method)
+                self.tap.note(
+                    "timeout",
+                    f"{method} (id {request_id}) got no response within {limit:g} s; {how}",
+                    request_id=request_id,
+                    method=method,
+                )
                 raise RequestTimeout(method, request_id, limit)
         except asyncio.CancelledError as exc:
             # The caller gave up (Cancel button, task cancelled): tell the server, why if the
@@ -459,14 +538,15 @@ class McpClient:
             if token is not None:
                 self._by_token.pop(jsonrpc.id_key(token), None)
             if pending.future.done() and not pending.future.cancelled():
-                pending.future.exception()   # a failure that raced a cancellation is not "never retrieved"
+                pending.future.exception()  # a failure that raced a cancellation is not "never retrieved"
         message = pending.future.result()
         if "error" in message:
             raise JsonRpcError.from_error(message["error"])
         return message.get("result")
 
-    async def _cancel_request(self, request_id: Any, reason: str, method: str | None = None, *,
-                              note: bool = True) -> str:
+    async def _cancel_request(
+        self, request_id: Any, reason: str, method: str | None = None, *, note: bool = True
+    ) -> str:
         """Tell the server we gave up on a request, the way the era and transport allow; returns
         what was done, in words ("cancelled (…)", "abandoned: …"), for the note that says why.
         `note`: also note it when the request is abandoned rather than cancelled (a caller that
@@ -482,8 +562,9 @@ class McpClient:
                 if note:
                     self.tap.note("info", f"initialize (id {request_id}) {how} ({reason})", request_id=request_id)
                 return how
-            await self.transport.send(jsonrpc.notification(
-                    "notifications/cancelled", {"requestId": request_id, "reason": reason}))
+            await self.transport.send(
+                jsonrpc.notification("notifications/cancelled", {"requestId": request_id, "reason": reason})
+            )
             return "cancelled (notifications/cancelled sent)"
         except TransportError as exc:
             return f"abandoned: the cancellation could not be sent ({exc})"
@@ -510,8 +591,9 @@ class McpClient:
         if kind in ("response", "error"):
             pending = self._pending.get(jsonrpc.id_key(message.get("id")))
             if pending is None or pending.future.done():
-                self.tap.note("error", f"response with unknown or already answered id {message.get('id')!r}",
-                              id=message.get("id"))
+                self.tap.note(
+                    "error", f"response with unknown or already answered id {message.get('id')!r}", id=message.get("id")
+                )
                 return
             pending.future.set_result(message)
         elif kind == "request":
@@ -560,7 +642,7 @@ class McpClient:
         task_id = jsonrpc.member(meta, META_RELATED_TASK).get("taskId")
         if isinstance(task_id, str):
             about = [p for p in live if p.task_id == task_id]
-            results = [p for p in about if p.method == "tasks/result"]   # (not a tasks/get poll meanwhile)
+            results = [p for p in about if p.method == "tasks/result"]  # (not a tasks/get poll meanwhile)
             if results or about:
                 return results or about
         sending = self._pending.get(_SENDING.get() or "")
@@ -579,9 +661,12 @@ class McpClient:
             return
         now = asyncio.get_running_loop().time()
         if now > pending.deadline and not pending.future.done():
-            self.tap.note("info", f"{pending.method} waited past its {pending.timeout:g} s timeout for the answer to "
-                                  f"the server's {method}, which stops the clock; it starts afresh now",
-                          method=pending.method)
+            self.tap.note(
+                "info",
+                f"{pending.method} waited past its {pending.timeout:g} s timeout for the answer to "
+                f"the server's {method}, which stops the clock; it starts afresh now",
+                method=pending.method,
+            )
         pending.deadline = now + pending.timeout
         if pending.resumed is not None and not pending.resumed.done():
             pending.resumed.set_result(None)
@@ -663,12 +748,16 @@ class McpClient:
         tools = [t for t in await self.list_all("tools/list", "tools") if isinstance(t, dict)]
         if self.era == "modern" and self.transport.name == "streamable-http":
             from .transports.http_common import validate_x_mcp_header
+
             kept = []
             for tool in tools:
                 reason = validate_x_mcp_header(tool.get("inputSchema") or {})
                 if reason:
-                    self.tap.note("warning", f"tool {tool.get('name')!r} excluded: invalid x-mcp-header ({reason})",
-                                  tool=tool.get("name"))
+                    self.tap.note(
+                        "warning",
+                        f"tool {tool.get('name')!r} excluded: invalid x-mcp-header ({reason})",
+                        tool=tool.get("name"),
+                    )
                 else:
                     kept.append(tool)
             tools = kept
@@ -684,8 +773,14 @@ class McpClient:
     async def list_prompts(self) -> list[dict[str, Any]]:
         return await self.list_all("prompts/list", "prompts")
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *,
-                        on_progress: ProgressCallback | None = None, timeout: float | None = None) -> dict[str, Any]:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
@@ -700,8 +795,9 @@ class McpClient:
             params["arguments"] = arguments
         return await self.request("prompts/get", params)
 
-    async def complete(self, ref: dict[str, Any], argument: dict[str, str],
-                       context_arguments: dict[str, str] | None = None) -> dict[str, Any]:
+    async def complete(
+        self, ref: dict[str, Any], argument: dict[str, str], context_arguments: dict[str, str] | None = None
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"ref": ref, "argument": argument}
         if context_arguments:
             params["context"] = {"arguments": context_arguments}
@@ -728,9 +824,15 @@ class McpClient:
         """Modern `subscriptions/listen`: returns (the request id, the task awaiting its final
         response). Tagged notifications reach `on_notification` listeners; cancel with `cancel(id)`."""
         request_id = self._ids.next()
-        task = asyncio.get_running_loop().create_task(self._roundtrip(
-            "subscriptions/listen", {"notifications": notifications}, timeout=float("inf"),
-            on_progress=None, request_id=request_id))
+        task = asyncio.get_running_loop().create_task(
+            self._roundtrip(
+                "subscriptions/listen",
+                {"notifications": notifications},
+                timeout=float("inf"),
+                on_progress=None,
+                request_id=request_id,
+            )
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return request_id, task

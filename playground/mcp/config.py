@@ -1,4 +1,5 @@
 """How to reach a server: the plain data the registry stores and the CLI parses."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,9 +16,9 @@ class ServerConfig:
     transport: TransportName = "stdio"
     command: str = ""
     args: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)       # merged onto the default environment
+    env: dict[str, str] = field(default_factory=dict)  # merged onto the default environment
     cwd: str | None = None
-    inherit_env: bool = False       # start with this process's whole environment (environment.py)
+    inherit_env: bool = False  # start with this process's whole environment (environment.py)
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
     era: Era = "legacy"
@@ -25,7 +26,7 @@ class ServerConfig:
     # era knows. An older one tests how a server treats older clients, and reaches servers of
     # that version where a newer offer is refused (2025-03-26 authorization without PRM).
     protocol_version: str = ""
-    timeout: float = DEFAULT_TIMEOUT                         # per request, reset by progress
+    timeout: float = DEFAULT_TIMEOUT  # per request, reset by progress
 
     def secret_values(self) -> list[str]:
         """Values that must never appear in a share or export: every header value, secret-looking
@@ -34,6 +35,7 @@ class ServerConfig:
         from urllib.parse import parse_qsl, urlsplit
 
         from .secrets import is_secret_name
+
         values: list[str] = []
         if self.url:
             parts = urlsplit(self.url)

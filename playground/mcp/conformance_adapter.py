@@ -10,6 +10,7 @@ the requested schema's defaults; sampling: a fixed text; roots: none). The suite
 the traffic; this command only fails (exit 1, reason on stderr) when the client itself
 could not carry the session: a transport failure, a timeout, an unusable answer.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,7 @@ from playground.mcp.transports.base import TransportError
 MODERN_VERSION = "2026-07-28"
 DEFAULT_LEGACY_VERSION = "2025-11-25"
 SAMPLING_TEXT = "This is a fixed sampling answer from the MCP Playground conformance adapter."
-REQUEST_TIMEOUT = 20.0   # the suite kills the adapter after 30 s
+REQUEST_TIMEOUT = 20.0  # the suite kills the adapter after 30 s
 # The Client ID Metadata Document URL the suite's CIMD scenarios expect a client to present.
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
@@ -52,8 +53,15 @@ def example_value(schema: Any) -> Any:
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), kind[0] if kind else None)
-    return {"string": "example", "integer": 1, "number": 1.5, "boolean": True, "array": [],
-            "object": example_arguments(schema), "null": None}.get(kind if isinstance(kind, str) else "", "example")
+    return {
+        "string": "example",
+        "integer": 1,
+        "number": 1.5,
+        "boolean": True,
+        "array": [],
+        "object": example_arguments(schema),
+        "null": None,
+    }.get(kind if isinstance(kind, str) else "", "example")
 
 
 def example_arguments(schema: Any) -> dict[str, Any]:
@@ -62,17 +70,22 @@ def example_arguments(schema: Any) -> dict[str, Any]:
     if not isinstance(props, dict):
         return {}
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
-    return {name: example_value(prop) for name, prop in props.items()
-            if name in required or (isinstance(prop, dict) and "default" in prop)}
+    return {
+        name: example_value(prop)
+        for name, prop in props.items()
+        if name in required or (isinstance(prop, dict) and "default" in prop)
+    }
 
 
 def echo_schema_of(tool_name: str) -> ArgumentsFn:
     """Arguments that hand back, verbatim, the inputSchema we received for another tool."""
+
     def build(_tool: dict[str, Any], tools: list[dict[str, Any]]) -> dict[str, Any]:
         focal = next((t for t in tools if t.get("name") == tool_name), None)
         if focal is None:
             raise RuntimeError(f"tool {tool_name!r} was not listed")
         return {"schema": focal.get("inputSchema")}
+
     return build
 
 
@@ -89,7 +102,8 @@ PLANS: dict[str, Plan] = {
     "json-schema-ref-no-deref": Plan(call_tools=False),
     # The scenario observes what the client kept of a schema by having it echoed back.
     "json-schema-2020-12-preservation": Plan(
-        arguments={"json_schema_echo": echo_schema_of("json_schema_2020_12_tool")}),
+        arguments={"json_schema_echo": echo_schema_of("json_schema_2020_12_tool")}
+    ),
 }
 
 
@@ -121,8 +135,12 @@ def oauth_for(run: Run, tap: Tap) -> OAuth:
     """Authorization as the page would do it, headless: pre-registered credentials when the
     suite gives them, our Client ID Metadata Document URL when the AS supports CIMD, else DCR."""
     ctx = run.context
-    settings = AuthSettings(client_id=str(ctx.get("client_id") or ""), client_secret=str(ctx.get("client_secret") or ""),
-                            issuer=str(ctx.get("issuer") or ""), client_metadata_url=CIMD_URL)
+    settings = AuthSettings(
+        client_id=str(ctx.get("client_id") or ""),
+        client_secret=str(ctx.get("client_secret") or ""),
+        issuer=str(ctx.get("issuer") or ""),
+        client_metadata_url=CIMD_URL,
+    )
     return OAuth(tap, run.url, settings=settings, authorizer=HeadlessAuthorizer())
 
 
@@ -134,8 +152,13 @@ async def run_scenario(run: Run, tap: Tap) -> None:
     config = ServerConfig(transport="http", url=run.url, era=cast(Era, run.era), timeout=REQUEST_TIMEOUT)
     oauth = oauth_for(run, tap)
     try:
-        client = await open_client(config, tap=tap, responder=responder(), auth=oauth,
-                                   protocol_version=None if run.era == "modern" else run.version)
+        client = await open_client(
+            config,
+            tap=tap,
+            responder=responder(),
+            auth=oauth,
+            protocol_version=None if run.era == "modern" else run.version,
+        )
     except Exception as exc:
         if oauth.refusal:
             run.say(f"authorization refused as the spec requires: {oauth.refusal}")
@@ -174,8 +197,11 @@ async def exercise(client: Any, run: Run) -> None:
     if "prompts" in caps:
         for prompt in await _list(client.list_prompts, "prompts/list", advertised=True, run=run):
             if isinstance(prompt.get("name"), str):
-                args = {a["name"]: "example" for a in prompt.get("arguments") or []
-                        if isinstance(a, dict) and a.get("required") and isinstance(a.get("name"), str)}
+                args = {
+                    a["name"]: "example"
+                    for a in prompt.get("arguments") or []
+                    if isinstance(a, dict) and a.get("required") and isinstance(a.get("name"), str)
+                }
                 await _answered(client.get_prompt(prompt["name"], args or None), f"prompts/get {prompt['name']}", run)
 
 
@@ -184,7 +210,9 @@ def _context_calls(context: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] 
     calls = context.get("toolCalls")
     if not isinstance(calls, list):
         return None
-    return [(c["name"], c.get("arguments") or {}) for c in calls if isinstance(c, dict) and isinstance(c.get("name"), str)]
+    return [
+        (c["name"], c.get("arguments") or {}) for c in calls if isinstance(c, dict) and isinstance(c.get("name"), str)
+    ]
 
 
 async def _list(fn: Callable[[], Any], what: str, *, advertised: bool, run: Run) -> list[dict[str, Any]]:
@@ -225,8 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mcp_conformance", description=__doc__.splitlines()[0])
     parser.add_argument("url", help="the scenario server's URL (appended by the suite)")
     parser.add_argument("--scenario", default=os.environ.get("MCP_CONFORMANCE_SCENARIO", ""))
-    parser.add_argument("--protocol-version",
-                        default=os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", DEFAULT_LEGACY_VERSION))
+    parser.add_argument(
+        "--protocol-version", default=os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", DEFAULT_LEGACY_VERSION)
+    )
     parser.add_argument("--transcript", action="store_true", help="print the transcript even on success")
     opts = parser.parse_args(argv)
     try:
@@ -234,8 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     except json.JSONDecodeError as exc:
         print(f"mcp_conformance: MCP_CONFORMANCE_CONTEXT is not JSON: {exc}", file=sys.stderr)
         return 2
-    run = Run(url=opts.url, scenario=opts.scenario, version=opts.protocol_version,
-              context=context if isinstance(context, dict) else {})
+    run = Run(
+        url=opts.url,
+        scenario=opts.scenario,
+        version=opts.protocol_version,
+        context=context if isinstance(context, dict) else {},
+    )
     tap = Tap()
     transcript: list[str] = []
     tap.subscribe(lambda event: transcript.append(describe(event)))

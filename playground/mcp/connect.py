@@ -6,14 +6,15 @@ error or a result means modern; any other error or a timeout means legacy), HTTP
 a modern request and inspects a 4xx body, then falls back to `initialize`, then to the
 deprecated HTTP+SSE transport. The verdict and its evidence are notes in the transcript.
 """
+
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
 from . import jsonrpc
-from .client import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, McpClient, RequestTimeout
 from .auth import OAuth
+from .client import LATEST_LEGACY, LATEST_MODERN, MODERN_VERSIONS, McpClient, RequestTimeout
 from .config import ServerConfig
 from .events import Tap
 from .jsonrpc import JsonRpcError
@@ -49,37 +50,55 @@ def transport_hint(kind: str, transport: Transport, exc: BaseException | None) -
     body = (exc.body or "").strip()
     if kind == "http" and exc.status == 405:
         looks_like, method = "sse", "POST"
-    elif (kind == "sse" and getattr(transport, "endpoint", None) is None and 400 <= exc.status < 500
-          and (exc.status == 405 or "session" in body.lower()
-               or (isinstance(exc.json, dict) and isinstance(exc.json.get("error"), dict)))):
+    elif (
+        kind == "sse"
+        and getattr(transport, "endpoint", None) is None
+        and 400 <= exc.status < 500
+        and (
+            exc.status == 405
+            or "session" in body.lower()
+            or (isinstance(exc.json, dict) and isinstance(exc.json.get("error"), dict))
+        )
+    ):
         looks_like, method = "http", "GET"
     else:
         return None
     error = exc.json.get("error") if isinstance(exc.json, dict) else None
     detail = error.get("message") if isinstance(error, dict) and isinstance(error.get("message"), str) else body
     evidence = f"{method} answered HTTP {exc.status}" + (f' "{detail[:200]}"' if detail else "")
-    return {"looks_like": looks_like, "suggest": "auto", "status": exc.status, "evidence": evidence,
-            "text": f"This looks like {_LOOKS_LIKE[looks_like]} ({evidence}): try Auto, which tries Streamable "
-                    "HTTP, then HTTP+SSE."}
+    return {
+        "looks_like": looks_like,
+        "suggest": "auto",
+        "status": exc.status,
+        "evidence": evidence,
+        "text": f"This looks like {_LOOKS_LIKE[looks_like]} ({evidence}): try Auto, which tries Streamable "
+        "HTTP, then HTTP+SSE.",
+    }
 
 
-def make_transport(config: ServerConfig, tap: Tap, kind: str | None = None,
-                   guard: NetGuard | None = None, auth: OAuth | None = None) -> Transport:
+def make_transport(
+    config: ServerConfig, tap: Tap, kind: str | None = None, guard: NetGuard | None = None, auth: OAuth | None = None
+) -> Transport:
     kind = kind or config.transport
     if kind == "stdio":
         from .transports.stdio import StdioTransport
+
         if not config.command:
             raise ConnectError("stdio server has no command")
-        return StdioTransport(tap, config.command, list(config.args), dict(config.env), config.cwd,
-                              inherit_env=config.inherit_env)
+        return StdioTransport(
+            tap, config.command, list(config.args), dict(config.env), config.cwd, inherit_env=config.inherit_env
+        )
     if not config.url:
         raise ConnectError(f"{kind} server has no URL")
     if kind == "sse":
         from .transports.sse import SseTransport
+
         return SseTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard, auth=auth)
     from .transports.streamable_http import StreamableHttpTransport
-    return StreamableHttpTransport(tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard,
-                                   auth=auth)
+
+    return StreamableHttpTransport(
+        tap, config.url, dict(config.headers), timeout=config.timeout, guard=guard, auth=auth
+    )
 
 
 def _modern_error(exc: BaseException) -> JsonRpcError | None:
@@ -113,9 +132,16 @@ async def _discover_modern(client: McpClient, version: str) -> None:
         await client.discover(common[0])
 
 
-async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder: Responder | None = None,
-                      protocol_version: str | None = None, client_info: dict[str, Any] | None = None,
-                      guard: NetGuard | None = None, auth: OAuth | None = None) -> McpClient:
+async def open_client(
+    config: ServerConfig,
+    *,
+    tap: Tap | None = None,
+    responder: Responder | None = None,
+    protocol_version: str | None = None,
+    client_info: dict[str, Any] | None = None,
+    guard: NetGuard | None = None,
+    auth: OAuth | None = None,
+) -> McpClient:
     """Start the transport, decide the era, and complete the handshake or discovery.
     `auth` (HTTP only) authorizes with OAuth 2.1 when the server answers 401.
 
@@ -141,8 +167,14 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
     last_error: BaseException | None = None
     for index, kind in enumerate(kinds):
         transport = make_transport(config, tap, kind, guard, auth)
-        client = McpClient(transport, tap=tap, responder=responder, era="modern" if era == "modern" else "legacy",
-                           timeout=config.timeout, client_info=client_info)
+        client = McpClient(
+            transport,
+            tap=tap,
+            responder=responder,
+            era="modern" if era == "modern" else "legacy",
+            timeout=config.timeout,
+            client_info=client_info,
+        )
         try:
             await client.start()
             if era == "modern":
@@ -152,9 +184,17 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
                 await _auto(client, kind, protocol_version)
             else:
                 await client.initialize(protocol_version or LATEST_LEGACY)
-                tap.note("era", "legacy: " + ("the HTTP+SSE transport is legacy only" if kind == "sse" and era == "auto"
-                                              else "selected in the server's settings"),
-                         era="legacy", evidence="configured" if era == "legacy" else "transport")
+                tap.note(
+                    "era",
+                    "legacy: "
+                    + (
+                        "the HTTP+SSE transport is legacy only"
+                        if kind == "sse" and era == "auto"
+                        else "selected in the server's settings"
+                    ),
+                    era="legacy",
+                    evidence="configured" if era == "legacy" else "transport",
+                )
             return client
         except asyncio.CancelledError:
             await client.close()
@@ -163,10 +203,17 @@ async def open_client(config: ServerConfig, *, tap: Tap | None = None, responder
             last_error = exc
             await client.close()
             # 401/403 are authorization answers, not a sign of the older transport.
-            if (index + 1 < len(kinds) and isinstance(exc, HttpStatusError) and 400 <= exc.status < 500
-                    and exc.status not in (401, 403)):
-                tap.note("fallback", f"Streamable HTTP refused with HTTP {exc.status}; trying the HTTP+SSE transport",
-                         status=exc.status)
+            if (
+                index + 1 < len(kinds)
+                and isinstance(exc, HttpStatusError)
+                and 400 <= exc.status < 500
+                and exc.status not in (401, 403)
+            ):
+                tap.note(
+                    "fallback",
+                    f"Streamable HTTP refused with HTTP {exc.status}; trying the HTTP+SSE transport",
+                    status=exc.status,
+                )
                 continue
             break
         except Exception as exc:  # a protocol surprise: report it, leave nothing open
@@ -201,17 +248,26 @@ async def _auto(client: McpClient, kind: str, protocol_version: str | None) -> N
     except (JsonRpcError, HttpStatusError) as exc:
         err = _modern_error(exc)
         if err is not None:
-            tap.note("era", f"modern: server/discover answered with modern error {err.code}", era="modern",
-                     evidence="modern-error", code=err.code)
+            tap.note(
+                "era",
+                f"modern: server/discover answered with modern error {err.code}",
+                era="modern",
+                evidence="modern-error",
+                code=err.code,
+            )
             await _discover_modern(client, version)
             return
-        evidence = (f"HTTP {exc.status} without a modern error body" if isinstance(exc, HttpStatusError)
-                    else f"error {exc.code} ({exc.message})")
+        evidence = (
+            f"HTTP {exc.status} without a modern error body"
+            if isinstance(exc, HttpStatusError)
+            else f"error {exc.code} ({exc.message})"
+        )
     except RequestTimeout:
         evidence = f"no answer to server/discover within {probe_timeout:g} s"
     client.era = "legacy"
     client.protocol_version = None
-    tap.note("era", f"legacy: server/discover got {evidence}; falling back to initialize", era="legacy",
-             evidence=evidence)
+    tap.note(
+        "era", f"legacy: server/discover got {evidence}; falling back to initialize", era="legacy", evidence=evidence
+    )
     legacy_version = protocol_version if protocol_version and protocol_version not in MODERN_VERSIONS else LATEST_LEGACY
     await client.initialize(legacy_version)

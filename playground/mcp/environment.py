@@ -6,6 +6,7 @@ password); a server inherits only the variables the official SDKs pass (their
 explicit per-server choice. The command is found on the playground's own PATH (absolute
 entries only), never on a PATH the server's settings supply.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,15 +14,31 @@ import shutil
 import sys
 
 # As the official SDKs: enough for a shell, a home directory and finding programs.
-INHERITED = (("APPDATA", "HOMEDRIVE", "HOMEPATH", "LOCALAPPDATA", "PATH", "PATHEXT", "PROCESSOR_ARCHITECTURE",
-              "SYSTEMDRIVE", "SYSTEMROOT", "TEMP", "USERNAME", "USERPROFILE") if sys.platform == "win32"
-             else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"))
+INHERITED = (
+    (
+        "APPDATA",
+        "HOMEDRIVE",
+        "HOMEPATH",
+        "LOCALAPPDATA",
+        "PATH",
+        "PATHEXT",
+        "PROCESSOR_ARCHITECTURE",
+        "SYSTEMDRIVE",
+        "SYSTEMROOT",
+        "TEMP",
+        "USERNAME",
+        "USERPROFILE",
+    )
+    if sys.platform == "win32"
+    else ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+)
 
 
 def default_environment() -> dict[str, str]:
     """The inherited variables this process has (values starting "()", shell functions, are skipped)."""
-    return {name: value for name in INHERITED if (value := os.environ.get(name)) is not None
-            and not value.startswith("()")}
+    return {
+        name: value for name in INHERITED if (value := os.environ.get(name)) is not None and not value.startswith("()")
+    }
 
 
 def server_environment(configured: dict[str, str], inherit: bool = False) -> dict[str, str]:

@@ -4,6 +4,7 @@ A debugger shows what went over the wire, including what is wrong, so events are
 from the exact raw text first; parsing is attempted afterwards and its failure is a fact
 of the event, never an exception.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,8 +21,10 @@ Direction = Literal["send", "recv", "stderr", "note"]
 # Frames larger than this are recorded truncated (with their real size); delivery is unaffected.
 DEFAULT_MAX_RAW = 1_000_000
 INVALID_UTF8 = "invalid UTF-8 (shown with replacement characters)"
-TOO_DEEP = (f"nested deeper than {jsontext.MAX_DEPTH} levels: the parsed message is cut there (what the client "
-            "and the page use); the raw text is whole")
+TOO_DEEP = (
+    f"nested deeper than {jsontext.MAX_DEPTH} levels: the parsed message is cut there (what the client "
+    "and the page use); the raw text is whole"
+)
 
 
 class EventRow(TypedDict, total=False):
@@ -52,24 +55,24 @@ class EventRow(TypedDict, total=False):
 @dataclass(slots=True)
 class TranscriptEvent:
     seq: int
-    t: float                                  # seconds since the tap started (monotonic)
+    t: float  # seconds since the tap started (monotonic)
     dir: Direction
-    raw: str | None = None                    # exact text; None for notes
-    message: Any = None                       # parsed JSON, or None
+    raw: str | None = None  # exact text; None for notes
+    message: Any = None  # parsed JSON, or None
     parse_error: str | None = None
-    problems: list[str] | None = None         # JSON-RPC departures seen in a parsed frame
-    kind: str | None = None                   # notes: connected, era, closed, error, timeout, http, ...
-    text: str | None = None                   # notes and stderr: the human text
-    http: dict[str, Any] | None = None        # method, url, status, headers (masked), content_type
+    problems: list[str] | None = None  # JSON-RPC departures seen in a parsed frame
+    kind: str | None = None  # notes: connected, era, closed, error, timeout, http, ...
+    text: str | None = None  # notes and stderr: the human text
+    http: dict[str, Any] | None = None  # method, url, status, headers (masked), content_type
     sse_id: str | None = None
-    reply_to: int | None = None               # seq of the request event this response answers
+    reply_to: int | None = None  # seq of the request event this response answers
     latency_ms: float | None = None
-    size: int | None = None                   # size in bytes of the frame as received/sent
+    size: int | None = None  # size in bytes of the frame as received/sent
     truncated: bool = False
-    data: dict[str, Any] | None = None        # extra structured facts (era evidence, ...)
-    schema_problems: list[dict[str, str]] | None = None   # where the frame breaks the MCP schema (lint/)
+    data: dict[str, Any] | None = None  # extra structured facts (era evidence, ...)
+    schema_problems: list[dict[str, str]] | None = None  # where the frame breaks the MCP schema (lint/)
     schema_lint: dict[str, Any] | None = None  # what it was checked against: version, definition, spec
-    sse_event: str | None = None              # the SSE event's `event:` line, when it had one
+    sse_event: str | None = None  # the SSE event's `event:` line, when it had one
 
     @property
     def method(self) -> str | None:
@@ -119,7 +122,7 @@ class TranscriptEvent:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TranscriptEvent":
+    def from_dict(cls, d: dict[str, Any]) -> TranscriptEvent:
         names = cls.__dataclass_fields__.keys()
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -225,8 +228,22 @@ class Tap:
         self.seq += 1
         # Positional (the frame's usual fields): a flood makes one of these per message, and the
         # keyword call into a 17-field dataclass was a sixth of the reader's time.
-        event = TranscriptEvent(self.seq, self.clock() - self.start, dir, text, message, parse_error,
-                                problems or None, None, None, None, None, None, None, size)
+        event = TranscriptEvent(
+            self.seq,
+            self.clock() - self.start,
+            dir,
+            text,
+            message,
+            parse_error,
+            problems or None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            size,
+        )
         if facts:
             for name, value in facts.items():
                 setattr(event, name, value)
@@ -265,15 +282,16 @@ class Tap:
     def stderr(self, line: str | bytes) -> TranscriptEvent:
         text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
         size = len(text)
-        event = self._new("stderr", raw=text[: self.max_raw], text=text[: self.max_raw], size=size,
-                          truncated=size > self.max_raw)
+        event = self._new(
+            "stderr", raw=text[: self.max_raw], text=text[: self.max_raw], size=size, truncated=size > self.max_raw
+        )
         return self._emit(event)
 
     def note(self, kind: str, text: str, **data: Any) -> TranscriptEvent:
         http = data.pop("http", None)
         return self._emit(self._new("note", kind=kind, text=text, http=http, data=data or None))
 
-    def connection(self, label: str) -> "Tap":
+    def connection(self, label: str) -> Tap:
         """A tap for another connection to the same server, feeding this one's transcript: its
         events are numbered with this tap's and heard by its listeners, each marked
         `data["connection"] = label`; its responses are paired with its own requests only."""
@@ -285,7 +303,7 @@ class _ConnectionTap(Tap):
         super().__init__(max_raw=parent.max_raw, clock=parent.clock, listeners=parent.listeners)
         self.parent, self.label = parent, label
         self.start, self.epoch = parent.start, parent.epoch
-        self._gate = parent._gate           # paused with the session (back-pressure)
+        self._gate = parent._gate  # paused with the session (back-pressure)
 
     def connection(self, label: str) -> Tap:
         return self.parent.connection(label)
@@ -304,5 +322,5 @@ class _ConnectionTap(Tap):
         return super()._new(dir, **kw)
 
     def _emit(self, event: TranscriptEvent) -> TranscriptEvent:
-        self.parent.seq = self.seq          # numbered: the parent goes on from here
+        self.parent.seq = self.seq  # numbered: the parent goes on from here
         return super()._emit(event)

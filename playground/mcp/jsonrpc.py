@@ -3,6 +3,7 @@
 Nothing here validates strictly: a debugger must be able to build and carry
 messages that are wrong on purpose, and to describe ones that are wrong by accident.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -44,7 +45,7 @@ class JsonRpcError(Exception):
         return err
 
     @classmethod
-    def from_error(cls, error: Any) -> "JsonRpcError":
+    def from_error(cls, error: Any) -> JsonRpcError:
         if not isinstance(error, dict):
             return cls(INTERNAL_ERROR, f"malformed error object: {error!r}")
         code = error.get("code")
@@ -107,7 +108,7 @@ def problems(msg: Any) -> list[str]:
     """Ways a parsed frame departs from JSON-RPC 2.0, for the transcript to show."""
     if type(msg) is dict and msg.get("jsonrpc") == JSONRPC and type(msg.get("method")) is str:
         if "id" not in msg or isinstance(msg["id"], (str, int)):
-            return []                   # a well-formed notification or request: most frames
+            return []  # a well-formed notification or request: most frames
     if isinstance(msg, list):
         return ["batch arrays are not part of MCP since 2025-06-18"]
     if not isinstance(msg, dict):

@@ -3,6 +3,7 @@ once for the transcript. orjson does both several times faster than the standard
 it is used only where its answer is exactly the standard library's, which stays the
 reference (and keeps its lenient reading of what servers actually send).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ def loads(text: str | bytes) -> Any:
     if not _long_digit_run(text):
         try:
             return orjson.loads(text)
-        except ValueError:          # orjson.JSONDecodeError, and invalid UTF-8
+        except ValueError:  # orjson.JSONDecodeError, and invalid UTF-8
             pass
     return json.loads(text)
 
@@ -81,7 +82,7 @@ CUT = f"… (nested deeper than {MAX_DEPTH} levels: cut here; the raw frame has 
 def too_deep(value: Any, text: str | bytes) -> bool:
     """Whether `value` (parsed from `text`) nests deeper than MAX_DEPTH. Decided from the text
     alone for almost every frame (it needs that many brackets): two scans in C."""
-    if len(text) <= MAX_DEPTH:           # (most frames: shorter than the brackets it would take)
+    if len(text) <= MAX_DEPTH:  # (most frames: shorter than the brackets it would take)
         return False
     if isinstance(text, str):
         brackets = text.count("[") + text.count("{")
@@ -105,7 +106,7 @@ def cut_deep(value: Any) -> Any:
     """A copy of `value` whose containers below MAX_DEPTH levels are replaced by CUT (iterative:
     no recursion limit applies)."""
     root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]      # (item, parent, key, depth)
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]  # (item, parent, key, depth)
     while stack:
         item, parent, key, depth = stack.pop()
         if isinstance(item, (dict, list)) and depth >= MAX_DEPTH:

@@ -6,6 +6,7 @@ warning in its output); a replay row is one (`same` passes, any other status fai
 detail and changes). Each case carries the transcript events it cites (the lines `--transcript`
 would keep), capped: `Events` remembers a short form of every event the tap reports.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,9 +18,9 @@ from typing import Any
 from . import jsontext
 from .events import TranscriptEvent
 
-EVENT_CHARS = 2000          # of one event's raw text in a case's output
-EVENTS_SHOWN = 20           # events in one case's output
-KEPT = 200_000              # events remembered for the cases (the first ones: a check's cite those)
+EVENT_CHARS = 2000  # of one event's raw text in a case's output
+EVENTS_SHOWN = 20  # events in one case's output
+KEPT = 200_000  # events remembered for the cases (the first ones: a check's cite those)
 # What XML 1.0 cannot hold (controls but tab, LF and CR; lone surrogates; U+FFFE, U+FFFF): a
 # server may send any of them, and one would make the whole file unreadable.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -58,16 +59,22 @@ class Events:
 
 
 def _suite(name: str, cases: list[ET.Element], seconds: float) -> ET.Element:
-    suite = ET.Element("testsuite", name=xml_text(name), tests=str(len(cases)),
-                       failures=str(sum(1 for c in cases if c.find("failure") is not None)),
-                       errors="0", skipped=str(sum(1 for c in cases if c.find("skipped") is not None)),
-                       time=f"{seconds:.3f}")
+    suite = ET.Element(
+        "testsuite",
+        name=xml_text(name),
+        tests=str(len(cases)),
+        failures=str(sum(1 for c in cases if c.find("failure") is not None)),
+        errors="0",
+        skipped=str(sum(1 for c in cases if c.find("skipped") is not None)),
+        time=f"{seconds:.3f}",
+    )
     suite.extend(cases)
     return suite
 
 
-def _case(classname: str, name: str, *, failure: str | None = None, skipped: str | None = None,
-          output: str = "") -> ET.Element:
+def _case(
+    classname: str, name: str, *, failure: str | None = None, skipped: str | None = None, output: str = ""
+) -> ET.Element:
     case = ET.Element("testcase", classname=classname, name=xml_text(name), time="0")
     if failure is not None:
         ET.SubElement(case, "failure", message=xml_text(failure[:500]), type="failure").text = xml_text(failure)

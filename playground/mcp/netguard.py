@@ -6,6 +6,7 @@ address the name resolves to, and the socket is then opened to the checked addre
 — so a name whose answer changes between saving and connecting (DNS rebinding) is still
 caught, and nothing is ever sent to a refused address.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -74,7 +75,7 @@ class NetGuard:
     def client(self, **kwargs: Any) -> httpx.AsyncClient:
         """An httpx client whose every connection passes this guard."""
         transport = httpx.AsyncHTTPTransport()
-        pool = transport._pool   # httpx exposes no network_backend option; the pool holds it
+        pool = transport._pool  # httpx exposes no network_backend option; the pool holds it
         pool._network_backend = _GuardedBackend(pool._network_backend, self)
         return httpx.AsyncClient(transport=transport, **kwargs)
 
@@ -86,8 +87,14 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         self.inner = inner
         self.guard = guard
 
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None, socket_options: Any = None) -> httpcore.AsyncNetworkStream:
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
         try:
             addresses = await self.guard.check(host, port)
         except AddressRefused as exc:
@@ -95,15 +102,17 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         last: Exception | None = None
         for address in addresses:
             try:
-                return await self.inner.connect_tcp(address, port, timeout=timeout, local_address=local_address,
-                                                    socket_options=socket_options)
+                return await self.inner.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
             except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
                 last = exc
         assert last is not None
         raise last
 
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Any = None) -> httpcore.AsyncNetworkStream:
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.AsyncNetworkStream:
         raise httpcore.ConnectError("unix sockets are refused by the address guard")
 
     async def sleep(self, seconds: float) -> None:

@@ -4,6 +4,7 @@
 A responder declares the client capabilities it can honour, so the client never
 advertises something nobody will answer.
 """
+
 from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
@@ -43,8 +44,14 @@ class StaticResponder:
     schema's defaults merged with given content, sampling with a fixed text.
     Used by the CLI and the conformance adapter, where no person is there to ask."""
 
-    def __init__(self, *, roots: list[dict[str, Any]] | None = None, elicitation: str | None = "accept",
-                 elicitation_content: dict[str, Any] | None = None, sampling_text: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        roots: list[dict[str, Any]] | None = None,
+        elicitation: str | None = "accept",
+        elicitation_content: dict[str, Any] | None = None,
+        sampling_text: str | None = None,
+    ) -> None:
         self.roots = roots
         self.elicitation = elicitation
         self.elicitation_content = elicitation_content or {}
@@ -70,6 +77,10 @@ class StaticResponder:
             content.update(self.elicitation_content)
             return {"action": "accept", "content": content}
         if method == "sampling/createMessage" and self.sampling_text is not None:
-            return {"role": "assistant", "content": {"type": "text", "text": self.sampling_text},
-                    "model": "mcp-playground-static", "stopReason": "endTurn"}
+            return {
+                "role": "assistant",
+                "content": {"type": "text", "text": self.sampling_text},
+                "model": "mcp-playground-static",
+                "stopReason": "endTurn",
+            }
         raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {method}")

@@ -1,4 +1,5 @@
 """Masking of secret values (header values, env values, tokens) in what the core reports."""
+
 from __future__ import annotations
 
 import re
@@ -7,12 +8,19 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 MASK = "••••"
-CUT = "…"           # how a text cut to length says so
+CUT = "…"  # how a text cut to length says so
 
 # Header names whose values are always secrets.
-SECRET_HEADERS = frozenset({
-    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
-})
+SECRET_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-api-key",
+        "api-key",
+    }
+)
 _SECRET_NAME = re.compile(r"(auth|token|secret|key|password|passwd|credential|session-token|cookie)", re.I)
 # Names the pattern catches that carry no credential: an id, and the challenges a debugger of
 # authorization must show (`WWW-Authenticate: Bearer scope=…, resource_metadata=…`).
@@ -40,12 +48,15 @@ def mask_env(env: Mapping[str, str]) -> dict[str, str]:
 def unmask(posted: Mapping[str, str], stored: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
     """A form's values, where a value posted back exactly as it was shown masked keeps the stored
     one (the form never prints a secret, and saving it unchanged must not replace it by the mask)."""
-    return {k: (stored[k] if k in stored and k in shown and v == shown[k] and shown[k] != stored[k] else v)
-            for k, v in posted.items()}
+    return {
+        k: (stored[k] if k in stored and k in shown and v == shown[k] and shown[k] != stored[k] else v)
+        for k, v in posted.items()
+    }
 
 
-def mask_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]],
-                 extra_secrets: Iterable[str] = ()) -> dict[str, str]:
+def mask_headers(
+    headers: Mapping[str, str] | Iterable[tuple[str, str]], extra_secrets: Iterable[str] = ()
+) -> dict[str, str]:
     """Headers as a dict with secret values masked; SHOWN_HEADERS are shown (no credential in them)."""
     items = headers.items() if isinstance(headers, Mapping) else headers
     secrets = {name.lower() for name in extra_secrets}
@@ -87,8 +98,8 @@ _SHORT = {'"': '"', "\\": "\\", "/": "/", "\b": "b", "\f": "f", "\n": "n", "\r":
 
 @dataclass(frozen=True, eq=False)
 class _Lit:
-    text: str               # one or more characters, as they are
-    syntax: bool = False    # an escape's own characters (of `\u00e9`, `\/`): see `_again`
+    text: str  # one or more characters, as they are
+    syntax: bool = False  # an escape's own characters (of `\u00e9`, `\/`): see `_again`
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,8 +122,12 @@ def _seq(*items: _Node | None) -> _Node | None:
 
 def _hex(code: int) -> _Node:
     """`\\uXXXX` for one UTF-16 code unit, each hex letter in either case."""
-    return _Seq((_Lit("\\u", True), *(_Alt((_Lit(d, True), _Lit(d.upper(), True))) if d.isalpha()
-                                      else _Lit(d, True) for d in f"{code:04x}")))
+    return _Seq(
+        (
+            _Lit("\\u", True),
+            *(_Alt((_Lit(d, True), _Lit(d.upper(), True))) if d.isalpha() else _Lit(d, True) for d in f"{code:04x}"),
+        )
+    )
 
 
 def _once(c: str) -> _Node:
@@ -159,8 +174,10 @@ def _factored(node: _Node) -> list[str]:
         groups.setdefault(c, [])
         if rest is not None:
             groups[c].append(rest)
-    return [re.escape(c) + (_render(rests[0] if len(rests) == 1 else _Alt(tuple(rests))) if rests else "")
-            for c, rests in groups.items()]
+    return [
+        re.escape(c) + (_render(rests[0] if len(rests) == 1 else _Alt(tuple(rests))) if rests else "")
+        for c, rests in groups.items()
+    ]
 
 
 def _render(node: _Node) -> str:
@@ -193,7 +210,7 @@ def _heads(full: Sequence[str], parts: Sequence[str | None], whole: int) -> str 
         return None
     out = list(full[:whole])
     for i in range(whole, len(full)):
-        choices = [full[i]] if i < len(full) - 1 else []      # never the whole sequence
+        choices = [full[i]] if i < len(full) - 1 else []  # never the whole sequence
         if part := parts[i]:
             choices.append(part)
         out.append(f"(?:{'|'.join([*choices, r'\Z'])})")
@@ -210,8 +227,8 @@ def _longest(node: _Node) -> int:
 @dataclass(frozen=True)
 class _Char:
     node: _Node
-    regex: str          # any of its encodings
-    part: str | None    # a part of one, ending the text
+    regex: str  # any of its encodings
+    part: str | None  # a part of one, ending the text
     longest: int
 
 
@@ -231,8 +248,11 @@ class _Patterns:
     def __init__(self, values: tuple[str, ...]) -> None:
         self.values = values
         # Each depth covers the shallower ones, but for a backslash: its encodings differ at each depth.
-        self.spellings = [[_encoded(c, depth) for c in value] for value in values
-                          for depth in (range(JSON_DEPTH, -1, -1) if "\\" in value else [JSON_DEPTH])]
+        self.spellings = [
+            [_encoded(c, depth) for c in value]
+            for value in values
+            for depth in (range(JSON_DEPTH, -1, -1) if "\\" in value else [JSON_DEPTH])
+        ]
         # How far from the end of a text a head may begin.
         self.window = max((sum(c.longest for c in chars) for chars in self.spellings), default=0)
 
@@ -241,8 +261,13 @@ class _Patterns:
         """Every spelling of every value. Its alternatives open with a literal character (a
         spelling's first choice, factored, each followed by the rest): `re` then skips the
         places where no value begins without entering the matcher."""
-        return re.compile("|".join(opening + "".join(c.regex for c in chars[1:])
-                                   for chars in self.spellings for opening in _factored(chars[0].node)))
+        return re.compile(
+            "|".join(
+                opening + "".join(c.regex for c in chars[1:])
+                for chars in self.spellings
+                for opening in _factored(chars[0].node)
+            )
+        )
 
     @cached_property
     def plain(self) -> re.Pattern[str]:
@@ -271,7 +296,7 @@ class Redactor:
     def __init__(self, values: Iterable[str] = ()) -> None:
         # Ignore trivially short values.
         plain = {v for v in values if v and len(v) >= 4}
-        self.originals = sorted(plain)          # as given (another Redactor may be made of them)
+        self.originals = sorted(plain)  # as given (another Redactor may be made of them)
         self._patterns = _patterns(tuple(sorted(plain, key=lambda v: (-len(v), v)))) if plain else None
 
     def __bool__(self) -> bool:
@@ -308,7 +333,7 @@ class Redactor:
         if self._patterns is None or (heads := self._patterns.heads) is None:
             return text
         found = heads.search(text, max(0, len(text) - self._patterns.window))
-        return text if found is None else text[:found.start()] + MASK
+        return text if found is None else text[: found.start()] + MASK
 
     def obj(self, value):
         """Redact inside any JSON value (strings, keys, nested)."""

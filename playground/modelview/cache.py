@@ -6,6 +6,7 @@ computed waits for that computation instead of starting its own.
 
 No Django, no event loop: callers run `get` in a worker thread (it may take seconds).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -20,7 +21,7 @@ from .tokens import compact
 T = TypeVar("T")
 
 MAX_ENTRIES = 32
-MAX_WEIGHT = 128 * 1024 * 1024      # characters the kept entries hold (about: see model_view_of)
+MAX_WEIGHT = 128 * 1024 * 1024  # characters the kept entries hold (about: see model_view_of)
 
 
 class Memo(Generic[T]):
@@ -31,10 +32,9 @@ class Memo(Generic[T]):
         self._lock = threading.Lock()
         self._done: OrderedDict[Hashable, tuple[T, int]] = OrderedDict()
         self._running: dict[Hashable, Future[T]] = {}
-        self.computed = 0                      # misses computed (for tests and the bench)
+        self.computed = 0  # misses computed (for tests and the bench)
 
-    def get(self, key: Hashable, weight: int, compute: Callable[[], T],
-            weigh: Callable[[T], int] | None = None) -> T:
+    def get(self, key: Hashable, weight: int, compute: Callable[[], T], weigh: Callable[[T], int] | None = None) -> T:
         """The value for `key`, computed once; kept if its weight (`weigh(value)`, or `weight`:
         what the caller knew before computing it) fits."""
         with self._lock:

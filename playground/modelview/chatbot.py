@@ -9,6 +9,7 @@ Python dict, and nothing of an image but its base64 text.
 The tool text is reproduced here from that behaviour; the result text is made by the SDK this
 playground ships (`mcp.types`, imported on first use: half a second).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -42,7 +43,7 @@ def tools_text(tools: list[dict[str, Any]]) -> str:
 def result_text(result: Any) -> str:
     """A `tools/call` result as the example's model reads it; a result the SDK refuses to parse
     is what the example's session raises instead."""
-    from mcp.types import CallToolResult         # the SDK: heavy, and only needed here
+    from mcp.types import CallToolResult  # the SDK: heavy, and only needed here
     from pydantic import ValidationError
 
     try:

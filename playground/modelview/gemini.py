@@ -7,6 +7,7 @@ case. It records the subschemas it converted, so the `gemini.*` rules (rules.py)
 what the rendering sends: a subschema under `not`, `additionalProperties`, `patternProperties`
 or an unreferenced `$defs` entry is dropped with its parent's keyword, not reported on its own.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -17,23 +18,54 @@ from playground.budget import MODEL_VIEW, MODEL_VIEW_TOOL, Budget, OverBudget
 from .schema import MAX_DEPTH, MAX_NODES, pointer_get, ref_problem, types_of
 from .tokens import compact
 
-NODE_CHARS = 16             # what one converted subschema writes besides its kept values: braces, keys
+NODE_CHARS = 16  # what one converted subschema writes besides its kept values: braces, keys
 
 # Gemini's `Schema` "represents a select subset of an OpenAPI 3.0 schema object"
 # (https://ai.google.dev/api/caching#Schema): these fields, no others. `type` is an enum (STRING,
 # NUMBER, INTEGER, BOOLEAN, ARRAY, OBJECT, NULL); `enum` is a list of strings; `anyOf` is its only
 # combinator; there is no `$ref`.
-GEMINI_FIELDS = frozenset({
-    "type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties",
-    "required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "example", "anyOf",
-    "propertyOrdering", "default", "items", "minimum", "maximum",
-})
-GEMINI_TYPES = {"string": "STRING", "number": "NUMBER", "integer": "INTEGER", "boolean": "BOOLEAN",
-                "array": "ARRAY", "object": "OBJECT", "null": "NULL"}
+GEMINI_FIELDS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "maxItems",
+        "minItems",
+        "properties",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "example",
+        "anyOf",
+        "propertyOrdering",
+        "default",
+        "items",
+        "minimum",
+        "maximum",
+    }
+)
+GEMINI_TYPES = {
+    "string": "STRING",
+    "number": "NUMBER",
+    "integer": "INTEGER",
+    "boolean": "BOOLEAN",
+    "array": "ARRAY",
+    "object": "OBJECT",
+    "null": "NULL",
+}
 # `format`: "for NUMBER type: float, double; for INTEGER type: int32, int64; for STRING type:
 # enum, date-time".
-GEMINI_FORMATS = {"STRING": frozenset({"enum", "date-time"}), "NUMBER": frozenset({"float", "double"}),
-                  "INTEGER": frozenset({"int32", "int64"})}
+GEMINI_FORMATS = {
+    "STRING": frozenset({"enum", "date-time"}),
+    "NUMBER": frozenset({"float", "double"}),
+    "INTEGER": frozenset({"int32", "int64"}),
+}
 # JSON Schema keywords the conversion translates rather than drops ($ref is inlined, oneOf becomes
 # anyOf, a one-schema allOf is merged, const becomes a one-value enum, a type list becomes a type
 # with `nullable` or an anyOf).
@@ -47,11 +79,11 @@ class Conversion:
     """A schema as Gemini's, and what the conversion did to get it."""
 
     schema: dict[str, Any]
-    kept: set[int] = field(default_factory=set)         # id() of each subschema converted
-    too_deep: set[int] = field(default_factory=set)     # id() of subschemas left empty: inlined past MAX_DEPTH
-    exhausted: bool = False                             # stopped at its limit: the rest left empty
-    too_large: str = ""                                 # stopped at the output budget: why
-    used: int = 0                                       # subschemas converted (an inlined one each time)
+    kept: set[int] = field(default_factory=set)  # id() of each subschema converted
+    too_deep: set[int] = field(default_factory=set)  # id() of subschemas left empty: inlined past MAX_DEPTH
+    exhausted: bool = False  # stopped at its limit: the rest left empty
+    too_large: str = ""  # stopped at the output budget: why
+    used: int = 0  # subschemas converted (an inlined one each time)
 
     @property
     def parameters(self) -> dict[str, Any] | None:
@@ -120,7 +152,7 @@ class _Converter:
             elif key in ("anyOf", "oneOf") and isinstance(value, list):
                 for v in value:
                     if isinstance(v, dict) and types_of(v) == ["null"]:
-                        out["nullable"] = True          # Optional[X] is X, nullable
+                        out["nullable"] = True  # Optional[X] is X, nullable
                     else:
                         variants.append(self.convert(v, depth + 1))
             elif key == "const":

@@ -9,6 +9,7 @@ rules' `gemini.*` findings, made from the same conversion.
 Each rendering takes the tool and, optionally, the tool as the rules read it (`rules.Subject`):
 given, the walk and the conversion made for the findings are reused.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -28,6 +29,7 @@ def _description(tool: dict[str, Any]) -> str | None:
 
 
 # --- OpenAI ---------------------------------------------------------------------------------------
+
 
 def openai_chat(tool: dict[str, Any], subject: rules.Subject | None = None) -> dict[str, Any]:
     """Chat Completions `tools[]`: {"type": "function", "function": {name, description, parameters}}
@@ -56,6 +58,7 @@ def openai_responses(tool: dict[str, Any], subject: rules.Subject | None = None)
 
 # --- Anthropic ------------------------------------------------------------------------------------
 
+
 def anthropic(tool: dict[str, Any], subject: rules.Subject | None = None) -> dict[str, Any]:
     """Messages `tools[]`: {name, description, input_schema} (rules.ANTHROPIC_TOOL_USE)."""
     out: dict[str, Any] = {"name": _name(tool)}
@@ -66,6 +69,7 @@ def anthropic(tool: dict[str, Any], subject: rules.Subject | None = None) -> dic
 
 
 # --- Gemini -----------------------------------------------------------------------------------------
+
 
 def gemini(tool: dict[str, Any], subject: rules.Subject | None = None) -> dict[str, Any]:
     """One `functionDeclarations[]` entry: {name, description, parameters}. `subject`: the tool as
@@ -81,14 +85,15 @@ def gemini(tool: dict[str, Any], subject: rules.Subject | None = None) -> dict[s
 
 # --- the renderings -----------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Target:
     id: str
     provider: rules.Provider
     label: str
-    field: str                                  # where the rendering goes in the API's request
+    field: str  # where the rendering goes in the API's request
     doc: str
-    one: Callable[..., dict[str, Any]]         # (tool, subject=None)
+    one: Callable[..., dict[str, Any]]  # (tool, subject=None)
     wrap: Callable[[list[dict[str, Any]]], Any] = lambda items: items
 
 
@@ -96,8 +101,15 @@ TARGETS: tuple[Target, ...] = (
     Target("openai-chat", "openai", "OpenAI Chat Completions", "tools", rules.OPENAI_CHAT_TOOLS, openai_chat),
     Target("openai-responses", "openai", "OpenAI Responses", "tools", rules.OPENAI_RESPONSES_TOOLS, openai_responses),
     Target("anthropic", "anthropic", "Anthropic Messages", "tools", rules.ANTHROPIC_TOOL_USE, anthropic),
-    Target("gemini", "gemini", "Google Gemini", "tools", rules.GEMINI_FUNCTION_DECLARATION, gemini,
-           wrap=lambda items: [{"functionDeclarations": items}] if items else []),
+    Target(
+        "gemini",
+        "gemini",
+        "Google Gemini",
+        "tools",
+        rules.GEMINI_FUNCTION_DECLARATION,
+        gemini,
+        wrap=lambda items: [{"functionDeclarations": items}] if items else [],
+    ),
 )
 
 BY_ID: dict[str, Target] = {t.id: t for t in TARGETS}

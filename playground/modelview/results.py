@@ -10,6 +10,7 @@ structured content as text for such clients ("a tool that returns structured con
 return the serialized JSON in a TextContent block",
 https://modelcontextprotocol.io/specification/2025-11-25/server/tools#structured-content).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ from typing import Any
 
 from . import chatbot, tokens
 
-DATA_SHOWN = 120           # characters of base64 data shown (the rest is counted, not shown)
+DATA_SHOWN = 120  # characters of base64 data shown (the rest is counted, not shown)
 # Image types Anthropic's image blocks take (https://docs.anthropic.com/en/docs/build-with-claude/vision).
 ANTHROPIC_IMAGES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
@@ -49,15 +50,22 @@ def view(result: Any, tool_name: str) -> dict[str, Any]:
     structured_json = json.dumps(structured, ensure_ascii=False) if structured is not None else None
     fallback = text if text or structured_json is None else structured_json
     notes: list[str] = []
-    others = [str(b.get("type")) for b in blocks if b.get("type") not in ("text", "resource") or
-              (b.get("type") == "resource" and _embedded_text(b) is None)]
+    others = [
+        str(b.get("type"))
+        for b in blocks
+        if b.get("type") not in ("text", "resource") or (b.get("type") == "resource" and _embedded_text(b) is None)
+    ]
     if others:
         notes.append("Not text: " + ", ".join(others) + " — dropped where a tool message takes text only.")
     if structured is not None:
         repeated = any(_same_json(t, structured) for t in texts)
-        notes.append("structuredContent is repeated as text: every client shape carries it." if repeated else
-                     "structuredContent is not repeated as a text block: a client forwarding content alone "
-                     + ("sends only the other text" if text else "falls back to it as JSON (as below)") + ".")
+        notes.append(
+            "structuredContent is repeated as text: every client shape carries it."
+            if repeated
+            else "structuredContent is not repeated as a text block: a client forwarding content alone "
+            + ("sends only the other text" if text else "falls back to it as JSON (as below)")
+            + "."
+        )
 
     anthropic_blocks: list[dict[str, Any]] = []
     for b in blocks:
@@ -65,8 +73,12 @@ def view(result: Any, tool_name: str) -> dict[str, Any]:
         if kind == "text" and isinstance(b.get("text"), str):
             anthropic_blocks.append({"type": "text", "text": b["text"]})
         elif kind == "image" and b.get("mimeType") in ANTHROPIC_IMAGES:
-            anthropic_blocks.append({"type": "image", "source": {"type": "base64", "media_type": b["mimeType"],
-                                                                 "data": _short(b.get("data"))}})
+            anthropic_blocks.append(
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": b["mimeType"], "data": _short(b.get("data"))},
+                }
+            )
         elif kind == "resource" and (embedded := _embedded_text(b)) is not None:
             anthropic_blocks.append({"type": "text", "text": embedded})
     if not anthropic_blocks and structured_json is not None:
@@ -83,16 +95,25 @@ def view(result: Any, tool_name: str) -> dict[str, Any]:
     shapes = [
         ("SDK simple chatbot", "a system message", chatbot.result_text(_shortened(result))),
         ("OpenAI Chat Completions", "a tool message", {"role": "tool", "tool_call_id": "call_01", "content": fallback}),
-        ("OpenAI Responses", "a function_call_output item",
-         {"type": "function_call_output", "call_id": "call_01", "output": fallback}),
+        (
+            "OpenAI Responses",
+            "a function_call_output item",
+            {"type": "function_call_output", "call_id": "call_01", "output": fallback},
+        ),
         ("Anthropic Messages", "a tool_result block", anthropic),
         ("Google Gemini", "a functionResponse part", {"functionResponse": {"name": tool_name, "response": response}}),
     ]
     return {
-        "tool": tool_name, "is_error": is_error, "text_blocks": len(texts), "text_chars": len(text),
-        "structured": structured_json is not None, "notes": notes,
-        "shapes": [{"label": label, "as": kind, "value": value, "tokens": tokens.estimate(value)}
-                   for label, kind, value in shapes],
+        "tool": tool_name,
+        "is_error": is_error,
+        "text_blocks": len(texts),
+        "text_chars": len(text),
+        "structured": structured_json is not None,
+        "notes": notes,
+        "shapes": [
+            {"label": label, "as": kind, "value": value, "tokens": tokens.estimate(value)}
+            for label, kind, value in shapes
+        ],
     }
 
 

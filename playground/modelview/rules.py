@@ -18,6 +18,7 @@ The rules read what each rendering sends: the Gemini rules the subschemas its co
 (gemini.py, which holds Gemini's subset), the Anthropic rules the `input_schema` sent for a tool
 without `inputSchema`, so a rendering and its findings agree.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,13 +29,12 @@ from typing import Any, Literal
 
 import jsonschema
 
-from playground.budget import MODEL_VIEW, Budget as WorkBudget
+from playground import jsonpointer
+from playground.budget import MODEL_VIEW
+from playground.budget import Budget as WorkBudget
 
 from .gemini import GEMINI_FIELDS, GEMINI_FORMATS, GEMINI_QUIET, GEMINI_TRANSLATED, GEMINI_TYPES, Conversion, convert
-from playground import jsonpointer
-
-from .schema import (MAX_DEPTH, MAX_NODES, Node, Walk, parent, pointer_get, recursive_refs, ref_problem, types_of,
-                     walk)
+from .schema import MAX_DEPTH, MAX_NODES, Node, Walk, parent, pointer_get, recursive_refs, ref_problem, types_of, walk
 
 Severity = Literal["error", "strict", "warning", "info", "unchecked"]
 Provider = Literal["openai", "anthropic", "gemini"]
@@ -51,8 +51,10 @@ ANTHROPIC_MESSAGES_API = "https://docs.anthropic.com/en/api/messages"
 GEMINI_FUNCTION_DECLARATION = "https://ai.google.dev/api/caching#FunctionDeclaration"
 GEMINI_SCHEMA = "https://ai.google.dev/api/caching#Schema"
 GEMINI_FUNCTION_CALLING = "https://ai.google.dev/gemini-api/docs/function-calling"
-VERTEX_FUNCTION_DECLARATION = ("https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/"
-                               "projects.locations.cachedContents#FunctionDeclaration")
+VERTEX_FUNCTION_DECLARATION = (
+    "https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/"
+    "projects.locations.cachedContents#FunctionDeclaration"
+)
 
 # --- the providers' documented subsets ----------------------------------------------------------
 
@@ -66,9 +68,9 @@ OPENAI_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 # rule, since the API now takes a 100-character name.
 ANTHROPIC_NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
 ANTHROPIC_NAME_EVIDENCE = (
-    "https://github.com/home-assistant/core/issues/147760",        # 2025-06, the {1,128} pattern
-    "https://github.com/vybestack/llxprt-code/issues/482",         # 2025-11, the same
-    "https://github.com/anthropics/claude-code/issues/96152",      # 2026-09, "at most 128 characters"
+    "https://github.com/home-assistant/core/issues/147760",  # 2025-06, the {1,128} pattern
+    "https://github.com/vybestack/llxprt-code/issues/482",  # 2025-11, the same
+    "https://github.com/anthropics/claude-code/issues/96152",  # 2026-09, "at most 128 characters"
 )
 # Gemini API `FunctionDeclaration.name`: "Must be a-z, A-Z, 0-9, or contain underscores, colons,
 # dots, and dashes, with a maximum length of 64" (GEMINI_FUNCTION_DECLARATION; some versions of
@@ -79,17 +81,17 @@ ANTHROPIC_NAME_EVIDENCE = (
 # (GEMINI_FUNCTION_CALLING, "Function names should start with a letter or an underscore").
 GEMINI_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}")
 GEMINI_NAME_EVIDENCE = (
-    "https://github.com/google-gemini/gemini-cli/issues/9535",     # 2025-09, the error text, colons included
-    "https://github.com/kaitranntt/ccs/issues/25",                 # 2025-11, the same
-    "https://github.com/dust-tt/dust/pull/28212",                  # 2026-06, a leading digit refused
+    "https://github.com/google-gemini/gemini-cli/issues/9535",  # 2025-09, the error text, colons included
+    "https://github.com/kaitranntt/ccs/issues/25",  # 2025-11, the same
+    "https://github.com/dust-tt/dust/pull/28212",  # 2026-06, a leading digit refused
 )
 # Gemini's Schema: `required` lists property names of its object (GEMINI_SCHEMA: "required[]:
 # Required properties of Type.OBJECT"); one naming no property is refused, "parameters.required[0]:
 # property is not defined" (GEMINI_REQUIRED_EVIDENCE), where OpenAI and Anthropic accept it.
 GEMINI_REQUIRED_EVIDENCE = (
-    "https://github.com/continuedev/continue/issues/6305",               # 2025-06, Gemini 2.5 Pro
-    "https://github.com/probelabs/probe/issues/569",                     # 2026-05, an MCP server's tool
-    "https://github.com/iBUHub/AIStudioToAPI/issues/154",                # 2026-05, gemini-3-flash-preview
+    "https://github.com/continuedev/continue/issues/6305",  # 2025-06, Gemini 2.5 Pro
+    "https://github.com/probelabs/probe/issues/569",  # 2026-05, an MCP server's tool
+    "https://github.com/iBUHub/AIStudioToAPI/issues/154",  # 2026-05, gemini-3-flash-preview
 )
 # Vertex AI, parameters: "Parameter names must start with a letter or an underscore and must only
 # contain chars a-z, A-Z, 0-9, or underscores with a maximum length of 64" (VERTEX_FUNCTION_DECLARATION).
@@ -101,10 +103,10 @@ GEMINI_PARAMETER_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]{0,63}")
 # Schema object" (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING).
 OPENAI_ROOT_REFUSED = ("oneOf", "anyOf", "allOf", "enum", "const", "not")
 OPENAI_ROOT_EVIDENCE = (
-    "https://github.com/nspady/google-calendar-mcp/issues/39",           # 2025-06, Chat Completions
-    "https://github.com/cecli-dev/cecli/issues/281",                     # 2025-12
-    "https://github.com/langchain-ai/langchainjs/issues/9804",           # an MCP tool through bindTools
-    "https://github.com/goruck/home-generative-agent/pull/545",          # 2026-08, the list with 'const'
+    "https://github.com/nspady/google-calendar-mcp/issues/39",  # 2025-06, Chat Completions
+    "https://github.com/cecli-dev/cecli/issues/281",  # 2025-12
+    "https://github.com/langchain-ai/langchainjs/issues/9804",  # an MCP tool through bindTools
+    "https://github.com/goruck/home-generative-agent/pull/545",  # 2026-08, the list with 'const'
 )
 # A root `{"type": "object"}` without `properties` (the MCP spec's own shape for a tool without
 # arguments): "Invalid schema for function 'x': In context=(), object schema missing properties",
@@ -112,10 +114,10 @@ OPENAI_ROOT_EVIDENCE = (
 # "properties": {}, as other clients do: OPENAI_PROPERTIES_EVIDENCE). Documented instead:
 # "Omitting `parameters` defines a function with an empty parameter list" (OPENAI_CHAT_TOOLS).
 OPENAI_PROPERTIES_EVIDENCE = (
-    "https://github.com/evalstate/fast-agent/issues/143",                # 2025-05, tools[1].function.parameters
-    "https://github.com/karakeep-app/karakeep/issues/1696",              # 2025-07
-    "https://github.com/containers/kubernetes-mcp-server/issues/340",    # 2025-09, {"type":"object"} vs properties: {}
-    "https://github.com/spring-projects/spring-ai/issues/4776",          # a tool without arguments
+    "https://github.com/evalstate/fast-agent/issues/143",  # 2025-05, tools[1].function.parameters
+    "https://github.com/karakeep-app/karakeep/issues/1696",  # 2025-07
+    "https://github.com/containers/kubernetes-mcp-server/issues/340",  # 2025-09, {"type":"object"} vs properties: {}
+    "https://github.com/spring-projects/spring-ai/issues/4776",  # a tool without arguments
 )
 
 # Chat Completions: "A max of 128 functions are supported" (OPENAI_CHAT_TOOLS, `tools`).
@@ -128,12 +130,35 @@ OPENAI_MAX_TOOLS = 128
 # supported" — the API answers "'<keyword>' is not permitted" for the rest (`default`,
 # `propertyNames`, `uniqueItems`, `oneOf`, …). `title` and the `$schema`/`$id`/`$comment`
 # annotations are accepted.
-OPENAI_STRICT_KEYWORDS = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf",
-    "description", "title", "$ref", "$defs", "definitions", "$schema", "$id", "$comment",
-    "pattern", "format", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-    "minItems", "maxItems",
-})
+OPENAI_STRICT_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "const",
+        "anyOf",
+        "description",
+        "title",
+        "$ref",
+        "$defs",
+        "definitions",
+        "$schema",
+        "$id",
+        "$comment",
+        "pattern",
+        "format",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "minItems",
+        "maxItems",
+    }
+)
 # The keywords through which the strict subset takes subschemas; each subschema it takes has a
 # `type` (or is an `anyOf` or a `$ref`): the API answers "In context=('properties', 'x'), schema
 # must have a 'type' key" for `{}` and the like (OPENAI_STRICT_TYPE_EVIDENCE). A typeless `enum` or
@@ -142,10 +167,12 @@ OPENAI_STRICT_KEYWORDS = frozenset({
 OPENAI_STRICT_SUBSCHEMAS = frozenset({"properties", "items", "anyOf", "$defs", "definitions"})
 OPENAI_STRICT_TYPED = frozenset({"type", "anyOf", "$ref", "enum", "const", "oneOf", "allOf", "not"})
 OPENAI_STRICT_TYPE_EVIDENCE = (
-    "https://github.com/can1357/oh-my-pi/pull/210",                      # 2026-02, a function's {"items": {}}
-    "https://github.com/SocialGouv/iterion/issues/250",                  # 2026-07, a typeless property
+    "https://github.com/can1357/oh-my-pi/pull/210",  # 2026-02, a function's {"items": {}}
+    "https://github.com/SocialGouv/iterion/issues/250",  # 2026-07, a typeless property
 )
-OPENAI_STRICT_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"})
+OPENAI_STRICT_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+)
 # "A schema may have up to 5000 object properties total, with up to 10 levels of nesting";
 # "up to 1000 enum values across all enum properties"; "total string length of all property
 # names, definition names, enum values, and const values cannot exceed 120,000 characters".
@@ -160,13 +187,15 @@ OPENAI_STRICT_MAX_STRING_CHARS = 120_000
 
 # --- a tool, prepared once for every rule -------------------------------------------------------
 
-Hit = tuple[str, str]           # (where: a JSON pointer into inputSchema, "" = the tool itself; what)
+Hit = tuple[str, str]  # (where: a JSON pointer into inputSchema, "" = the tool itself; what)
 
 
 # What one page's Model view checks of a whole catalogue, beyond each schema's own limits
 # (schema.MAX_NODES): a server may list thousands of tools.
-CATALOGUE_NODES = MODEL_VIEW.steps   # subschemas walked (and converted for Gemini) for the cheap rules
-CATALOGUE_CHECKED = 5_000       # subschemas validated against the draft 2020-12 meta-schema (~0.2 ms each): one largest schema
+CATALOGUE_NODES = MODEL_VIEW.steps  # subschemas walked (and converted for Gemini) for the cheap rules
+CATALOGUE_CHECKED = (
+    5_000  # subschemas validated against the draft 2020-12 meta-schema (~0.2 ms each): one largest schema
+)
 
 
 @dataclass
@@ -192,13 +221,13 @@ class Subject:
     tool: dict[str, Any]
     schema: Any = None
     walked: Walk = field(default_factory=lambda: Walk([], False))
-    recursive: frozenset[str] = frozenset()     # local $refs that reach themselves
+    recursive: frozenset[str] = frozenset()  # local $refs that reach themselves
     conversion: Conversion = field(default_factory=lambda: Conversion({}))
-    limit: int = MAX_NODES                      # subschemas this tool could take (less: the catalogue's were spent)
-    unchecked: str = ""                         # why the expensive rules were not run ("" = they were)
+    limit: int = MAX_NODES  # subschemas this tool could take (less: the catalogue's were spent)
+    unchecked: str = ""  # why the expensive rules were not run ("" = they were)
 
     @classmethod
-    def of(cls, tool: dict[str, Any], budget: Budget | None = None) -> "Subject":
+    def of(cls, tool: dict[str, Any], budget: Budget | None = None) -> Subject:
         """`budget`: the catalogue's, which this tool's walk, conversion and checks take from."""
         schema = tool.get("inputSchema")
         limit = MAX_NODES if budget is None else max(0, min(MAX_NODES, budget.nodes))
@@ -212,8 +241,10 @@ class Subject:
             budget.nodes -= max(len(walked.nodes), subject.conversion.used)
             if not walked.cut and isinstance(schema, dict):
                 if len(walked.nodes) > budget.checked:
-                    subject.unchecked = (f"the catalogue's first {CATALOGUE_CHECKED} subschemas were validated; "
-                                         f"this tool's {len(walked.nodes)} come after")
+                    subject.unchecked = (
+                        f"the catalogue's first {CATALOGUE_CHECKED} subschemas were validated; "
+                        f"this tool's {len(walked.nodes)} come after"
+                    )
                 else:
                     budget.checked -= len(walked.nodes)
         return subject
@@ -226,8 +257,10 @@ class Subject:
     @property
     def cut_reason(self) -> str:
         if self.by_catalogue:
-            return (f"the catalogue's first {CATALOGUE_NODES} subschemas were checked; this tool's come after "
-                    f"({len(self.nodes)} looked at, its Gemini rendering cut there too)")
+            return (
+                f"the catalogue's first {CATALOGUE_NODES} subschemas were checked; this tool's come after "
+                f"({len(self.nodes)} looked at, its Gemini rendering cut there too)"
+            )
         return f"walked in part: {len(self.nodes)} subschemas, at most {MAX_NODES} and {MAX_DEPTH} levels deep"
 
     @property
@@ -256,14 +289,14 @@ class Rule:
     id: str
     providers: tuple[Provider, ...]
     severity: Severity
-    checks: str                         # what it looks at, for the rules list
-    message: str                        # what a person reads next to the tool
-    sources: tuple[str, ...]            # the provider's documentation
+    checks: str  # what it looks at, for the rules list
+    message: str  # what a person reads next to the tool
+    sources: tuple[str, ...]  # the provider's documentation
     find: Callable[[Subject], list[Hit]]
-    evidence: tuple[str, ...] = ()      # public reports quoting the API's error, where the docs are silent
+    evidence: tuple[str, ...] = ()  # public reports quoting the API's error, where the docs are silent
     scope: Literal["tool", "server"] = "tool"
-    count: Callable[[list[dict[str, Any]]], list[Hit]] | None = None    # server scope
-    expensive: bool = False             # not run beyond the budget (Subject.unchecked): said so instead
+    count: Callable[[list[dict[str, Any]]], list[Hit]] | None = None  # server scope
+    expensive: bool = False  # not run beyond the budget (Subject.unchecked): said so instead
 
 
 def _is_object(node: dict[str, Any]) -> bool:
@@ -287,10 +320,12 @@ def _quote(items: list[str], limit: int = 8) -> str:
 
 # --- the checks ---------------------------------------------------------------------------------
 
+
 def _bad_name(pattern: re.Pattern[str]) -> Callable[[Subject], list[Hit]]:
     def find(s: Subject) -> list[Hit]:
         name = s.name
         return [] if pattern.fullmatch(name) else [("", f"name {name[:80]!r} ({len(name)} characters)")]
+
     return find
 
 
@@ -302,8 +337,10 @@ def _no_description(s: Subject) -> list[Hit]:
 def _undescribed_parameters(s: Subject) -> list[Hit]:
     hits = []
     for node in s.nodes:
-        if _is_property(node.path) and not str(s.resolve(node.schema).get("description") or node.schema.get("description")
-                                                or "").strip():
+        if (
+            _is_property(node.path)
+            and not str(s.resolve(node.schema).get("description") or node.schema.get("description") or "").strip()
+        ):
             hits.append((node.path, jsonpointer.unescape(node.path.rsplit("/", 1)[1])))
     return hits
 
@@ -327,7 +364,7 @@ def _openai_parameters(s: Subject) -> Any:
 def _openai_root_without_properties(s: Subject) -> list[Hit]:
     root = _openai_parameters(s)
     missing = isinstance(root, dict) and root.get("type") == "object" and "properties" not in root
-    return [("", "type \"object\" without properties")] if missing else []
+    return [("", 'type "object" without properties')] if missing else []
 
 
 def _openai_root_not_object(s: Subject) -> list[Hit]:
@@ -340,19 +377,28 @@ def _anthropic_root_not_object(s: Subject) -> list[Hit]:
 
 
 def _arrays_without_items(nodes: list[Node]) -> list[Hit]:
-    return [(n.path, "array without items") for n in nodes
-            if "array" in types_of(n.schema) and "items" not in n.schema and "prefixItems" not in n.schema]
+    return [
+        (n.path, "array without items")
+        for n in nodes
+        if "array" in types_of(n.schema) and "items" not in n.schema and "prefixItems" not in n.schema
+    ]
 
 
 def _gemini_arrays_without_items(s: Subject) -> list[Hit]:
     """`prefixItems` is no `items` to Gemini's conversion (it keeps a schema `items` only)."""
-    return [(n.path, "array without items") for n in s.gemini_nodes
-            if "array" in types_of(n.schema) and not isinstance(n.schema.get("items"), dict)]
+    return [
+        (n.path, "array without items")
+        for n in s.gemini_nodes
+        if "array" in types_of(n.schema) and not isinstance(n.schema.get("items"), dict)
+    ]
 
 
 def _open_objects(s: Subject) -> list[Hit]:
-    return [(n.path, f"additionalProperties is {n.schema.get('additionalProperties', '(absent)')!r}, not false")
-            for n in s.nodes if _is_object(n.schema) and n.schema.get("additionalProperties") is not False]
+    return [
+        (n.path, f"additionalProperties is {n.schema.get('additionalProperties', '(absent)')!r}, not false")
+        for n in s.nodes
+        if _is_object(n.schema) and n.schema.get("additionalProperties") is not False
+    ]
 
 
 def _optional_properties(s: Subject) -> list[Hit]:
@@ -376,8 +422,11 @@ def _strict_keywords(s: Subject) -> list[Hit]:
 
 
 def _strict_formats(s: Subject) -> list[Hit]:
-    return [(n.path, f"format {n.schema['format']!r}") for n in s.nodes
-            if isinstance(n.schema.get("format"), str) and n.schema["format"] not in OPENAI_STRICT_FORMATS]
+    return [
+        (n.path, f"format {n.schema['format']!r}")
+        for n in s.nodes
+        if isinstance(n.schema.get("format"), str) and n.schema["format"] not in OPENAI_STRICT_FORMATS
+    ]
 
 
 def _strict_untyped(s: Subject) -> list[Hit]:
@@ -401,8 +450,13 @@ def _strict_limits(s: Subject) -> list[Hit]:
     nesting = max((n.objects for n in s.nodes), default=0)
     enums = [v for n in s.nodes if isinstance(n.schema.get("enum"), list) for v in n.schema["enum"]]
     chars = sum(len(str(name)) for n in s.nodes for name in _properties(n.schema))
-    chars += sum(len(str(name)) for n in s.nodes for key in ("$defs", "definitions")
-                 if isinstance(n.schema.get(key), dict) for name in n.schema[key])
+    chars += sum(
+        len(str(name))
+        for n in s.nodes
+        for key in ("$defs", "definitions")
+        if isinstance(n.schema.get(key), dict)
+        for name in n.schema[key]
+    )
     chars += sum(len(v) for v in enums if isinstance(v, str))
     chars += sum(len(n.schema["const"]) for n in s.nodes if isinstance(n.schema.get("const"), str))
     hits = []
@@ -423,9 +477,11 @@ def _too_many_tools(tools: list[dict[str, Any]]) -> list[Hit]:
 
 def _root_keywords(refused: tuple[str, ...], schema: Callable[[Subject], Any]) -> Callable[[Subject], list[Hit]]:
     """Keywords an API refuses at the top level of the schema it is sent (`schema(subject)`)."""
+
     def find(s: Subject) -> list[Hit]:
         root = schema(s)
         return [("", f"{k} at the top level") for k in refused if isinstance(root, dict) and k in root]
+
     return find
 
 
@@ -438,7 +494,7 @@ def _not_draft_2020_12(s: Subject) -> list[Hit]:
     except jsonschema.SchemaError as exc:
         where = jsonpointer.join(exc.path)
         return [(where, exc.message[:300])]
-    except Exception as exc:  # noqa: BLE001 - a hostile schema is reported, never raised
+    except Exception as exc:
         return [("", f"could not be checked: {exc}"[:300])]
     return []
 
@@ -446,8 +502,14 @@ def _not_draft_2020_12(s: Subject) -> list[Hit]:
 def _gemini_dropped(s: Subject) -> list[Hit]:
     hits = []
     for n in s.gemini_nodes:
-        dropped = [k for k, v in n.schema.items() if k not in GEMINI_FIELDS and k not in GEMINI_TRANSLATED
-                   and k not in GEMINI_QUIET and not (k == "additionalProperties" and v is False)]
+        dropped = [
+            k
+            for k, v in n.schema.items()
+            if k not in GEMINI_FIELDS
+            and k not in GEMINI_TRANSLATED
+            and k not in GEMINI_QUIET
+            and not (k == "additionalProperties" and v is False)
+        ]
         if dropped:
             hits.append((n.path, _quote(dropped)))
     return hits
@@ -466,8 +528,11 @@ def _gemini_formats(s: Subject) -> list[Hit]:
 
 
 def _gemini_refs(s: Subject) -> list[Hit]:
-    return [(n.path, f"$ref {n.schema['$ref']!r}") for n in s.gemini_nodes
-            if isinstance(n.schema.get("$ref"), str) and not ref_problem(s.schema, n.schema["$ref"], s.recursive)]
+    return [
+        (n.path, f"$ref {n.schema['$ref']!r}")
+        for n in s.gemini_nodes
+        if isinstance(n.schema.get("$ref"), str) and not ref_problem(s.schema, n.schema["$ref"], s.recursive)
+    ]
 
 
 def _gemini_unresolvable_refs(s: Subject) -> list[Hit]:
@@ -477,11 +542,14 @@ def _gemini_unresolvable_refs(s: Subject) -> list[Hit]:
         if isinstance(ref, str) and (why := ref_problem(s.schema, ref, s.recursive)):
             hits.append((n.path, f"$ref {ref!r}: {why}"))
     too_deep = s.conversion.too_deep
-    hits += [(n.path, f"inlined more than {MAX_DEPTH} levels deep: left empty there")
-             for n in s.nodes if id(n.schema) in too_deep]
+    hits += [
+        (n.path, f"inlined more than {MAX_DEPTH} levels deep: left empty there")
+        for n in s.nodes
+        if id(n.schema) in too_deep
+    ]
     if s.conversion.too_large:
         hits.append(("", f"its rendering is {s.conversion.too_large}: the rest is left empty"))
-    elif s.conversion.exhausted and not s.walked.cut and not s.by_catalogue:      # (else schema-size says it)
+    elif s.conversion.exhausted and not s.walked.cut and not s.by_catalogue:  # (else schema-size says it)
         hits.append(("", f"inlining its $refs makes more than {MAX_NODES} subschemas: the rest is left empty"))
     return hits
 
@@ -511,9 +579,11 @@ def _gemini_enums(s: Subject) -> list[Hit]:
 
 
 def _gemini_empty_objects(s: Subject) -> list[Hit]:
-    return [(n.path, "object without properties") for n in s.gemini_nodes
-            if n.path and "object" in types_of(n.schema)
-            and not _properties(n.schema) and "$ref" not in n.schema]
+    return [
+        (n.path, "object without properties")
+        for n in s.gemini_nodes
+        if n.path and "object" in types_of(n.schema) and not _properties(n.schema) and "$ref" not in n.schema
+    ]
 
 
 def _gemini_parameter_names(s: Subject) -> list[Hit]:
@@ -543,116 +613,309 @@ ALL: tuple[Provider, ...] = PROVIDERS
 
 RULES: tuple[Rule, ...] = (
     # Every provider ------------------------------------------------------------------------
-    Rule("description", ALL, "info", "the tool has a description",
-         "No description: the model decides whether and how to call the tool from its name alone.",
-         (OPENAI_FUNCTION_CALLING, ANTHROPIC_TOOL_USE, GEMINI_FUNCTION_DECLARATION), _no_description),
-    Rule("schema-size", ALL, "warning", f"at most {MAX_NODES} subschemas, {MAX_DEPTH} levels deep",
-         f"Too large to check whole: the rules looked at part of this schema only (at most {MAX_NODES} subschemas "
-         f"a tool, {CATALOGUE_NODES} a catalogue; every provider limits schema size, OpenAI documents its limits "
-         "for strict mode).",
-         (OPENAI_STRICT_SUBSET,), _too_large),
-    Rule("parameter-description", ALL, "info", "each property has a description",
-         "Properties without a description: the model sees only their names.",
-         (OPENAI_FUNCTION_CALLING, ANTHROPIC_TOOL_USE, GEMINI_FUNCTION_CALLING), _undescribed_parameters),
+    Rule(
+        "description",
+        ALL,
+        "info",
+        "the tool has a description",
+        "No description: the model decides whether and how to call the tool from its name alone.",
+        (OPENAI_FUNCTION_CALLING, ANTHROPIC_TOOL_USE, GEMINI_FUNCTION_DECLARATION),
+        _no_description,
+    ),
+    Rule(
+        "schema-size",
+        ALL,
+        "warning",
+        f"at most {MAX_NODES} subschemas, {MAX_DEPTH} levels deep",
+        f"Too large to check whole: the rules looked at part of this schema only (at most {MAX_NODES} subschemas "
+        f"a tool, {CATALOGUE_NODES} a catalogue; every provider limits schema size, OpenAI documents its limits "
+        "for strict mode).",
+        (OPENAI_STRICT_SUBSET,),
+        _too_large,
+    ),
+    Rule(
+        "parameter-description",
+        ALL,
+        "info",
+        "each property has a description",
+        "Properties without a description: the model sees only their names.",
+        (OPENAI_FUNCTION_CALLING, ANTHROPIC_TOOL_USE, GEMINI_FUNCTION_CALLING),
+        _undescribed_parameters,
+    ),
     # OpenAI (Chat Completions and Responses) --------------------------------------------------
-    Rule("openai.name", ("openai",), "error", "name matches ^[a-zA-Z0-9_-]{1,64}$",
-         "Name refused: OpenAI takes a-z, A-Z, 0-9, _ and - only, at most 64 characters.",
-         (OPENAI_CHAT_TOOLS, OPENAI_RESPONSES_TOOLS), _bad_name(OPENAI_NAME)),
-    Rule("openai.root-object", ("openai",), "error", "parameters has type \"object\" at its root",
-         "Refused: `parameters` must be a JSON Schema of type \"object\".",
-         (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING), _openai_root_not_object,
-         evidence=("https://github.com/browserbase/stagehand/issues/1159",)),
-    Rule("openai.root-combinator", ("openai",), "error", "no oneOf, anyOf, allOf, enum, const or not at the top level",
-         "Refused: `parameters` must have type \"object\" and no oneOf, anyOf, allOf, enum, const or not at the "
-         "top level (with or without strict).",
-         (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING), _root_keywords(OPENAI_ROOT_REFUSED, _openai_parameters),
-         evidence=OPENAI_ROOT_EVIDENCE),
-    Rule("openai.root-properties", ("openai",), "error", "a root object declares properties",
-         "Refused: \"object schema missing properties\" (with or without strict). For a tool without arguments, "
-         "clients add \"properties\": {} or leave `parameters` out.",
-         (OPENAI_CHAT_TOOLS,), _openai_root_without_properties, evidence=OPENAI_PROPERTIES_EVIDENCE),
-    Rule("openai.array-items", ("openai",), "error", "every array schema has items",
-         "Refused: \"array schema missing items\".",
-         (OPENAI_FUNCTION_CALLING,), lambda s: _arrays_without_items(s.nodes),
-         evidence=("https://github.com/mark3labs/mcphost/issues/35", "https://github.com/apify/apify-mcp-server/issues/36")),
-    Rule("openai.tool-count", ("openai",), "error", "at most 128 tools in one request",
-         "Refused: Chat Completions supports at most 128 functions in one request.",
-         (OPENAI_CHAT_TOOLS,), lambda s: [], scope="server", count=_too_many_tools),
-    Rule("openai.strict.additional-properties", ("openai",), "strict", "every object sets additionalProperties: false",
-         "With strict: true, every object must set additionalProperties to false.",
-         (OPENAI_STRICT_SUBSET, OPENAI_FUNCTION_CALLING), _open_objects),
-    Rule("openai.strict.required", ("openai",), "strict", "every property is listed in required",
-         "With strict: true, every property must be required (an optional one is a union with null).",
-         (OPENAI_STRICT_SUBSET, OPENAI_FUNCTION_CALLING), _optional_properties),
-    Rule("openai.strict.keyword", ("openai",), "strict", "only keywords of the Structured Outputs subset",
-         "With strict: true, keywords outside the supported subset are refused (\"is not permitted\").",
-         (OPENAI_STRICT_SUBSET,), _strict_keywords,
-         evidence=("https://github.com/dotnet/extensions/issues/6266", "https://github.com/can1357/oh-my-pi/issues/209")),
-    Rule("openai.strict.format", ("openai",), "strict", "string formats among the supported ones",
-         "With strict: true, only the formats date-time, time, date, duration, email, hostname, ipv4, ipv6 and uuid.",
-         (OPENAI_STRICT_SUBSET,), _strict_formats),
-    Rule("openai.strict.type", ("openai",), "strict", "every subschema has a type (or is anyOf or $ref)",
-         "With strict: true, every property, item, anyOf branch and definition needs a `type` "
-         "(\"schema must have a 'type' key\").",
-         (OPENAI_STRICT_SUBSET,), _strict_untyped, evidence=OPENAI_STRICT_TYPE_EVIDENCE),
-    Rule("openai.strict.limits", ("openai",), "strict", "schema size within the strict limits",
-         "With strict: true, the schema is over a size limit (properties, nesting, enum values or characters).",
-         (OPENAI_STRICT_SUBSET,), _strict_limits),
+    Rule(
+        "openai.name",
+        ("openai",),
+        "error",
+        "name matches ^[a-zA-Z0-9_-]{1,64}$",
+        "Name refused: OpenAI takes a-z, A-Z, 0-9, _ and - only, at most 64 characters.",
+        (OPENAI_CHAT_TOOLS, OPENAI_RESPONSES_TOOLS),
+        _bad_name(OPENAI_NAME),
+    ),
+    Rule(
+        "openai.root-object",
+        ("openai",),
+        "error",
+        'parameters has type "object" at its root',
+        'Refused: `parameters` must be a JSON Schema of type "object".',
+        (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING),
+        _openai_root_not_object,
+        evidence=("https://github.com/browserbase/stagehand/issues/1159",),
+    ),
+    Rule(
+        "openai.root-combinator",
+        ("openai",),
+        "error",
+        "no oneOf, anyOf, allOf, enum, const or not at the top level",
+        'Refused: `parameters` must have type "object" and no oneOf, anyOf, allOf, enum, const or not at the '
+        "top level (with or without strict).",
+        (OPENAI_CHAT_TOOLS, OPENAI_FUNCTION_CALLING),
+        _root_keywords(OPENAI_ROOT_REFUSED, _openai_parameters),
+        evidence=OPENAI_ROOT_EVIDENCE,
+    ),
+    Rule(
+        "openai.root-properties",
+        ("openai",),
+        "error",
+        "a root object declares properties",
+        'Refused: "object schema missing properties" (with or without strict). For a tool without arguments, '
+        'clients add "properties": {} or leave `parameters` out.',
+        (OPENAI_CHAT_TOOLS,),
+        _openai_root_without_properties,
+        evidence=OPENAI_PROPERTIES_EVIDENCE,
+    ),
+    Rule(
+        "openai.array-items",
+        ("openai",),
+        "error",
+        "every array schema has items",
+        'Refused: "array schema missing items".',
+        (OPENAI_FUNCTION_CALLING,),
+        lambda s: _arrays_without_items(s.nodes),
+        evidence=(
+            "https://github.com/mark3labs/mcphost/issues/35",
+            "https://github.com/apify/apify-mcp-server/issues/36",
+        ),
+    ),
+    Rule(
+        "openai.tool-count",
+        ("openai",),
+        "error",
+        "at most 128 tools in one request",
+        "Refused: Chat Completions supports at most 128 functions in one request.",
+        (OPENAI_CHAT_TOOLS,),
+        lambda s: [],
+        scope="server",
+        count=_too_many_tools,
+    ),
+    Rule(
+        "openai.strict.additional-properties",
+        ("openai",),
+        "strict",
+        "every object sets additionalProperties: false",
+        "With strict: true, every object must set additionalProperties to false.",
+        (OPENAI_STRICT_SUBSET, OPENAI_FUNCTION_CALLING),
+        _open_objects,
+    ),
+    Rule(
+        "openai.strict.required",
+        ("openai",),
+        "strict",
+        "every property is listed in required",
+        "With strict: true, every property must be required (an optional one is a union with null).",
+        (OPENAI_STRICT_SUBSET, OPENAI_FUNCTION_CALLING),
+        _optional_properties,
+    ),
+    Rule(
+        "openai.strict.keyword",
+        ("openai",),
+        "strict",
+        "only keywords of the Structured Outputs subset",
+        'With strict: true, keywords outside the supported subset are refused ("is not permitted").',
+        (OPENAI_STRICT_SUBSET,),
+        _strict_keywords,
+        evidence=("https://github.com/dotnet/extensions/issues/6266", "https://github.com/can1357/oh-my-pi/issues/209"),
+    ),
+    Rule(
+        "openai.strict.format",
+        ("openai",),
+        "strict",
+        "string formats among the supported ones",
+        "With strict: true, only the formats date-time, time, date, duration, email, hostname, ipv4, ipv6 and uuid.",
+        (OPENAI_STRICT_SUBSET,),
+        _strict_formats,
+    ),
+    Rule(
+        "openai.strict.type",
+        ("openai",),
+        "strict",
+        "every subschema has a type (or is anyOf or $ref)",
+        "With strict: true, every property, item, anyOf branch and definition needs a `type` "
+        "(\"schema must have a 'type' key\").",
+        (OPENAI_STRICT_SUBSET,),
+        _strict_untyped,
+        evidence=OPENAI_STRICT_TYPE_EVIDENCE,
+    ),
+    Rule(
+        "openai.strict.limits",
+        ("openai",),
+        "strict",
+        "schema size within the strict limits",
+        "With strict: true, the schema is over a size limit (properties, nesting, enum values or characters).",
+        (OPENAI_STRICT_SUBSET,),
+        _strict_limits,
+    ),
     # Anthropic -------------------------------------------------------------------------------
-    Rule("anthropic.name", ("anthropic",), "error", "name matches ^[a-zA-Z0-9_-]{1,128}$",
-         "Name refused: Anthropic takes a-z, A-Z, 0-9, _ and - only, at most 128 characters.",
-         (ANTHROPIC_MESSAGES_API,), _bad_name(ANTHROPIC_NAME), evidence=ANTHROPIC_NAME_EVIDENCE),
-    Rule("anthropic.root-object", ("anthropic",), "error", "input_schema has type \"object\"",
-         "Refused: `input_schema` must have type \"object\".",
-         (ANTHROPIC_MESSAGES_API,), _anthropic_root_not_object),
-    Rule("anthropic.root-combinator", ("anthropic",), "error", "no oneOf, allOf or anyOf at the top level",
-         "Refused: \"input_schema does not support oneOf, allOf, or anyOf at the top level\".",
-         (ANTHROPIC_TOOL_USE,), _root_keywords(("oneOf", "allOf", "anyOf"), lambda s: anthropic_input_schema(s.tool)),
-         evidence=("https://github.com/anthropics/claude-code/issues/5973",
-                   "https://github.com/mobile-next/mobile-mcp/issues/344")),
-    Rule("anthropic.draft-2020-12", ("anthropic",), "error", "input_schema is valid JSON Schema draft 2020-12",
-         "Refused: \"JSON schema is invalid. It must match JSON Schema draft 2020-12\".",
-         (ANTHROPIC_TOOL_USE,), _not_draft_2020_12,
-         evidence=("https://github.com/anthropics/claude-code/issues/7365",), expensive=True),
+    Rule(
+        "anthropic.name",
+        ("anthropic",),
+        "error",
+        "name matches ^[a-zA-Z0-9_-]{1,128}$",
+        "Name refused: Anthropic takes a-z, A-Z, 0-9, _ and - only, at most 128 characters.",
+        (ANTHROPIC_MESSAGES_API,),
+        _bad_name(ANTHROPIC_NAME),
+        evidence=ANTHROPIC_NAME_EVIDENCE,
+    ),
+    Rule(
+        "anthropic.root-object",
+        ("anthropic",),
+        "error",
+        'input_schema has type "object"',
+        'Refused: `input_schema` must have type "object".',
+        (ANTHROPIC_MESSAGES_API,),
+        _anthropic_root_not_object,
+    ),
+    Rule(
+        "anthropic.root-combinator",
+        ("anthropic",),
+        "error",
+        "no oneOf, allOf or anyOf at the top level",
+        'Refused: "input_schema does not support oneOf, allOf, or anyOf at the top level".',
+        (ANTHROPIC_TOOL_USE,),
+        _root_keywords(("oneOf", "allOf", "anyOf"), lambda s: anthropic_input_schema(s.tool)),
+        evidence=(
+            "https://github.com/anthropics/claude-code/issues/5973",
+            "https://github.com/mobile-next/mobile-mcp/issues/344",
+        ),
+    ),
+    Rule(
+        "anthropic.draft-2020-12",
+        ("anthropic",),
+        "error",
+        "input_schema is valid JSON Schema draft 2020-12",
+        'Refused: "JSON schema is invalid. It must match JSON Schema draft 2020-12".',
+        (ANTHROPIC_TOOL_USE,),
+        _not_draft_2020_12,
+        evidence=("https://github.com/anthropics/claude-code/issues/7365",),
+        expensive=True,
+    ),
     # Google Gemini -----------------------------------------------------------------------------
-    Rule("gemini.name", ("gemini",), "error", "name matches ^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$",
-         "Name refused: Gemini takes a-z, A-Z, 0-9, _ . : and - only, starting with a letter or _, at most 64 "
-         "characters.",
-         (GEMINI_FUNCTION_DECLARATION, GEMINI_FUNCTION_CALLING), _bad_name(GEMINI_NAME), evidence=GEMINI_NAME_EVIDENCE),
-    Rule("gemini.keyword", ("gemini",), "warning", "keywords of Gemini's Schema subset",
-         "Dropped: Gemini's Schema (an OpenAPI 3.0 subset) has no such field; sent as is, the request is refused "
-         "(\"Unknown name\").",
-         (GEMINI_SCHEMA,), _gemini_dropped),
-    Rule("gemini.format", ("gemini",), "warning", "formats Gemini documents for the type",
-         "Dropped: Gemini documents only enum and date-time for strings, float and double for numbers, "
-         "int32 and int64 for integers.",
-         (GEMINI_SCHEMA,), _gemini_formats),
-    Rule("gemini.ref", ("gemini",), "warning", "$ref/$defs (no references in Gemini's Schema)",
-         "Inlined: Gemini's Schema has no $ref or $defs, so each reference is replaced by what it names.",
-         (GEMINI_SCHEMA,), _gemini_refs),
-    Rule("gemini.ref-unresolvable", ("gemini",), "error", "$ref that cannot be inlined",
-         "Cannot be expressed: a recursive, remote or dangling $ref, or one that inlined would go past the "
-         "conversion's limits, has no Gemini equivalent (left empty).",
-         (GEMINI_SCHEMA,), _gemini_unresolvable_refs),
-    Rule("gemini.union", ("gemini",), "warning", "unions (type lists, oneOf, allOf)",
-         "Changed: Gemini's only union is anyOf (nullable for null); oneOf loses its exclusivity, allOf is dropped.",
-         (GEMINI_SCHEMA,), _gemini_unions),
-    Rule("gemini.enum", ("gemini",), "warning", "enum and const values are strings",
-         "Dropped: Gemini's enum holds strings only.",
-         (GEMINI_SCHEMA,), _gemini_enums),
-    Rule("gemini.object-properties", ("gemini",), "error", "nested objects declare properties",
-         "Refused: an OBJECT must declare its properties (a free-form map cannot be expressed).",
-         (GEMINI_SCHEMA, GEMINI_FUNCTION_CALLING), _gemini_empty_objects),
-    Rule("gemini.required-undefined", ("gemini",), "error", "required names only declared properties",
-         "Refused: a `required` entry names no property of its object (\"property is not defined\").",
-         (GEMINI_SCHEMA,), _gemini_required_undefined, evidence=GEMINI_REQUIRED_EVIDENCE),
-    Rule("gemini.array-items", ("gemini",), "error", "every array schema has items",
-         "Refused: an ARRAY needs `items`.",
-         (GEMINI_SCHEMA,), _gemini_arrays_without_items),
-    Rule("gemini.parameter-name", ("gemini",), "warning", "property names match ^[a-zA-Z_][a-zA-Z0-9_]{0,63}$",
-         "Property names outside letters, digits and underscores (starting with a letter or _): Vertex AI "
-         "documents them as refused.",
-         (VERTEX_FUNCTION_DECLARATION,), _gemini_parameter_names),
+    Rule(
+        "gemini.name",
+        ("gemini",),
+        "error",
+        "name matches ^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$",
+        "Name refused: Gemini takes a-z, A-Z, 0-9, _ . : and - only, starting with a letter or _, at most 64 "
+        "characters.",
+        (GEMINI_FUNCTION_DECLARATION, GEMINI_FUNCTION_CALLING),
+        _bad_name(GEMINI_NAME),
+        evidence=GEMINI_NAME_EVIDENCE,
+    ),
+    Rule(
+        "gemini.keyword",
+        ("gemini",),
+        "warning",
+        "keywords of Gemini's Schema subset",
+        "Dropped: Gemini's Schema (an OpenAPI 3.0 subset) has no such field; sent as is, the request is refused "
+        '("Unknown name").',
+        (GEMINI_SCHEMA,),
+        _gemini_dropped,
+    ),
+    Rule(
+        "gemini.format",
+        ("gemini",),
+        "warning",
+        "formats Gemini documents for the type",
+        "Dropped: Gemini documents only enum and date-time for strings, float and double for numbers, "
+        "int32 and int64 for integers.",
+        (GEMINI_SCHEMA,),
+        _gemini_formats,
+    ),
+    Rule(
+        "gemini.ref",
+        ("gemini",),
+        "warning",
+        "$ref/$defs (no references in Gemini's Schema)",
+        "Inlined: Gemini's Schema has no $ref or $defs, so each reference is replaced by what it names.",
+        (GEMINI_SCHEMA,),
+        _gemini_refs,
+    ),
+    Rule(
+        "gemini.ref-unresolvable",
+        ("gemini",),
+        "error",
+        "$ref that cannot be inlined",
+        "Cannot be expressed: a recursive, remote or dangling $ref, or one that inlined would go past the "
+        "conversion's limits, has no Gemini equivalent (left empty).",
+        (GEMINI_SCHEMA,),
+        _gemini_unresolvable_refs,
+    ),
+    Rule(
+        "gemini.union",
+        ("gemini",),
+        "warning",
+        "unions (type lists, oneOf, allOf)",
+        "Changed: Gemini's only union is anyOf (nullable for null); oneOf loses its exclusivity, allOf is dropped.",
+        (GEMINI_SCHEMA,),
+        _gemini_unions,
+    ),
+    Rule(
+        "gemini.enum",
+        ("gemini",),
+        "warning",
+        "enum and const values are strings",
+        "Dropped: Gemini's enum holds strings only.",
+        (GEMINI_SCHEMA,),
+        _gemini_enums,
+    ),
+    Rule(
+        "gemini.object-properties",
+        ("gemini",),
+        "error",
+        "nested objects declare properties",
+        "Refused: an OBJECT must declare its properties (a free-form map cannot be expressed).",
+        (GEMINI_SCHEMA, GEMINI_FUNCTION_CALLING),
+        _gemini_empty_objects,
+    ),
+    Rule(
+        "gemini.required-undefined",
+        ("gemini",),
+        "error",
+        "required names only declared properties",
+        'Refused: a `required` entry names no property of its object ("property is not defined").',
+        (GEMINI_SCHEMA,),
+        _gemini_required_undefined,
+        evidence=GEMINI_REQUIRED_EVIDENCE,
+    ),
+    Rule(
+        "gemini.array-items",
+        ("gemini",),
+        "error",
+        "every array schema has items",
+        "Refused: an ARRAY needs `items`.",
+        (GEMINI_SCHEMA,),
+        _gemini_arrays_without_items,
+    ),
+    Rule(
+        "gemini.parameter-name",
+        ("gemini",),
+        "warning",
+        "property names match ^[a-zA-Z_][a-zA-Z0-9_]{0,63}$",
+        "Property names outside letters, digits and underscores (starting with a letter or _): Vertex AI "
+        "documents them as refused.",
+        (VERTEX_FUNCTION_DECLARATION,),
+        _gemini_parameter_names,
+    ),
 )
 
 BY_ID: dict[str, Rule] = {rule.id: rule for rule in RULES}
@@ -668,23 +931,36 @@ class Finding:
     rule: str
     severity: Severity
     message: str
-    where: tuple[str, ...]          # JSON pointers into inputSchema ("" = the tool itself)
+    where: tuple[str, ...]  # JSON pointers into inputSchema ("" = the tool itself)
     details: tuple[str, ...]
-    more: int = 0                   # hits left out
+    more: int = 0  # hits left out
 
     def as_dict(self) -> dict[str, Any]:
         rule = BY_ID[self.rule]
-        return {"rule": self.rule, "severity": self.severity, "message": self.message, "where": list(self.where),
-                "details": list(self.details), "more": self.more, "sources": list(rule.sources + rule.evidence)}
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "where": list(self.where),
+            "details": list(self.details),
+            "more": self.more,
+            "sources": list(rule.sources + rule.evidence),
+        }
 
 
-SHOWN_CHARS = 200          # of one place or detail (a server's names may be megabytes)
+SHOWN_CHARS = 200  # of one place or detail (a server's names may be megabytes)
 
 
 def finding(rule: Rule, hits: list[Hit]) -> Finding:
     shown = hits[:MAX_HITS_SHOWN]
-    return Finding(rule.id, rule.severity, rule.message, tuple(w[:SHOWN_CHARS] for w, _ in shown),
-                   tuple(d[:SHOWN_CHARS] for _, d in shown), len(hits) - len(shown))
+    return Finding(
+        rule.id,
+        rule.severity,
+        rule.message,
+        tuple(w[:SHOWN_CHARS] for w, _ in shown),
+        tuple(d[:SHOWN_CHARS] for _, d in shown),
+        len(hits) - len(shown),
+    )
 
 
 NOT_CHECKED = "Not checked: this page checks a bounded amount of each catalogue, so this rule was not run here."
@@ -707,5 +983,8 @@ def check_tool(tool: dict[str, Any], provider: Provider, subject: Subject | None
 
 def check_server(tools: list[dict[str, Any]], provider: Provider) -> list[Finding]:
     """Findings about the whole tool list (limits on how many tools one request takes)."""
-    return [finding(rule, hits) for rule in RULES
-            if rule.scope == "server" and provider in rule.providers and rule.count and (hits := rule.count(tools))]
+    return [
+        finding(rule, hits)
+        for rule in RULES
+        if rule.scope == "server" and provider in rule.providers and rule.count and (hits := rule.count(tools))
+    ]

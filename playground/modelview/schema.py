@@ -4,6 +4,7 @@ A schema is server data: the walk stops at MAX_NODES subschemas and MAX_DEPTH le
 hostile schema must not make the page's rendering unbounded), and says so. Everything else
 here is linear in what was walked.
 """
+
 from __future__ import annotations
 
 from collections.abc import Container
@@ -16,9 +17,23 @@ MAX_NODES = 5000
 MAX_DEPTH = 64
 
 # Keywords whose value is one subschema, a list of them, or a map of name -> subschema.
-ONE = frozenset({"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-                 "unevaluatedItems", "unevaluatedProperties", "contentSchema", "additionalItems"})
-LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})     # `items` as a list: draft 4-7 tuples
+ONE = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+        "additionalItems",
+    }
+)
+LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})  # `items` as a list: draft 4-7 tuples
 MAP = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
 
@@ -40,16 +55,16 @@ def pointer_get(document: Any, pointer: str) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    path: str                   # JSON pointer from the schema's root ("" is the root)
+    path: str  # JSON pointer from the schema's root ("" is the root)
     schema: dict[str, Any]
-    depth: int                  # subschemas above it
-    objects: int                # `properties` levels above it
+    depth: int  # subschemas above it
+    objects: int  # `properties` levels above it
 
 
 @dataclass
 class Walk:
     nodes: list[Node]
-    cut: bool                   # the walk stopped at a limit
+    cut: bool  # the walk stopped at a limit
 
 
 def walk(schema: Any, limit: int = MAX_NODES) -> Walk:
@@ -126,14 +141,14 @@ def recursive_refs(root: Any, nodes: list[Node]) -> frozenset[str]:
     connected components, iteratively), so no schema is too large to answer for."""
     index = {n.path: i for i, n in enumerate(nodes)}
     edges: list[list[int]] = [[] for _ in nodes]
-    in_container: dict[str, list[int]] = {}          # "/properties" -> the subschemas of that map
+    in_container: dict[str, list[int]] = {}  # "/properties" -> the subschemas of that map
     for i, n in enumerate(nodes):
         if not n.path:
             continue
         parent = n.path.rpartition("/")[0]
-        if parent in index:                          # `items`, `not`, ...: one subschema
+        if parent in index:  # `items`, `not`, ...: one subschema
             edges[index[parent]].append(i)
-        else:                                        # `properties/x`, `anyOf/0`, ...: in a map or list
+        else:  # `properties/x`, `anyOf/0`, ...: in a map or list
             in_container.setdefault(parent, []).append(i)
             owner = index.get(parent.rpartition("/")[0])
             if owner is not None:

@@ -8,14 +8,17 @@ definitions; each provider's own tokenizer differs, and each also adds its own f
 documents a tool-use system prompt of a few hundred tokens). Exact counts: tiktoken (OpenAI),
 the Messages API's count_tokens (Anthropic), countTokens (Gemini).
 """
+
 from __future__ import annotations
 
 import json
 from typing import Any
 
 CHARS_PER_TOKEN = 4
-RULE = ("≈ 1 token per 4 characters of the compact JSON (OpenAI's rule of thumb); "
-        "exact counts need each provider's tokenizer (tiktoken, count_tokens, countTokens)")
+RULE = (
+    "≈ 1 token per 4 characters of the compact JSON (OpenAI's rule of thumb); "
+    "exact counts need each provider's tokenizer (tiktoken, count_tokens, countTokens)"
+)
 
 
 def compact(value: Any) -> str:

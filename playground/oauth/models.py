@@ -3,6 +3,7 @@
 Tokens and client secrets are secrets: they live here only (never in a transcript, a share
 or an export), keyed by server and issuer like the core's store.
 """
+
 from __future__ import annotations
 
 from django.db import models
@@ -19,7 +20,7 @@ class ServerAuth(models.Model):
         HEADLESS = "headless", "Follow the redirect on the server (authorization servers that approve without a person)"
 
     server = models.OneToOneField(Server, on_delete=models.CASCADE, related_name="oauth")
-    settings = models.JSONField(default=dict, blank=True)       # AuthSettings.to_dict()
+    settings = models.JSONField(default=dict, blank=True)  # AuthSettings.to_dict()
     redirect_mode = models.CharField(max_length=10, choices=RedirectMode.choices, default=RedirectMode.BROWSER)
 
     def auth_settings(self) -> AuthSettings:

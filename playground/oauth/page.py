@@ -4,6 +4,7 @@ person's browser to the authorization server and waits for `/oauth/callback/`.
 The callback may be served by any process: it finds the session from the `state` prefix
 (`s<session id>.`) and sends the response's parameters to the worker's channel.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -63,9 +64,14 @@ class PageAuthorizer:
 
     @staticmethod
     def describe(request: AuthorizationRequest) -> dict[str, Any]:
-        return {"state": request.state, "url": request.url, "issuer": request.issuer,
-                "redirect_uri": request.redirect_uri, "scope": request.params.get("scope", ""),
-                "client_id": request.params.get("client_id", "")}
+        return {
+            "state": request.state,
+            "url": request.url,
+            "issuer": request.issuer,
+            "redirect_uri": request.redirect_uri,
+            "scope": request.params.get("scope", ""),
+            "client_id": request.params.get("client_id", ""),
+        }
 
     def pending(self) -> list[dict[str, Any]]:
         return [self.describe(req) for req, _ in self.waiting.values()]
@@ -83,8 +89,16 @@ def settings_of(server_pk: int) -> ServerAuth | None:
     return ServerAuth.objects.filter(server_id=server_pk).first()
 
 
-def make_oauth(tap: Tap, session_id: int, server_pk: int, url: str, auth: ServerAuth | None,
-               redirect_uri: str | None, timeout: float, publish: Publish) -> tuple[OAuth, PageAuthorizer] | None:
+def make_oauth(
+    tap: Tap,
+    session_id: int,
+    server_pk: int,
+    url: str,
+    auth: ServerAuth | None,
+    redirect_uri: str | None,
+    timeout: float,
+    publish: Publish,
+) -> tuple[OAuth, PageAuthorizer] | None:
     """A page session's OAuth and the authorizer that asks its person, or None when the
     server's settings turn authorization off."""
     settings = auth.auth_settings() if auth else None
@@ -92,33 +106,48 @@ def make_oauth(tap: Tap, session_id: int, server_pk: int, url: str, auth: Server
         return None
     mode = auth.redirect_mode if auth else ServerAuth.RedirectMode.BROWSER
     authorizer = PageAuthorizer(publish, redirect_uri or DEFAULT_CALLBACK, mode)
-    oauth = OAuth(tap, url, settings=settings, authorizer=authorizer,
-                  store=DjangoAuthStore(server_pk), timeout=timeout,
-                  on_secret=lambda values: _remember_secrets(session_id, values),
-                  state_prefix=f"s{session_id}.", client_factory=security.net_guard().client)
+    oauth = OAuth(
+        tap,
+        url,
+        settings=settings,
+        authorizer=authorizer,
+        store=DjangoAuthStore(server_pk),
+        timeout=timeout,
+        on_secret=lambda values: _remember_secrets(session_id, values),
+        state_prefix=f"s{session_id}.",
+        client_factory=security.net_guard().client,
+    )
     return oauth, authorizer
 
 
 def _remember_secrets(session_id: int, values: list[str]) -> None:
     """Tokens and codes join the session's OAuth secret values: its pages, exports and shares
     mask them (the worker masks what it sends to the pages meanwhile, from `OAuth.redactor()`)."""
+
     def save() -> None:
         with transaction.atomic():
             session = Session.objects.select_for_update().get(pk=session_id)
             session.oauth_secret_values = sorted(set(session.oauth_secret_values or []) | set(values))
             session.save(update_fields=["oauth_secret_values"])
+
     task = asyncio.get_running_loop().create_task(database_sync_to_async(save)())
-    _SAVING.add(task)                    # the loop keeps only a weak reference to a task
+    _SAVING.add(task)  # the loop keeps only a weak reference to a task
     task.add_done_callback(_SAVING.discard)
 
 
-async def handle_command(oauth: OAuth | None, authorizer: PageAuthorizer | None, tap: Tap,
-                         command: str, params: dict[str, str]) -> None:
+async def handle_command(
+    oauth: OAuth | None, authorizer: PageAuthorizer | None, tap: Tap, command: str, params: dict[str, str]
+) -> None:
     """The page's OAuth commands (the callback's response, Refresh, Revoke), run by the worker."""
     if command == "oauth_callback":
         if authorizer is None or not authorizer.resolve(params):
-            tap.note("auth", "an authorization response arrived that no authorization request waits for "
-                     "(stale or replayed); ignored", step="authorization-response", status="failed")
+            tap.note(
+                "auth",
+                "an authorization response arrived that no authorization request waits for "
+                "(stale or replayed); ignored",
+                step="authorization-response",
+                status="failed",
+            )
     elif oauth is None:
         tap.note("auth", "this session does not use OAuth", step="token", status="failed")
     elif command == "oauth_refresh":

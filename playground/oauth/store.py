@@ -1,4 +1,5 @@
 """The core's AuthStore over the OAuthRecord model (one row per server and issuer)."""
+
 from __future__ import annotations
 
 from channels.db import database_sync_to_async
@@ -30,8 +31,9 @@ class DjangoAuthStore:
 
     @database_sync_to_async
     def put(self, server: str, record: AuthRecord) -> None:
-        OAuthRecord.objects.update_or_create(server_id=self.server_pk, issuer=record.issuer,
-                                             defaults={"data": record.to_dict()})
+        OAuthRecord.objects.update_or_create(
+            server_id=self.server_pk, issuer=record.issuer, defaults={"data": record.to_dict()}
+        )
 
     @database_sync_to_async
     def delete(self, server: str, issuer: str) -> None:

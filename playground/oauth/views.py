@@ -1,4 +1,5 @@
 """OAuth pages: a server's settings, the callback, and a session's Authorization view."""
+
 from __future__ import annotations
 
 from asgiref.sync import async_to_sync
@@ -32,9 +33,16 @@ def server_settings(request: HttpRequest, pk: int) -> HttpResponse:
         auth.save()
         messages.success(request, "Authorization settings saved.")
         return redirect("registry:detail", pk=server.pk)
-    return render(request, "oauth/settings.html", {"server": server, "form": form,
-                                                   "has_secret": bool(auth and auth.auth_settings().client_secret),
-                                                   "records": [rows.token_view(r.data, server.url) for r in server.oauth_records.all()]})
+    return render(
+        request,
+        "oauth/settings.html",
+        {
+            "server": server,
+            "form": form,
+            "has_secret": bool(auth and auth.auth_settings().client_secret),
+            "records": [rows.token_view(r.data, server.url) for r in server.oauth_records.all()],
+        },
+    )
 
 
 @login_required
@@ -64,7 +72,9 @@ def callback(request: HttpRequest) -> HttpResponse:
 def _steps(session: Session) -> list[dict]:
     data = session.events.filter(dir="note").order_by("seq").values_list("data", flat=True)
     redact = session.owner_redactor()
-    return rows.step_rows([redact.obj(d) for d in data if d.get("kind") == "auth" or (d.get("data") or {}).get("auth_step")])
+    return rows.step_rows(
+        [redact.obj(d) for d in data if d.get("kind") == "auth" or (d.get("data") or {}).get("auth_step")]
+    )
 
 
 def _records(session: Session) -> list[dict]:
@@ -102,8 +112,11 @@ def token_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
         messages.info(request, f"Token {action} requested; its steps appear below.")
     elif action == "revoke" and session.server_id:
         OAuthRecord.objects.filter(server_id=session.server_id).delete()
-        messages.info(request, "The session has ended: the stored tokens were forgotten here (connect to revoke "
-                               "them at the authorization server).")
+        messages.info(
+            request,
+            "The session has ended: the stored tokens were forgotten here (connect to revoke "
+            "them at the authorization server).",
+        )
     else:
         messages.error(request, "The session has ended: connect again to refresh its token.")
     return redirect("oauth:authorization", pk=session.pk)

@@ -1,6 +1,7 @@
 """The admin shows every server, to staff only, and saves them through the server form: the
 same policy checks (stdio allow-list, run-changing variables, address guard, who may save
 stdio servers) and the same masked secrets as the page."""
+
 from typing import Any
 
 from django.contrib import admin
@@ -17,10 +18,11 @@ class ServerAdmin(admin.ModelAdmin):
     list_filter = ("transport", "owner")
     search_fields = ("name", "command", "url")
 
-    def get_form(self, request: HttpRequest, obj: Server | None = None, change: bool = False,
-                 **kwargs: Any) -> type[ServerForm]:
+    def get_form(
+        self, request: HttpRequest, obj: Server | None = None, change: bool = False, **kwargs: Any
+    ) -> type[ServerForm]:
         form = super().get_form(request, obj, change, **kwargs)
-        assert issubclass(form, ServerForm)         # (made from `self.form`)
+        assert issubclass(form, ServerForm)  # (made from `self.form`)
 
         def __init__(self: ServerForm, *args: Any, **kw: Any) -> None:
             form.__init__(self, *args, user=request.user, **kw)

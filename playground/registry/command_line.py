@@ -10,6 +10,7 @@ refused with the reason: no shell runs the line.
 
 Pure functions, no Django: the server form and the import share them.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,7 +24,7 @@ from playground.mcp.secrets import mask_env
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _OPERATORS = frozenset({"|", "||", "&", "&&", ";", ";;", "<", ">", ">>", "<<", "2>", "2>>", "&>", "2>&1", ">&2", "|&"})
 _SUBSTITUTION = ("$(", "`")
-_PUNCTUATION = frozenset("();<>|&")          # shlex's punctuation_chars: a shell's operator characters
+_PUNCTUATION = frozenset("();<>|&")  # shlex's punctuation_chars: a shell's operator characters
 _VARIABLE = re.compile(r"\$\{?[A-Za-z_]")
 # Shown in the sentence: a few words are enough to recognise, an arbitrary line is not.
 _SHOWN_WORDS = 12
@@ -37,7 +38,7 @@ class CommandLineError(ValueError):
 @dataclass
 class Split:
     command: str
-    args: list[str]                                         # the line's words, then the arguments given
+    args: list[str]  # the line's words, then the arguments given
     assigned: dict[str, str] = field(default_factory=dict)  # its leading NAME=value words
     message: str = ""
 
@@ -57,15 +58,20 @@ def split_command_line(command: str, args: list[str] | None = None) -> Split | N
         # The same line cut where a shell cuts it: an operator attached to a word (`pkg|tee`,
         # `pkg;`, `a&&b`) becomes its own token, which shlex.split leaves inside the word.
         operators = [t for t in _shell_tokens(command) if t and all(c in _PUNCTUATION for c in t)]
-    except ValueError as exc:          # "No closing quotation", "No escaped character"
-        raise CommandLineError(f"The command line cannot be split ({str(exc).lower()}): close the quote, or put "
-                               "each argument on its own line under Arguments.") from None
-    shell_syntax = [*(w for w in words if any(s in w for s in _SUBSTITUTION) or w in _OPERATORS
-                      or w.startswith((">", "<", "2>"))), *operators]
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise CommandLineError(
+            f"The command line cannot be split ({str(exc).lower()}): close the quote, or put "
+            "each argument on its own line under Arguments."
+        ) from None
+    shell_syntax = [
+        *(w for w in words if any(s in w for s in _SUBSTITUTION) or w in _OPERATORS or w.startswith((">", "<", "2>"))),
+        *operators,
+    ]
     if shell_syntax:
         raise CommandLineError(
             f"{shell_syntax[0]!r} is shell syntax, and a stdio server is started without a shell. Remove it, or run "
-            "the line through a shell: Command sh, Arguments -c and the whole line.")
+            "the line through a shell: Command sh, Arguments -c and the whole line."
+        )
     assigned: dict[str, str] = {}
     while words and _ASSIGNMENT.match(words[0]):
         name, _, value = words.pop(0).partition("=")
@@ -73,8 +79,9 @@ def split_command_line(command: str, args: list[str] | None = None) -> Split | N
     if not words:
         raise CommandLineError("The command line sets variables but names no program to start.")
     program, before = words[0], words[1:]
-    return Split(command=program, args=before + args, assigned=assigned,
-                 message=_sentence(program, before, args, assigned))
+    return Split(
+        command=program, args=before + args, assigned=assigned, message=_sentence(program, before, args, assigned)
+    )
 
 
 def _shell_tokens(command: str) -> list[str]:
@@ -82,7 +89,7 @@ def _shell_tokens(command: str) -> list[str]:
     (a quoted operator is one too: shlex does not say which were quoted)."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
-    lexer.commenters = ""                       # as shlex.split: `#` is a character like any other
+    lexer.commenters = ""  # as shlex.split: `#` is a character like any other
     return list(lexer)
 
 
@@ -111,6 +118,8 @@ def _sentence(program: str, before: list[str], given: list[str], assigned: dict[
     unexpanded = [w for w in [program, *before] if w.startswith("~") or _VARIABLE.search(w)]
     if unexpanded:
         one = len(unexpanded) == 1
-        text += (f" {_quoted(unexpanded)} {'is' if one else 'are'} passed as written: no shell expands "
-                 f"{'it' if one else 'them'}.")
+        text += (
+            f" {_quoted(unexpanded)} {'is' if one else 'are'} passed as written: no shell expands "
+            f"{'it' if one else 'them'}."
+        )
     return text

@@ -17,6 +17,7 @@ Written: `mcpServers` (stdio: command/args/env/cwd; remote: `type` "http"/"sse" 
 no `type` for "auto") and VS Code `servers` (VS Code's "http" already falls back to SSE, so "auto"
 is written as "http").
 """
+
 from __future__ import annotations
 
 import json
@@ -44,10 +45,28 @@ _TYPE_ALIASES = {
 }
 _URL_KEYS = ("url", "serverUrl", "baseUrl")
 _KNOWN_KEYS = {
-    "type", "command", "args", "env", "cwd", "headers", *_URL_KEYS,
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "headers",
+    *_URL_KEYS,
     # Host bookkeeping we read past without a note.
-    "name", "description", "isActive", "disabled", "enabled", "autoApprove", "alwaysAllow",
-    "timeout", "provider", "providerUrl", "logoUrl", "tags", "id", "installSource",
+    "name",
+    "description",
+    "isActive",
+    "disabled",
+    "enabled",
+    "autoApprove",
+    "alwaysAllow",
+    "timeout",
+    "provider",
+    "providerUrl",
+    "logoUrl",
+    "tags",
+    "id",
+    "installSource",
 }
 
 
@@ -71,8 +90,15 @@ class Entry:
 
     def settings(self) -> dict[str, Any]:
         """The fields the registry's Server model stores under the same names."""
-        return {"transport": self.transport, "command": self.command, "args": list(self.args),
-                "env": dict(self.env), "cwd": self.cwd, "url": self.url, "headers": dict(self.headers)}
+        return {
+            "transport": self.transport,
+            "command": self.command,
+            "args": list(self.args),
+            "env": dict(self.env),
+            "cwd": self.cwd,
+            "url": self.url,
+            "headers": dict(self.headers),
+        }
 
 
 @dataclass
@@ -85,13 +111,14 @@ class Rejected:
 
 @dataclass
 class ParseResult:
-    dialect: str                      # "mcpServers", "vscode" or "bare"
+    dialect: str  # "mcpServers", "vscode" or "bare"
     entries: list[Entry] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- reading
+
 
 def strip_jsonc(text: str) -> str:
     """Remove // and /* */ comments and trailing commas outside strings (VS Code's JSONC)."""
@@ -103,7 +130,7 @@ def strip_jsonc(text: str) -> str:
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
+            out.append(text[i : j + 1])
             i = j + 1
         elif text.startswith("//", i):
             j = text.find("\n", i)
@@ -142,8 +169,8 @@ def _loads(text: str, warnings: list[str]) -> Any:
             return json.loads(strip_jsonc(text), object_pairs_hook=pairs)
         except json.JSONDecodeError:
             raise InterchangeError(
-                f"Not valid JSON: {strict_error.msg} at line {strict_error.lineno}, "
-                f"column {strict_error.colno}.") from None
+                f"Not valid JSON: {strict_error.msg} at line {strict_error.lineno}, column {strict_error.colno}."
+            ) from None
 
 
 def _looks_like_server(value: Any) -> bool:
@@ -156,13 +183,12 @@ def parse(text: str | dict[str, Any]) -> ParseResult:
     warnings: list[str] = []
     if isinstance(text, str):
         if not text.strip():
-            raise InterchangeError("Nothing to import: paste a JSON object with \"mcpServers\" or \"servers\".")
+            raise InterchangeError('Nothing to import: paste a JSON object with "mcpServers" or "servers".')
         data = _loads(text, warnings)
     else:
         data = text
     if not isinstance(data, dict):
-        raise InterchangeError(
-            f"Expected a JSON object with \"mcpServers\" or \"servers\", got a JSON {json_type(data)}.")
+        raise InterchangeError(f'Expected a JSON object with "mcpServers" or "servers", got a JSON {json_type(data)}.')
 
     if "mcpServers" in data:
         dialect, servers = "mcpServers", data["mcpServers"]
@@ -174,13 +200,14 @@ def parse(text: str | dict[str, Any]) -> ParseResult:
         dialect, servers = "bare", data
     else:
         raise InterchangeError(
-            "No servers found: expected a \"mcpServers\" object (Claude Desktop, Cursor, Cherry Studio) "
-            "or a \"servers\" object (VS Code).")
+            'No servers found: expected a "mcpServers" object (Claude Desktop, Cursor, Cherry Studio) '
+            'or a "servers" object (VS Code).'
+        )
     key = {"mcpServers": "mcpServers", "vscode": "servers", "bare": "the top level"}[dialect]
     if not isinstance(servers, dict):
-        raise InterchangeError(f"\"{key}\" must be an object mapping names to servers, got a JSON {json_type(servers)}.")
+        raise InterchangeError(f'"{key}" must be an object mapping names to servers, got a JSON {json_type(servers)}.')
     if dialect == "vscode" and isinstance(data.get("inputs"), list) and data["inputs"]:
-        warnings.append("VS Code \"inputs\" are not imported: replace ${input:…} references with values.")
+        warnings.append('VS Code "inputs" are not imported: replace ${input:…} references with values.')
 
     result = ParseResult(dialect=dialect, warnings=warnings)
     for name, spec in servers.items():
@@ -189,7 +216,7 @@ def parse(text: str | dict[str, Any]) -> ParseResult:
         except InterchangeError as exc:
             result.rejected.append(Rejected(name=name, reason=str(exc)))
     if not servers:
-        result.warnings.append(f"\"{key}\" is empty: nothing to import.")
+        result.warnings.append(f'"{key}" is empty: nothing to import.')
     return result
 
 
@@ -211,25 +238,26 @@ def parse_entry(name: str, spec: Any, dialect: str = "mcpServers") -> Entry:
 
     if raw_type is not None:
         if not isinstance(raw_type, str):
-            raise InterchangeError(f"\"type\" must be a string, got a JSON {json_type(raw_type)}.")
+            raise InterchangeError(f'"type" must be a string, got a JSON {json_type(raw_type)}.')
         transport = _TYPE_ALIASES.get(re.sub(r"[-_\s]", "", raw_type.lower()))
         if transport is None:
             raise InterchangeError(
-                f"Unknown \"type\" {raw_type!r}: expected stdio, http, streamable_http, streamableHttp or sse.")
+                f'Unknown "type" {raw_type!r}: expected stdio, http, streamable_http, streamableHttp or sse.'
+            )
     elif command and url:
-        raise InterchangeError("Has both \"command\" and a URL but no \"type\" to choose between them.")
+        raise InterchangeError('Has both "command" and a URL but no "type" to choose between them.')
     elif command:
         transport = "stdio"
     elif url:
         transport = "auto"
-        entry.notes.append("No \"type\" given with a URL: set to Auto (tries Streamable HTTP, then SSE).")
+        entry.notes.append('No "type" given with a URL: set to Auto (tries Streamable HTTP, then SSE).')
     else:
-        raise InterchangeError("Needs a \"command\" (stdio) or a \"url\" (HTTP).")
+        raise InterchangeError('Needs a "command" (stdio) or a "url" (HTTP).')
     entry.transport = transport
 
     if transport == "stdio":
         if not isinstance(command, str) or not command.strip():
-            raise InterchangeError("A stdio server needs a \"command\" string.")
+            raise InterchangeError('A stdio server needs a "command" string.')
         entry.command = command.strip()
         entry.args = _str_list(spec.get("args"), "args")
         entry.env = _str_dict(spec.get("env"), "env")
@@ -243,29 +271,29 @@ def parse_entry(name: str, spec: Any, dialect: str = "mcpServers") -> Entry:
             entry.notes.append(split.message)
         cwd = spec.get("cwd") or ""
         if not isinstance(cwd, str):
-            raise InterchangeError(f"\"cwd\" must be a string, got a JSON {json_type(cwd)}.")
+            raise InterchangeError(f'"cwd" must be a string, got a JSON {json_type(cwd)}.')
         entry.cwd = cwd
         if url:
-            entry.notes.append(f"Ignored \"{url_key}\": a stdio server has none.")
+            entry.notes.append(f'Ignored "{url_key}": a stdio server has none.')
     else:
         if not url:
-            raise InterchangeError(f"A {raw_type or transport} server needs a \"url\".")
+            raise InterchangeError(f'A {raw_type or transport} server needs a "url".')
         if not isinstance(url, str):
-            raise InterchangeError(f"\"{url_key}\" must be a string, got a JSON {json_type(url)}.")
+            raise InterchangeError(f'"{url_key}" must be a string, got a JSON {json_type(url)}.')
         check_http_url(url)
         entry.url = url.strip()
         entry.headers = _str_dict(spec.get("headers"), "headers")
         for header, value in entry.headers.items():
             problem = header_problem(header, value)
             if problem is not None:
-                raise InterchangeError(f"\"headers\": {problem}.")
+                raise InterchangeError(f'"headers": {problem}.')
         if command:
-            entry.notes.append("Ignored \"command\": an HTTP server has none.")
+            entry.notes.append('Ignored "command": an HTTP server has none.')
 
     if spec.get("disabled") is True or spec.get("isActive") is False or spec.get("enabled") is False:
         entry.notes.append("Disabled in the source file; imported anyway.")
     if "envFile" in spec:
-        entry.notes.append("\"envFile\" is not supported: copy its variables into Environment.")
+        entry.notes.append('"envFile" is not supported: copy its variables into Environment.')
     unknown = sorted(k for k in spec if k not in _KNOWN_KEYS and k != "envFile")
     if unknown:
         entry.notes.append("Ignored: " + ", ".join(f'"{k}"' for k in unknown) + ".")
@@ -294,11 +322,11 @@ def _str_list(value: Any, key: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InterchangeError(f"\"{key}\" must be a list of strings, got a JSON {json_type(value)}.")
+        raise InterchangeError(f'"{key}" must be a list of strings, got a JSON {json_type(value)}.')
     out = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-            raise InterchangeError(f"\"{key}\" must contain only strings, found a JSON {json_type(item)}.")
+            raise InterchangeError(f'"{key}" must contain only strings, found a JSON {json_type(item)}.')
         out.append(item if isinstance(item, str) else json.dumps(item))
     return out
 
@@ -307,7 +335,7 @@ def _str_dict(value: Any, key: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise InterchangeError(f"\"{key}\" must be an object of strings, got a JSON {json_type(value)}.")
+        raise InterchangeError(f'"{key}" must be an object of strings, got a JSON {json_type(value)}.')
     out = {}
     for k, v in value.items():
         if isinstance(v, bool):
@@ -317,12 +345,13 @@ def _str_dict(value: Any, key: str) -> dict[str, str]:
         elif v is None:
             v = ""
         elif not isinstance(v, str):
-            raise InterchangeError(f"\"{key}\".{k} must be a string, got a JSON {json_type(v)}.")
+            raise InterchangeError(f'"{key}".{k} must be a string, got a JSON {json_type(v)}.')
         out[str(k)] = v
     return out
 
 
 # ---------------------------------------------------------------- writing
+
 
 def to_host_entry(entry: Entry, fmt: str = "mcpServers") -> dict[str, Any]:
     """One server in a host's shape: `fmt` is "mcpServers" or "vscode"."""
@@ -390,7 +419,7 @@ def _parse_pairs(text: str, sep: str, valid_name: Callable[[str], bool], shape: 
             errors.append(f"Line {number}: {name!r} is not a valid {what} name.")
             continue
         if what == "header" and (problem := header_problem(name, value.strip())) is not None:
-            errors.append(f"Line {number}: {problem}.")      # a NUL (a line holds no CR or LF)
+            errors.append(f"Line {number}: {problem}.")  # a NUL (a line holds no CR or LF)
             continue
         key = name.lower() if what == "header" else name
         if key in lowered:

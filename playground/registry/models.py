@@ -1,4 +1,5 @@
 """Registered MCP servers: how to reach them, stored as plain fields the core's ServerConfig mirrors."""
+
 from __future__ import annotations
 
 import hashlib
@@ -46,8 +47,9 @@ class Server(models.Model):
     # What a replay against this server leaves out of its comparison, on top of the defaults:
     # JSON pointer patterns (`*` one segment, `**` any number), e.g. /result/content/*/text.
     replay_ignore = models.JSONField(default=list, blank=True)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="mcp_servers")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="mcp_servers"
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -95,7 +97,7 @@ class LoginToken(models.Model):
     """A one-time login link (like Jupyter's): only the hash is stored; single use; short-lived."""
 
     LIFETIME = timedelta(hours=1)
-    ARRIVING = "playground.arriving"      # the login's session key naming the server a link starts
+    ARRIVING = "playground.arriving"  # the login's session key naming the server a link starts
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     token_hash = models.CharField(max_length=64, unique=True)
@@ -110,12 +112,17 @@ class LoginToken(models.Model):
         """Create a token for `user` and return the plain token (shown once, never stored)."""
         token = secrets.token_urlsafe(32)
         now = timezone.now()
-        cls.objects.create(user=user, token_hash=_hash_token(token), created=now,
-                           expires=now + (lifetime or cls.LIFETIME), connect=connect)
+        cls.objects.create(
+            user=user,
+            token_hash=_hash_token(token),
+            created=now,
+            expires=now + (lifetime or cls.LIFETIME),
+            connect=connect,
+        )
         return token
 
     @classmethod
-    def redeem(cls, token: str) -> "LoginToken | None":
+    def redeem(cls, token: str) -> LoginToken | None:
         """The token if it is known, unused and unexpired (its `user`, and the server it
         connects to if any); marks it used atomically."""
         now = timezone.now()

@@ -1,4 +1,5 @@
 """Between the pure interchange module and the database: import outcomes and export entries."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,8 +17,8 @@ from .models import Server
 class ImportOutcome:
     """What happened to one pasted server, for the per-server report on the import page."""
 
-    name: str                         # the name in the pasted JSON
-    status: str                       # "created", "updated" or "skipped"
+    name: str  # the name in the pasted JSON
+    status: str  # "created", "updated" or "skipped"
     server: Server | None = None
     reason: str = ""
     notes: list[str] = field(default_factory=list)
@@ -33,9 +34,14 @@ def own_server(user, pk: int) -> Server:
 
 def entry_from_server(server: Server) -> interchange.Entry:
     return interchange.Entry(
-        name=server.name, transport=server.transport, command=server.command,
-        args=list(server.args or []), env=dict(server.env or {}), cwd=server.cwd,
-        url=server.url, headers=dict(server.headers or {}),
+        name=server.name,
+        transport=server.transport,
+        command=server.command,
+        args=list(server.args or []),
+        env=dict(server.env or {}),
+        cwd=server.cwd,
+        url=server.url,
+        headers=dict(server.headers or {}),
     )
 
 
@@ -90,8 +96,9 @@ def import_servers(result: interchange.ParseResult, *, replace: bool, owner=None
             continue
         existing = Server.objects.filter(owner=owner, name=entry.name).first()
         if existing is not None and _same_settings(existing, entry):
-            outcomes.append(ImportOutcome(entry.name, "skipped", existing,
-                                          "Already registered with the same settings.", notes))
+            outcomes.append(
+                ImportOutcome(entry.name, "skipped", existing, "Already registered with the same settings.", notes)
+            )
             continue
         if existing is not None and replace:
             for key, value in entry.settings().items():

@@ -1,11 +1,12 @@
 """Registry pages: list, add, edit, delete, detail, import/export, and the one-time login link."""
+
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
 from django.db.models import Max
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.text import slugify
 from django.views.decorators.cache import never_cache
@@ -64,6 +65,7 @@ def edit(request: SignedInRequest, pk: int) -> HttpResponse:
 def tell_live_sessions_roots(server: Server) -> None:
     """Live sessions of this server answer roots/list from the new list (and say it changed)."""
     from asgiref.sync import async_to_sync
+
     from playground.channel_layer import channel_layer
 
     layer = channel_layer()
@@ -86,12 +88,16 @@ def delete(request: SignedInRequest, pk: int) -> HttpResponse:
 @login_required
 def detail(request: SignedInRequest, pk: int) -> HttpResponse:
     server = own_server(request.user, pk)
-    return render(request, "registry/detail.html", {
-        "server": server,
-        "url_shown": shown_url(server.url) if server.url else "",
-        "env_shown": mask_env(server.env or {}),
-        "headers_shown": mask_headers(server.headers or {}),
-    })
+    return render(
+        request,
+        "registry/detail.html",
+        {
+            "server": server,
+            "url_shown": shown_url(server.url) if server.url else "",
+            "env_shown": mask_env(server.env or {}),
+            "headers_shown": mask_headers(server.headers or {}),
+        },
+    )
 
 
 @login_required
@@ -107,8 +113,11 @@ def import_view(request: SignedInRequest) -> HttpResponse:
         else:
             context["outcomes"] = import_servers(result, replace=form.cleaned_data["replace"], owner=request.user)
             context["warnings"] = result.warnings
-            context["dialect"] = {"mcpServers": "mcpServers", "vscode": "VS Code servers",
-                                  "bare": "a bare name → server mapping"}[result.dialect]
+            context["dialect"] = {
+                "mcpServers": "mcpServers",
+                "vscode": "VS Code servers",
+                "bare": "a bare name → server mapping",
+            }[result.dialect]
     return render(request, "registry/import.html", context)
 
 

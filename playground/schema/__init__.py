@@ -13,6 +13,7 @@
 
 The modules behind this API are private: import from `playground.schema`.
 """
+
 from __future__ import annotations
 
 from ._field_tree import MISSING, Field, build_fields, canon, json_root, json_type
@@ -20,5 +21,19 @@ from ._linear_regex import PatternNotChecked, regex_search
 from ._sandbox import DEADLINE, avalidate_arguments, matches, validate_arguments
 from ._validation import SPECIFICATIONS, validator_class
 
-__all__ = ["DEADLINE", "MISSING", "SPECIFICATIONS", "Field", "PatternNotChecked", "avalidate_arguments", "build_fields",
-           "canon", "json_root", "json_type", "matches", "regex_search", "validate_arguments", "validator_class"]
+__all__ = [
+    "DEADLINE",
+    "MISSING",
+    "SPECIFICATIONS",
+    "Field",
+    "PatternNotChecked",
+    "avalidate_arguments",
+    "build_fields",
+    "canon",
+    "json_root",
+    "json_type",
+    "matches",
+    "regex_search",
+    "validate_arguments",
+    "validator_class",
+]

@@ -1,6 +1,7 @@
 """What is derived from a schema once, kept per schema: a page calls the same tool again and
 again, and checking a schema (about a millisecond) or building its field tree (tens of µs)
 each time sat on the path of every call."""
+
 from __future__ import annotations
 
 import json

@@ -6,12 +6,14 @@ built from `Field.seg` (property names percent-encoded so that `.` and `~` stay 
 reserved markers). Anything this module cannot turn into inputs becomes a `json` field (a JSON
 textarea) for that subtree alone, with the reason in `json_fallback`.
 """
+
 from __future__ import annotations
 
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field as dc_field, replace
+from dataclasses import dataclass, replace
+from dataclasses import field as dc_field
 from typing import Any, TypeGuard
 
 from playground import jsonpointer
@@ -29,8 +31,15 @@ MAX_TEXT = 2000
 PATTERN_SHOWN = 300
 
 SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-STRING_FORMATS = {"email": "email", "idn-email": "email", "uri": "url", "iri": "url",
-                  "date": "date", "date-time": "datetime-local", "time": "time"}
+STRING_FORMATS = {
+    "email": "email",
+    "idn-email": "email",
+    "uri": "url",
+    "iri": "url",
+    "date": "date",
+    "date-time": "datetime-local",
+    "time": "time",
+}
 SCALAR_KINDS = {"string", "number", "integer", "boolean", "null"}
 
 
@@ -71,8 +80,7 @@ def encode_segment(key: str | int) -> str:
 
 def canon(value: Any) -> str:
     """Canonical JSON text of a value: integral floats as ints, sorted keys (for comparisons)."""
-    return json.dumps(_normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str)
+    return json.dumps(_normalize(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def _normalize(value: Any) -> Any:
@@ -126,7 +134,7 @@ class Branch:
     """One oneOf/anyOf alternative, with the label of the branch selector."""
 
     label: str
-    field: "Field"
+    field: Field
     schema: Any
     discriminator_value: Any = MISSING
 
@@ -146,18 +154,18 @@ class Field:
     default: Any = MISSING
     input_type: str = "text"
     format: str = ""
-    pattern: str = ""          # shown, not given to the browser (see `string`)
+    pattern: str = ""  # shown, not given to the browser (see `string`)
     attrs: dict[str, str] = dc_field(default_factory=dict)
     options: list[Option] = dc_field(default_factory=list)
     const: Any = MISSING
-    children: list["Field"] = dc_field(default_factory=list)
+    children: list[Field] = dc_field(default_factory=list)
     branches: list[Branch] = dc_field(default_factory=list)
     discriminator: str | None = None
-    item: "Field | None" = None
+    item: Field | None = None
     is_item: bool = False
     json_fallback: str = ""
     schema: Any = None
-    over_budget: bool = False      # the whole form is this one JSON field: the schema took its budget
+    over_budget: bool = False  # the whole form is this one JSON field: the schema took its budget
 
     @property
     def seg(self) -> str:
@@ -198,8 +206,9 @@ def _build(schema: Any, label: str, limits: Limits) -> Field:
 
 def json_root(label: str, reason: str, *, over_budget: bool = False) -> Field:
     """A whole form as one JSON field, saying why."""
-    return Field(kind="json", path=(), key=None, label=label, required=True, json_fallback=reason,
-                 over_budget=over_budget)
+    return Field(
+        kind="json", path=(), key=None, label=label, required=True, json_fallback=reason, over_budget=over_budget
+    )
 
 
 class _Builder:
@@ -325,12 +334,21 @@ class _Builder:
         base.children, base.branches, base.options, base.item = [], [], [], None
         return base
 
-    def build(self, schema: Any, *, path: tuple, key: str | None, label: str, required: bool,
-              depth: int, refs: tuple, is_item: bool = False) -> Field:
+    def build(
+        self,
+        schema: Any,
+        *,
+        path: tuple,
+        key: str | None,
+        label: str,
+        required: bool,
+        depth: int,
+        refs: tuple,
+        is_item: bool = False,
+    ) -> Field:
         self.nodes += 1
         self.budget.spend()
-        f = Field(kind="json", path=path, key=key, label=label, required=required, is_item=is_item,
-                  schema=schema)
+        f = Field(kind="json", path=path, key=key, label=label, required=required, is_item=is_item, schema=schema)
         if schema is True:
             return self.fallback(f, "any JSON value")
         if schema is False:
@@ -414,7 +432,7 @@ class _Builder:
             labels = [n if isinstance(n, str) else canon(n) for n in names]
         seen: dict[str, int] = {}
         values_out, labels_out = [], []
-        self.budget.spend(3 * len(values))                 # canonical JSON of each: ~5 µs
+        self.budget.spend(3 * len(values))  # canonical JSON of each: ~5 µs
         for i, value in enumerate(values):
             c = canon(value)
             self.budget.spend(len(c) // 256)
@@ -431,14 +449,22 @@ class _Builder:
             if not labels:
                 labels_out = [_text(t, 500) for t in tokens]
         f.kind = "enum"
-        f.options = [Option(value=v, label=l, token=t, json=canon(v))
-                     for v, l, t in zip(values_out, labels_out, tokens)]
+        f.options = [
+            Option(value=v, label=label, token=t, json=canon(v)) for v, label, t in zip(values_out, labels_out, tokens)
+        ]
         return f
 
-    def choice(self, f: Field, schema: dict, alternatives: list, types: list | None, depth: int,
-               refs: tuple, typed: bool = False) -> Field:
-        base = {k: v for k, v in schema.items() if k not in ("oneOf", "anyOf", "title", "description",
-                                                               "default")}
+    def choice(
+        self,
+        f: Field,
+        schema: dict,
+        alternatives: list,
+        types: list | None,
+        depth: int,
+        refs: tuple,
+        typed: bool = False,
+    ) -> Field:
+        base = {k: v for k, v in schema.items() if k not in ("oneOf", "anyOf", "title", "description", "default")}
         if types is not None and not typed:
             base["type"] = types if len(types) > 1 else types[0]
         resolved = []
@@ -447,8 +473,11 @@ class _Builder:
             if error:
                 resolved.append((alt, alt_refs, error))
                 continue
-            if isinstance(alt, dict) and (alt.get("type") == "null" or alt.get("type") == ["null"]) \
-                    and not any(k in alt for k in ("const", "enum", "properties", "items")):
+            if (
+                isinstance(alt, dict)
+                and (alt.get("type") == "null" or alt.get("type") == ["null"])
+                and not any(k in alt for k in ("const", "enum", "properties", "items"))
+            ):
                 f.nullable = True
                 continue
             resolved.append((alt, alt_refs, ""))
@@ -470,8 +499,16 @@ class _Builder:
         branches: list[Branch] = []
         for i, (alt, alt_refs, error) in enumerate(resolved):
             merged = _merge(base, alt) if not error and isinstance(alt, dict) else alt
-            sub = self.build(merged if not error else alt, path=f.path, key=f.key, label=f.label,
-                             required=f.required, depth=depth + 1, refs=alt_refs, is_item=f.is_item)
+            sub = self.build(
+                merged if not error else alt,
+                path=f.path,
+                key=f.key,
+                label=f.label,
+                required=f.required,
+                depth=depth + 1,
+                refs=alt_refs,
+                is_item=f.is_item,
+            )
             if error:
                 sub = self.fallback(sub, error)
             if sub.nullable:  # hoisted: one "null" checkbox for the whole choice
@@ -483,8 +520,7 @@ class _Builder:
             label = _branch_label(alt, sub, dvalue, i)
             if sub.kind == "choice":  # flatten nested choices: one selector per name
                 for inner in sub.branches:
-                    branches.append(Branch(label=f"{label} / {inner.label}", field=inner.field,
-                                           schema=inner.schema))
+                    branches.append(Branch(label=f"{label} / {inner.label}", field=inner.field, schema=inner.schema))
                 continue
             branches.append(Branch(label=label, field=sub, schema=merged, discriminator_value=dvalue))
         f.branches = branches
@@ -492,8 +528,16 @@ class _Builder:
 
     def build_into(self, f: Field, schema: Any, depth: int, refs: tuple) -> Field:
         """Rebuild f from another schema, keeping its place, label and nullability."""
-        sub = self.build(schema, path=f.path, key=f.key, label=f.label, required=f.required,
-                         depth=depth, refs=refs, is_item=f.is_item)
+        sub = self.build(
+            schema,
+            path=f.path,
+            key=f.key,
+            label=f.label,
+            required=f.required,
+            depth=depth,
+            refs=refs,
+            is_item=f.is_item,
+        )
         sub.nullable = sub.nullable or f.nullable
         sub.title = sub.title or f.title
         sub.description = sub.description or f.description
@@ -507,16 +551,18 @@ class _Builder:
             return self.fallback(f, "unreadable properties")
         extra = schema.get("additionalProperties", True)
         if not props:
-            free_form = bool(schema.get("patternProperties")) or (extra is not False and extra != {}
-                                                                  and extra is not True)
+            free_form = bool(schema.get("patternProperties")) or (
+                extra is not False and extra != {} and extra is not True
+            )
             if free_form or (f.path and extra is not False):
                 return self.fallback(f, "an object with free-form keys")
         f.kind = "object"
         listed = schema.get("required")
         required: list[Any] = listed if isinstance(listed, list) else []
         for name, sub in (props or {}).items():
-            child = self.build(sub, path=f.path + (name,), key=name, label=name,
-                               required=name in required, depth=depth + 1, refs=refs)
+            child = self.build(
+                sub, path=f.path + (name,), key=name, label=name, required=name in required, depth=depth + 1, refs=refs
+            )
             f.children.append(child)
         return f
 
@@ -524,8 +570,16 @@ class _Builder:
         if "prefixItems" in schema or isinstance(schema.get("items"), list):
             return self.fallback(f, "a tuple (positional items)")
         items = schema.get("items", True)
-        item = self.build(items, path=f.path + (None,), key=None, label=f.label, required=True,
-                          depth=depth + 1, refs=refs, is_item=True)
+        item = self.build(
+            items,
+            path=f.path + (None,),
+            key=None,
+            label=f.label,
+            required=True,
+            depth=depth + 1,
+            refs=refs,
+            is_item=True,
+        )
         for word, attr in (("minItems", "data-sf-min"), ("maxItems", "data-sf-max")):
             if isinstance(schema.get(word), int) and not isinstance(schema.get(word), bool):
                 f.attrs[attr] = str(schema[word])
@@ -581,15 +635,13 @@ def _num_text(value: int | float) -> str:
 
 
 def _infer_type(schema: dict) -> str | None:
-    if any(k in schema for k in ("properties", "additionalProperties", "patternProperties",
-                                 "required")):
+    if any(k in schema for k in ("properties", "additionalProperties", "patternProperties", "required")):
         return "object"
     if any(k in schema for k in ("items", "prefixItems", "minItems", "maxItems")):
         return "array"
     if any(k in schema for k in ("minLength", "maxLength", "pattern", "format")):
         return "string"
-    if any(k in schema for k in ("minimum", "maximum", "multipleOf", "exclusiveMinimum",
-                                 "exclusiveMaximum")):
+    if any(k in schema for k in ("minimum", "maximum", "multipleOf", "exclusiveMinimum", "exclusiveMaximum")):
         return "number"
     return None
 

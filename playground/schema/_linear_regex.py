@@ -8,6 +8,7 @@ instead (google-re2: a well-kept linear-time engine, not a home-made one). A pat
 cannot run (a backreference, a lookaround) raises PatternNotChecked: the value is reported as
 not checked, never as valid.
 """
+
 from __future__ import annotations
 
 import functools
@@ -16,15 +17,17 @@ from typing import Any
 import re2
 
 _OPTIONS = re2.Options()
-_OPTIONS.log_errors = False           # (RE2 would print every refused pattern to stderr)
+_OPTIONS.log_errors = False  # (RE2 would print every refused pattern to stderr)
 
 
 class PatternNotChecked(Exception):
     """A pattern only a backtracking engine runs: the value was not checked against it."""
 
     def __init__(self, pattern: str, reason: str) -> None:
-        super().__init__(f"not checked: the pattern {pattern[:200]!r} needs a backtracking regex engine "
-                         f"({reason}); patterns run in linear time here, so that no server can stall the playground")
+        super().__init__(
+            f"not checked: the pattern {pattern[:200]!r} needs a backtracking regex engine "
+            f"({reason}); patterns run in linear time here, so that no server can stall the playground"
+        )
 
 
 @functools.lru_cache(maxsize=1024)
@@ -32,8 +35,9 @@ def _compiled(pattern: str) -> Any:
     try:
         return re2.compile(pattern, _OPTIONS)
     except re2.error as exc:
-        raise PatternNotChecked(pattern, exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes)
-                                else str(exc)) from None
+        raise PatternNotChecked(
+            pattern, exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        ) from None
 
 
 def regex_search(pattern: str, string: str, flags: int = 0) -> Any:

@@ -18,6 +18,7 @@ view, `asyncio.to_thread`), or `avalidate_arguments` from the event loop. Childr
 when first needed) keep their compiled validators between calls; a killed one is replaced on
 the next call.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -35,11 +36,11 @@ import orjson
 
 from playground.budget import VALIDATION
 
-DEADLINE = VALIDATION.seconds       # seconds a check may take; the caller waits this long at most
-START_DEADLINE = 20.0               # seconds a child may take to start (imports), on a loaded machine
-CHILDREN = 2                        # checks that may run at once in a process
-MEMORY_BYTES = VALIDATION.memory    # address space a child may use (a value can be tens of megabytes)
-SMALL_BYTES = 4096        # schema and value each at most this large, without references: checked here
+DEADLINE = VALIDATION.seconds  # seconds a check may take; the caller waits this long at most
+START_DEADLINE = 20.0  # seconds a child may take to start (imports), on a loaded machine
+CHILDREN = 2  # checks that may run at once in a process
+MEMORY_BYTES = VALIDATION.memory  # address space a child may use (a value can be tens of megabytes)
+SMALL_BYTES = 4096  # schema and value each at most this large, without references: checked here
 _REFERENCES = (b'"$ref"', b'"$dynamicRef"', b'"$recursiveRef"')
 _ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -68,10 +69,14 @@ class _Child:
     """One child process and the partial line read from it."""
 
     def __init__(self) -> None:
-        code = (f"import sys; sys.path.insert(0, {_ROOT!r}); "
-                "from playground.schema._sandbox import serve; serve()")
-        self.proc = subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+        code = f"import sys; sys.path.insert(0, {_ROOT!r}); from playground.schema._sandbox import serve; serve()"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", code],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            bufsize=0,
+        )
         self.buffer = b""
         if self.read(START_DEADLINE) != {"ready": True}:
             raise NotChecked("the checker did not start")
@@ -161,9 +166,13 @@ SANDBOX = Sandbox()
 
 def not_checked_error(why: str) -> dict[str, Any]:
     """The one error a check that did not finish reports (never "valid")."""
-    return {"path": "", "pointer": "", "keyword": "not-checked",
-            "message": f"Not checked: {why}. Checks against a server's schema are stopped when "
-                       f"they run that long, so that no server can stall the playground."}
+    return {
+        "path": "",
+        "pointer": "",
+        "keyword": "not-checked",
+        "message": f"Not checked: {why}. Checks against a server's schema are stopped when "
+        f"they run that long, so that no server can stall the playground.",
+    }
 
 
 def _small(schema: Any, *values: Any) -> bool:
@@ -207,7 +216,7 @@ def _in_child(schema: Any, arguments: Any) -> list[dict[str, Any]]:
 
 def matches(root: Any, subschema: Any, instance: Any, seconds: float | None = None) -> bool:
     """`_validation.matches`, bounded: False when it does not finish (it only picks a form branch)."""
-    if _small(root, instance):             # (the subschema is a part of the root)
+    if _small(root, instance):  # (the subschema is a part of the root)
         from ._validation import matches as here
 
         return here(root, subschema, instance)
@@ -236,7 +245,7 @@ def serve() -> None:
                 answer = _validation.matches(request["root"], request["subschema"], request["instance"])
         except MemoryError:
             answer = {"failed": "the check needed more memory than it may use"}
-        except Exception as exc:  # noqa: BLE001 - reported to the caller, the child goes on
+        except Exception as exc:
             answer = {"failed": f"the check failed ({type(exc).__name__})"}
         out.write(_encode(answer))
         out.flush()

@@ -4,6 +4,7 @@ The dialect comes from `$schema` (2020-12 when absent or unknown). Remote `$ref`
 fetched (jsonschema would, by default): only the bundled meta-schemas are available. Nothing here
 raises on a weird schema; an invalid schema is reported as one error.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,8 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from playground import jsonpointer
 
-from ._linear_regex import PatternNotChecked, install
 from ._cache import SchemaCache
+from ._linear_regex import PatternNotChecked, install
 
 MAX_ERRORS = 100
 install()
@@ -26,7 +27,7 @@ def validator_class(schema: Any) -> type:
     if isinstance(schema, dict) and isinstance(schema.get("$schema"), str):
         try:
             return validators.validator_for(schema, default=validators.Draft202012Validator)
-        except Exception:  # noqa: BLE001 - an odd $schema value falls back to the default
+        except Exception:
             return validators.Draft202012Validator
     return validators.Draft202012Validator
 
@@ -48,7 +49,7 @@ def _check(schema: Any) -> Any:
         where = jsonpointer.join(exc.path)
         at = f" (at {where})" if where else ""
         return [_error([], f"The schema itself is invalid{at}: {exc.message}", "schema")]
-    except Exception as exc:  # noqa: BLE001 - hostile schemas must not break the page
+    except Exception as exc:
         return [_error([], f"The schema could not be checked: {exc}", "schema")]
 
 
@@ -79,9 +80,8 @@ def validate_arguments(schema: Any, arguments: Any) -> list[dict]:
                 break
     except PatternNotChecked as exc:
         return [_error([], f"The value was {exc}.", "not-checked")]
-    except Exception as exc:  # noqa: BLE001 - unresolvable $ref, bad regex, recursion, ...
-        return [_error([], f"The arguments could not be validated against this schema: {exc}",
-                       "schema")]
+    except Exception as exc:
+        return [_error([], f"The arguments could not be validated against this schema: {exc}", "schema")]
     out = []
     for error in found:
         parts = list(error.absolute_path)
@@ -103,8 +103,12 @@ def _missing_property(error: jsonschema.ValidationError) -> str | None:
 
 
 def _error(parts: list, message: str, keyword: str) -> dict:
-    return {"path": ".".join(_segment(p) for p in parts), "pointer": jsonpointer.join(parts),
-            "message": message, "keyword": keyword}
+    return {
+        "path": ".".join(_segment(p) for p in parts),
+        "pointer": jsonpointer.join(parts),
+        "message": message,
+        "keyword": keyword,
+    }
 
 
 def matches(root: Any, subschema: Any, instance: Any) -> bool:
@@ -112,5 +116,5 @@ def matches(root: Any, subschema: Any, instance: Any) -> bool:
     try:
         validator = validator_class(root)(root, registry=SPECIFICATIONS)
         return bool(validator.evolve(schema=subschema).is_valid(instance))
-    except Exception:  # noqa: BLE001 - used only to pick a branch; failure means "no"
+    except Exception:
         return False

@@ -8,6 +8,7 @@ Public API (lazy imports keep `import playground.schemaforms` free of Django tem
 `parse_form(schema, data, *, prefix="args") -> (arguments, errors)`,
 `form_too_large(data, prefix) -> reason | None`.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -15,13 +15,15 @@ It walks the same Field tree the renderer drew, so names line up by construction
 - choices: the branch from `<name>.~branch`;
 - JSON fallbacks: the textarea parsed as strict JSON; a parse error is reported for that field.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable
+from typing import Any
 
 from playground.schema import MISSING, Field, build_fields
 
@@ -66,7 +68,7 @@ class FormData:
         found = set()
         for key in self.values:
             if key.startswith(start):
-                head = key[len(start):].split(".", 1)[0]
+                head = key[len(start) :].split(".", 1)[0]
                 if INDEX_RE.fullmatch(head):
                     found.add(int(head))
         return sorted(found)
@@ -107,7 +109,7 @@ def parse_form(schema: Any, data: Any, *, prefix: str = "args") -> tuple[Any, li
     too_large = form_too_large(data, prefix)
     if too_large is not None:
         return {}, [too_large]
-    root = build_fields(schema)     # (kept per schema: the renderer's tree; parsing reads it, never changes it)
+    root = build_fields(schema)  # (kept per schema: the renderer's tree; parsing reads it, never changes it)
     errors: list[str] = []
     value, _ = _parse(root, prefix, FormData(data), errors)
     if value is MISSING:

@@ -7,19 +7,20 @@ the branch of a oneOf (`.~b1`) so that ids stay unique where two branches share 
 `~` segments mark helper controls: `.~null` (null checkbox), `.~branch` (branch selector),
 `.~present` (the field was rendered), `.~i` (array item placeholder inside a <template>).
 """
+
 from __future__ import annotations
 
 import datetime as dt
 import re
 import time
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, cast
 
 from django.template.loader import get_template
 from django.utils.safestring import SafeString
 
 from playground.budget import FORM, Budget, Limits, OverBudget
-
 from playground.schema import DEADLINE, MISSING, Field, build_fields, canon, json_root, json_type, matches
 
 ITEM_PLACEHOLDER = "~i"
@@ -27,13 +28,14 @@ ITEM_PLACEHOLDER = "~i"
 # templates, an option of a select or a checkbox group ~15-25 µs.
 FIELD_STEPS = 50
 OPTION_STEPS = 10
-_NESTING = frozenset({"object", "array", "choice"})     # templates holding other fields' HTML
+_NESTING = frozenset({"object", "array", "choice"})  # templates holding other fields' HTML
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 TIME_RE = re.compile(r"^\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$")
 
 
-def render_form(schema: Any, *, prefix: str = "args", values: Any = None,
-                errors: list[dict] | None = None, limits: Limits = FORM) -> SafeString:
+def render_form(
+    schema: Any, *, prefix: str = "args", values: Any = None, errors: list[dict] | None = None, limits: Limits = FORM
+) -> SafeString:
     """The HTML of the fields for `schema` (no <form> tag).
 
     `values` pre-fills the inputs (the arguments object); without it, schema defaults are used.
@@ -50,12 +52,23 @@ def render_form(schema: Any, *, prefix: str = "args", values: Any = None,
         html = state.field(root, prefix, prefix, value, defaults=values is None, root=True)
     except OverBudget as exc:
         state = _State(prefix=prefix, root_schema=schema, errors=_index_errors(errors), budget=limits.budget())
-        html = state.field(json_root(label, f"the schema is {exc.reason}", over_budget=True), prefix, prefix, value,
-                           defaults=values is None, root=True)
+        html = state.field(
+            json_root(label, f"the schema is {exc.reason}", over_budget=True),
+            prefix,
+            prefix,
+            value,
+            defaults=values is None,
+            root=True,
+        )
     leftovers = [m for path, msgs in state.errors.items() if path not in state.used for m in msgs]
-    return _render("schemaforms/form.html", {
-        "prefix": prefix, "body": html, "leftover_errors": leftovers,
-    })
+    return _render(
+        "schemaforms/form.html",
+        {
+            "prefix": prefix,
+            "body": html,
+            "leftover_errors": leftovers,
+        },
+    )
 
 
 def _render(template: str, context: dict[str, Any]) -> SafeString:
@@ -94,7 +107,7 @@ def datetime_local_value(value: str) -> str | None:
     except ValueError:
         return None
     if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
     text = parsed.isoformat(timespec="milliseconds" if parsed.microsecond else "seconds")
     return text if parsed.microsecond % 1000 == 0 else None
 
@@ -111,10 +124,9 @@ class _State:
     check_until: float = dc_field(default_factory=lambda: time.monotonic() + DEADLINE)
 
     def rel(self, name: str) -> str:
-        return name[len(self.prefix) + 1:] if name.startswith(self.prefix + ".") else ""
+        return name[len(self.prefix) + 1 :] if name.startswith(self.prefix + ".") else ""
 
-    def base_context(self, f: Field, name: str, dom: str, *, idx: str | None, root: bool,
-                     bare: bool) -> dict:
+    def base_context(self, f: Field, name: str, dom: str, *, idx: str | None, root: bool, bare: bool) -> dict:
         rel = self.rel(name) if not root else ""
         errs = self.errors.get(rel, []) if not bare else []
         if errs:
@@ -132,17 +144,36 @@ class _State:
             wattrs.append(("data-sf-root", ""))
         help_title = f.title if f.title and f.title != f.label else ""
         has_help = bool(help_title or f.description or f.json_fallback or f.pattern)
-        described = " ".join(x for x in (f"id_{dom}.~help" if has_help else "",
-                                         f"id_{dom}.~err" if errs else "") if x)
+        described = " ".join(x for x in (f"id_{dom}.~help" if has_help else "", f"id_{dom}.~err" if errs else "") if x)
         return {
-            "f": f, "name": name, "dom": dom, "id": f"id_{dom}", "label": f.label, "idx": idx,
-            "wattrs": wattrs, "help_title": help_title, "has_help": has_help,
-            "described": described, "errors": errs, "root": root, "bare": bare,
+            "f": f,
+            "name": name,
+            "dom": dom,
+            "id": f"id_{dom}",
+            "label": f.label,
+            "idx": idx,
+            "wattrs": wattrs,
+            "help_title": help_title,
+            "has_help": has_help,
+            "described": described,
+            "errors": errs,
+            "root": root,
+            "bare": bare,
             "show_required": f.required and not root and not f.is_item,
         }
 
-    def field(self, f: Field, name: str, dom: str, value: Any, *, defaults: bool,
-              idx: str | None = None, root: bool = False, bare: bool = False) -> SafeString:
+    def field(
+        self,
+        f: Field,
+        name: str,
+        dom: str,
+        value: Any,
+        *,
+        defaults: bool,
+        idx: str | None = None,
+        root: bool = False,
+        bare: bool = False,
+    ) -> SafeString:
         self.budget.spend(FIELD_STEPS + OPTION_STEPS * len(f.options))
         if value is MISSING and defaults and f.default is not MISSING:
             value = f.default
@@ -155,7 +186,7 @@ class _State:
         ctx.update(extra)
         html = _render(f"schemaforms/{template}.html", ctx)
         if template not in _NESTING:
-            self.budget.emit(len(html))        # (a nesting one's children were counted as they were drawn)
+            self.budget.emit(len(html))  # (a nesting one's children were counted as they were drawn)
         return html
 
     # -- kinds ------------------------------------------------------------------------------
@@ -165,18 +196,26 @@ class _State:
         if text and input_type == "datetime-local":
             local = datetime_local_value(text)
             input_type, text = ("datetime-local", local) if local else ("text", text)
-        elif text and input_type == "date" and not DATE_RE.fullmatch(text):
-            input_type = "text"
-        elif text and input_type == "time" and not TIME_RE.fullmatch(text):
+        elif (
+            text
+            and input_type == "date"
+            and not DATE_RE.fullmatch(text)
+            or text
+            and input_type == "time"
+            and not TIME_RE.fullmatch(text)
+        ):
             input_type = "text"
         attrs = list(f.attrs.items()) if input_type == f.input_type else []
-        return "input", {"input_type": input_type, "value": text, "iattrs": attrs,
-                         "native_required": f.required}
+        return "input", {"input_type": input_type, "value": text, "iattrs": attrs, "native_required": f.required}
 
     def k_number(self, f: Field, name, dom, value, defaults):
         text = "" if isinstance(value, bool) else _value_text(value)
-        return "input", {"input_type": "number", "value": text, "iattrs": list(f.attrs.items()),
-                         "native_required": f.required}
+        return "input", {
+            "input_type": "number",
+            "value": text,
+            "iattrs": list(f.attrs.items()),
+            "native_required": f.required,
+        }
 
     k_integer = k_number
 
@@ -188,14 +227,16 @@ class _State:
         return "checkbox", {"checked": checked, "control_value": "null"}
 
     def k_const(self, f: Field, name, dom, value, defaults):
-        return "const", {"value": _value_text(f.const) if f.const is not None else "null",
-                         "const_json": canon(f.const)}
+        return "const", {"value": _value_text(f.const) if f.const is not None else "null", "const_json": canon(f.const)}
 
     def k_enum(self, f: Field, name, dom, value, defaults):
         chosen = canon(value) if value is not MISSING else None
         options = [{"o": o, "selected": o.json == chosen} for o in f.options]
-        return "select", {"options": options, "placeholder": chosen is None or not any(
-            o["selected"] for o in options) or not f.required, "native_required": f.required}
+        return "select", {
+            "options": options,
+            "placeholder": chosen is None or not any(o["selected"] for o in options) or not f.required,
+            "native_required": f.required,
+        }
 
     def k_multiselect(self, f: Field, name, dom, value, defaults):
         chosen = {canon(v) for v in value} if isinstance(value, list) else set()
@@ -205,8 +246,7 @@ class _State:
     def k_json(self, f: Field, name, dom, value, defaults):
         import json
 
-        text = "" if value is MISSING else json.dumps(value, indent=2, ensure_ascii=False,
-                                                      default=str)
+        text = "" if value is MISSING else json.dumps(value, indent=2, ensure_ascii=False, default=str)
         return "json", {"value": text}
 
     def k_object(self, f: Field, name, dom, value, defaults):
@@ -214,8 +254,9 @@ class _State:
         children = []
         for child in f.children:
             child_value = values.get(child.key, MISSING)
-            children.append(self.field(child, f"{name}.{child.seg}", f"{dom}.{child.seg}",
-                                       child_value, defaults=defaults))
+            children.append(
+                self.field(child, f"{name}.{child.seg}", f"{dom}.{child.seg}", child_value, defaults=defaults)
+            )
         return "object", {"children": children}
 
     def k_array(self, f: Field, name, dom, value, defaults):
@@ -228,18 +269,23 @@ class _State:
         return "array", {"items": rendered, "item_template": template}
 
     def item(self, item: Field, name: str, dom: str, index: str, value: Any, defaults: bool):
-        html = self.field(item, f"{name}.{index}", f"{dom}.{index}", value, defaults=defaults,
-                          idx=index)
-        return _render("schemaforms/array_item.html",
-            {"index": index, "body": html, "item_name": f"{name}.{index}"})
+        html = self.field(item, f"{name}.{index}", f"{dom}.{index}", value, defaults=defaults, idx=index)
+        return _render("schemaforms/array_item.html", {"index": index, "body": html, "item_name": f"{name}.{index}"})
 
     def k_choice(self, f: Field, name, dom, value, defaults):
         selected = self.pick_branch(f, value)
         branches = []
         for i, branch in enumerate(f.branches):
             branch_value = value if i == selected else MISSING
-            html = self.field(branch.field, name, f"{dom}.~b{i}", branch_value,
-                              defaults=defaults or i != selected, idx=None, bare=True)
+            html = self.field(
+                branch.field,
+                name,
+                f"{dom}.~b{i}",
+                branch_value,
+                defaults=defaults or i != selected,
+                idx=None,
+                bare=True,
+            )
             branches.append({"i": i, "label": branch.label, "selected": i == selected, "html": html})
         return "choice", {"branches": branches}
 
@@ -253,14 +299,18 @@ class _State:
                 if branch.discriminator_value is not MISSING and canon(branch.discriminator_value) == wanted:
                     return i
         for i, branch in enumerate(f.branches):
-            if branch.field.kind != "json" and matches(self.root_schema, branch.schema, value,
-                                                       self.check_until - time.monotonic()):
+            if branch.field.kind != "json" and matches(
+                self.root_schema, branch.schema, value, self.check_until - time.monotonic()
+            ):
                 return i
         kind = json_type(value)
         for i, branch in enumerate(f.branches):
             bkind = branch.field.kind
-            if bkind == kind or (bkind == "number" and kind == "integer") or (
-                    bkind in ("array", "multiselect") and kind == "array"):
+            if (
+                bkind == kind
+                or (bkind == "number" and kind == "integer")
+                or (bkind in ("array", "multiselect") and kind == "array")
+            ):
                 return i
         for i, branch in enumerate(f.branches):
             if branch.field.kind == "json":

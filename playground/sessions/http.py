@@ -1,6 +1,7 @@
 """What the pages of the live side share, the core's (views/) and the features' own
 (`Feature.get_urls()`): the session a request may read (its owner's, a share link's), work
 kept off the database thread, streamed downloads, surrogate-safe pages."""
+
 from __future__ import annotations
 
 import itertools

@@ -11,6 +11,7 @@ Each is a TypedDict below; the channel layer carries plain dicts (`to_layer`, `a
 
 Nothing here imports from `playground.sessions`: every other module of it may import this one.
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -38,6 +39,7 @@ def share_link_group_name(link_id: int) -> str:
 
 
 # Commands (consumer -> worker) ----------------------------------------------------------
+
 
 class Command(TypedDict, total=False):
     """A command for the worker. `command` names it (the page's action of the same name);
@@ -69,6 +71,7 @@ def as_command(message: dict[str, Any]) -> Command:
 
 # Events (worker -> group -> each tab) ---------------------------------------------------
 
+
 class SessionState(TypedDict):
     """The state strip: what the session is and how it stands (Session.state())."""
 
@@ -83,7 +86,7 @@ class SessionState(TypedDict):
     transport: str
     end_reason: str
     event_count: int
-    started: float                      # epoch seconds: the page counts the time connecting from it
+    started: float  # epoch seconds: the page counts the time connecting from it
     schema_problems: int
     # Known to the worker only (live/state_strip.py): while connecting, what it waits for and the
     # request timeout; once failed on the wrong transport, what to try (connect.transport_hint).
@@ -115,10 +118,10 @@ class CallError(TypedDict, total=False):
     """Why a call has no result: the server's JSON-RPC error (`code`, `message`, `data`), or
     whose failure it was (`kind`: transport, client, the session ended; a `timeout`, a cancel)."""
 
-    code: Any                       # the server's (an int when it is a JSON-RPC error)
+    code: Any  # the server's (an int when it is a JSON-RPC error)
     message: str
     data: Any
-    http: int                       # the HTTP status it came with
+    http: int  # the HTTP status it came with
     kind: str
     timeout: bool
     cancelled: bool
@@ -136,7 +139,7 @@ class Outcome(TypedDict, total=False):
     latency_ms: float
     announced: bool
     rounds: list[dict[str, Any]]
-    structured_errors: list[dict[str, Any]]   # present when checked against the tool's outputSchema
+    structured_errors: list[dict[str, Any]]  # present when checked against the tool's outputSchema
 
 
 class Snapshot(TypedDict):
@@ -145,10 +148,10 @@ class Snapshot(TypedDict):
     type: Literal["session.snapshot"]
     catalogue: Catalogue
     results: list[Outcome]
-    progress: dict[str, dict[str, Any]]     # by call id: the call's last notifications/progress params
+    progress: dict[str, dict[str, Any]]  # by call id: the call's last notifications/progress params
     inflight: list[CallStarted]
     features: list[FeatureEvent]
-    state: NotRequired[SessionState]        # while connecting: the strip with what it waits for
+    state: NotRequired[SessionState]  # while connecting: the strip with what it waits for
 
 
 class Lines(TypedDict):
@@ -178,7 +181,7 @@ class CallStarted(TypedDict):
 class ProgressEvent(TypedDict):
     type: Literal["session.progress"]
     call_id: str
-    progress: dict[str, Any]                # the server's notifications/progress params
+    progress: dict[str, Any]  # the server's notifications/progress params
 
 
 class ShareFollow(TypedDict):
@@ -189,7 +192,9 @@ class ShareFollow(TypedDict):
 
 
 # What the worker sends to the tabs (and the share viewers).
-TabMessage = Lines | StateEvent | CatalogueEvent | CallStarted | ProgressEvent | Outcome | FeatureEvent | Snapshot | ShareFollow
+TabMessage = (
+    Lines | StateEvent | CatalogueEvent | CallStarted | ProgressEvent | Outcome | FeatureEvent | Snapshot | ShareFollow
+)
 
 
 def to_layer(message: TabMessage | Command) -> dict[str, Any]:
@@ -204,7 +209,9 @@ CatalogueKind = Literal["tools", "prompts", "templates", "resources"]
 _KEYS: dict[str, str] = {"tools": "name", "prompts": "name", "templates": "uriTemplate", "resources": "uri"}
 
 
-def catalogue_item(catalogue: Catalogue | dict[str, Any] | None, kind: CatalogueKind, key: str) -> dict[str, Any] | None:
+def catalogue_item(
+    catalogue: Catalogue | dict[str, Any] | None, kind: CatalogueKind, key: str
+) -> dict[str, Any] | None:
     """The listed tool, prompt, template or resource named `key` (a server's lists are untrusted:
     entries that are not objects are skipped)."""
     field = _KEYS[kind]

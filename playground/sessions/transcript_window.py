@@ -6,6 +6,7 @@ every (re)connect (the page tells the consumer `?around=SEQ`), so a reconnect do
 old window for the latest lines. Live lines follow a window only when it reaches the latest
 event; otherwise they would read as coming right after it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,16 +14,16 @@ from typing import Any
 
 from playground.transcripts.models import Event
 
-REPLAY_WINDOW = 1000      # events sent on (re)connect; older ones stay in the database and the export
+REPLAY_WINDOW = 1000  # events sent on (re)connect; older ones stay in the database and the export
 
 
 @dataclass(frozen=True)
 class TranscriptWindow:
     session_id: int
-    rows: list[dict[str, Any]]     # the events' data, oldest first
-    total: int                     # events in the session
-    around: int | None             # the event it is centred on (None: the latest events)
-    latest: bool                   # it reaches the session's last event: live lines may follow
+    rows: list[dict[str, Any]]  # the events' data, oldest first
+    total: int  # events in the session
+    around: int | None  # the event it is centred on (None: the latest events)
+    latest: bool  # it reaches the session's last event: live lines may follow
 
     @property
     def first_seq(self) -> int | None:
@@ -52,8 +53,8 @@ def transcript_window(session_id: int, around: int | None = None, size: int = RE
         rows = list(events.order_by("-seq").values_list("data", flat=True)[:size])
         return TranscriptWindow(session_id, rows[::-1], total, None, latest=True)
     half = size // 2
-    after = list(events.filter(seq__gt=around).order_by("seq").values_list("data", flat=True)[:half + 1])
+    after = list(events.filter(seq__gt=around).order_by("seq").values_list("data", flat=True)[: half + 1])
     latest = len(after) <= half
     after = after[:half]
-    before = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[:size - len(after)])
+    before = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[: size - len(after)])
     return TranscriptWindow(session_id, before[::-1] + after, total, around, latest)

@@ -1,8 +1,22 @@
 """The live side's pages: the core's (views/), then every feature's own (`Feature.get_urls()`)."""
+
 from django.urls import path
 
 from .features import FEATURES
-from .views import arrive, check_form, connect, live, curl, exports, replay_form, retry, search, session_page, share, workspace
+from .views import (
+    arrive,
+    check_form,
+    connect,
+    curl,
+    exports,
+    live,
+    replay_form,
+    retry,
+    search,
+    session_page,
+    share,
+    workspace,
+)
 
 app_name = "sessions"
 

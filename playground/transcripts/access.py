@@ -1,5 +1,6 @@
 """Who may see a saved session: its owner (Session.visible_to). One helper for every view
 that takes a session's id from the URL, so none can forget the check."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -13,6 +13,7 @@ with control characters (which a terminal acts on when pasted: ^C drops the quot
 so far) written as `$'\\xNN'`; a header that could never have been sent (a name that is not an
 HTTP token, a value with CR, LF or NUL) is left out and said so; a NUL elsewhere is refused.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,8 +40,10 @@ def _body(row: dict[str, Any]) -> tuple[str | None, list[str]]:
     if row["dir"] == "send":
         notes = []
         if row.get("truncated"):
-            notes.append(f"the frame was recorded cut at {len(row.get('raw') or '')} of {row.get('size')} bytes: "
-                         "this body is its head")
+            notes.append(
+                f"the frame was recorded cut at {len(row.get('raw') or '')} of {row.get('size')} bytes: "
+                "this body is its head"
+            )
         return row.get("raw") or "", notes
     data = row.get("data") or {}
     shown = data.get("request_body")
@@ -49,7 +52,7 @@ def _body(row: dict[str, Any]) -> tuple[str | None, list[str]]:
     notes = ["the authorization flow's body was recorded with its secrets masked (they are not kept)"]
     request_type = {k.lower(): v for k, v in (http.get("request_headers") or {}).items()}.get("content-type", "")
     if is_form(request_type):
-        return form_body(shown), notes                     # recorded one field a line: back to a form
+        return form_body(shown), notes  # recorded one field a line: back to a form
     return shown, notes
 
 
@@ -87,7 +90,7 @@ def _word(text: str, what: str) -> str:
     at = 0
     for run in _CONTROLS.finditer(text):
         if run.start() > at:
-            pieces.append(shlex.quote(text[at:run.start()]))
+            pieces.append(shlex.quote(text[at : run.start()]))
         pieces.append("$'" + "".join(f"\\x{b:02x}" for b in run.group().encode("utf-8")) + "'")
         at = run.end()
     if at < len(text) or not pieces:
@@ -95,8 +98,12 @@ def _word(text: str, what: str) -> str:
     return "".join(pieces)
 
 
-def command(row: dict[str, Any], unmask: Callable[[str, str], str] | None = None,
-            real_url: str | None = None, notes: Sequence[str] = ()) -> str:
+def command(
+    row: dict[str, Any],
+    unmask: Callable[[str, str], str] | None = None,
+    real_url: str | None = None,
+    notes: Sequence[str] = (),
+) -> str:
     """The curl command for a request row. `unmask(name, masked_value)` gives a header's real
     value (or the masked one back); `real_url` replaces a masked URL; `notes` come first (why
     a value stays masked)."""
@@ -110,7 +117,7 @@ def command(row: dict[str, Any], unmask: Callable[[str, str], str] | None = None
     if unmask is not None:
         headers = {name: unmask(name, value) if MASK in value else value for name, value in headers.items()}
     for name, value in list(headers.items()):
-        problem = header_problem(name, value)       # recorded before names were checked, or uploaded
+        problem = header_problem(name, value)  # recorded before names were checked, or uploaded
         if problem is not None:
             notes.append(f"left out: {problem}")
             del headers[name]
@@ -122,7 +129,7 @@ def command(row: dict[str, Any], unmask: Callable[[str, str], str] | None = None
     head = ["curl", "-sS"]
     accept = {k.lower(): v for k, v in headers.items()}.get("accept", "")
     if "text/event-stream" in accept:
-        head.append("-N")                       # an SSE stream: show events as they come
+        head.append("-N")  # an SSE stream: show events as they come
     if (body is None and method != "GET") or (body is not None and method != "POST"):
         head += ["-X", _word(method, "the method")]
     head.append(_word(url, "the URL"))

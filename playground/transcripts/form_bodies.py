@@ -1,6 +1,7 @@
 """Form bodies as the transcript keeps them: the authorization flow's form posts are recorded
 decoded, one `name=value` a line, secrets masked (mcp/auth/recorder.mask_body). What repeats or
 exports such a request (curl.py, har.py) turns them back into a form body from here."""
+
 from __future__ import annotations
 
 from urllib.parse import urlencode

@@ -14,12 +14,13 @@ exchanges ended (HAR prefers, and does not require, start order; viewers sort by
 Times: `startedDateTime` is the session's clock origin plus the event's time; `wait` is the time
 to the response's headers (`http.wait_ms`, else to its first event), `receive` until its last event.
 """
+
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -36,8 +37,8 @@ URL_SAFE = ":/?#[]@!$&'()*+,;=%-._~"
 class Exchange:
     method: str = ""
     url: str = ""
-    sent_headers: dict[str, str] | None = None      # what the playground set (a POST's frame event)
-    request_headers: dict[str, str] | None = None   # as sent (the first response event)
+    sent_headers: dict[str, str] | None = None  # what the playground set (a POST's frame event)
+    request_headers: dict[str, str] | None = None  # as sent (the first response event)
     body: str | None = None
     body_type: str = ""
     t_request: float | None = None
@@ -51,10 +52,10 @@ class Exchange:
     seqs: list[int] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
-    awaiting: int = 0                               # responses the POSTed frame asks for
+    awaiting: int = 0  # responses the POSTed frame asks for
     answered: int = 0
-    kept: Budget = field(default_factory=lambda: HAR_ENTRY.budget())     # the response text held for the entry
-    left_out: int = 0                               # events past it (in the JSONL export, whole)
+    kept: Budget = field(default_factory=lambda: HAR_ENTRY.budget())  # the response text held for the entry
+    left_out: int = 0  # events past it (in the JSONL export, whole)
 
     def add(self, text: str) -> None:
         """Another piece of the response, unless the entry already holds its budget: a stream
@@ -92,7 +93,13 @@ def _key(row: dict[str, Any], http: dict[str, Any], sends: set[int]) -> tuple[An
         return ("s", row["seq"])
     if row.get("reply_to") in sends:
         return ("s", row["reply_to"])
-    return ("h", http.get("method"), http.get("url"), http.get("status"), json.dumps(http.get("headers"), sort_keys=True))
+    return (
+        "h",
+        http.get("method"),
+        http.get("url"),
+        http.get("status"),
+        json.dumps(http.get("headers"), sort_keys=True),
+    )
 
 
 def _sse_text(row: dict[str, Any], data: str | None = None) -> str:
@@ -114,7 +121,7 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
             continue
         key = _key(row, http, sends)
         if key in done:
-            continue            # (after its end: nothing an exchange is written with)
+            continue  # (after its end: nothing an exchange is written with)
         ex = found.setdefault(key, Exchange())
         ex.seqs.append(row["seq"])
         ex.method = ex.method or http["method"]
@@ -146,10 +153,12 @@ def exchanges(rows: Iterable[dict[str, Any]]) -> Iterator[Exchange]:
             if row.get("reply_to") is not None and row.get("reply_to") in ex.seqs:
                 ex.answered += 1
         elif isinstance(data.get("sse_event"), str) and isinstance(data.get("sse_data"), str):
-            ex.add(_sse_text({"sse_event": data["sse_event"]}, data["sse_data"]))   # HTTP+SSE's `endpoint`
+            ex.add(_sse_text({"sse_event": data["sse_event"]}, data["sse_data"]))  # HTTP+SSE's `endpoint`
         elif isinstance(data.get("request_body"), str) or isinstance(data.get("response_body"), str):
-            if isinstance(data.get("request_body"), str):          # an OAuth exchange: one note holds it all
-                ex.body_type = next((v for k, v in (ex.request_headers or {}).items() if k.lower() == "content-type"), "")
+            if isinstance(data.get("request_body"), str):  # an OAuth exchange: one note holds it all
+                ex.body_type = next(
+                    (v for k, v in (ex.request_headers or {}).items() if k.lower() == "content-type"), ""
+                )
                 ex.body = form_body(data["request_body"]) if is_form(ex.body_type) else data["request_body"]
             if isinstance(data.get("response_body"), str):
                 ex.add(data["response_body"])
@@ -192,39 +201,61 @@ def entry(ex: Exchange, started_at: datetime) -> dict[str, Any]:
     receive = max(0.0, ((ex.t_last or 0.0) - (ex.t_first or 0.0)) * 1000) if ex.t_first is not None else 0.0
     url = _url(ex.url)
     request: dict[str, Any] = {
-        "method": ex.method, "url": url, "httpVersion": "HTTP/1.1", "cookies": [],
+        "method": ex.method,
+        "url": url,
+        "httpVersion": "HTTP/1.1",
+        "cookies": [],
         "headers": _pairs(ex.request_headers if ex.request_headers is not None else ex.sent_headers),
         "queryString": [{"name": k, "value": v} for k, v in parse_qsl(urlsplit(url).query, keep_blank_values=True)],
-        "headersSize": -1, "bodySize": len(ex.body.encode("utf-8")) if ex.body is not None else 0,
+        "headersSize": -1,
+        "bodySize": len(ex.body.encode("utf-8")) if ex.body is not None else 0,
     }
     if ex.body is not None:
         request["postData"] = {"mimeType": ex.body_type or "application/octet-stream", "text": ex.body}
         if is_form(ex.body_type):
-            request["postData"]["params"] = [{"name": k, "value": v}
-                                             for k, v in parse_qsl(ex.body, keep_blank_values=True)]
+            request["postData"]["params"] = [
+                {"name": k, "value": v} for k, v in parse_qsl(ex.body, keep_blank_values=True)
+            ]
     text = "".join(ex.texts)
     mime = next((v for k, v in ex.headers.items() if k.lower() == "content-type"), ex.content_type)
     response: dict[str, Any] = {
-        "status": ex.status or 0, "statusText": _phrase(ex.status), "httpVersion": "HTTP/1.1", "cookies": [],
+        "status": ex.status or 0,
+        "statusText": _phrase(ex.status),
+        "httpVersion": "HTTP/1.1",
+        "cookies": [],
         "headers": _pairs(ex.headers),
         "content": {"size": len(text.encode("utf-8")), "mimeType": mime or "x-unknown", "text": text},
         "redirectURL": next((v for k, v in ex.headers.items() if k.lower() == "location"), ""),
-        "headersSize": -1, "bodySize": -1,
+        "headersSize": -1,
+        "bodySize": -1,
     }
     if ex.error or (ex.status is None and ex.notes):
         response["_error"] = ex.error or ex.notes[0]
     out: dict[str, Any] = {
         "startedDateTime": (started_at + timedelta(seconds=max(0.0, t_start))).isoformat(timespec="milliseconds"),
-        "time": round(wait + receive, 3), "request": request, "response": response, "cache": {},
-        "timings": {"blocked": -1, "dns": -1, "connect": -1, "ssl": -1, "send": 0, "wait": round(wait, 3),
-                    "receive": round(receive, 3)},
+        "time": round(wait + receive, 3),
+        "request": request,
+        "response": response,
+        "cache": {},
+        "timings": {
+            "blocked": -1,
+            "dns": -1,
+            "connect": -1,
+            "ssl": -1,
+            "send": 0,
+            "wait": round(wait, 3),
+            "receive": round(receive, 3),
+        },
         "_transcriptSeq": ex.seqs,
     }
     if ex.content_type == "text/event-stream":
         out["comment"] = f"SSE stream: {len(ex.texts)} event(s) with data, as their event text"
     if ex.left_out:
-        ex.notes.insert(0, f"{HAR_ENTRY.says}: the response's first {len(ex.texts)} event(s) are here, "
-                           f"the {ex.left_out} after them are left out (the JSONL export has every event)")
+        ex.notes.insert(
+            0,
+            f"{HAR_ENTRY.says}: the response's first {len(ex.texts)} event(s) are here, "
+            f"the {ex.left_out} after them are left out (the JSONL export has every event)",
+        )
     if ex.notes:
         out["comment"] = "; ".join([*([out["comment"]] if "comment" in out else []), *ex.notes])[:2000]
     return out
@@ -234,7 +265,7 @@ def document(rows: Iterable[dict[str, Any]], started_at: datetime, comment: str 
     """The HAR file, in pieces: an entry as soon as its exchange is complete. `started_at` is
     when the events' `t` was 0 (the session's clock origin)."""
     if started_at.tzinfo is None:
-        started_at = started_at.replace(tzinfo=timezone.utc)
+        started_at = started_at.replace(tzinfo=UTC)
     log = {"version": "1.2", "creator": CREATOR, "pages": [], "comment": comment}
     yield '{"log": ' + json.dumps(log, ensure_ascii=False)[:-1] + ', "entries": ['
     for i, ex in enumerate(exchanges(rows)):

@@ -1,4 +1,5 @@
 """A session with a server and every event of its transcript, persisted in order."""
+
 from __future__ import annotations
 
 import datetime
@@ -22,12 +23,14 @@ class Session(models.Model):
         ENDED = "ended", "Ended"
         FAILED = "failed", "Failed"
 
-    server = models.ForeignKey("registry.Server", null=True, blank=True, on_delete=models.SET_NULL,
-                               related_name="sessions")
+    server = models.ForeignKey(
+        "registry.Server", null=True, blank=True, on_delete=models.SET_NULL, related_name="sessions"
+    )
     server_name = models.CharField(max_length=200)
     transport = models.CharField(max_length=20, blank=True)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="mcp_sessions")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="mcp_sessions"
+    )
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.CONNECTING)
     era = models.CharField(max_length=10, blank=True)
     era_evidence = models.TextField(blank=True)
@@ -94,11 +97,21 @@ class Session(models.Model):
 
     def state(self) -> SessionState:
         """The state strip's facts."""
-        return {"id": self.pk, "status": self.status, "era": self.era, "era_evidence": self.era_evidence,
-                "protocol_version": self.protocol_version, "server_info": self.server_info,
-                "capabilities": self.capabilities, "instructions": self.instructions,
-                "transport": self.transport, "end_reason": self.end_reason, "event_count": self.event_count,
-                "started": self.started_at.timestamp(), "schema_problems": self.schema_problems}
+        return {
+            "id": self.pk,
+            "status": self.status,
+            "era": self.era,
+            "era_evidence": self.era_evidence,
+            "protocol_version": self.protocol_version,
+            "server_info": self.server_info,
+            "capabilities": self.capabilities,
+            "instructions": self.instructions,
+            "transport": self.transport,
+            "end_reason": self.end_reason,
+            "event_count": self.event_count,
+            "started": self.started_at.timestamp(),
+            "schema_problems": self.schema_problems,
+        }
 
     @property
     def time_zero(self) -> datetime.datetime:

@@ -17,6 +17,7 @@ viewer that missed a group message replays them by sequence number.
   (removed from the buffer, shown) in order; a failed save leaves its batch and the ones after
   it buffered, to be saved again (saving is idempotent).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,10 +50,10 @@ CheckFn = Callable[[list[TranscriptEvent]], Awaitable[None]]
 
 @dataclass(frozen=True)
 class Limits:
-    batch_events: int = 500               # one database batch at most
-    window: float = 0.02                  # seconds to gather more events once one arrived
-    backlog_high: int = 4 * 500           # unsaved events that pause reading...
-    backlog_low: int = 3 * 500            # ...and below which it resumes
+    batch_events: int = 500  # one database batch at most
+    window: float = 0.02  # seconds to gather more events once one arrived
+    backlog_high: int = 4 * 500  # unsaved events that pause reading...
+    backlog_low: int = 3 * 500  # ...and below which it resumes
     # The same in characters of recorded text (a frame is recorded up to PLAYGROUND_MAX_FRAME_BYTES):
     # 2,000 unsaved events of a megabyte each would be gigabytes; one insert never carries
     # hundreds of megabytes.
@@ -66,9 +67,16 @@ def chars(event: TranscriptEvent) -> int:
 
 
 class Recorder:
-    def __init__(self, session_id: int, *, on_saved: Callable[[Rows], Awaitable[None]],
-                 pause: Callable[[], None], resume: Callable[[], None], save: SaveFn | None = None,
-                 limits: Limits = Limits()) -> None:
+    def __init__(
+        self,
+        session_id: int,
+        *,
+        on_saved: Callable[[Rows], Awaitable[None]],
+        pause: Callable[[], None],
+        resume: Callable[[], None],
+        save: SaveFn | None = None,
+        limits: Limits = Limits(),
+    ) -> None:
         self.session_id = session_id
         self.on_saved = on_saved
         self.pause, self.resume = pause, resume
@@ -77,32 +85,34 @@ class Recorder:
         self._high, self._high_chars = limits.backlog_high, limits.backlog_chars
         self.checks: list[CheckFn] = []
         self.buffer: list[TranscriptEvent] = []
-        self.buffer_chars = 0                     # recorded text held in `buffer`
+        self.buffer_chars = 0  # recorded text held in `buffer`
         self._buffered = asyncio.Event()
 
     def add(self, event: TranscriptEvent) -> None:
         """The tap's listener: keep the event; pause reading while too much waits."""
         buffer = self.buffer
         buffer.append(event)
-        self.buffer_chars += len(event.raw or event.text or "")         # chars(event), inline: once a frame
+        self.buffer_chars += len(event.raw or event.text or "")  # chars(event), inline: once a frame
         self._buffered.set()
         if len(buffer) >= self._high or self.buffer_chars >= self._high_chars:
             self.pause()
 
     def _full_batch_waits(self, start: int = 0, start_chars: int = 0) -> bool:
         """Whether a full batch is buffered beyond the first `start` events (`start_chars` of text)."""
-        return (len(self.buffer) - start >= self.limits.batch_events
-                or self.buffer_chars - start_chars >= self.limits.batch_chars)
+        return (
+            len(self.buffer) - start >= self.limits.batch_events
+            or self.buffer_chars - start_chars >= self.limits.batch_chars
+        )
 
     def _next_batch(self, start: int = 0) -> list[TranscriptEvent]:
         """The oldest buffered events from `start` on, up to a batch's events and characters (one at least)."""
         size, weight = 0, 0
-        for event in self.buffer[start:start + self.limits.batch_events]:
+        for event in self.buffer[start : start + self.limits.batch_events]:
             weight += chars(event)
             size += 1
             if weight >= self.limits.batch_chars:
                 break
-        return self.buffer[start:start + size]
+        return self.buffer[start : start + size]
 
     async def run(self, stopping: asyncio.Event) -> None:
         """Save as events come, until cancelled. Once `stopping` is set, nothing waits for a burst."""
@@ -128,12 +138,15 @@ class Recorder:
         # (events of the batch, their recorded text, the save, giving the rows saved): a batch is
         # the first len(events) events of the buffer
         in_flight: collections.deque[tuple[list[TranscriptEvent], int, asyncio.Future[Rows]]] = collections.deque()
-        queued = queued_chars = 0                 # buffered events (and their text) handed to a save
+        queued = queued_chars = 0  # buffered events (and their text) handed to a save
         limits = self.limits
         try:
             while True:
-                while len(in_flight) < 2 and queued < len(self.buffer) and (
-                        not in_flight or drain or self._full_batch_waits(queued, queued_chars)):
+                while (
+                    len(in_flight) < 2
+                    and queued < len(self.buffer)
+                    and (not in_flight or drain or self._full_batch_waits(queued, queued_chars))
+                ):
                     batch = self._next_batch(queued)
                     weight = sum(chars(event) for event in batch)
                     saving: asyncio.Future[Rows] = asyncio.ensure_future(self._save_batch(batch))
@@ -145,16 +158,19 @@ class Recorder:
                 rows = await saving
                 in_flight.popleft()
                 queued, queued_chars = queued - len(batch), queued_chars - weight
-                del self.buffer[:len(batch)]
+                del self.buffer[: len(batch)]
                 self.buffer_chars -= weight
-                if len(self.buffer) <= limits.backlog_low and self.buffer_chars <= limits.backlog_chars - limits.batch_chars:
+                if (
+                    len(self.buffer) <= limits.backlog_low
+                    and self.buffer_chars <= limits.backlog_chars - limits.batch_chars
+                ):
                     self.resume()
                 # Saved first, shown after (the database is the truth a reloading tab replays).
                 await self.on_saved(rows)
                 if not in_flight and not drain and not self._full_batch_waits():
                     break
         finally:
-            for _batch, _weight, saving in in_flight:    # left behind by a failure: finish unobserved
+            for _batch, _weight, saving in in_flight:  # left behind by a failure: finish unobserved
                 saving.add_done_callback(_ignore_outcome)
         if not self.buffer:
             self._buffered.clear()
@@ -185,8 +201,10 @@ async def save_and_index(session_id: int, rows: Rows, limits: Limits = Limits())
     """The save, then the search index told: it indexes the rows once no flood is being saved.
     A full batch (as `Recorder._next_batch` cuts them: its events or its characters) is a flood."""
     await database_sync_to_async(save_events)(session_id, rows)
-    full = (len(rows) >= limits.batch_events
-            or sum(len(row.get("raw") or row.get("text") or "") for row in rows) >= limits.batch_chars)
+    full = (
+        len(rows) >= limits.batch_events
+        or sum(len(row.get("raw") or row.get("text") or "") for row in rows) >= limits.batch_chars
+    )
     search_indexer.saved(full)
 
 
@@ -223,32 +241,33 @@ def save_events(session_id: int, rows: Rows) -> None:
     stored, texts = [row for row, _ in encoded], [text for _, text in encoded]
     if connection.vendor == "postgresql":
         from psycopg.types.json import Jsonb
+
         cleaned = [storable_row(row, text) for row, text in zip(stored, texts)]
         stored, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
         params: list[Any] = [Jsonb(text, dumps=_same) for text in texts]
     else:
         params = texts
     values: list[Any] = []
-    flagged: list[Any] = []          # rows with schema problems (few): inserted apart, to count them once
+    flagged: list[Any] = []  # rows with schema problems (few): inserted apart, to count them once
     for row, data in zip(stored, params):
         values_of = flagged if "schema_problems" in row else values
         values_of += (session_id, row["seq"], row["t"], row["dir"], _method(row), data)
     step = INSERT_ROWS * _EVENT_COLUMNS
     with transaction.atomic(), connection.cursor() as cursor:
         for start in range(0, len(values), step):
-            part = values[start:start + step]
+            part = values[start : start + step]
             cursor.execute(_insert_events(len(part) // _EVENT_COLUMNS), part)
         problems = 0
         if flagged:
             counts = {row["seq"]: _problem_count(row) for row in stored if "schema_problems" in row}
             for start in range(0, len(flagged), step):
-                part = flagged[start:start + step]
+                part = flagged[start : start + step]
                 cursor.execute(_insert_events(len(part) // _EVENT_COLUMNS) + " RETURNING seq", part)
-                problems += sum(counts.get(seq, 0) for (seq,) in cursor.fetchall())   # new rows only
+                problems += sum(counts.get(seq, 0) for (seq,) in cursor.fetchall())  # new rows only
         if problems:
             cursor.execute(_COUNT_EVENTS_AND_PROBLEMS, [stored[-1]["seq"], problems, session_id])
         else:
-            cursor.execute(_COUNT_EVENTS, [stored[-1]["seq"], session_id])    # (the ORM compiled it every batch)
+            cursor.execute(_COUNT_EVENTS, [stored[-1]["seq"], session_id])  # (the ORM compiled it every batch)
 
 
 def _problem_count(row: Mapping[str, Any]) -> int:
@@ -294,11 +313,14 @@ _EVENT_COLUMNS = 6
 @functools.lru_cache(maxsize=64)
 def _insert_events(count: int) -> str:
     """The INSERT of `count` rows (cached: a flood's batches are mostly of one size)."""
-    return (f"INSERT INTO {Event._meta.db_table} (session_id, seq, t, dir, method, data) VALUES "
-            + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * count)
-            + " ON CONFLICT (session_id, seq) DO NOTHING")
+    return (
+        f"INSERT INTO {Event._meta.db_table} (session_id, seq, t, dir, method, data) VALUES "
+        + ", ".join(["(%s, %s, %s, %s, %s, %s)"] * count)
+        + " ON CONFLICT (session_id, seq) DO NOTHING"
+    )
 
 
 _COUNT_EVENTS = f"UPDATE {Session._meta.db_table} SET event_count = %s WHERE id = %s"
-_COUNT_EVENTS_AND_PROBLEMS = (f"UPDATE {Session._meta.db_table} SET event_count = %s, "
-                              "schema_problems = schema_problems + %s WHERE id = %s")
+_COUNT_EVENTS_AND_PROBLEMS = (
+    f"UPDATE {Session._meta.db_table} SET event_count = %s, schema_problems = schema_problems + %s WHERE id = %s"
+)

@@ -1,6 +1,7 @@
 """A replay's side in the database: the recording it reads, the Differences it saves
 (`Session.report`), and the comparison made again when a server's ignore rules change (read in
 short database calls, compared elsewhere: `compared_again` touches no database)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -43,8 +44,10 @@ def source_of(session: Session) -> Session | None:
 def responses_to_read(session: Session) -> tuple[list[int], list[int]]:
     """The response events comparing again reads: (the original's seqs, this session's)."""
     rows = [r for r in (session.report or {}).get("rows") or [] if isinstance(r, dict) and _compared(r)]
-    return (sorted({r["old_response_seq"] for r in rows if type(r.get("old_response_seq")) is int}),
-            sorted({r["new_response_seq"] for r in rows if type(r.get("new_response_seq")) is int}))
+    return (
+        sorted({r["old_response_seq"] for r in rows if type(r.get("old_response_seq")) is int}),
+        sorted({r["new_response_seq"] for r in rows if type(r.get("new_response_seq")) is int}),
+    )
 
 
 def response_data(session_id: int, seqs: list[int]) -> dict[int, Any]:
@@ -61,13 +64,16 @@ def _responses(data: dict[int, Any], redact: Redactor, secrets: Redactor) -> dic
         row = redact.obj(row)
         message = row.get("message") if isinstance(row, dict) else None
         if isinstance(message, dict):
-            out[seq] = {"message": {k: message[k] for k in ("result", "error") if k in message},
-                        "raw": secrets.cut(row.get("raw") or "", RAW_KEPT)}
+            out[seq] = {
+                "message": {k: message[k] for k in ("result", "error") if k in message},
+                "raw": secrets.cut(row.get("raw") or "", RAW_KEPT),
+            }
     return out
 
 
-def compared_again(session: Session, source: Session | None, ignore: list[str], old_data: dict[int, Any],
-                   new_data: dict[int, Any]) -> dict[str, Any]:
+def compared_again(
+    session: Session, source: Session | None, ignore: list[str], old_data: dict[int, Any], new_data: dict[int, Any]
+) -> dict[str, Any]:
     """The report with every replayed request compared again under `ignore` (the server's new
     rules), from the two sessions' saved responses (`response_data` of `responses_to_read`).
     CPU work on a server's values and no database: for a worker thread. Without the original
@@ -75,8 +81,8 @@ def compared_again(session: Session, source: Session | None, ignore: list[str], 
     report = dict(session.report or {})
     rows = [dict(r) for r in report.get("rows") or [] if isinstance(r, dict)]
     rules = diff.rules(ignore)
-    whole = COMPARISON.budget()             # every row's comparison takes its part of one budget
-    secrets = session.share_redactor()      # what the replay's share page masks (the original's among them)
+    whole = COMPARISON.budget()  # every row's comparison takes its part of one budget
+    secrets = session.share_redactor()  # what the replay's share page masks (the original's among them)
     old = _responses(old_data, source.owner_redactor(), secrets) if source is not None else {}
     new = _responses(new_data, session.owner_redactor(), secrets)
     for row in rows:
@@ -84,12 +90,17 @@ def compared_again(session: Session, source: Session | None, ignore: list[str], 
             continue
         before, after = old.get(row.get("old_response_seq")), new.get(row.get("new_response_seq"))  # type: ignore[arg-type]
         if row.get("old_response_seq") is not None and before is None:
-            continue        # that event is not readable any more: leave the row as it was
+            continue  # that event is not readable any more: leave the row as it was
         if row.get("new_response_seq") is not None and after is None:
-            continue        # not saved yet (rules sent as the replay ends): the row as the worker compared it
+            continue  # not saved yet (rules sent as the replay ends): the row as the worker compared it
         status, changes, complete, detail = compare_response(
-            before["message"] if before else None, after["message"] if after else None, rules=rules,
-            new_failure=str(row.get("failure") or ""), secrets=secrets, budget=whole.part(DIFF))
+            before["message"] if before else None,
+            after["message"] if after else None,
+            rules=rules,
+            new_failure=str(row.get("failure") or ""),
+            secrets=secrets,
+            budget=whole.part(DIFF),
+        )
         row.update(status=status, changes=changes, detail=detail)
         row.pop("incomplete", None)
         if not complete:
@@ -101,5 +112,5 @@ def compared_again(session: Session, source: Session | None, ignore: list[str], 
             row.pop("old_raw", None)
             row.pop("new_raw", None)
     report.update(rows=rows, counts=counts(rows), ignore=list(ignore))
-    report["stale"] = source is None     # the original is gone: the rows could not be compared again
+    report["stale"] = source is None  # the original is gone: the rows could not be compared again
     return report

@@ -6,6 +6,7 @@ NUL byte is kept in the frame's text. One such frame made every transcript write
 batch fail, again and again: nothing after it was saved. There they become U+FFFD and the
 event says so; SQLite stores them as they are.
 """
+
 from __future__ import annotations
 
 import re

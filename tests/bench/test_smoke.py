@@ -1,5 +1,6 @@
 """`bench/run.py --quick` runs every part end to end (small counts). No assertion on speed:
 benchmarks are not tests; this only keeps the harness working."""
+
 from __future__ import annotations
 
 import json
@@ -9,18 +10,42 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-KEYS = ("relay_ratio", "relay_added_ms_median", "relay_p95_ms", "flood_msgs_per_s", "flood_lost", "flood_peak_mb",
-        "session_mb", "idle_cpu_percent", "transcript_ttfb_ms", "export_ttfb_ms", "large_payload_s",
-        "relay_server_ms_median", "relay_own_ms_median")
+KEYS = (
+    "relay_ratio",
+    "relay_added_ms_median",
+    "relay_p95_ms",
+    "flood_msgs_per_s",
+    "flood_lost",
+    "flood_peak_mb",
+    "session_mb",
+    "idle_cpu_percent",
+    "transcript_ttfb_ms",
+    "export_ttfb_ms",
+    "large_payload_s",
+    "relay_server_ms_median",
+    "relay_own_ms_median",
+)
 # The official Inspector's arm (bench/inspector.py) of the relay and the flood.
-INSPECTOR_KEYS = ("inspector_median_ms", "inspector_p95_ms", "relay_vs_inspector_ratio", "inspector_sdk_ratio",
-                  "inspector_flood_s", "flood_vs_inspector_ratio", "inspector_flood_lost")
+INSPECTOR_KEYS = (
+    "inspector_median_ms",
+    "inspector_p95_ms",
+    "relay_vs_inspector_ratio",
+    "inspector_sdk_ratio",
+    "inspector_flood_s",
+    "flood_vs_inspector_ratio",
+    "inspector_flood_lost",
+)
 
 
 def test_quick_bench_runs_every_part(tmp_path):
     out = tmp_path / "results.json"
-    run = subprocess.run([sys.executable, "bench/run.py", "--quick", "--no-write", "--no-browser", "--json", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=180)
+    run = subprocess.run(
+        [sys.executable, "bench/run.py", "--quick", "--no-write", "--no-browser", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads(out.read_text())
     assert all(isinstance(results[key], (int, float)) for key in KEYS), results
@@ -37,8 +62,13 @@ def test_quick_bench_runs_every_part(tmp_path):
 
 def test_pipeline_bench_runs_with_a_share_viewer():
     """`bench/pipeline.py` (the flood path in one process) with its options: one small round."""
-    run = subprocess.run([sys.executable, "bench/pipeline.py", "2000", "1", "--share-viewer", "--share-secret"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=180)
+    run = subprocess.run(
+        [sys.executable, "bench/pipeline.py", "2000", "1", "--share-viewer", "--share-secret"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "msg/s" in run.stdout and "share frames" in run.stdout and "search index afterwards" in run.stdout
 
@@ -47,9 +77,10 @@ def test_http_flood_bench_runs():
     """`bench/http_flood.py` (an SSE flood through the Streamable HTTP transport and the tap): one
     small round, every notification and the answer through the tap."""
     count = 500
-    run = subprocess.run([sys.executable, "bench/http_flood.py", str(count), "1"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=180)
+    run = subprocess.run(
+        [sys.executable, "bench/http_flood.py", str(count), "1"], cwd=ROOT, capture_output=True, text=True, timeout=180
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     (line,) = run.stdout.splitlines()
     match = re.fullmatch(r"\s*\d+ msg/s\s+cpu\s+[\d.]+ us/msg\s+[\d.]+ bytes a row \((\d+) events\)", line)
-    assert match and int(match.group(1)) >= count + 2, line          # the call, each notification, its answer
+    assert match and int(match.group(1)) >= count + 2, line  # the call, each notification, its answer

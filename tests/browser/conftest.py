@@ -6,6 +6,7 @@
 started with "spawn" (a forked copy of pytest's state is not a clean server) and must share a
 database FILE with the test process.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -40,7 +41,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator["Browser"]:  # noqa: F821 - playwright type, imported lazily
+def browser() -> Iterator[Browser]:  # noqa: F821 - playwright type, imported lazily
     if not os.path.exists(CHROMIUM):
         pytest.fail(f"{CHROMIUM} is missing: run `make chromium`")
     from playwright.sync_api import sync_playwright

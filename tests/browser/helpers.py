@@ -3,6 +3,7 @@
 Every step goes through the page with the names a person sees (labels, button and link
 names, roles), so a renamed control fails here first.
 """
+
 from __future__ import annotations
 
 import functools
@@ -40,6 +41,7 @@ def _password_hash() -> str:
 
 # Processes started by the app (stdio servers live in daphne's process) ----------------
 
+
 def _children_by_parent() -> dict[int, list[int]]:
     table: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -50,7 +52,7 @@ def _children_by_parent() -> dict[int, list[int]]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()
-        if fields[0] == "Z":          # already exited, waiting for its parent to reap it
+        if fields[0] == "Z":  # already exited, waiting for its parent to reap it
             continue
         table.setdefault(int(fields[1]), []).append(int(entry))
     return table
@@ -102,7 +104,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
 
     host = "127.0.0.1"
     page: Page
-    context_args: dict[str, Any] = {}      # more new_context() options (timezone_id, ...)
+    context_args: dict[str, Any] = {}  # more new_context() options (timezone_id, ...)
 
     @pytest.fixture(autouse=True)
     def _browser_page(self, browser: Any, request: pytest.FixtureRequest) -> Any:
@@ -118,9 +120,16 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         self.csp_violations: list[str] = []
         self.context.add_init_script(
             "document.addEventListener('securitypolicyviolation', e => console.log('CSP violation:', "
-            "e.violatedDirective, e.sourceFile, e.lineNumber, e.target?.outerHTML?.slice(0, 300)))")
-        self.context.on("console", lambda message: self.csp_violations.append(message.text)
-                        if "CSP violation" in message.text or "Content Security Policy" in message.text else None)
+            "e.violatedDirective, e.sourceFile, e.lineNumber, e.target?.outerHTML?.slice(0, 300)))"
+        )
+        self.context.on(
+            "console",
+            lambda message: (
+                self.csp_violations.append(message.text)
+                if "CSP violation" in message.text or "Content Security Policy" in message.text
+                else None
+            ),
+        )
         expect.set_options(timeout=TIMEOUT_MS)
         yield
         self.context.close()
@@ -144,7 +153,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         for pk in Session.objects.filter(ended_at__isnull=True).values_list("pk", flat=True):
             try:
                 self.page.goto(self.url(f"/sessions/{pk}/"))
-                status = self.page.locator("#session-state").get_by_role("status")    # (panels have their own)
+                status = self.page.locator("#session-state").get_by_role("status")  # (panels have their own)
                 if not ended.match(status.text_content(timeout=5000) or ""):
                     self.page.get_by_role("button", name="Disconnect").click(timeout=5000)
                 expect(status).to_have_text(ended, timeout=10_000)
@@ -177,9 +186,20 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         page.get_by_role("button", name="Log in").click()
         expect(page.get_by_role("link", name="Add server")).to_be_visible()
 
-    def add_server(self, name: str, *, transport: str = "stdio", command: str = "", args: list[str] = (),
-                   env: dict[str, str] | None = None, url: str = "", headers: dict[str, str] | None = None,
-                   roots: list[str] = (), era: str = "", shot: bool = False) -> None:
+    def add_server(
+        self,
+        name: str,
+        *,
+        transport: str = "stdio",
+        command: str = "",
+        args: list[str] = (),
+        env: dict[str, str] | None = None,
+        url: str = "",
+        headers: dict[str, str] | None = None,
+        roots: list[str] = (),
+        era: str = "",
+        shot: bool = False,
+    ) -> None:
         """Home → "Add server" → fill the form → "Save" → the server's page."""
         page = self.page
         page.goto(self.url("/"))
@@ -215,7 +235,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         page = self.page
         page.get_by_role("button", name="Connect").click()
         expect(page).to_have_url(re.compile(r"/sessions/\d+/$"))
-        page.wait_for_load_state("load")            # the page's scripts run: a click before them does nothing
+        page.wait_for_load_state("load")  # the page's scripts run: a click before them does nothing
         expect(page.get_by_role("status")).to_have_text("connected")
         expect(self.tool_button(first_tool)).to_be_visible()
 
@@ -262,7 +282,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         status.evaluate("el => { el.textContent = ''; }")
         button.click()
         expect(status).to_have_text("Copied to the clipboard")
-        expect(button).to_have_attribute("title", "Copied")         # the button says it too
+        expect(button).to_have_attribute("title", "Copied")  # the button says it too
         return self.page.evaluate("() => navigator.clipboard.readText()")
 
     def assert_every_block_copies(self, page: Page | None = None) -> None:
@@ -322,7 +342,9 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         expect(page.locator("script:not([src])")).to_have_count(0)
         expect(page.locator("svg[onload], [onerror]:not([src='x-probe'])")).to_have_count(0)
         hrefs = page.locator("a[href]").evaluate_all("els => els.map(e => e.getAttribute('href'))")
-        assert not [h for h in hrefs if h.strip().lower().startswith(("javascript:", "data:text", "data:image/svg"))], hrefs
+        assert not [h for h in hrefs if h.strip().lower().startswith(("javascript:", "data:text", "data:image/svg"))], (
+            hrefs
+        )
         srcs = page.locator("img[src]").evaluate_all("els => els.map(e => e.getAttribute('src'))")
         assert not [s for s in srcs if not s.startswith(("data:image/png;base64,", "x-probe"))], srcs
 
@@ -345,9 +367,14 @@ class HttpPeer:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/{'sse' if mode == 'sse' else 'mcp'}"
-        self.proc = subprocess.Popen([sys.executable, str(SDK_PEER), mode, str(self.port)],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(SDK_PEER), mode, str(self.port)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         self.output: list[str] = []
         self.ready = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -362,7 +389,7 @@ class HttpPeer:
             self.output.append(line)
             if "Uvicorn running on" in line:
                 self.ready.set()
-        self.ready.set()   # exited: wake the waiter, which then finds no server
+        self.ready.set()  # exited: wake the waiter, which then finds no server
 
     def stop(self) -> None:
         end_processes([self.proc.pid])

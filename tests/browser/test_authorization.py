@@ -3,6 +3,7 @@ conformance suite's mock; the official SDK's authorization server): the browser 
 back through /oauth/callback/, the session going on, the Authorization view listing every step;
 a pre-registered client from the settings, JWT claims, Refresh and Revoke; and a flow the client
 refuses, shown with where it stopped and what the spec expected."""
+
 from __future__ import annotations
 
 import re
@@ -16,7 +17,6 @@ from .helpers import LiveBrowserTestCase
 
 
 class AuthorizationTests(LiveBrowserTestCase):
-
     def test_authorization_code_flow_through_the_browser(self) -> None:
         page = self.page
         with auth_mock("auth/scope-step-up", "2025-11-25") as mcp_url:
@@ -50,8 +50,17 @@ class AuthorizationTests(LiveBrowserTestCase):
 
             page.get_by_role("link", name="Authorization", exact=True).click()
             steps = page.get_by_role("list", name="Authorization steps")
-            for step in ("challenge", "resource-metadata", "authorization-server-metadata", "registration",
-                         "authorization-request", "authorization-response", "token", "retry", "step-up"):
+            for step in (
+                "challenge",
+                "resource-metadata",
+                "authorization-server-metadata",
+                "registration",
+                "authorization-request",
+                "authorization-response",
+                "token",
+                "retry",
+                "step-up",
+            ):
                 expect(steps.locator(f'li.auth-step[data-step="{step}"]').first).to_be_visible()
             expect(steps.locator('li.auth-step[data-step="token"][data-status="ok"]')).to_have_count(2)
             # The 401 and its header, each document fetched with its body, the token response masked.
@@ -61,7 +70,8 @@ class AuthorizationTests(LiveBrowserTestCase):
             expect(prm).to_contain_text('"authorization_servers"')
             request = steps.locator('li.auth-step[data-step="authorization-request"]').first
             expect(request.get_by_role("table", name="Parameters of the authorization-request")).to_contain_text(
-                "code_challenge_methodS256")
+                "code_challenge_methodS256"
+            )
             token = steps.locator('li.auth-http[data-step="token"]').first
             token.locator("summary").click()
             expect(token).to_contain_text('"access_token": "••••"')
@@ -69,7 +79,7 @@ class AuthorizationTests(LiveBrowserTestCase):
             record = page.get_by_role("region", name="Token from http://localhost:")
             expect(record).to_contain_text("mcp:basic mcp:write")
             self.shot("3-authorization-view")
-            self.assert_every_block_copies()          # each step's details, headers and bodies, the JWT claims
+            self.assert_every_block_copies()  # each step's details, headers and bodies, the JWT claims
             html = page.content()
             assert "test-token-" not in html and "test-auth-code" not in html
 
@@ -115,7 +125,7 @@ class AuthorizationTests(LiveBrowserTestCase):
             page.get_by_role("button", name="Refresh token").click()
             expect(steps.locator('li.auth-step[data-step="refresh"][data-status="ok"]')).to_be_visible()
             record.get_by_text("decoded (not verified)").click()
-            expect(record.locator("pre").nth(1)).not_to_have_text(first_claims)   # a new jti, iat
+            expect(record.locator("pre").nth(1)).not_to_have_text(first_claims)  # a new jti, iat
             self.shot("jwt-claims-after-refresh")
 
             page.get_by_role("button", name="Revoke token").click()
@@ -124,7 +134,7 @@ class AuthorizationTests(LiveBrowserTestCase):
             expect(steps.locator('li.auth-http[data-step="revoke"]').first).to_contain_text("HTTP 200")
             expect(record).to_contain_text("Tokennone")
             html = page.content()
-            assert secret not in html and "eyJ" not in html     # no token (a JWT starts so) on the page
+            assert secret not in html and "eyJ" not in html  # no token (a JWT starts so) on the page
         self.assert_no_js_errors()
 
     def test_a_refused_flow_says_where_it_stopped_and_what_the_spec_expected(self) -> None:
@@ -139,7 +149,8 @@ class AuthorizationTests(LiveBrowserTestCase):
             # The authorization server sent the browser back with another issuer's iss: refused.
             expect(page.get_by_role("status")).to_have_text("failed")
             expect(page.locator("#session-state .end-reason")).to_contain_text(
-                "HTTP 401: authorization refused at authorization-response: the response's iss")
+                "HTTP 401: authorization refused at authorization-response: the response's iss"
+            )
             page.get_by_role("link", name="Authorization", exact=True).click()
             outcome = page.get_by_role("region", name="Authorization outcome")
             expect(outcome).to_contain_text("Authorization refused at authorization-response")

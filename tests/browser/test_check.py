@@ -1,6 +1,7 @@
 """Check server, as a person uses it: the button on a server's page, the form fetching the
 tool list on request with the read-only tool ticked, the report region filling row by row, a row's link to its transcript
 line, and the report on the session's share page."""
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,6 @@ HOSTILE = str(ROOT / "tests" / "peers" / "hostile_server.py")
 
 
 class CheckServerTests(LiveBrowserTestCase):
-
     def start_check(self, name: str, *args: str) -> None:
         page = self.page
         self.log_in()
@@ -59,7 +59,8 @@ class CheckServerTests(LiveBrowserTestCase):
         expect(probe.locator(".schema-flag")).to_have_text("schema problem, sent on purpose")
         probe.locator("summary").first.click()
         expect(probe.get_by_role("group", name="schema problem")).to_contain_text(
-            "Sent invalid on purpose (the server check: a method that does not exist)")
+            "Sent invalid on purpose (the server check: a method that does not exist)"
+        )
         self.shot("report")
 
         # A row's link scrolls its transcript line into view.
@@ -109,13 +110,15 @@ class CheckServerTests(LiveBrowserTestCase):
         summary = report.locator(".check-summary")
         expect(summary).not_to_contain_text("Running", timeout=60_000)
         expect(summary).to_contain_text("Tools called: fail, named <script>window.__pwned=1</script>")
-        for shown in ("live", "reloaded"):              # live, then rendered from the saved report
+        for shown in ("live", "reloaded"):  # live, then rendered from the saved report
             expect(report.locator('[data-check="tools/call: fail"]')).to_contain_text(
-                'error -32000: failure <script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">')
+                'error -32000: failure <script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
+            )
             named = report.locator('[data-check^="tools/call: named <script>window.__pwned=1</script>"]')
             expect(named.locator(".check-status")).to_have_text("pass")
             expect(report.locator('[data-check="tools: names"]')).to_contain_text(
-                "'named <script>window.__pwned=1</script>…' is 161 characters")
+                "'named <script>window.__pwned=1</script>…' is 161 characters"
+            )
             self.assert_inert(page)
             self.shot(f"hostile-report-{shown}")
             if shown == "live":

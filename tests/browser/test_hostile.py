@@ -1,6 +1,7 @@
 """Untrusted content in a real browser: a hostile server puts script payloads in every string it
 controls; no script runs on the session page, after a reload, on the share page, or when the
 exports are opened; `javascript:` URIs are never links and SVG is never rendered."""
+
 from __future__ import annotations
 
 import os
@@ -18,7 +19,6 @@ PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</scrip
 
 
 class HostileServerTests(LiveBrowserTestCase):
-
     def call(self, tool: str, text: str | None = None) -> None:
         form = self.open_tool(tool)
         if text is not None:
@@ -31,7 +31,7 @@ class HostileServerTests(LiveBrowserTestCase):
         with page.expect_download() as info:
             try:
                 page.goto(href)
-            except Exception:      # navigation is aborted in favour of the download
+            except Exception:  # navigation is aborted in favour of the download
                 pass
         return open(info.value.path(), encoding="utf-8").read()
 
@@ -42,27 +42,29 @@ class HostileServerTests(LiveBrowserTestCase):
         self.connect("echo")
         self.call("echo", PAYLOAD)
         expect(self.result().locator("pre.text").first).to_contain_text("window.__pwned=1")
-        expect(self.result()).to_contain_text("image not shown")          # SVG and bad data are blocked
-        expect(self.result()).to_contain_text("javascript:window.__pwned=1//")   # shown as text
+        expect(self.result()).to_contain_text("image not shown")  # SVG and bad data are blocked
+        expect(self.result()).to_contain_text("javascript:window.__pwned=1//")  # shown as text
         self.call("fail")
-        expect(self.result()).to_contain_text("failure <script>")               # a JSON-RPC error message
+        expect(self.result()).to_contain_text("failure <script>")  # a JSON-RPC error message
         self.call("tool_error")
-        expect(self.result()).to_contain_text("tool error <script>")            # an isError result
+        expect(self.result()).to_contain_text("tool error <script>")  # an isError result
         page.locator("#catalogue").get_by_role("button", name=re.compile(r"^res ")).click()
         expect(self.result()).to_contain_text("resources/read")
-        expect(page.get_by_role("log", name="Log messages")).to_contain_text("log <script>")   # echo's log
+        expect(page.get_by_role("log", name="Log messages")).to_contain_text("log <script>")  # echo's log
         # A tool named with the payload; a form generated from a hostile schema.
         page.locator("#catalogue").get_by_role("button", name=re.compile(r"^named <script>")).click()
         page.locator("#workspace form#tool-form").get_by_role("button", name="Call tool").click()
         expect(self.result()).to_contain_text("named ok")
         form = self.open_tool("form")
-        expect(form).to_contain_text("<script>window.__pwned=1</script>")          # titles, descriptions: text
+        expect(form).to_contain_text("<script>window.__pwned=1</script>")  # titles, descriptions: text
         form.locator("select").select_option("plain")
         form.get_by_role("button", name="Call tool").click()
         expect(self.result()).to_contain_text("form plain <script>")
         # Server requests: an elicitation and a sampling request carrying payloads, answered no.
-        for tool, words, button, outcome in (("ask", "Question <script>", "Decline", "answered decline"),
-                                             ("sample", "System <script>", "Reject", "sample")):
+        for tool, words, button, outcome in (
+            ("ask", "Question <script>", "Decline", "answered decline"),
+            ("sample", "System <script>", "Reject", "sample"),
+        ):
             self.open_tool(tool).get_by_role("button", name="Call tool").click()
             card = page.get_by_role("region", name="Server request")
             expect(card).to_contain_text(words)
@@ -79,27 +81,31 @@ class HostileServerTests(LiveBrowserTestCase):
         response.locator("summary").first.click()
         self.shot("1-session")
         self.assert_inert(page)
-        expect(page.get_by_role("status")).to_have_text("connected")        # the page works on
+        expect(page.get_by_role("status")).to_have_text("connected")  # the page works on
 
         page.reload()
-        expect(self.transcript()).to_contain_text("starting <script>")       # stderr, replayed
+        expect(self.transcript()).to_contain_text("starting <script>")  # stderr, replayed
         self.assert_inert(page)
 
         href = self.share()
-        shared = self.fresh_page(1280, 720)           # (the browser's default size)
+        shared = self.fresh_page(1280, 720)  # (the browser's default size)
         shared.on("pageerror", lambda exc: self.js_errors.append(f"share page: {exc}"))
         shared.goto(href)
         expect(self.transcript(shared)).to_contain_text("Instructions")
         self.shot("2-share", shared)
         self.assert_inert(shared)
 
-        exports = [urljoin(shared.url, shared.get_by_role("link", name=n, exact=True).get_attribute("href"))
-                   for n in ("Download JSONL", "JSON")]
-        exports += [self.url(f"/sessions/{page.url.rstrip('/').rsplit('/', 1)[1]}/export.{ext}") for ext in ("jsonl", "json")]
+        exports = [
+            urljoin(shared.url, shared.get_by_role("link", name=n, exact=True).get_attribute("href"))
+            for n in ("Download JSONL", "JSON")
+        ]
+        exports += [
+            self.url(f"/sessions/{page.url.rstrip('/').rsplit('/', 1)[1]}/export.{ext}") for ext in ("jsonl", "json")
+        ]
         for url in exports:
             viewer = shared.context.new_page() if "/share/" in url else self.context.new_page()
             text = self.open_download(viewer, url)
-            assert "window.__pwned=1" in text                                  # the payload is in there, as data
+            assert "window.__pwned=1" in text  # the payload is in there, as data
             assert viewer.evaluate("typeof window.__pwned") == "undefined"
             viewer.close()
         self.assert_no_js_errors()
@@ -115,7 +121,7 @@ class FloodedPageTests(LiveBrowserTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         before = {name: os.environ.get(name) for name in cls.ENV}
-        os.environ.update(cls.ENV)                  # read by the live server's settings when it starts
+        os.environ.update(cls.ENV)  # read by the live server's settings when it starts
         try:
             super().setUpClass()
         finally:
@@ -135,15 +141,15 @@ class FloodedPageTests(LiveBrowserTestCase):
         lines = page.locator("#transcript-lines > details")
         # (the schema lint's note on what it sampled of the flood comes when the flood is over, any time after)
         frames = page.locator("#transcript-lines > details:not(.kind-lint)")
-        answer = lines.filter(has_text="flood done")            # the call's answer: the flood's tail arrived
+        answer = lines.filter(has_text="flood done")  # the call's answer: the flood's tail arrived
         expect(answer).to_have_count(1)
         expect(frames.last).to_have_id(answer.get_attribute("id"))
-        assert lines.count() == self.KEEP                        # the window, not all 1,000 lines
+        assert lines.count() == self.KEEP  # the window, not all 1,000 lines
         expect(page.locator('#transcript-lines > details[data-method="tools/call"]')).to_have_count(0)  # left it
         self.shot("flooded")
         page.get_by_role("button", name="Ping").click()
         expect(self.result()).to_contain_text("ping")
         _ping, pong = self.exchange("ping")
         expect(frames.last).to_have_id(pong.get_attribute("id"))
-        assert lines.count() == self.KEEP                        # still windowed
+        assert lines.count() == self.KEEP  # still windowed
         self.assert_no_js_errors()

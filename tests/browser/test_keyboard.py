@@ -1,6 +1,7 @@
 """The session page from the keyboard, in Chromium, on server-everything and the SDK peer
 (issue 14): Ctrl/Cmd+Enter sends from any tool form, the JSON editor and the raw composer;
 completion suggestions are an ARIA combobox; opening a tool puts the focus in its first field."""
+
 from __future__ import annotations
 
 import re
@@ -12,7 +13,6 @@ from .test_workspace import EverythingSession
 
 
 class KeyboardTests(EverythingSession, LiveBrowserTestCase):
-
     def test_ctrl_enter_sends_from_a_tool_form_the_json_editor_and_the_raw_composer(self) -> None:
         self.everything()
         page = self.page
@@ -30,7 +30,7 @@ class KeyboardTests(EverythingSession, LiveBrowserTestCase):
         editor.fill('{"a": 40, "b": 2}')
         editor.press("Meta+Enter")
         expect(self.result()).to_contain_text("The sum of 40 and 2 is 42")
-        expect(editor).to_have_value('{"a": 40, "b": 2}')          # no newline typed into it
+        expect(editor).to_have_value('{"a": 40, "b": 2}')  # no newline typed into it
         # The raw composer, from its params field.
         page.get_by_role("button", name="Raw request").click()
         workspace = page.locator("#workspace")
@@ -55,7 +55,7 @@ class KeyboardTests(EverythingSession, LiveBrowserTestCase):
         page.locator("#catalogue").get_by_role("button", name="completable-prompt", exact=True).click()
         workspace = page.locator("#workspace")
         department = workspace.get_by_role("combobox", name="department")
-        expect(department).to_be_focused()                        # the first field, on opening
+        expect(department).to_be_focused()  # the first field, on opening
         expect(department).to_have_attribute("aria-autocomplete", "list")
         expect(department).to_have_attribute("aria-expanded", "false")
         page.keyboard.type("E")
@@ -73,9 +73,9 @@ class KeyboardTests(EverythingSession, LiveBrowserTestCase):
         expect(department).to_have_attribute("aria-expanded", "false")
         expect(workspace.get_by_role("listbox")).to_have_count(0)
         expect(department).to_be_focused()
-        self.answered_ping()              # (what the Enter had sent would be in the transcript before it)
+        self.answered_ping()  # (what the Enter had sent would be in the transcript before it)
         expect(self.transcript().locator('.ev-send[data-method="prompts/get"]')).to_have_count(0)
-        department.focus()                # (back from the Ping button)
+        department.focus()  # (back from the Ping button)
 
         # The second field: its options follow the first; arrows move both ways, with wrap-around.
         name = workspace.get_by_role("combobox", name="name")
@@ -114,12 +114,12 @@ class KeyboardTests(EverythingSession, LiveBrowserTestCase):
         self.connect("add")
         form = self.open_tool("add")
         expect(form.get_by_label("a", exact=True)).to_be_focused()
-        form = self.open_tool("hang")                    # no arguments: the button, ready for Enter
+        form = self.open_tool("hang")  # no arguments: the button, ready for Enter
         expect(form.get_by_role("button", name="Call tool")).to_be_focused()
         form = self.open_tool("echo")
         expect(form.get_by_label("text", exact=True)).to_be_focused()
         self.page.keyboard.type("from the keyboard")
-        self.page.keyboard.press("Enter")                # a form's own Enter still sends, as before
+        self.page.keyboard.press("Enter")  # a form's own Enter still sends, as before
         expect(self.result()).to_contain_text("from the keyboard")
         self.page.locator("#catalogue").get_by_role("button", name="item", exact=True).click()
         expect(self.page.locator("#workspace").get_by_label("item_id", exact=True)).to_be_focused()

@@ -1,6 +1,7 @@
 """Model view and Copy as curl in Chromium: the panel shows the server's tools as each model API
 receives them and copies one provider's JSON; an HTTP request line shows its headers and copies
 a curl command, masked unless the owner ticks "include secrets"."""
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,6 @@ MASK = "••••"
 
 
 class ModelViewTests(LiveBrowserTestCase):
-
     def setUp(self) -> None:
         super().setUp()
         self.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=self.live_server_url)
@@ -32,7 +32,7 @@ class ModelViewTests(LiveBrowserTestCase):
         panel = page.locator("details.model-view-panel")
         panel.locator("summary", has_text="Model view").click()
         openai = panel.locator('details.mv-provider[data-provider="openai"]')
-        expect(openai).to_be_visible()                        # fetched and shown
+        expect(openai).to_be_visible()  # fetched and shown
         openai.locator("summary").first.click()
         chat = openai.get_by_role("region", name="OpenAI Chat Completions tools")
         expect(chat).to_contain_text("≈")
@@ -59,8 +59,9 @@ class ModelViewTests(LiveBrowserTestCase):
         expect(shown).to_contain_text("SDK simple chatbot")
         chatbot = shown.locator("details.mv-shape", has_text="SDK simple chatbot")
         chatbot.locator("summary").click()
-        expect(shown).to_contain_text("Tool execution result: meta=None content=[TextContent(type='text', "
-                                      "text='for the model'")
+        expect(shown).to_contain_text(
+            "Tool execution result: meta=None content=[TextContent(type='text', text='for the model'"
+        )
         # Each shape copies as shown; every block of the panel has its Copy.
         assert self.copy(chatbot.get_by_role("button", name="Copy")) == chatbot.locator("pre").text_content()
         assert "text='for the model'" in chatbot.locator("pre").text_content()
@@ -80,12 +81,12 @@ class ModelViewTests(LiveBrowserTestCase):
         command, args = peer_args("stdio")
         self.add_server("Model view peer", command=command, args=args)
         self.connect("echo")
-        loader = page.locator("#model-view", has_text="Loading the Model view")      # not fetched
+        loader = page.locator("#model-view", has_text="Loading the Model view")  # not fetched
         expect(loader).to_be_attached()
         page.evaluate("() => { document.getElementById('catalogue').dataset.before = '1'; }")
         page.get_by_role("button", name="Refresh lists").click()
-        expect(page.locator("#catalogue:not([data-before])")).to_be_attached()     # the new lists are in
-        self.answered_ping()            # answered after the loader that followed the lists
+        expect(page.locator("#catalogue:not([data-before])")).to_be_attached()  # the new lists are in
+        self.answered_ping()  # answered after the loader that followed the lists
         expect(loader).to_be_attached()
         assert fetched == []
         panel = page.locator("details.model-view-panel")
@@ -93,10 +94,10 @@ class ModelViewTests(LiveBrowserTestCase):
             panel.locator("summary", has_text="Model view").click()
         expect(panel.locator('details.mv-provider[data-provider="openai"]')).to_be_visible()
         with page.expect_response(lambda r: re.search(r"/sessions/\d+/model-view/$", r.url) is not None):
-            page.get_by_role("button", name="Refresh lists").click()          # open: fetched again
+            page.get_by_role("button", name="Refresh lists").click()  # open: fetched again
         expect(panel.locator('details.mv-provider[data-provider="openai"]')).to_be_visible()
         self.shot("1-panel-open")
-        panel.locator("summary", has_text="Model view").click()              # closed again
+        panel.locator("summary", has_text="Model view").click()  # closed again
         page.evaluate("() => { document.getElementById('catalogue').dataset.before = '1'; }")
         page.get_by_role("button", name="Refresh lists").click()
         expect(page.locator("#catalogue:not([data-before])")).to_be_attached()
@@ -110,8 +111,7 @@ class ModelViewTests(LiveBrowserTestCase):
         self.addCleanup(peer.stop)
         page = self.page
         self.log_in()
-        self.add_server("Curl peer", transport="Streamable HTTP", url=peer.url,
-                        headers={"X-Api-Key": HEADER_SECRET})
+        self.add_server("Curl peer", transport="Streamable HTTP", url=peer.url, headers={"X-Api-Key": HEADER_SECRET})
         self.connect("echo")
         form = self.open_tool("echo")
         form.get_by_label("text", exact=True).fill("it's curl")

@@ -1,6 +1,7 @@
 """The Model view on a share page in Chromium: fetched by the page from the share's own read-only
 views (computed once per catalogue, off the database thread), every secret masked, and a
 catalogue past the page's budget says which check it did not run."""
+
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
@@ -14,17 +15,27 @@ SECRET = "sk-share-model-view-42"
 
 
 def _catalogue(tools: int, width: int) -> dict:
-    return {"tools": [{"name": f"tool_{i}", "description": f"Tool {i}, key {SECRET}.", "inputSchema": {
-        "type": "object", "properties": {f"p{j}": {"type": "string", "description": "P."} for j in range(width)}}}
-        for i in range(tools)]}
+    return {
+        "tools": [
+            {
+                "name": f"tool_{i}",
+                "description": f"Tool {i}, key {SECRET}.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {f"p{j}": {"type": "string", "description": "P."} for j in range(width)},
+                },
+            }
+            for i in range(tools)
+        ]
+    }
 
 
 class ShareModelViewTests(LiveBrowserTestCase):
-
     def test_a_share_page_fetches_its_model_view(self) -> None:
         owner = get_user_model().objects.get(username=USERNAME)
-        session = Session.objects.create(server_name="shared", owner=owner, status="ended",
-                                         catalogue=_catalogue(120, 49), secret_values=[SECRET])
+        session = Session.objects.create(
+            server_name="shared", owner=owner, status="ended", catalogue=_catalogue(120, 49), secret_values=[SECRET]
+        )
         link = ShareLink.objects.create(session=session, created_by=owner)
         page = self.page
         page.goto(self.url(f"/share/{link.token}/"))
@@ -32,7 +43,7 @@ class ShareModelViewTests(LiveBrowserTestCase):
         panel.locator("summary", has_text="Model view").click()
         anthropic = panel.locator('details.mv-provider[data-provider="anthropic"]')
         expect(anthropic).to_be_visible()
-        expect(anthropic.locator("summary").first).to_contain_text("not checked")      # past the budget: said
+        expect(anthropic.locator("summary").first).to_contain_text("not checked")  # past the budget: said
         anthropic.locator("summary").first.click()
         late = anthropic.locator("ul.mv-tools > li").nth(119)
         late.locator("summary").click()

@@ -2,6 +2,7 @@
 person (elicitation, sampling, roots), progress and Cancel, completion, templates,
 subscriptions and logs against server-everything; an input_required round and a
 subscriptions/listen stream against the SDK peer in the modern era; two sessions side by side."""
+
 from __future__ import annotations
 
 import json
@@ -19,15 +20,15 @@ def need_everything() -> None:
 
 
 class ProtocolTests(LiveBrowserTestCase):
-
     def server_request(self):
         return self.page.get_by_role("region", name="Server request")
 
     def test_everything_roots_elicitation_and_sampling(self) -> None:
         need_everything()
         self.log_in()
-        self.add_server("Everything", command=str(EVERYTHING), args=["stdio"],
-                        roots=["file:///tmp/playground-root Project root"])
+        self.add_server(
+            "Everything", command=str(EVERYTHING), args=["stdio"], roots=["file:///tmp/playground-root Project root"]
+        )
         self.connect("get-roots-list")
         result = self.result()
 
@@ -58,7 +59,7 @@ class ProtocolTests(LiveBrowserTestCase):
         card.get_by_role("button", name="Cancel", exact=True).click()
         expect(card).to_have_count(0)
         expect(result).to_contain_text("User cancelled the elicitation dialog.")
-        expect(result).to_contain_text('"action": "cancel"')          # the server's echo of what it got
+        expect(result).to_contain_text('"action": "cancel"')  # the server's echo of what it got
         answer = self.transcript().locator('.ev-send[data-method="result"]').filter(has_text="cancel")
         expect(answer).to_have_count(1)
         assert json.loads(answer.locator("details.raw pre").text_content())["result"] == {"action": "cancel"}
@@ -159,16 +160,19 @@ class ProtocolTests(LiveBrowserTestCase):
         page.get_by_label("Log level").select_option("debug")
         page.get_by_role("button", name="Set level").click()
         expect(page.locator("#log-state")).to_contain_text("debug")
-        expect(page.get_by_role("log", name="Log messages").locator(".t").first).to_have_text(re.compile(r"^\d\d:\d\d:\d\d\.\d{3}$"))
+        expect(page.get_by_role("log", name="Log messages").locator(".t").first).to_have_text(
+            re.compile(r"^\d\d:\d\d:\d\d\.\d{3}$")
+        )
         item = page.locator("#catalogue li").filter(has_text="demo://resource/static/document/architecture.md")
         item.get_by_role("button", name="Subscribe").click()
         expect(page.get_by_role("list", name="Subscribed resources")).to_contain_text("architecture.md")
-        expect(item.get_by_role("button", name="Unsubscribe")).to_be_visible()      # the catalogue says so too
+        expect(item.get_by_role("button", name="Unsubscribe")).to_be_visible()  # the catalogue says so too
         expect(page.get_by_role("log", name="Log messages")).to_contain_text("Received Subscribe Resource request")
         self.open_tool("toggle-subscriber-updates").get_by_role("button", name="Call tool").click()
         notes = page.get_by_role("log", name="Notifications")
         expect(notes.locator("li").filter(has_text="notifications/resources/updated").first).to_contain_text(
-            "demo://resource/static/document/architecture.md")
+            "demo://resource/static/document/architecture.md"
+        )
         self.shot("4-subscription")
         self.open_tool("toggle-subscriber-updates").get_by_role("button", name="Call tool").click()
         expect(result).to_contain_text("Stopped simulated resource updates")
@@ -178,7 +182,7 @@ class ProtocolTests(LiveBrowserTestCase):
 
         # Ping (legacy), and the raw request composer, which stays one click away from any form.
         page.get_by_role("button", name="Ping").click()
-        expect(result.get_by_role("group")).to_contain_text("{}")      # the raw JSON, shown open
+        expect(result.get_by_role("group")).to_contain_text("{}")  # the raw JSON, shown open
         page.get_by_role("button", name="Raw request").click()
         workspace.get_by_label("method", exact=True).fill("resources/read")
         workspace.get_by_label("params (JSON)").fill('{"uri": ')
@@ -189,8 +193,9 @@ class ProtocolTests(LiveBrowserTestCase):
         expect(workspace.get_by_role("alert")).to_have_count(0)
         expect(result).to_contain_text("demo://resource/static/document/features.md")
         # An exact frame with an id of its own: its response is the result.
-        workspace.get_by_label("exact frame").fill('{"jsonrpc": "2.0", "id": "mine-1", "method": "tools/list", '
-                                                  '"params": {"cursor": 7}}')
+        workspace.get_by_label("exact frame").fill(
+            '{"jsonrpc": "2.0", "id": "mine-1", "method": "tools/list", "params": {"cursor": 7}}'
+        )
         workspace.get_by_role("button", name="Send").click()
         expect(result).to_contain_text("JSON-RPC error -32603")
         expect(result).to_contain_text("cursor")
@@ -202,13 +207,16 @@ class ProtocolTests(LiveBrowserTestCase):
         from their raw frames in the transcript."""
         log = self.transcript()
         request = log.locator('.ev-send[data-method="completion/complete"]').filter(
-            has_text=re.compile(r'"value":\s*' + re.escape(json.dumps(value))))
+            has_text=re.compile(r'"value":\s*' + re.escape(json.dumps(value)))
+        )
         expect(request).to_have_count(1)
         seq = request.get_attribute("id").removeprefix("ev-")
         response = log.locator(f'.ev-recv[data-reply-to="{seq}"]')
         expect(response).to_have_count(1)
-        return (json.loads(request.locator("details.raw pre").text_content()),
-                json.loads(response.locator("details.raw pre").text_content()))
+        return (
+            json.loads(request.locator("details.raw pre").text_content()),
+            json.loads(response.locator("details.raw pre").text_content()),
+        )
 
     def test_everything_template_variable_completion(self) -> None:
         """A template's variable completes as the user types, from the server's own completer:
@@ -240,7 +248,7 @@ class ProtocolTests(LiveBrowserTestCase):
         field.fill("7")
         workspace.get_by_role("listbox", name="Suggestions").get_by_role("option", name="7", exact=True).click()
         expect(field).to_have_value("7")
-        expect(suggestions).to_have_count(0)            # the pick closes the list
+        expect(suggestions).to_have_count(0)  # the pick closes the list
         workspace.get_by_role("button", name="Read resource").click()
         expect(self.result()).to_contain_text("demo://resource/dynamic/text/7")
         expect(self.result()).to_contain_text("Resource 7: This is a plaintext resource")
@@ -260,7 +268,7 @@ class ProtocolTests(LiveBrowserTestCase):
         page.locator("details.panel > summary", has_text="Client").click()
         expect(page.locator("#client-state")).to_contain_text('"roots": {}')
         expect(page.locator("#client-state")).to_contain_text('"elicitation": {"form": {}, "url": {}}')
-        expect(page.get_by_role("button", name="Ping")).to_be_hidden()      # removed in 2026-07-28
+        expect(page.get_by_role("button", name="Ping")).to_be_hidden()  # removed in 2026-07-28
 
         self.open_tool("greet").get_by_role("button", name="Call tool").click()
         card = self.server_request()
@@ -277,7 +285,7 @@ class ProtocolTests(LiveBrowserTestCase):
         expect(calls.last).to_contain_text("inputResponses")
 
         # subscriptions/listen: the builder, the acknowledgement and the tagged notifications.
-        expect(page.get_by_role("button", name="Subscribe")).to_have_count(0)   # legacy only
+        expect(page.get_by_role("button", name="Subscribe")).to_have_count(0)  # legacy only
         page.get_by_label("resourceSubscriptions (one URI per line)").fill("peer://greeting")
         page.get_by_role("button", name="Listen", exact=True).click()
         status = page.get_by_role("status", name="Stream status")
@@ -304,7 +312,8 @@ class ProtocolTests(LiveBrowserTestCase):
         page.locator("#inflight").get_by_role("button", name="Cancel request").click()
         expect(result).to_contain_text("cancelled")
         expect(self.transcript().locator('.ev-note[data-method="cancelled"]').last).to_contain_text(
-            "closed the response stream")
+            "closed the response stream"
+        )
         expect(self.transcript().locator('.ev-send[data-method="notifications/cancelled"]')).to_have_count(0)
         page.get_by_label("Request timeout").fill("1")
         page.get_by_label("Request timeout").press("Enter")

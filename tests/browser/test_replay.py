@@ -2,6 +2,7 @@
 same) and against a changed build (exactly that row changed, with its diff), an elicitation
 answered from the recording, ignore rules, the share page of a replay, and Edit and resend.
 The peers: two builds of an SDK MCPServer differing in one tool's output."""
+
 from __future__ import annotations
 
 import json
@@ -13,11 +14,10 @@ from playwright.sync_api import Locator, expect
 from .helpers import ROOT, LiveBrowserTestCase
 
 VARIANT = str(ROOT / "tests" / "peers" / "sdk_variant.py")
-REPLAY_MS = 60_000          # a replay starts a server and sends every request again
+REPLAY_MS = 60_000  # a replay starts a server and sends every request again
 
 
 class ReplayTests(LiveBrowserTestCase):
-
     def add_build(self, build: str) -> str:
         name = f"Variant {build.upper()}"
         self.add_server(name, command=sys.executable, args=[VARIANT, "stdio", build])
@@ -37,7 +37,7 @@ class ReplayTests(LiveBrowserTestCase):
         return self.page.url
 
     def replay(self, target: str) -> Locator:
-        """"Replay" → "Replay against" `target` → the replay's page, its Differences done."""
+        """ "Replay" → "Replay against" `target` → the replay's page, its Differences done."""
         page = self.page
         before = page.url
         page.get_by_role("button", name="Replay", exact=True).click()
@@ -72,7 +72,9 @@ class ReplayTests(LiveBrowserTestCase):
         # The elicitation was answered from the recording: nobody was asked, the call said hello.
         expect(self.page.get_by_role("region", name="Server request")).to_have_count(0)
         expect(region).to_contain_text("1 server request answered from the recording")
-        expect(self.transcript().locator('.ev-recv[data-method="result"]').filter(has_text="Hello, Ada!")).to_have_count(1)
+        expect(
+            self.transcript().locator('.ev-recv[data-method="result"]').filter(has_text="Hello, Ada!")
+        ).to_have_count(1)
         self.shot("3-all-same")
         # A reload shows the same Differences (saved, then the live one).
         self.page.reload()
@@ -112,8 +114,10 @@ class ReplayTests(LiveBrowserTestCase):
         left, right = frames.nth(0).bounding_box(), frames.nth(1).bounding_box()
         assert left and right and abs(left["y"] - right["y"]) < 2 and right["x"] > left["x"] + left["width"] - 1
         # Each frame copies whole: the recorded response and the replayed one.
-        recorded, replayed = (json.loads(self.copy(figure.get_by_role("button", name="Copy")))
-                              for figure in changed.locator(".diff-frames figure").all())
+        recorded, replayed = (
+            json.loads(self.copy(figure.get_by_role("button", name="Copy")))
+            for figure in changed.locator(".diff-frames figure").all()
+        )
         assert recorded["result"]["content"][0]["text"] == "release 1.0 (stable)"
         assert replayed["result"]["content"][0]["text"] == "release 2.0 (beta)"
         self.assert_every_block_copies()
@@ -133,7 +137,9 @@ class ReplayTests(LiveBrowserTestCase):
         expect(shared_region.locator('.diff-row[data-status="changed"]')).to_have_count(1)
         expect(shared_region.locator(".diff-row")).to_have_count(7)
         expect(shared_region.get_by_label("Ignore rules")).to_have_count(0)
-        expect(share_page.get_by_role("button", name="Edit and resend", include_hidden=True)).to_have_count(0)   # (closed lines too)
+        expect(share_page.get_by_role("button", name="Edit and resend", include_hidden=True)).to_have_count(
+            0
+        )  # (closed lines too)
         shared_region.locator('.diff-row[data-status="changed"] summary').click()
         self.assert_every_block_copies(share_page)
         self.shot("2-share", share_page)
@@ -150,11 +156,13 @@ class ReplayTests(LiveBrowserTestCase):
         region = page.get_by_role("region", name="Differences")
         expect(region.locator("#differences-summary")).to_contain_text("7 same")
         expect(region.get_by_label("Ignore rules")).to_have_value(
-            "/result/content/*/text\n/result/structuredContent/result")
+            "/result/content/*/text\n/result/structuredContent/result"
+        )
         self.open_server("Variant B")
         page.get_by_role("link", name="Edit").click()
         expect(page.get_by_label("Replay ignore rules")).to_have_value(
-            "/result/content/*/text\n/result/structuredContent/result")
+            "/result/content/*/text\n/result/structuredContent/result"
+        )
         self.assert_no_js_errors()
 
     def test_edit_and_resend(self) -> None:
@@ -194,7 +202,9 @@ class ReplayTests(LiveBrowserTestCase):
         workspace.get_by_role("button", name="Send", exact=True).click()
         expect(self.result()).to_contain_text("Say hello to Bo.")
         # Only requests have it: not the server's answers, not notifications.
-        expect(self.transcript().locator(".ev-recv").get_by_role("button", name="Edit and resend", include_hidden=True)).to_have_count(0)
+        expect(
+            self.transcript().locator(".ev-recv").get_by_role("button", name="Edit and resend", include_hidden=True)
+        ).to_have_count(0)
         notification = self.transcript().locator('.ev-send[data-method="notifications/initialized"]')
         expect(notification.get_by_role("button", name="Edit and resend", include_hidden=True)).to_have_count(0)
         self.assert_no_js_errors()

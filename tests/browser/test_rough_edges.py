@@ -1,4 +1,5 @@
 """The rough edges a newcomer's second walkthrough found (issue 31), in Chromium."""
+
 from __future__ import annotations
 
 import re
@@ -12,7 +13,6 @@ FAULTS = str(ROOT / "tests" / "peers" / "check_faults.py")
 
 
 class RoughEdgeTests(LiveBrowserTestCase):
-
     def test_a_result_breaking_the_schema_says_what_is_wrong_where_the_result_is(self) -> None:
         """A text content item without `text` showed an empty grey box."""
         self.log_in()
@@ -61,7 +61,7 @@ class RoughEdgeTests(LiveBrowserTestCase):
         self.log_in()
         self.add_server("SDK", command=sys.executable, args=[str(SDK_PEER), "stdio"])
         self.connect("echo")
-        long_word = "x" * 400                               # one line, wrapped by the box
+        long_word = "x" * 400  # one line, wrapped by the box
         self.call_tool("echo", text=long_word)
         text = self.result().locator("pre.text").first
         expect(text).to_contain_text(long_word)

@@ -2,6 +2,7 @@
 "schema problem" badge on that frame's transcript line (the JSON pointer, the schema's message,
 a link to the spec section), a count in the session header, live and after a reload, and the
 same on the read-only share page."""
+
 from __future__ import annotations
 
 import re
@@ -17,13 +18,12 @@ SPEC = "https://modelcontextprotocol.io/specification/"
 
 
 class SchemaLintTests(LiveBrowserTestCase):
-
     def badge(self, page: Page, pointer: str, message: str, version: str) -> None:
         """The flagged line: open it, read its problem, follow nothing (the link opens a new tab)."""
         flag = self.transcript(page).locator(".ev").get_by_text("schema problem", exact=True)
         expect(flag).to_have_count(1)
         expect(flag).to_be_visible()
-        flag.click()                                        # the line opens
+        flag.click()  # the line opens
         group = self.transcript(page).get_by_role("group", name="schema problem")
         expect(group).to_be_visible()
         expect(group.locator("li")).to_have_count(1)
@@ -39,8 +39,12 @@ class SchemaLintTests(LiveBrowserTestCase):
         self.log_in()
         page = self.page
         for version, (definition, pointer, message) in BROKEN.items():
-            self.add_server(f"breaker {version}", command=sys.executable, args=[BREAKER, version],
-                            era="Modern" if version >= "2026" else "")
+            self.add_server(
+                f"breaker {version}",
+                command=sys.executable,
+                args=[BREAKER, version],
+                era="Modern" if version >= "2026" else "",
+            )
             self.connect("go")
             expect(page.locator("#schema-lint")).to_be_visible()
             form = self.open_tool("go")
@@ -49,7 +53,8 @@ class SchemaLintTests(LiveBrowserTestCase):
             self.header(page)
             self.badge(page, pointer, message, version)
             expect(self.transcript().get_by_role("group", name="schema problem")).to_contain_text(
-                f"Breaks {definition} of MCP {version}")
+                f"Breaks {definition} of MCP {version}"
+            )
             if version == "2025-11-25":
                 self.shot("live-badge")
             # Reloaded: from the database.

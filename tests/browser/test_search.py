@@ -1,6 +1,7 @@
 """Search sessions end to end: a tool call made in an older session, followed by more events
 than a session page shows, is found from the home page's "Search sessions" box and opened at
 its line — shown, marked and still there after the page's websocket replayed its window."""
+
 from __future__ import annotations
 
 import re
@@ -14,14 +15,13 @@ CITY = "Reykjavik"
 
 
 class SearchTests(LiveBrowserTestCase):
-
     def disconnect(self) -> None:
         self.page.get_by_role("button", name="Disconnect").click()
         expect(self.page.get_by_role("status")).to_have_text("ended")
 
     def test_a_tool_call_of_an_older_session_is_found_and_opened_at_its_line(self) -> None:
-        from playground.transcripts.models import Session
         from playground.sessions.transcript_window import REPLAY_WINDOW
+        from playground.transcripts.models import Session
 
         page = self.page
         self.log_in()
@@ -40,7 +40,7 @@ class SearchTests(LiveBrowserTestCase):
         last_seq = Session.objects.get(pk=older).event_count
         assert last_seq - call_seq > REPLAY_WINDOW
 
-        self.open_server("SDK peer")                   # a newer session, without the city
+        self.open_server("SDK peer")  # a newer session, without the city
         self.connect("echo")
         self.call_tool("echo", text="nothing to see")
         expect(self.result()).to_contain_text("nothing to see")

@@ -1,5 +1,6 @@
 """The session page end to end: register a server through the form, connect, call tools with
 the generated forms, read the Result region and the Transcript; against real peers."""
+
 from __future__ import annotations
 
 import json
@@ -7,14 +8,12 @@ import os
 from unittest import mock
 
 import pytest
-
 from playwright.sync_api import expect
 
 from .helpers import EVERYTHING, USERNAME, HttpPeer, LiveBrowserTestCase, peer_args
 
 
 class SessionPageTests(LiveBrowserTestCase):
-
     def test_sdk_peer_over_stdio_add_and_replay(self) -> None:
         page = self.page
         self.log_in()
@@ -52,7 +51,7 @@ class SessionPageTests(LiveBrowserTestCase):
     def test_demo_server_nested_and_array_form(self) -> None:
         from django.core.management import call_command
 
-        with mock.patch.dict(os.environ, PLAYGROUND_USER=USERNAME):     # the demo server is the setup user's
+        with mock.patch.dict(os.environ, PLAYGROUND_USER=USERNAME):  # the demo server is the setup user's
             call_command("playground_setup", "--no-link", stdout=open(os.devnull, "w"))
         page = self.page
         self.log_in()
@@ -84,11 +83,18 @@ class SessionPageTests(LiveBrowserTestCase):
         expected = {
             "title": "Printer on fire",
             "assignees": [
-                {"name": "Ada Lovelace", "email": "ada@example.org", "tags": ["hardware"],
-                 "address": {"street": "1 Analytical Way", "city": "London", "postcode": None}},
+                {
+                    "name": "Ada Lovelace",
+                    "email": "ada@example.org",
+                    "tags": ["hardware"],
+                    "address": {"street": "1 Analytical Way", "city": "London", "postcode": None},
+                },
                 {"name": "Grace Hopper", "email": "grace@example.org", "address": None},
             ],
-            "priority": "high", "labels": ["triage"], "estimate_hours": 1, "notify": True,
+            "priority": "high",
+            "labels": ["triage"],
+            "estimate_hours": 1,
+            "notify": True,
         }
         preview_box = page.locator("[data-params-preview]")
         expect(preview_box).to_contain_text("Grace Hopper")
@@ -99,8 +105,12 @@ class SessionPageTests(LiveBrowserTestCase):
         form.get_by_role("button", name="Call tool").click()
         result = self.result()
         expect(result).to_contain_text("matches outputSchema")
-        expect(result.get_by_role("heading", name="structuredContent")).to_be_in_viewport()   # not hidden under the long form
-        structured = json.loads(result.locator("h4 + .copyable > pre.json, h4 ~ .copyable > pre.json").first.text_content())
+        expect(
+            result.get_by_role("heading", name="structuredContent")
+        ).to_be_in_viewport()  # not hidden under the long form
+        structured = json.loads(
+            result.locator("h4 + .copyable > pre.json, h4 ~ .copyable > pre.json").first.text_content()
+        )
         assert structured["title"] == "Printer on fire"
         assert structured["priority"] == "high"
         assert [a["name"] for a in structured["assignees"]] == ["Ada Lovelace", "Grace Hopper"]
@@ -129,9 +139,14 @@ class SessionPageTests(LiveBrowserTestCase):
         self.shot("1-result")
         # server-everything announces tools/list_changed several times as it starts: the
         # catalogue refreshes it causes run one after another, never two lists in flight.
-        expect(self.transcript().locator('.ev-recv[data-method="notifications/tools/list_changed"]').first).to_be_attached()
-        lines = self.page.eval_on_selector_all("#transcript-lines > .ev", """els => els.map(e => [
-            e.dataset.dir, e.dataset.method, (e.querySelector(':scope > summary .rid') || {}).textContent || ''])""")
+        expect(
+            self.transcript().locator('.ev-recv[data-method="notifications/tools/list_changed"]').first
+        ).to_be_attached()
+        lines = self.page.eval_on_selector_all(
+            "#transcript-lines > .ev",
+            """els => els.map(e => [
+            e.dataset.dir, e.dataset.method, (e.querySelector(':scope > summary .rid') || {}).textContent || ''])""",
+        )
         lists = {"tools/list", "resources/list", "resources/templates/list", "prompts/list"}
         in_flight: set[str] = set()
         for direction, method, rid in lines:
@@ -143,8 +158,9 @@ class SessionPageTests(LiveBrowserTestCase):
         self.assert_no_js_errors()
 
     def test_sdk_peer_over_streamable_http(self) -> None:
-        pytest.importorskip("playground.mcp.transports.streamable_http",
-                            reason="the Streamable HTTP transport is not written yet")
+        pytest.importorskip(
+            "playground.mcp.transports.streamable_http", reason="the Streamable HTTP transport is not written yet"
+        )
         peer = HttpPeer()
         self.addCleanup(peer.stop)
         self.log_in()
@@ -177,7 +193,7 @@ class SessionPageTests(LiveBrowserTestCase):
         """An image, an error result, a resource, a prompt and progress, each in the Result region."""
         from django.core.management import call_command
 
-        with mock.patch.dict(os.environ, PLAYGROUND_USER=USERNAME):     # the demo server is the setup user's
+        with mock.patch.dict(os.environ, PLAYGROUND_USER=USERNAME):  # the demo server is the setup user's
             call_command("playground_setup", "--no-link", stdout=open(os.devnull, "w"))
         page = self.page
         self.log_in()

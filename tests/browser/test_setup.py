@@ -1,6 +1,7 @@
 """Setting up a server as a newcomer does: a whole command line typed as the Command, a form that
 shows the chosen transport's fields, a slow server that keeps the session connecting, the wrong
 transport for an endpoint, and a session that ended — each on real servers, in Chromium."""
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,6 @@ from .helpers import EVERYTHING, SDK_PEER, HttpPeer, LiveBrowserTestCase
 
 
 class SetupTests(LiveBrowserTestCase):
-
     def at_widths(self, step: str) -> None:
         """Screenshots at 1440 and 800 px (looked at while writing these tests)."""
         for width in (1440, 800):
@@ -42,9 +42,10 @@ class SetupTests(LiveBrowserTestCase):
         page.get_by_label("Transport").select_option(label="Streamable HTTP")
         expect(command).to_be_hidden()
         expect(url).to_be_visible()
-        expect(page.get_by_label("Headers")).to_be_visible()     # (its hidden check above found a field)
-        expect(page.locator("#id_transport-help")).to_have_text(re.compile(r"^Streamable HTTP: POST"),
-                                                                use_inner_text=True)
+        expect(page.get_by_label("Headers")).to_be_visible()  # (its hidden check above found a field)
+        expect(page.locator("#id_transport-help")).to_have_text(
+            re.compile(r"^Streamable HTTP: POST"), use_inner_text=True
+        )
         self.at_widths("1-form-http")
         page.get_by_label("Transport").select_option(label="stdio")
         expect(url).to_be_hidden()
@@ -55,13 +56,14 @@ class SetupTests(LiveBrowserTestCase):
         self.at_widths("2-form-stdio")
         page.get_by_role("button", name="Save").click()
         expect(page.get_by_role("heading", name="Everything", exact=True)).to_be_visible()
-        expect(page.get_by_text(f"Split the command line into command `{EVERYTHING}` and argument `stdio`.")
-               ).to_be_visible()
+        expect(
+            page.get_by_text(f"Split the command line into command `{EVERYTHING}` and argument `stdio`.")
+        ).to_be_visible()
         settings = page.locator("dl.settings")
         expect(settings.locator("dt:text-is('Command') + dd")).to_have_text(str(EVERYTHING))
         expect(settings.locator("dt:text-is('Arguments') + dd")).to_have_text("stdio")
         self.at_widths("3-split-saved")
-        self.connect("echo")                     # it runs: server-everything answered and listed its tools
+        self.connect("echo")  # it runs: server-everything answered and listed its tools
         self.assert_no_js_errors()
 
     def test_connecting_says_what_it_waits_for_and_an_ended_session_offers_reconnect(self) -> None:
@@ -82,12 +84,12 @@ class SetupTests(LiveBrowserTestCase):
         elapsed = strip.locator(".elapsed")
         expect(elapsed).to_have_text(re.compile(r"^\d+\.\d s$"))
         first = elapsed.text_content()
-        expect(elapsed).not_to_have_text(first)              # it counts
+        expect(elapsed).not_to_have_text(first)  # it counts
         log = self.transcript()
         expect(log.locator('.ev-note[data-method="started"]')).to_have_count(1)
-        expect(log.locator('.ev-note[data-method="connected"]')).to_have_count(0)   # nothing has answered
+        expect(log.locator('.ev-note[data-method="connected"]')).to_have_count(0)  # nothing has answered
         self.at_widths("1-connecting")
-        page.reload()                                        # a reloaded page is told too
+        page.reload()  # a reloaded page is told too
         expect(strip.locator(".waiting")).to_have_text("waiting for the server's answer to initialize")
 
         gate.touch()
@@ -139,5 +141,7 @@ class SetupTests(LiveBrowserTestCase):
         self.addCleanup(http.stop)
         self.log_in()
         self.wrong_transport(sse, "Streamable HTTP", "an SSE endpoint", "POST answered HTTP 405")
-        self.wrong_transport(http, "SSE", "a Streamable HTTP endpoint", 'GET answered HTTP 400 "Bad Request: Missing session ID"')
+        self.wrong_transport(
+            http, "SSE", "a Streamable HTTP endpoint", 'GET answered HTTP 400 "Bad Request: Missing session ID"'
+        )
         self.assert_no_js_errors()

@@ -1,5 +1,6 @@
 """Share links and untrusted content: a read-only page for anyone with the link, secrets
 masked on the page and in its exports, and server text never executed as HTML."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,6 @@ HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</scrip
 
 
 class ShareTests(LiveBrowserTestCase):
-
     def call_echo(self, text: str) -> None:
         form = self.open_tool("echo")
         form.get_by_label("text", exact=True).fill(text)
@@ -34,7 +34,7 @@ class ShareTests(LiveBrowserTestCase):
         page.on("websocket", lambda ws: sockets.append(ws.url))
         page.goto(href)
         page.wait_for_load_state("networkidle")
-        expect(page.get_by_role("link", name="Add server")).to_have_count(0)   # not logged in
+        expect(page.get_by_role("link", name="Add server")).to_have_count(0)  # not logged in
         return page, sockets
 
     def assert_read_only(self, page: Page, sockets: list[str]) -> None:
@@ -89,13 +89,18 @@ class ShareTests(LiveBrowserTestCase):
         self.assert_no_js_errors()
 
     def test_share_masks_header_secret_over_http(self) -> None:
-        pytest.importorskip("playground.mcp.transports.streamable_http",
-                            reason="the Streamable HTTP transport is not written yet")
+        pytest.importorskip(
+            "playground.mcp.transports.streamable_http", reason="the Streamable HTTP transport is not written yet"
+        )
         peer = HttpPeer()
         self.addCleanup(peer.stop)
         self.log_in()
-        self.add_server("HTTP peer with a header", transport="Streamable HTTP", url=peer.url,
-                        headers={"Authorization": f"Bearer {HEADER_SECRET}"})
+        self.add_server(
+            "HTTP peer with a header",
+            transport="Streamable HTTP",
+            url=peer.url,
+            headers={"Authorization": f"Bearer {HEADER_SECRET}"},
+        )
         self.connect("echo")
         # The bare credential, without its "Bearer " scheme: a server may echo just that.
         self.call_echo(f"the header was {HEADER_SECRET}")
@@ -118,11 +123,11 @@ class ShareTests(LiveBrowserTestCase):
         self.connect("echo")
         self.call_echo(HOSTILE)
         _request, response = self.exchange("tools/call")
-        response.locator("summary").first.click()            # open the pretty JSON too
+        response.locator("summary").first.click()  # open the pretty JSON too
         expect(response.locator("pre.json")).to_be_visible()
         self.shot("1-session")
         self.assert_inert(page)
-        page.reload()                                          # replayed from the database
+        page.reload()  # replayed from the database
         expect(self.result().locator("pre.text").first).to_have_text(HOSTILE)
         self.assert_inert(page)
 

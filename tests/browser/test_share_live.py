@@ -1,6 +1,7 @@
 """Live shares in Chromium: a share link of a live session streams to several logged-out viewers
 as it happens (read-only, secrets masked, marked Live), revoking the link disconnects them within
 a second, and a share of an ended session is a Snapshot with no Following control."""
+
 from __future__ import annotations
 
 import re
@@ -13,11 +14,10 @@ from .helpers import EVERYTHING, TIMEOUT_MS, LiveBrowserTestCase, peer_args
 
 ENV_SECRET = "s3cr3t-env-live-456"
 MASK = "••••"
-REVOKE_DEADLINE = 1.0       # seconds from "Revoke" to the last viewer's socket closed (issue 14)
+REVOKE_DEADLINE = 1.0  # seconds from "Revoke" to the last viewer's socket closed (issue 14)
 
 
 class LiveShareTests(LiveBrowserTestCase):
-
     def viewer(self, href: str, width: int = 1440) -> tuple[Page, dict[str, list]]:
         """The link in a fresh, logged-out context; keeps its sockets and the frames they sent."""
         page = self.fresh_page(width)
@@ -27,9 +27,10 @@ class LiveShareTests(LiveBrowserTestCase):
         def on_socket(ws: WebSocket) -> None:
             sockets["opened"].append(ws)
             ws.on("framesent", lambda frame: sockets["sent"].append(frame))
+
         page.on("websocket", on_socket)
         page.goto(href)
-        expect(page.get_by_role("link", name="Add server")).to_have_count(0)      # not logged in
+        expect(page.get_by_role("link", name="Add server")).to_have_count(0)  # not logged in
         return page, sockets
 
     @staticmethod
@@ -59,10 +60,12 @@ class LiveShareTests(LiveBrowserTestCase):
             expect(page.locator("#share-mode .mode-name")).to_have_text("Live")
             expect(page.get_by_role("button", name="Following")).to_be_visible()
             expect(self.transcript(page).locator('[data-method="tools/list"]')).to_have_count(1)
-            socket_url = self.url(href.split(self.live_server_url)[-1]).replace("http", "ws", 1).replace("/share/", "/ws/share/")
+            socket_url = (
+                self.url(href.split(self.live_server_url)[-1]).replace("http", "ws", 1).replace("/share/", "/ws/share/")
+            )
             assert [ws.url for ws in sockets["opened"]] == [socket_url], sockets
             self.assert_acts_on_nothing(page)
-            self.assert_every_block_copies(page)          # (the server's instructions)
+            self.assert_every_block_copies(page)  # (the server's instructions)
 
         # The owner works; every viewer sees it as it happens, with the secret masked.
         form = self.open_tool("echo")
@@ -84,15 +87,15 @@ class LiveShareTests(LiveBrowserTestCase):
             sockets["opened"][0].on("close", lambda _ws: closed.append(time.monotonic()))
         revoked = time.monotonic()
         self.page.locator("#share-area").get_by_role("button", name="Revoke").click()
-        for page, sockets in viewers:
+        for _page, sockets in viewers:
             (socket,) = sockets["opened"]
-            self.wait_closed(socket)                           # the server closed it
+            self.wait_closed(socket)  # the server closed it
         assert len(closed) == 2 and max(closed) - revoked < REVOKE_DEADLINE, [t - revoked for t in closed]
         for page, sockets in viewers:
             expect(page.get_by_role("status").filter(has_text="Revoked")).to_have_count(1)
             expect(page.get_by_text("This share link was revoked.")).to_be_visible()
             expect(page.get_by_role("button", name="Following", include_hidden=True)).to_have_count(0)
-            assert sockets["sent"] == [], sockets["sent"]                  # a viewer never sent a thing
+            assert sockets["sent"] == [], sockets["sent"]  # a viewer never sent a thing
             expect(self.transcript(page).locator('[data-method="tools/call"]')).to_have_count(1)
         self.shot("2-viewer-revoked", viewers[0][0])
         assert viewers[0][0].goto(href).status == 404
@@ -110,13 +113,16 @@ class LiveShareTests(LiveBrowserTestCase):
             line = self.transcript(page).locator('.ev-send[data-method="tools/list"]')
             expect(line).to_have_count(1)
             line_id = line.get_attribute("id")
-            page.evaluate("""(id) => {
+            page.evaluate(
+                """(id) => {
                 const line = document.getElementById(id);
                 line.dataset.first = "1";
                 const again = line.cloneNode(true);
                 delete again.dataset.first;
                 document.getElementById("transcript-lines").append(again);    // as an htmx append does
-            }""", line_id)
+            }""",
+                line_id,
+            )
             expect(page.locator(f'[id="{line_id}"]')).to_have_count(1)
             expect(page.locator(f'[id="{line_id}"]')).to_have_attribute("data-first", "1")
         # Lines that are new still come.
@@ -133,7 +139,7 @@ class LiveShareTests(LiveBrowserTestCase):
         self.add_server("Everything", command=str(EVERYTHING), args=["stdio"])
         self.connect("echo")
         watching, sockets = self.viewer(self.share())
-        mode = watching.get_by_role("status").filter(has=watching.locator(".mode-name"))     # the page's status line
+        mode = watching.get_by_role("status").filter(has=watching.locator(".mode-name"))  # the page's status line
         expect(mode.locator(".mode-name")).to_have_text("Live")
         expect(watching.get_by_role("button", name="Following")).to_be_visible()
         self.page.get_by_role("button", name="Disconnect").click()

@@ -2,13 +2,13 @@
 filter that keeps requests with their answers, Clear, the state a reload restores (log level,
 Notifications panel), no horizontal scrolling from 1440 down to 390 px, and both colour
 themes readable (WCAG AA, measured on the page's computed colours)."""
+
 from __future__ import annotations
 
 import json
 import math
 import re
 from datetime import datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from playwright.sync_api import Locator, Page, expect
@@ -17,7 +17,7 @@ from .helpers import EVERYTHING, HttpPeer, LiveBrowserTestCase
 from .test_protocol import need_everything
 
 # A zone unlike the machine's (UTC here): the page shows the viewer's local time.
-ZONE = "Asia/Kathmandu"         # UTC+05:45
+ZONE = "Asia/Kathmandu"  # UTC+05:45
 TIME_OF_DAY = re.compile(r"^\d\d:\d\d:\d\d\.\d{3}$")
 WIDTHS = (1440, 1024, 800, 390)
 
@@ -101,9 +101,11 @@ class TranscriptViewTests(LiveBrowserTestCase):
 
     def line_ms_before(self, line: Locator) -> float:
         """The recorded ms of the transcript line shown just before `line`."""
-        return float(line.evaluate("""el => { let p = el.previousElementSibling;
+        return float(
+            line.evaluate("""el => { let p = el.previousElementSibling;
             while (p && !p.matches('.ev')) p = p.previousElementSibling;
-            return p.querySelector(':scope > summary > .t').dataset.ms; }"""))
+            return p.querySelector(':scope > summary > .t').dataset.ms; }""")
+        )
 
     def filter_for(self, text: str) -> None:
         self.page.get_by_label("Filter the transcript").fill(text)
@@ -129,12 +131,14 @@ class TranscriptViewTests(LiveBrowserTestCase):
         t_of = {e.seq: e.t for e in Event.objects.filter(session=session, seq__in=[seq_of(request), seq_of(response)])}
         for line in (request, response):
             expect(line.locator(":scope > summary > .t")).to_have_text(
-                shown_time(session.clock_origin_ms, t_of[seq_of(line)]))
+                shown_time(session.clock_origin_ms, t_of[seq_of(line)])
+            )
         time = response.locator(":scope > summary > .t")
         gap = float(f"{t_of[seq_of(response)] * 1000:.1f}") - self.line_ms_before(response)
         time.hover()
-        expect(time).to_have_attribute("title", re.compile(
-            "^" + re.escape(f"+{gap:.1f} ms since the previous line · ")))
+        expect(time).to_have_attribute(
+            "title", re.compile("^" + re.escape(f"+{gap:.1f} ms since the previous line · "))
+        )
         self.shot("1-times")
 
         # Relative milliseconds as an option, remembered across a reload.
@@ -156,10 +160,12 @@ class TranscriptViewTests(LiveBrowserTestCase):
         progress = log.locator('.ev-recv[data-method="notifications/progress"]')
         expect(progress).to_have_count(3)
         self.filter_for("get-sum")
-        sum_request = log.locator(f"#ev-{seq_of(log.locator('.ev-send[data-method="tools/call"]').filter(has_text='"get-sum"'))}")
+        sum_request = log.locator(
+            f"#ev-{seq_of(log.locator('.ev-send[data-method="tools/call"]').filter(has_text='"get-sum"'))}"
+        )
         sum_response = log.locator(f'.ev-recv[data-reply-to="{seq_of(sum_request)}"]')
         expect(sum_response).to_be_visible()
-        expect(sum_response).not_to_contain_text("get-sum")          # shown for its request, not its text
+        expect(sum_response).not_to_contain_text("get-sum")  # shown for its request, not its text
         expect(long_request).to_be_hidden()
         for i in range(3):
             expect(progress.nth(i)).to_be_hidden()
@@ -172,7 +178,7 @@ class TranscriptViewTests(LiveBrowserTestCase):
         expect(sum_response).to_be_hidden()
         self.shot("2-filter-progress")
         self.filter_for("get-sum")
-        self.call_tool("get-sum", a=4, b=5)                               # arrives while the filter is on
+        self.call_tool("get-sum", a=4, b=5)  # arrives while the filter is on
         expect(result).to_contain_text("The sum of 4 and 5 is 9.")
         new_request, new_response = self.exchange("tools/call")
         expect(new_response).to_be_visible()
@@ -196,9 +202,12 @@ class TranscriptViewTests(LiveBrowserTestCase):
         page.get_by_role("button", name="Clear").click()
         expect(lines).to_have_count(0)
         note = log.get_by_role("note")
-        expect(note).to_have_text(re.compile(
-            rf"^Cleared {count} lines from this view at \d\d:\d\d:\d\d\. The saved transcript and the exports "
-            r"keep everything; reloading the page shows it all again\.$"))
+        expect(note).to_have_text(
+            re.compile(
+                rf"^Cleared {count} lines from this view at \d\d:\d\d:\d\d\. The saved transcript and the exports "
+                r"keep everything; reloading the page shows it all again\.$"
+            )
+        )
         self.call_tool("echo", message="after the clear")
         expect(result).to_contain_text("Echo: after the clear")
         expect(log.locator(".ev-recv").filter(has_text="Echo: after the clear")).to_be_visible()
@@ -209,14 +218,15 @@ class TranscriptViewTests(LiveBrowserTestCase):
         export = page.request.get(self.url(page.get_by_role("link", name="Export JSONL").get_attribute("href")))
         exported = [json.loads(x) for x in export.text().splitlines()]
         assert len(exported) >= saved
-        assert any(e["dir"] == "send" and (e.get("message") or {}).get("params", {}).get("name") == "get-sum"
-                   for e in exported)
+        assert any(
+            e["dir"] == "send" and (e.get("message") or {}).get("params", {}).get("name") == "get-sum" for e in exported
+        )
 
         # A reconnect (a hidden tab's socket closes; it replays from the database when shown
         # again) keeps the view cleared.
         lines.evaluate_all("els => els.forEach(e => e.dataset.before = '1')")
         self.reconnect_socket()
-        expect(log.locator("#transcript-lines > .ev:not([data-before])").first).to_be_attached()   # the replay came
+        expect(log.locator("#transcript-lines > .ev:not([data-before])").first).to_be_attached()  # the replay came
         expect(note).to_be_visible()
         assert min(int(i.removeprefix("ev-")) for i in lines.evaluate_all("els => els.map(e => e.id)")) > last_cleared
 
@@ -252,9 +262,11 @@ class TranscriptViewTests(LiveBrowserTestCase):
         for i in range(10):
             self.open_tool("touch").get_by_role("button", name="Call tool").click()
             expect(feed.locator("li").filter(has_text="notifications/resources/updated")).to_have_count(i + 1)
-        entries = page.locator("#feed-notes > li")        # (counted while the panel is closed too)
+        entries = page.locator("#feed-notes > li")  # (counted while the panel is closed too)
         total = entries.count()
-        at_bottom = "ol => ol.scrollHeight > ol.clientHeight + 20 && ol.scrollTop + ol.clientHeight >= ol.scrollHeight - 2"
+        at_bottom = (
+            "ol => ol.scrollHeight > ol.clientHeight + 20 && ol.scrollTop + ol.clientHeight >= ol.scrollHeight - 2"
+        )
         assert feed.evaluate(at_bottom), "the feed follows its newest entry"
         expect(entries.first.locator(".t")).to_have_text(TIME_OF_DAY)
 
@@ -283,7 +295,6 @@ class TranscriptViewTests(LiveBrowserTestCase):
 
 
 class LayoutTests(LiveBrowserTestCase):
-
     def controls(self, page: Page) -> list[Locator]:
         """The session page's main controls, each of which must be reachable at every width."""
         return [
@@ -357,19 +368,25 @@ class LayoutTests(LiveBrowserTestCase):
                 if width > 900:
                     assert columns[0][0] < columns[1][0] < columns[2][0], f"{where}: three columns side by side"
                     heights = page.evaluate("() => [document.documentElement.scrollHeight, innerHeight]")
-                    assert heights[0] <= heights[1], f"{where}: the columns stay put, the page does not scroll {heights}"
+                    assert heights[0] <= heights[1], (
+                        f"{where}: the columns stay put, the page does not scroll {heights}"
+                    )
                 else:
                     assert columns[0][1] < columns[1][1] < columns[2][1], f"{where}: the columns stack in order"
                 for control in self.controls(page):
                     control.scroll_into_view_if_needed()
-                    control.click(trial=True)        # visible, enabled, not covered by anything
+                    control.click(trial=True)  # visible, enabled, not covered by anything
                     self.no_horizontal_scroll(page, where)
             self.contrast(page, f"session page, {theme}", least=200)
 
         # The other pages: same widths, same themes.
         share_url = self.share(page)
-        for url, name in ((self.url("/"), "home"), (server_page, "server page"), (self.url("/servers/add/"), "server form"),
-                          (share_url, "share page")):
+        for url, name in (
+            (self.url("/"), "home"),
+            (server_page, "server page"),
+            (self.url("/servers/add/"), "server form"),
+            (share_url, "share page"),
+        ):
             page.goto(url)
             for theme in ("light", "dark"):
                 page.emulate_media(color_scheme=theme)

@@ -2,6 +2,7 @@
 a server request keeps the call's result; a task card polls and asks for input on its own;
 Form ⇄ JSON keeps the values both ways; error boxes clear; the workspace follows the last
 click and remembers a form's values; resource links read in the workspace; Copy everywhere."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,7 @@ ANSWER_AFTER = CALL_TIMEOUT + 2
 class EverythingSession:
     """The first steps of most of this issue's tests (test_keyboard.py's too)."""
 
-    def everything(self: LiveBrowserTestCase) -> None:     # type: ignore[misc]
+    def everything(self: LiveBrowserTestCase) -> None:  # type: ignore[misc]
         """Log in, add server-everything over stdio, connect."""
         need_everything()
         self.log_in()
@@ -34,7 +35,6 @@ class EverythingSession:
 
 
 class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
-
     def server_request(self) -> Locator:
         return self.page.get_by_role("region", name="Server request")
 
@@ -46,7 +46,9 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         waited = self.page.wait_for_function(
             """s => { const el = document.querySelector('#inflight .inflight .elapsed');
                       return !el ? 'the call ended first' : parseFloat(el.textContent) >= s && 'waited'; }""",
-            arg=ANSWER_AFTER, timeout=30_000)
+            arg=ANSWER_AFTER,
+            timeout=30_000,
+        )
         assert waited.json_value() == "waited", f"the call ended before the answer: {self.result().text_content()}"
 
     # The timeout waits for the person ---------------------------------------------------------
@@ -71,7 +73,9 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         expect(result).to_contain_text("Ada Lovelace")
         expect(result).not_to_contain_text("timed out")
         log = self.transcript()
-        expect(log.locator('.ev-note[data-method="info"]').filter(has_text=f"waited past its {CALL_TIMEOUT} s timeout")).to_have_count(1)
+        expect(
+            log.locator('.ev-note[data-method="info"]').filter(has_text=f"waited past its {CALL_TIMEOUT} s timeout")
+        ).to_have_count(1)
         expect(log.locator('.ev-send[data-method="notifications/cancelled"]')).to_have_count(0)
         self.assert_no_js_errors()
 
@@ -145,7 +149,7 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         assert polls.count() >= 2
         # (the recorded milliseconds since the session started; the line shows the time of day)
         times = [float(t) for t in polls.locator(".t").evaluate_all("els => els.map(e => e.dataset.ms)")]
-        assert all(b - a >= 950 for a, b in zip(times, times[1:])), times     # pollInterval 1000 ms
+        assert all(b - a >= 950 for a, b in zip(times, times[1:])), times  # pollInterval 1000 ms
         expect(log.locator('.ev-send[data-method="tasks/result"]')).to_have_count(1)
         expect(log.locator('.ev-recv[data-method="notifications/tasks/status"]').first).to_be_attached()
         # Dismissed, the card goes, and nothing polls any more.
@@ -164,8 +168,10 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         form.get_by_label("JSON", exact=True).check()
         editor = form.get_by_label("arguments (JSON)")
         assert json.loads(editor.input_value()) == {
-            "name": "notes.gz", "outputType": "resource",
-            "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md"}
+            "name": "notes.gz",
+            "outputType": "resource",
+            "data": "https://raw.githubusercontent.com/modelcontextprotocol/servers/refs/heads/main/README.md",
+        }
         # The editor is as wide as the form, its label above it.
         label_box = form.locator("label[for=arguments-json]").bounding_box()
         editor_box = editor.bounding_box()
@@ -175,19 +181,24 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         self.shot("1-json-1440")
 
         # Edited JSON comes back into the form.
-        editor.fill(json.dumps({"name": "data.gz", "data": "data:text/plain;base64,aGVsbG8=", "outputType": "resourceLink"}))
+        editor.fill(
+            json.dumps({"name": "data.gz", "data": "data:text/plain;base64,aGVsbG8=", "outputType": "resourceLink"})
+        )
         form.get_by_label("Form", exact=True).check()
         expect(form.get_by_label("name", exact=True)).to_have_value("data.gz")
         expect(form.get_by_label("data", exact=True)).to_have_value("data:text/plain;base64,aGVsbG8=")
         expect(form.get_by_label("outputType", exact=True)).to_have_value("resourceLink")
         preview = json.loads(page.locator("[data-params-preview]").text_content())
-        assert preview["arguments"] == {"name": "data.gz", "data": "data:text/plain;base64,aGVsbG8=",
-                                        "outputType": "resourceLink"}
+        assert preview["arguments"] == {
+            "name": "data.gz",
+            "data": "data:text/plain;base64,aGVsbG8=",
+            "outputType": "resourceLink",
+        }
 
         # JSON that does not parse blocks the switch and says why; the text stays as written.
         form.get_by_label("JSON", exact=True).check()
         editor.fill('{"name": "broken.gz", ')
-        form.get_by_label("Form", exact=True).click()          # (refused: the radio goes back to JSON)
+        form.get_by_label("Form", exact=True).click()  # (refused: the radio goes back to JSON)
         alert = form.get_by_role("alert")
         expect(alert).to_contain_text("this JSON does not parse")
         expect(form.get_by_label("JSON", exact=True)).to_be_checked()
@@ -196,7 +207,7 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         self.shot("2-json-error")
         # A value the form cannot hold blocks it too, naming it.
         editor.fill('{"name": "x.gz", "extra": 1}')
-        expect(alert).to_have_count(0)                 # it parses now: the error is gone
+        expect(alert).to_have_count(0)  # it parses now: the error is gone
         form.get_by_label("Form", exact=True).click()
         expect(form.get_by_role("alert")).to_contain_text("the form cannot hold /extra")
         expect(form.get_by_label("JSON", exact=True)).to_be_checked()

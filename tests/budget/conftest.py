@@ -8,6 +8,7 @@ with a clock that never moves: what a consumer did is then decided by the struct
 not by how busy the machine is, and its steps alone must bound it (a consumer whose steps miss
 some of its work runs past the example's deadline and fails).
 """
+
 from __future__ import annotations
 
 import os
@@ -18,10 +19,21 @@ from hypothesis import HealthCheck, settings
 
 from playground import budget as budgets
 
-settings.register_profile("ci", max_examples=100, derandomize=True, database=None, deadline=10_000,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("bench", max_examples=1000, database=None, deadline=20_000,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    derandomize=True,
+    database=None,
+    deadline=10_000,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "bench",
+    max_examples=1000,
+    database=None,
+    deadline=20_000,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -1,8 +1,8 @@
 """The budget itself, and the holes it closed (issue 30's items 2 and 6), each reproduced."""
+
 from __future__ import annotations
 
 import html
-import itertools
 
 import pytest
 
@@ -20,6 +20,7 @@ def ticking(step: float) -> tuple[list[float], object]:
     def clock() -> float:
         now[0] += step
         return now[0]
+
     return now, clock
 
 
@@ -34,11 +35,11 @@ def test_steps_output_and_the_clock_each_stop_work_and_say_which():
     b.emit(100)
     with pytest.raises(budgets.OverBudget, match="more than 100 characters of output"):
         b.emit(1)
-    _, clock = ticking(0.01)                    # each look at the clock: 10 ms later
+    _, clock = ticking(0.01)  # each look at the clock: 10 ms later
     b = budgets.Limits("slow", steps=10**9, output=0, seconds=1.0, says="not checked").budget(clock=clock)
     with pytest.raises(budgets.OverBudget, match="more than 1 s"):
         for _ in range(1000):
-            b.spend(budgets.CLOCK_EVERY // 2)    # (the clock is read every CLOCK_EVERY steps)
+            b.spend(budgets.CLOCK_EVERY // 2)  # (the clock is read every CLOCK_EVERY steps)
     assert b.spent_steps < 1000 * budgets.CLOCK_EVERY // 2
 
 
@@ -50,7 +51,7 @@ def test_a_part_spends_from_its_whole_and_cannot_take_more_than_its_own():
         first.emit(601)
     second = whole.part(part)
     with pytest.raises(budgets.OverBudget, match="^too large: more than 1,000 characters"):
-        second.emit(500)                          # 601 + 500 > the whole's 1,000
+        second.emit(500)  # 601 + 500 > the whole's 1,000
     assert budgets.LIMITS["model view"] is budgets.MODEL_VIEW
 
 
@@ -100,9 +101,10 @@ def test_what_the_form_builder_spends_grows_with_the_schema_not_with_its_expansi
     def recording(self: budgets.Limits, clock=None) -> budgets.Budget:
         made = original(self, lambda: 0.0)
         spent.append(id(made))
-        recording.made.append(made)       # type: ignore[attr-defined]
+        recording.made.append(made)  # type: ignore[attr-defined]
         return made
-    recording.made = []                   # type: ignore[attr-defined]
+
+    recording.made = []  # type: ignore[attr-defined]
     monkeypatch.setattr(budgets.Limits, "budget", recording)
     build_fields(doubling_all_of(20, leaf=enum_of(3)))
     assert recording.made[-1].steps < 0 or recording.made[-1].spent_steps >= budgets.FORM.steps
@@ -112,6 +114,7 @@ def test_what_the_form_builder_spends_grows_with_the_schema_not_with_its_expansi
 
 
 # --- ignore rules (item 6) ------------------------------------------------------------------------
+
 
 def test_runs_of_double_stars_are_one_and_rules_hold_few_of_them():
     """100 rules of 160 `**` each were accepted, and one POST of them took 88 s of CPU: a run of
@@ -129,7 +132,7 @@ def test_the_hundred_rules_of_160_double_stars_compare_a_replay_at_once():
     for i in range(300):
         old, new = {"k": old, "v": i}, {"k": new, "v": -i}
     found = diff.diff(old, new, rules)
-    assert len(found.changes) == diff.MAX_CHANGES and not found.reason      # (stopped by MAX_CHANGES: there are more)
+    assert len(found.changes) == diff.MAX_CHANGES and not found.reason  # (stopped by MAX_CHANGES: there are more)
 
 
 @pytest.mark.timeout(60)
@@ -139,7 +142,7 @@ def test_a_comparison_under_the_costliest_rules_allowed_stops_at_its_budget_and_
     from playground.mcp.replay import compare_response
 
     rules = ["/" + "/".join(["**", f"k{j}"] * diff.MAX_RULE_STARS + ["x" * 5] * 40) for j in range(diff.MAX_RULES)]
-    compiled = diff.rules(diff.clean_rules(rules))                # allowed
+    compiled = diff.rules(diff.clean_rules(rules))  # allowed
     old, new = {}, {}
     for i in range(3000):
         old, new = {"k": old, "v": i}, {"k": new, "v": -i}

@@ -7,18 +7,18 @@ and it says so. Three properties each:
 
 The clock is held still (conftest's `watched`): the steps alone must bound the work.
 """
+
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from playground import budget as budgets
-from playground.mcp.replay import diff
 from playground.mcp.check import arguments
+from playground.mcp.replay import diff
 from playground.modelview.view import download, model_view
 from playground.schema import validate_arguments
 from playground.schemaforms import render_form
@@ -26,12 +26,19 @@ from playground.sessions.features.server_requests import describe_server_request
 
 from .hostile import SCHEMAS, Drawn, doubling
 
-fixtures_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                              HealthCheck.data_too_large])
+fixtures_ok = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 # What each consumer says when it did not do all of the work (its budget's words, or an older
 # limit of its own that stopped it first).
-FORM_SAYS = (budgets.FORM.says, "the form is too large", "enum too large", "beyond the depth limit", "recursive $ref",
-             "too deeply nested")
+FORM_SAYS = (
+    budgets.FORM.says,
+    "the form is too large",
+    "enum too large",
+    "beyond the depth limit",
+    "recursive $ref",
+    "too deeply nested",
+)
 
 
 def _cleared(watched: list[str]) -> list[str]:
@@ -47,7 +54,7 @@ def test_a_tool_form(watched: list[str], drawn: Drawn) -> None:
     html = str(render_form(drawn.schema, limits=budgets.FORM))
     if stopped:
         assert budgets.FORM.says in html
-    assert len(html) <= budgets.FORM.output + 64_000         # (the last field drawn may pass the line)
+    assert len(html) <= budgets.FORM.output + 64_000  # (the last field drawn may pass the line)
     if drawn.explodes:
         assert any(words in html for words in FORM_SAYS), drawn.what
 
@@ -56,8 +63,9 @@ def test_a_tool_form(watched: list[str], drawn: Drawn) -> None:
 @given(SCHEMAS)
 def test_an_elicitation_card(watched: list[str], drawn: Drawn) -> None:
     stopped = _cleared(watched)
-    card = describe_server_request({"key": "q1", "method": "elicitation/create",
-                                    "params": {"message": "?", "requestedSchema": drawn.schema}})
+    card = describe_server_request(
+        {"key": "q1", "method": "elicitation/create", "params": {"message": "?", "requestedSchema": drawn.schema}}
+    )
     html = str(card["form_html"])
     if stopped:
         assert budgets.ELICITATION.says in html
@@ -81,9 +89,24 @@ def test_the_checks_arguments(watched: list[str], drawn: Drawn) -> None:
 
 @settings(max_examples=6)
 @given(doubling(), st.sampled_from([{}, {"root": {}}, {"root": {"a": {}, "b": []}}]))
-@example(Drawn("doubling allOf x30", {"type": "object", "properties": {"root": {"$ref": "#/$defs/d0"}}, "$defs": {
-    **{f"d{i}": {"allOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]} for i in range(30)},
-    "d30": {"type": "object"}}}, True), {"root": {}})
+@example(
+    Drawn(
+        "doubling allOf x30",
+        {
+            "type": "object",
+            "properties": {"root": {"$ref": "#/$defs/d0"}},
+            "$defs": {
+                **{
+                    f"d{i}": {"allOf": [{"$ref": f"#/$defs/d{i + 1}"}, {"$ref": f"#/$defs/d{i + 1}"}]}
+                    for i in range(30)
+                },
+                "d30": {"type": "object"},
+            },
+        },
+        True,
+    ),
+    {"root": {}},
+)
 def test_validation(drawn: Drawn, value: Any) -> None:
     """jsonschema cannot count its steps: the check runs in the sandbox, which is stopped at the
     budget's seconds and memory, and says "not checked", never "valid". (A few examples: each
@@ -93,7 +116,7 @@ def test_validation(drawn: Drawn, value: Any) -> None:
     stopped = [e for e in errors if e["keyword"] == "not-checked"]
     assert all(e["message"].startswith("Not checked:") for e in stopped)
     if drawn.what.startswith("doubling allOf") and int(drawn.what.rsplit("x", 1)[1]) >= 30 and "root" in value:
-        assert stopped, drawn.what                      # 2^30 subschemas: nothing checks that in time
+        assert stopped, drawn.what  # 2^30 subschemas: nothing checks that in time
 
 
 @fixtures_ok
@@ -120,14 +143,16 @@ def _deep(value: Any, depth: int, width: int) -> Any:
 
 
 RULE_SEGMENTS = st.sampled_from(["*", "**", "k", "s0", "0", "_meta", "x"])
-RULES = st.lists(st.lists(RULE_SEGMENTS, min_size=1, max_size=40).map(lambda s: "/" + "/".join(s)),
-                 max_size=diff.MAX_RULES)
+RULES = st.lists(
+    st.lists(RULE_SEGMENTS, min_size=1, max_size=40).map(lambda s: "/" + "/".join(s)), max_size=diff.MAX_RULES
+)
 
 
 @fixtures_ok
 @given(st.integers(1, 600), st.integers(0, 30), RULES, st.booleans())
-def test_a_replay_comparison_under_ignore_rules(watched: list[str], depth: int, width: int, rules: list[str],
-                                               shifted: bool) -> None:
+def test_a_replay_comparison_under_ignore_rules(
+    watched: list[str], depth: int, width: int, rules: list[str], shifted: bool
+) -> None:
     """Two deep values that differ everywhere (or only at the bottom), under as many rules as a
     server may keep: the comparison finishes, or says it was stopped, never "same"."""
     stopped = _cleared(watched)

@@ -4,6 +4,7 @@
 A pair passes only strictly: at least one check ran, none failed, none warned, and the
 adapter exited 0 in time (the suite itself prints PASSED for 0/0 checks).
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,19 @@ from pathlib import Path
 import pytest
 
 from playground.core.management.commands.mcp_conformance_table import (
-    AUTH_SCENARIOS, CORE_SCENARIOS, NODE22_BIN, PRELOAD, PROJECT, SCENARIOS, SUITE, adapter_command, client_pairs,
-    format_table, listed_scenarios, run_pair, run_table,
+    AUTH_SCENARIOS,
+    CORE_SCENARIOS,
+    NODE22_BIN,
+    PRELOAD,
+    PROJECT,
+    SCENARIOS,
+    SUITE,
+    adapter_command,
+    client_pairs,
+    format_table,
+    listed_scenarios,
+    run_pair,
+    run_table,
 )
 
 if not SUITE.exists() or not (NODE22_BIN / "node").exists() or not PRELOAD.exists():
@@ -89,12 +101,16 @@ Path(os.environ["LISTEN_REPORT"]).write_text(json.dumps({"url": sys.argv[-1], "l
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("scenario", "version", "servers"), [
-    ("initialize", "2025-11-25", 1),                                # listen(0, callback)
-    ("auth/authorization-server-migration", "2026-07-28", 3),      # listen(0), address() read at once; 3 servers
-])
-def test_the_suites_servers_listen_on_loopback_only(scenario: str, version: str, servers: int, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("scenario", "version", "servers"),
+    [
+        ("initialize", "2025-11-25", 1),  # listen(0, callback)
+        ("auth/authorization-server-migration", "2026-07-28", 3),  # listen(0), address() read at once; 3 servers
+    ],
+)
+def test_the_suites_servers_listen_on_loopback_only(
+    scenario: str, version: str, servers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Servers used in tests bind 127.0.0.1 only: every socket the suite listens on while the
     client runs (the pair itself fails here: the "client" only looks)."""
     script, report = tmp_path / "listening.py", tmp_path / "listening.json"
@@ -123,9 +139,11 @@ def test_a_hanging_client_fails_and_is_killed(tmp_path: Path, monkeypatch: pytes
     """A pair that outlives its timeout is a FAIL, and the suite and the client are both gone."""
     pidfile = tmp_path / "pid"
     script = tmp_path / "hang.py"
-    script.write_text("import os, pathlib, time\n"
-                      "pathlib.Path(os.environ['HANG_PIDFILE']).write_text(str(os.getpid()))\n"
-                      "time.sleep(600)\n")
+    script.write_text(
+        "import os, pathlib, time\n"
+        "pathlib.Path(os.environ['HANG_PIDFILE']).write_text(str(os.getpid()))\n"
+        "time.sleep(600)\n"
+    )
     monkeypatch.setenv("HANG_PIDFILE", str(pidfile))
     result = run_pair("tools_call", "2025-11-25", timeout=5, command=f"{sys.executable} {script}")
     assert not result.strict_pass
@@ -139,10 +157,18 @@ def test_adapter_fails_clearly_when_it_cannot_connect() -> None:
     """Exit non-zero with the reason on stderr (here: nothing listens on the port)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]   # bound but not listening: connections are refused
-        proc = subprocess.run(adapter_command().split(" ") + [f"http://127.0.0.1:{port}/mcp"],
-                              capture_output=True, text=True, timeout=50, cwd=PROJECT,
-                              env={**os.environ, "MCP_CONFORMANCE_SCENARIO": "tools_call",
-                                   "MCP_CONFORMANCE_PROTOCOL_VERSION": "2025-11-25"})
+        port = sock.getsockname()[1]  # bound but not listening: connections are refused
+        proc = subprocess.run(
+            adapter_command().split(" ") + [f"http://127.0.0.1:{port}/mcp"],
+            capture_output=True,
+            text=True,
+            timeout=50,
+            cwd=PROJECT,
+            env={
+                **os.environ,
+                "MCP_CONFORMANCE_SCENARIO": "tools_call",
+                "MCP_CONFORMANCE_PROTOCOL_VERSION": "2025-11-25",
+            },
+        )
     assert proc.returncode == 1
     assert "tools_call @ 2025-11-25 FAILED: could not connect" in proc.stderr

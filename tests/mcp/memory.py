@@ -2,6 +2,7 @@
 
 Only for protocol logic (id correlation, rounds, timeouts); every behaviour is also
 tested against real servers elsewhere."""
+
 from __future__ import annotations
 
 import asyncio

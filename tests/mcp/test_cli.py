@@ -1,4 +1,5 @@
 """The headless CLI contract: steps in order, JSONL lines, exit codes — against real servers."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,22 @@ def frames(events: list[dict], dir: str) -> list[dict]:
 
 def test_steps_run_in_order_and_jsonl_lines_carry_the_contract(tmp_path):
     out = tmp_path / "t.jsonl"
-    proc = mcp("--jsonl", "--transcript", str(out), "--ping", "--list", "tools", "--call", 'add={"a":2,"b":40}',
-               "--read", "peer://greeting", "--prompt", 'review={"code":"x = 1"}', "--", *PEER)
+    proc = mcp(
+        "--jsonl",
+        "--transcript",
+        str(out),
+        "--ping",
+        "--list",
+        "tools",
+        "--call",
+        'add={"a":2,"b":40}',
+        "--read",
+        "peer://greeting",
+        "--prompt",
+        'review={"code":"x = 1"}',
+        "--",
+        *PEER,
+    )
     assert proc.returncode == 0, proc.stderr
     events = lines(proc)
     assert [json.loads(line) for line in out.read_text().splitlines()] == events
@@ -30,8 +45,15 @@ def test_steps_run_in_order_and_jsonl_lines_carry_the_contract(tmp_path):
         assert ("raw" in e) == (e["dir"] != "note")
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     sent = [m.get("method") for m in frames(events, "send")]
-    assert sent == ["initialize", "notifications/initialized", "ping", "tools/list", "tools/call",
-                    "resources/read", "prompts/get"]
+    assert sent == [
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "resources/read",
+        "prompts/get",
+    ]
     results = {m["id"]: m for m in frames(events, "recv") if "id" in m}
     call = next(m for m in frames(events, "send") if m.get("method") == "tools/call")
     assert results[call["id"]]["result"]["structuredContent"] == {"result": 42}
@@ -58,12 +80,19 @@ def test_readable_log_without_jsonl():
 
 def test_exit_1_for_is_error_and_jsonrpc_error():
     assert mcp("--call", "fail", "--", *PEER).returncode == 1
-    proc = mcp("--raw", 'no/such/method={}', "--", *PEER)
+    proc = mcp("--raw", "no/such/method={}", "--", *PEER)
     assert proc.returncode == 1 and "-32601" in proc.stderr
 
 
-@pytest.mark.parametrize("args", [["--list", "tools"], ["--list", "bogus", "--", "true"],
-                                  ["--call", "x={not json", "--", "true"], ["--url", "http://127.0.0.1:9", "--", "x"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--list", "tools"],
+        ["--list", "bogus", "--", "true"],
+        ["--call", "x={not json", "--", "true"],
+        ["--url", "http://127.0.0.1:9", "--", "x"],
+    ],
+)
 def test_exit_2_for_usage(args):
     assert mcp(*args).returncode == 2
 
@@ -117,8 +146,17 @@ def test_sdk_peer_auto_era_is_modern():
 @pytest.mark.parametrize("era, expected", [("legacy", "legacy"), ("auto", "modern"), ("modern", "modern")])
 def test_streamable_http_in_each_era_with_a_masked_secret_header(sdk_http, era, expected):
     secret = "Bearer tok-0123456789-secret"
-    proc = mcp("--jsonl", "--url", sdk_http, "--era", era, "--header", f"Authorization: {secret}",
-               "--call", 'add={"a":1,"b":2}')
+    proc = mcp(
+        "--jsonl",
+        "--url",
+        sdk_http,
+        "--era",
+        era,
+        "--header",
+        f"Authorization: {secret}",
+        "--call",
+        'add={"a":1,"b":2}',
+    )
     assert proc.returncode == 0, proc.stderr
     events = lines(proc)
     assert next(e for e in events if e.get("kind") == "era")["data"]["era"] == expected
@@ -140,6 +178,7 @@ def test_auto_transport_falls_back_to_sse(sdk_sse):
 
 def test_unreachable_url_exits_3():
     from tests.http_peers import free_port
+
     assert mcp("--url", f"http://127.0.0.1:{free_port()}/mcp", "--ping").returncode == 3
 
 
@@ -148,6 +187,7 @@ def test_an_oauth_token_the_server_echoes_is_masked_in_the_output_and_the_transc
     with the Authorization header it got: neither the JSONL lines nor the --transcript file
     (an export) nor the readable log carry the token (a JWT: "eyJ…")."""
     from tests.auth_peer import sdk_auth_server
+
     out = tmp_path / "t.jsonl"
     with sdk_auth_server() as url:
         jsonl = mcp("--jsonl", "--transcript", str(out), "--url", url, "--call", "echo_authorization={}")
@@ -156,8 +196,9 @@ def test_an_oauth_token_the_server_echoes_is_masked_in_the_output_and_the_transc
     for name, text in [("stdout", jsonl.stdout), ("transcript", out.read_text()), ("readable", readable.stdout)]:
         assert "you sent: Bearer \u2022\u2022\u2022\u2022" in text, name
         assert "Bearer eyJ" not in text and "eyJhbGciOi" not in text, name
-    assert any(e.get("kind") == "auth" and e["data"]["step"] == "token" and e["data"]["status"] == "ok"
-               for e in lines(jsonl))
+    assert any(
+        e.get("kind") == "auth" and e["data"]["step"] == "token" and e["data"]["status"] == "ok" for e in lines(jsonl)
+    )
 
 
 @pytest.mark.parametrize("version", list(BROKEN))

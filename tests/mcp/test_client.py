@@ -1,4 +1,5 @@
 """Protocol logic of McpClient with an in-memory peer: correlation, handshake, rounds, timeouts."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,7 +11,6 @@ from playground.mcp.events import Tap
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.responder import StaticResponder
 from playground.mcp.transports.base import TransportError
-
 from tests.mcp.memory import MemoryTransport
 
 
@@ -25,14 +25,22 @@ def make(handler, **kw):
 def legacy_server(version="2025-11-25"):
     def handle(t, msg):
         if msg.get("method") == "initialize":
-            t.reply(msg, {"protocolVersion": version, "capabilities": {"tools": {}},
-                          "serverInfo": {"name": "mem", "version": "1"}, "instructions": "hi"})
+            t.reply(
+                msg,
+                {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "mem", "version": "1"},
+                    "instructions": "hi",
+                },
+            )
         elif msg.get("method") == "tools/list":
             cursor = (msg.get("params") or {}).get("cursor")
             if cursor is None:
                 t.reply(msg, {"tools": [{"name": "a", "inputSchema": {"type": "object"}}], "nextCursor": "p2"})
             else:
                 t.reply(msg, {"tools": [{"name": "b", "inputSchema": {"type": "object"}}]})
+
     return handle
 
 
@@ -78,6 +86,7 @@ async def test_modern_meta_on_every_request_and_log_level():
     def handle(t, msg):
         if "id" in msg:
             t.reply(msg, {"resultType": "complete", "tools": []})
+
     client, _ = make(handle, era="modern")
     await client.start()
     await client.set_logging_level("debug")
@@ -95,12 +104,33 @@ async def test_input_required_rounds_echo_request_state_exactly():
     def handle(t, msg):
         params = msg["params"]
         if "inputResponses" not in params:
-            t.reply(msg, {"resultType": "input_required", "requestState": state, "inputRequests": {
-                "who": {"method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {
-                    "type": "object", "properties": {"name": {"type": "string", "default": "Ada"}}}}}}})
+            t.reply(
+                msg,
+                {
+                    "resultType": "input_required",
+                    "requestState": state,
+                    "inputRequests": {
+                        "who": {
+                            "method": "elicitation/create",
+                            "params": {
+                                "message": "name?",
+                                "requestedSchema": {
+                                    "type": "object",
+                                    "properties": {"name": {"type": "string", "default": "Ada"}},
+                                },
+                            },
+                        }
+                    },
+                },
+            )
         else:
-            t.reply(msg, {"resultType": "complete", "content": [
-                {"type": "text", "text": params["inputResponses"]["who"]["content"]["name"]}]})
+            t.reply(
+                msg,
+                {
+                    "resultType": "complete",
+                    "content": [{"type": "text", "text": params["inputResponses"]["who"]["content"]["name"]}],
+                },
+            )
 
     client, events = make(handle, era="modern", responder=StaticResponder())
     await client.start()
@@ -115,8 +145,9 @@ async def test_input_required_rounds_echo_request_state_exactly():
 
 
 async def test_input_required_round_limit():
-    client, _ = make(lambda t, m: t.reply(m, {"resultType": "input_required", "requestState": "s"}),
-                     era="modern", max_input_rounds=3)
+    client, _ = make(
+        lambda t, m: t.reply(m, {"resultType": "input_required", "requestState": "s"}), era="modern", max_input_rounds=3
+    )
     await client.start()
     with pytest.raises(ProtocolError):
         await client.call_tool("loop")
@@ -131,8 +162,13 @@ async def test_timeout_sends_cancelled_and_progress_resets_it():
             token = msg["params"]["_meta"]["progressToken"]
             for i in range(3):
                 await asyncio.sleep(0.15)  # the peer's pace, not test synchronisation
-                t.deliver({"jsonrpc": "2.0", "method": "notifications/progress",
-                           "params": {"progressToken": token, "progress": i + 1, "total": 3}})
+                t.deliver(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": token, "progress": i + 1, "total": 3},
+                    }
+                )
             t.reply(msg, {"content": []})
 
     client, events = make(handle)
@@ -187,7 +223,7 @@ async def test_connection_loss_fails_pending_requests():
 
 
 async def test_an_initialize_without_answer_is_abandoned_never_cancelled():
-    """"A client MUST NOT attempt to cancel its initialize request": timed out or given up by
+    """ "A client MUST NOT attempt to cancel its initialize request": timed out or given up by
     the caller, it is noted, and no notifications/cancelled goes to the server."""
     client, events = make(lambda t, m: None, timeout=0.05)
     await client.start()
@@ -197,8 +233,12 @@ async def test_an_initialize_without_answer_is_abandoned_never_cancelled():
     # One statement says what happened, and it is true: no note says "cancelled" as done.
     notes = [e for e in events if e.dir == "note" and e.kind in ("info", "timeout")]
     assert [(e.kind, e.text) for e in notes] == [
-        ("timeout", "initialize (id 1) got no response within 0.05 s; abandoned, not cancelled: the protocol "
-                    "forbids cancelling initialize")]
+        (
+            "timeout",
+            "initialize (id 1) got no response within 0.05 s; abandoned, not cancelled: the protocol "
+            "forbids cancelling initialize",
+        )
+    ]
 
     client, _ = make(lambda t, m: None)
     await client.start()

@@ -1,4 +1,5 @@
 """jsontext: orjson's speed only where its answer is the standard library's."""
+
 from __future__ import annotations
 
 import json
@@ -10,14 +11,14 @@ from playground.mcp.events import Tap
 
 TEXTS = [
     '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"héllo \\u00e9 \\ud83d\\ude00"}]}}',
-    '{"a": 1, "a": 2}',                                    # duplicate keys: the last wins in both
+    '{"a": 1, "a": 2}',  # duplicate keys: the last wins in both
     '  [1, 2.5, -0, 1e-7, true, null, "x"]  \n',
-    '{"id": 123456789012345678901234567890}',              # beyond 64 bits: orjson would make it a float
+    '{"id": 123456789012345678901234567890}',  # beyond 64 bits: orjson would make it a float
     '{"id": -9223372036854775809}',
     '{"id": 18446744073709551615}',
-    '[NaN, Infinity, -Infinity]',                          # not JSON; the stdlib reads them leniently
-    '"\\ud800"',                                           # a lone surrogate
-    '1e400',                                               # beyond a double
+    "[NaN, Infinity, -Infinity]",  # not JSON; the stdlib reads them leniently
+    '"\\ud800"',  # a lone surrogate
+    "1e400",  # beyond a double
 ]
 
 
@@ -43,20 +44,20 @@ def test_loads_raises_the_standard_librarys_error(text):
         jsontext.loads(text)
     with pytest.raises(ValueError) as theirs:
         json.loads(text)
-    assert str(ours.value) == str(theirs.value)        # the transcript shows json's message
+    assert str(ours.value) == str(theirs.value)  # the transcript shows json's message
 
 
 def test_dumps_round_trips_and_what_orjson_cannot_encode_goes_through_json():
-    for value in ({"a": "é", "b": [1, 2.5, None]}, {"big": 2 ** 70}, {"s": "\ud800"}):
+    for value in ({"a": "é", "b": [1, 2.5, None]}, {"big": 2**70}, {"s": "\ud800"}):
         text = jsontext.dumps(value)
         assert json.loads(text) == value
-    assert jsontext.dumps({"s": "\ud800"}).isascii()   # escaped: any UTF-8 store takes it
-    assert "é" in jsontext.dumps({"a": "é"})             # not escaped on the fast path
+    assert jsontext.dumps({"s": "\ud800"}).isascii()  # escaped: any UTF-8 store takes it
+    assert "é" in jsontext.dumps({"a": "é"})  # not escaped on the fast path
 
 
 def test_dumps_writes_nan_and_infinity_as_null_on_both_paths():
     assert json.loads(jsontext.dumps([float("nan"), float("inf")])) == [None, None]
-    assert json.loads(jsontext.dumps([float("nan"), 2 ** 70])) == [None, 2 ** 70]
+    assert json.loads(jsontext.dumps([float("nan"), 2**70])) == [None, 2**70]
 
 
 def test_the_tap_records_a_big_id_exactly():

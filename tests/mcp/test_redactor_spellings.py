@@ -2,6 +2,7 @@ r"""A secret in every spelling a JSON encoder may give it is masked (issue 30, i
 `/` as `\/`, Go `<`, `>`, `&` as `\u003c`…, any encoder may write any character as `\uXXXX` in
 either case and one beyond U+FFFF as a surrogate pair, and a tool's text is often JSON encoded
 once more in the message. The redactor only knew `json.dumps`'s two spellings."""
+
 from __future__ import annotations
 
 import json
@@ -51,11 +52,15 @@ def spelled(value: str, rng: random.Random, depth: int) -> list[str]:
 
 def test_php_and_go_spellings_are_masked() -> None:
     redact = Redactor(["a/b&c-SECRET", "<k>&v-s3cret"])
-    php = json.dumps("a/b&c-SECRET").replace("/", "\\/")           # json_encode's default
+    php = json.dumps("a/b&c-SECRET").replace("/", "\\/")  # json_encode's default
     assert php == '"a\\/b&c-SECRET"'
-    for echoed in (php, '"a\\/b\\u0026c-SECRET"', '"a/b\\u0026c-SECRET"',
-                   '"\\u003ck\\u003e\\u0026v-s3cret"',                # Go's json.Marshal
-                   '"\\u003Ck\\u003E\\u0026v-s3cret"'):               # upper-case hex
+    for echoed in (
+        php,
+        '"a\\/b\\u0026c-SECRET"',
+        '"a/b\\u0026c-SECRET"',
+        '"\\u003ck\\u003e\\u0026v-s3cret"',  # Go's json.Marshal
+        '"\\u003Ck\\u003E\\u0026v-s3cret"',
+    ):  # upper-case hex
         assert redact.text(f'{{"text": {echoed}}}') == f'{{"text": "{MASK}"}}', echoed
 
 
@@ -70,10 +75,17 @@ def test_any_character_as_u_escape_in_either_case() -> None:
 
 def test_non_ascii_and_astral_characters_escaped() -> None:
     redact = Redactor(["pässwörd-9", "key-😀-zz"])
-    for text in ("p\\u00e4ssw\\u00f6rd-9", "p\\u00E4ssw\\u00F6rd-9", "p\\u00e4sswörd-9",
-                 "key-\\ud83d\\ude00-zz", "key-\\uD83D\\uDE00-zz", "key-\\uD83D\\ude00-zz", "key-😀-zz"):
+    for text in (
+        "p\\u00e4ssw\\u00f6rd-9",
+        "p\\u00E4ssw\\u00F6rd-9",
+        "p\\u00e4sswörd-9",
+        "key-\\ud83d\\ude00-zz",
+        "key-\\uD83D\\uDE00-zz",
+        "key-\\uD83D\\ude00-zz",
+        "key-😀-zz",
+    ):
         assert redact.text(f"({text})") == f"({MASK})", text
-    assert json.dumps("key-😀-zz") == '"key-\\ud83d\\ude00-zz"'    # (the one spelling masked before)
+    assert json.dumps("key-😀-zz") == '"key-\\ud83d\\ude00-zz"'  # (the one spelling masked before)
 
 
 def test_short_escapes() -> None:
@@ -86,7 +98,7 @@ def test_a_json_text_encoded_again_in_the_message() -> None:
     """A tool returns `json.dumps(...)` as its text, the server encodes the message: the raw
     frame has the secret twice escaped."""
     secret = 'pa"ss/wörd-1'
-    tool_text = json.dumps({"key": secret})                            # pa\"ss/w\u00f6rd-1
+    tool_text = json.dumps({"key": secret})  # pa\"ss/w\u00f6rd-1
     raw = json.dumps({"result": {"content": [{"type": "text", "text": tool_text}]}})
     assert secret not in raw and json.dumps(secret)[1:-1] not in raw
     redact = Redactor([secret])
@@ -134,22 +146,28 @@ def test_a_cut_head_in_any_spelling_is_masked() -> None:
             expected = f"«{MASK}{CUT}" if whole >= 4 else f"«{spelling[:n]}{CUT}"
             assert redact.cut(text, n + 1, CUT) == expected, (secret, pieces, n)
     redact = Redactor(["a/b&c-SECRET"])
-    assert redact.cut('"a\\/b\\u0026c\\u002d', 15) == f'"{MASK}'          # a/b&c, then in an escape
-    assert redact.cut('"a\\/b\\u0026c\\u002d', 10) == '"a\\/b\\u002'       # a/b: 3 only
+    assert redact.cut('"a\\/b\\u0026c\\u002d', 15) == f'"{MASK}'  # a/b&c, then in an escape
+    assert redact.cut('"a\\/b\\u0026c\\u002d', 10) == '"a\\/b\\u002'  # a/b: 3 only
     assert redact.at_cuts('key "a\\/b\\u0026c-S…" unknown') == f'key "{MASK}…" unknown'
-    assert redact.cut('"a\\/b\\u0026c-SECRET"', 20) == '"a\\/b\\u0026c-SECRET"'   # whole: left to `text`
+    assert redact.cut('"a\\/b\\u0026c-SECRET"', 20) == '"a\\/b\\u0026c-SECRET"'  # whole: left to `text`
     redact = Redactor(["s3cret-value"])
-    assert redact.cut("x s3c\\u0072et", 10) == "x s3c\\u007"                 # "s3c" and a part of "r"
-    assert redact.cut("x s3c\\u0072et", 11) == f"x {MASK}"                   # "s3cr"
+    assert redact.cut("x s3c\\u0072et", 10) == "x s3c\\u007"  # "s3c" and a part of "r"
+    assert redact.cut("x s3c\\u0072et", 11) == f"x {MASK}"  # "s3cr"
 
 
 def test_nothing_else_is_masked() -> None:
     redact = Redactor(["a/b&c-SECRET", "s3cret-value"])
-    for text in ('caf\\u00e9 \\u00e9', "a\\/b\\u0026c-SECRE", "a/b&d-SECRET", "a\\/b\\u0027c-SECRET",
-                 "s3cret-valuE", "s3cret\\u002Dvalu"):
+    for text in (
+        "caf\\u00e9 \\u00e9",
+        "a\\/b\\u0026c-SECRE",
+        "a/b&d-SECRET",
+        "a\\/b\\u0027c-SECRET",
+        "s3cret-valuE",
+        "s3cret\\u002Dvalu",
+    ):
         assert redact.text(text) == text
     text = "na\\u00efve caf\\u00e9 \\u00e9 a\\/b\\u0026"
-    assert all(redact.cut(text, n) == text[:n] for n in range(len(text)))      # cut anywhere, an escape too
+    assert all(redact.cut(text, n) == text[:n] for n in range(len(text)))  # cut anywhere, an escape too
 
 
 @pytest.mark.timeout(60)

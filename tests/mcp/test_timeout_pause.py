@@ -5,6 +5,7 @@ The in-memory peer plays the server; the responder answers only after several ti
 gone by (time has to pass for that: the waits below are the person's slowness, not test
 synchronisation). End to end, against server-everything and the SDK peer, in
 tests/browser/test_workspace.py."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,11 +16,10 @@ import pytest
 
 from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.events import Tap
-
 from tests.mcp.memory import MemoryTransport
 
 TIMEOUT = 0.2
-SLOW = 3 * TIMEOUT           # how long the "person" takes to answer
+SLOW = 3 * TIMEOUT  # how long the "person" takes to answer
 CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("caller", default="")
 
 
@@ -58,6 +58,7 @@ async def answered(t: MemoryTransport, request_id: Any) -> dict[str, Any]:
 
 def eliciting_server(related_task: str | None = None):
     """tools/call "ask" (or tasks/result): asks for a name on the request's own stream, then answers."""
+
     async def ask(t: MemoryTransport, msg: dict[str, Any]) -> None:
         params: dict[str, Any] = {"message": "Name?", "requestedSchema": {"type": "object"}}
         if related_task:
@@ -67,10 +68,12 @@ def eliciting_server(related_task: str | None = None):
         t.reply(msg, {"content": [{"type": "text", "text": "Hello " + reply["result"]["content"]["name"]}]})
 
     def handle(t: MemoryTransport, msg: dict[str, Any]):
-        if msg.get("method") in ("tools/call", "tasks/result") and (msg["params"].get("name") == "ask"
-                                                                   or msg["method"] == "tasks/result"):
+        if msg.get("method") in ("tools/call", "tasks/result") and (
+            msg["params"].get("name") == "ask" or msg["method"] == "tasks/result"
+        ):
             return ask(t, msg)
         return None
+
     return handle
 
 
@@ -90,9 +93,16 @@ async def test_a_slow_answer_to_an_elicitation_keeps_the_calls_result():
 
 async def test_the_timeout_starts_afresh_after_the_answer():
     """Paused, not disabled: a server that goes silent after the answer still times out."""
+
     async def ask_then_hang(t: MemoryTransport, msg: dict[str, Any]) -> None:
-        t.deliver({"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create",
-                   "params": {"message": "Name?", "requestedSchema": {"type": "object"}}})
+        t.deliver(
+            {
+                "jsonrpc": "2.0",
+                "id": "s1",
+                "method": "elicitation/create",
+                "params": {"message": "Name?", "requestedSchema": {"type": "object"}},
+            }
+        )
 
     client, events = make(lambda t, m: ask_then_hang(t, m) if m.get("method") == "tools/call" else None)
     await client.start()
@@ -100,7 +110,7 @@ async def test_the_timeout_starts_afresh_after_the_answer():
     started = loop.time()
     with pytest.raises(RequestTimeout):
         await client.call_tool("ask", {}, timeout=TIMEOUT)
-    assert loop.time() - started >= SLOW + TIMEOUT        # the person's time, then a whole timeout
+    assert loop.time() - started >= SLOW + TIMEOUT  # the person's time, then a whole timeout
     await answered(client.transport, "s1")
     cancel = client.transport.sent[-1]
     assert cancel["method"] == "notifications/cancelled"
@@ -116,15 +126,21 @@ async def test_where_the_transport_cannot_tell_every_request_in_flight_waits():
     second = asyncio.create_task(client.call_tool("b", {}, timeout=TIMEOUT))
     t = client.transport
     await t.wait_sent(2)
-    t.deliver({"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create",     # from outside any request
-               "params": {"message": "?", "requestedSchema": {"type": "object"}}})
-    reply = await answered(t, "s1")                        # after SLOW: both calls would have timed out
+    t.deliver(
+        {
+            "jsonrpc": "2.0",
+            "id": "s1",
+            "method": "elicitation/create",  # from outside any request
+            "params": {"message": "?", "requestedSchema": {"type": "object"}},
+        }
+    )
+    reply = await answered(t, "s1")  # after SLOW: both calls would have timed out
     assert reply["result"]["action"] == "accept"
     assert not first.done() and not second.done()
     for call in calls:
         t.reply(call, {"content": []})
     assert await first == {"content": []} and await second == {"content": []}
-    assert client.responder.asked == [("elicitation/create", "")]    # no single call to thread it under
+    assert client.responder.asked == [("elicitation/create", "")]  # no single call to thread it under
 
 
 async def test_a_related_task_pauses_only_the_requests_about_that_task():
@@ -133,17 +149,18 @@ async def test_a_related_task_pauses_only_the_requests_about_that_task():
     other = asyncio.create_task(client.call_tool("silent", {}, timeout=TIMEOUT))
     result = await client.request("tasks/result", {"taskId": "T1"}, timeout=TIMEOUT)
     assert result["content"][0]["text"] == "Hello Ada"
-    with pytest.raises(RequestTimeout):            # not about T1: its clock ran on
+    with pytest.raises(RequestTimeout):  # not about T1: its clock ran on
         await other
 
 
 async def test_pings_do_not_stop_the_clock():
     """A server pinging while it hangs must not keep a call alive for ever."""
+
     async def ping_forever(t: MemoryTransport, msg: dict[str, Any]) -> None:
         for n in range(1000):
             t.deliver({"jsonrpc": "2.0", "id": f"p{n}", "method": "ping"})
             await answered(t, f"p{n}")
-            await asyncio.sleep(TIMEOUT / 4)       # the peer's pace
+            await asyncio.sleep(TIMEOUT / 4)  # the peer's pace
 
     client, events = make(lambda t, m: ping_forever(t, m) if m.get("method") == "tools/call" else None)
     await client.start()
@@ -153,6 +170,7 @@ async def test_pings_do_not_stop_the_clock():
 
 async def test_roots_answered_at_once_still_count_as_answered():
     """roots/list is answered without a person: the call goes on and is answered."""
+
     async def roots_then_answer(t: MemoryTransport, msg: dict[str, Any]) -> None:
         t.deliver({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
         await answered(t, "r1")
@@ -165,15 +183,31 @@ async def test_roots_answered_at_once_still_count_as_answered():
 
 async def test_modern_input_round_answered_slowly_keeps_the_result():
     """Modern era: the round's questions are answered between two requests, with no clock running."""
+
     def handle(t: MemoryTransport, msg: dict[str, Any]) -> None:
         params = msg["params"]
         if "inputResponses" not in params:
-            t.reply(msg, {"resultType": "input_required", "requestState": "s", "inputRequests": {
-                "who": {"method": "elicitation/create", "params": {"message": "name?",
-                                                                   "requestedSchema": {"type": "object"}}}}})
+            t.reply(
+                msg,
+                {
+                    "resultType": "input_required",
+                    "requestState": "s",
+                    "inputRequests": {
+                        "who": {
+                            "method": "elicitation/create",
+                            "params": {"message": "name?", "requestedSchema": {"type": "object"}},
+                        }
+                    },
+                },
+            )
         else:
-            t.reply(msg, {"resultType": "complete", "content": [
-                {"type": "text", "text": params["inputResponses"]["who"]["content"]["name"]}]})
+            t.reply(
+                msg,
+                {
+                    "resultType": "complete",
+                    "content": [{"type": "text", "text": params["inputResponses"]["who"]["content"]["name"]}],
+                },
+            )
 
     client, events = make(handle, era="modern")
     await client.start()
@@ -186,11 +220,18 @@ async def test_a_raw_request_waits_for_the_person_too():
     client, events = make(lambda t, m: None)
     await client.start()
     t = client.transport
-    waiting = asyncio.create_task(client.request_raw('{"jsonrpc": "2.0", "id": "mine", "method": "x"}', "mine",
-                                                     timeout=TIMEOUT))
+    waiting = asyncio.create_task(
+        client.request_raw('{"jsonrpc": "2.0", "id": "mine", "method": "x"}', "mine", timeout=TIMEOUT)
+    )
     await t.wait_sent(1)
-    t.deliver({"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create",
-               "params": {"message": "?", "requestedSchema": {"type": "object"}}})
+    t.deliver(
+        {
+            "jsonrpc": "2.0",
+            "id": "s1",
+            "method": "elicitation/create",
+            "params": {"message": "?", "requestedSchema": {"type": "object"}},
+        }
+    )
     await answered(t, "s1")
     assert not waiting.done()
     t.deliver({"jsonrpc": "2.0", "id": "mine", "result": {"ok": True}})
@@ -224,8 +265,15 @@ class SlowName(SlowPerson):
         return {"action": "accept", "content": {"name": "Ada"}}
 
 
-@pytest.mark.parametrize("transport,era,tool", [("stdio", "legacy", "ask_name"), ("http", "legacy", "ask_name"),
-                                                ("sse", "legacy", "ask_name"), ("http", "modern", "greet")])
+@pytest.mark.parametrize(
+    "transport,era,tool",
+    [
+        ("stdio", "legacy", "ask_name"),
+        ("http", "legacy", "ask_name"),
+        ("sse", "legacy", "ask_name"),
+        ("http", "modern", "greet"),
+    ],
+)
 async def test_the_sdk_peer_gets_a_slow_answer_over_every_transport(peer_urls, transport, era, tool):
     """stdio and HTTP+SSE cannot tell which call an elicitation belongs to, Streamable HTTP
     can (the call's stream), the modern era asks in an input round: the call waits in each."""
@@ -233,11 +281,12 @@ async def test_the_sdk_peer_gets_a_slow_answer_over_every_transport(peer_urls, t
 
     from playground.mcp.config import ServerConfig
     from playground.mcp.connect import open_client
-
     from tests.conftest import PEERS
+
     if transport == "stdio":
-        config = ServerConfig(transport="stdio", command=sys.executable,
-                              args=[str(PEERS / "sdk_server.py"), "stdio"], era=era)
+        config = ServerConfig(
+            transport="stdio", command=sys.executable, args=[str(PEERS / "sdk_server.py"), "stdio"], era=era
+        )
     else:
         config = ServerConfig(transport="http" if transport == "http" else "sse", url=peer_urls[transport], era=era)
     tap = Tap()
@@ -251,7 +300,7 @@ async def test_the_sdk_peer_gets_a_slow_answer_over_every_transport(peer_urls, t
         person.call_began = loop.time()
         result = await client.call_tool(tool, {}, timeout=PEER_TIMEOUT)
         assert result["content"][0]["text"] == "Hello, Ada!"
-        assert loop.time() - person.call_began >= ANSWER_AT > PEER_TIMEOUT      # it outlived its timeout
+        assert loop.time() - person.call_began >= ANSWER_AT > PEER_TIMEOUT  # it outlived its timeout
         assert not any(e.kind == "timeout" for e in events)
         assert person.asked == [("elicitation/create", "the call")]
     finally:

@@ -6,6 +6,7 @@ renderer from the servers' real tool lists. The test compares; after a reviewed 
 
 server-everything's list depends on its version, pinned in tools/npm/package.json.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,10 @@ SERVERS = {"demo": demo_server, "server-everything": everything}
 
 
 def files(tools: list[dict[str, Any]]) -> dict[str, str]:
-    out = {f"{t.id}.json": json.dumps(providers.render(t, tools), indent=2, ensure_ascii=False) + "\n"
-           for t in providers.TARGETS}
+    out = {
+        f"{t.id}.json": json.dumps(providers.render(t, tools), indent=2, ensure_ascii=False) + "\n"
+        for t in providers.TARGETS
+    }
     out["sdk-simple-chatbot.txt"] = chatbot.tools_text(tools)
     return out
 
@@ -44,8 +47,9 @@ def write() -> None:
 
 
 if __name__ == "__main__":
-    import django
     import os
+
+    import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
     django.setup()

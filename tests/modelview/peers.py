@@ -1,4 +1,5 @@
 """Tool lists and tool results fetched from real peers with the playground's own client (stdio)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,8 +14,7 @@ from tests.conftest import PEERS, ROOT
 T = TypeVar("T")
 
 
-async def _session(command: str, args: list[str], env: dict[str, str] | None,
-                   work: Callable[[Any], Awaitable[T]]) -> T:
+async def _session(command: str, args: list[str], env: dict[str, str] | None, work: Callable[[Any], Awaitable[T]]) -> T:
     config = ServerConfig(transport="stdio", command=command, args=args, cwd=str(ROOT), env=env or {}, timeout=60)
     client = await open_client(config)
     try:
@@ -33,8 +33,10 @@ def list_tools(command: str, args: list[str], env: dict[str, str] | None = None)
 
 def call_tools(command: str, args: list[str], calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """Each call's result, in order, from one session."""
+
     async def work(client: Any) -> list[Any]:
         return [await client.call_tool(name, arguments) for name, arguments in calls]
+
     return _run(command, args, work)
 
 

@@ -1,5 +1,6 @@
 """The renderings of real servers' tools match the reviewed golden files (tests/modelview/golden/,
 written by `.venv/bin/python -m tests.modelview.golden`), and are valid for their APIs' shapes."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,8 @@ def test_renderings_match_the_golden_files(server):
     assert sorted(p.name for p in folder.iterdir()) == sorted(got), "regenerate: python -m tests.modelview.golden"
     for name, text in got.items():
         assert (folder / name).read_text(encoding="utf-8") == text, (
-            f"{server}/{name} differs from the golden file; review, then: .venv/bin/python -m tests.modelview.golden")
+            f"{server}/{name} differs from the golden file; review, then: .venv/bin/python -m tests.modelview.golden"
+        )
     # Shapes the APIs' references give, whatever the tools.
     chat = json.loads(got["openai-chat.json"])
     assert [t["type"] for t in chat] == ["function"] * len(tools)
@@ -26,7 +28,7 @@ def test_renderings_match_the_golden_files(server):
     assert all(t["type"] == "function" and t["strict"] is False and "function" not in t for t in responses)
     anthropic = json.loads(got["anthropic.json"])
     assert all(set(t) <= {"name", "description", "input_schema"} for t in anthropic)
-    assert [t["input_schema"] for t in anthropic] == [t["inputSchema"] for t in tools]     # forwarded unchanged
+    assert [t["input_schema"] for t in anthropic] == [t["inputSchema"] for t in tools]  # forwarded unchanged
     gemini = json.loads(got["gemini.json"])
     declarations = gemini[0]["functionDeclarations"]
     assert len(gemini) == 1 and len(declarations) == len(tools)

@@ -9,6 +9,7 @@ checked against the shapes the APIs document:
   holding the output and "error" the error (a whole object is the output itself);
 
 and the token estimate of a rendering is its documented rule, counted here again."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,11 @@ def openai_texts(shaped: dict[str, Any]) -> tuple[str, str]:
 
 def anthropic_block(shaped: dict[str, Any]) -> dict[str, Any]:
     block = shaped["Anthropic Messages"]
-    assert block["type"] == "tool_result" and block["tool_use_id"] and set(block) <= {
-        "type", "tool_use_id", "content", "is_error"}
+    assert (
+        block["type"] == "tool_result"
+        and block["tool_use_id"]
+        and set(block) <= {"type", "tool_use_id", "content", "is_error"}
+    )
     assert all(b["type"] in ("text", "image") for b in block["content"])
     return block
 
@@ -54,7 +58,7 @@ def test_text_only():
     view = results.view(result, "lookup")
     shaped = shapes(result)
     assert openai_texts(shaped) == ("first\nsecond, é",) * 2
-    assert anthropic_block(shaped)["content"] == result["content"]           # block for block
+    assert anthropic_block(shaped)["content"] == result["content"]  # block for block
     assert "is_error" not in anthropic_block(shaped)
     assert gemini_response(shaped) == {"output": "first\nsecond, é"}
     assert view["notes"] == [] and not view["structured"] and not view["is_error"]
@@ -67,14 +71,14 @@ def test_structured_only_falls_back_to_its_json():
     as_json = json.dumps(structured, ensure_ascii=False)
     assert openai_texts(shaped) == (as_json, as_json)
     assert anthropic_block(shaped)["content"] == [{"type": "text", "text": as_json}]
-    assert gemini_response(shaped) == structured                   # an object: the response itself
+    assert gemini_response(shaped) == structured  # an object: the response itself
     notes = results.view({"content": [], "structuredContent": structured}, "lookup")["notes"]
     assert len(notes) == 1 and "not repeated" in notes[0] and "falls back to it as JSON" in notes[0]
 
 
 def test_structured_repeated_as_text_is_carried_by_every_shape():
     structured = {"temperature": 36, "humidity": 82}
-    text = json.dumps(structured, separators=(",", ":"))           # another spelling of the same JSON
+    text = json.dumps(structured, separators=(",", ":"))  # another spelling of the same JSON
     result = {"content": [{"type": "text", "text": text}], "structuredContent": structured}
     shaped = shapes(result)
     assert openai_texts(shaped) == (text, text)
@@ -89,19 +93,23 @@ def test_structured_repeated_as_text_is_carried_by_every_shape():
 
 def test_images_go_where_a_tool_result_takes_them():
     long = PNG * 4
-    result = {"content": [{"type": "text", "text": "the chart:"},
-                          {"type": "image", "mimeType": "image/png", "data": PNG},
-                          {"type": "image", "mimeType": "image/png", "data": long},
-                          {"type": "image", "mimeType": "image/svg+xml", "data": PNG},
-                          {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "embedded text"}}]}
+    result = {
+        "content": [
+            {"type": "text", "text": "the chart:"},
+            {"type": "image", "mimeType": "image/png", "data": PNG},
+            {"type": "image", "mimeType": "image/png", "data": long},
+            {"type": "image", "mimeType": "image/svg+xml", "data": PNG},
+            {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "embedded text"}},
+        ]
+    }
     shaped = shapes(result)
     # OpenAI's tool messages take text: the images are not there.
     assert openai_texts(shaped) == ("the chart:\nembedded text",) * 2
     content = anthropic_block(shaped)["content"]
-    assert [b["type"] for b in content] == ["text", "image", "image", "text"]            # no SVG: not a type it takes
+    assert [b["type"] for b in content] == ["text", "image", "image", "text"]  # no SVG: not a type it takes
     assert content[1]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG}
-    shown = content[2]["source"]["data"]                                                # cut for showing, and said so
-    assert shown == long[:results.DATA_SHOWN] + f"…({len(long)} characters)"
+    shown = content[2]["source"]["data"]  # cut for showing, and said so
+    assert shown == long[: results.DATA_SHOWN] + f"…({len(long)} characters)"
     assert gemini_response(shaped) == {"output": "the chart:\nembedded text"}
     notes = results.view(result, "lookup")["notes"]
     assert notes == ["Not text: image, image, image — dropped where a tool message takes text only."]
@@ -110,12 +118,12 @@ def test_images_go_where_a_tool_result_takes_them():
 def test_an_error_result_is_marked_where_the_api_has_a_place_for_it():
     result = {"content": [{"type": "text", "text": "no such city"}], "isError": True}
     shaped = shapes(result)
-    assert openai_texts(shaped) == ("no such city", "no such city")        # no error field: the text says it
+    assert openai_texts(shaped) == ("no such city", "no such city")  # no error field: the text says it
     assert anthropic_block(shaped)["is_error"] is True
     assert gemini_response(shaped) == {"error": "no such city"}
     assert results.view(result, "lookup")["is_error"] is True
     chatbot_text = shaped["SDK simple chatbot"]
-    assert chatbot_text.startswith(chatbot.RESULT_PREFIX) and "is_error=True" in chatbot_text       # the SDK model printed
+    assert chatbot_text.startswith(chatbot.RESULT_PREFIX) and "is_error=True" in chatbot_text  # the SDK model printed
 
 
 def test_each_shape_counts_its_tokens_by_the_rule():
@@ -140,15 +148,18 @@ def test_a_tools_tokens_follow_the_rule():
 
 def test_results_from_server_everything(everything_cmd):
     """Its image tool (text and a PNG) and its structured tool (the JSON repeated as text)."""
-    image, weather = call_tools(everything_cmd[0], everything_cmd[1:],
-                                [("get-tiny-image", {}), ("get-structured-content", {"location": "Chicago"})])
+    image, weather = call_tools(
+        everything_cmd[0],
+        everything_cmd[1:],
+        [("get-tiny-image", {}), ("get-structured-content", {"location": "Chicago"})],
+    )
     shaped = shapes(image, "get-tiny-image")
     png = next(b for b in image["content"] if b["type"] == "image")
     text = "\n".join(b["text"] for b in image["content"] if b["type"] == "text")
     assert openai_texts(shaped) == (text, text) and text
     sent = [b for b in anthropic_block(shaped)["content"] if b["type"] == "image"]
     assert [b["source"]["media_type"] for b in sent] == [png["mimeType"]] == ["image/png"]
-    assert sent[0]["source"]["data"].startswith(png["data"][:results.DATA_SHOWN])
+    assert sent[0]["source"]["data"].startswith(png["data"][: results.DATA_SHOWN])
     assert any("Not text: image" in n for n in results.view(image, "get-tiny-image")["notes"])
     shaped = shapes(weather, "get-structured-content")
     assert gemini_response(shaped, "get-structured-content") == weather["structuredContent"]

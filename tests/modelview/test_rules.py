@@ -2,6 +2,7 @@
 trigger breaks its rule and no other of that provider's; none where a tool keeps to what the
 provider documents. Then the rules' bounds: linear reference checks, a budget per catalogue
 that says what it did not check, and Gemini findings about what its rendering sends."""
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,7 @@ TRIGGERS = {
     "openai.root-combinator": "root_anyof",
     "openai.root-properties": "no_arguments",
     "openai.array-items": "array_without_items",
-    "openai.tool-count": None,                      # the whole list, with `many`
+    "openai.tool-count": None,  # the whole list, with `many`
     "openai.strict.additional-properties": "open_object",
     "openai.strict.required": "optional_parameter",
     "openai.strict.keyword": "default_value",
@@ -111,10 +112,10 @@ def test_names_each_provider_takes(tools):
     def refused(name: str) -> set[str]:
         return {p for p in rules.PROVIDERS if f"{p}.name" in {f.rule for f in rules.check_tool(tools[name], p)}}
 
-    assert refused("dotted.name:v2") == {"openai", "anthropic"}          # Gemini's take dots and colons
-    assert refused("1st_tool") == {"gemini"}                             # ... but start with a letter or _
-    assert refused("w" * 64) == set()                                    # 64: every provider's limit or under it
-    assert refused("y" * 100) == {"openai", "gemini"}                    # Anthropic's limit is 128
+    assert refused("dotted.name:v2") == {"openai", "anthropic"}  # Gemini's take dots and colons
+    assert refused("1st_tool") == {"gemini"}  # ... but start with a letter or _
+    assert refused("w" * 64) == set()  # 64: every provider's limit or under it
+    assert refused("y" * 100) == {"openai", "gemini"}  # Anthropic's limit is 128
     assert refused("x" * 130) == set(rules.PROVIDERS)
 
 
@@ -125,9 +126,12 @@ def test_the_gemini_rendering_drops_and_keeps_what_its_findings_say(tools):
     assert "exclusiveMinimum" not in by_name["exclusive_minimum"]["parameters"]["properties"]["n"]
     assert "format" not in by_name["email_format_number"]["parameters"]["properties"]["n"]
     item = by_name["referenced"]["parameters"]["properties"]["item"]
-    assert item["type"] == "OBJECT" and item["properties"]["name"]["type"] == "STRING"      # inlined
-    assert item["description"] == "An item."                                               # the $ref's sibling kept
-    assert by_name["type_union"]["parameters"]["properties"]["value"]["anyOf"] == [{"type": "STRING"}, {"type": "INTEGER"}]
+    assert item["type"] == "OBJECT" and item["properties"]["name"]["type"] == "STRING"  # inlined
+    assert item["description"] == "An item."  # the $ref's sibling kept
+    assert by_name["type_union"]["parameters"]["properties"]["value"]["anyOf"] == [
+        {"type": "STRING"},
+        {"type": "INTEGER"},
+    ]
     assert "enum" not in by_name["integer_enum"]["parameters"]["properties"]["level"]
     assert "additionalProperties" not in str(by_name["clean"])
 
@@ -139,9 +143,15 @@ def _gemini(tool: dict) -> dict:
 def test_many_references_are_inlined_not_called_recursive():
     """Three hundred targets, each referenced once, none recursive: every one is inlined."""
     defs = {f"D{i}": {"type": "string", "description": f"Field {i}."} for i in range(300)}
-    tool = {"name": "flat", "description": "Many references.",
-            "inputSchema": {"type": "object", "properties": {f"p{i}": {"$ref": f"#/$defs/D{i}"} for i in range(300)},
-                            "$defs": defs}}
+    tool = {
+        "name": "flat",
+        "description": "Many references.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {f"p{i}": {"$ref": f"#/$defs/D{i}"} for i in range(300)},
+            "$defs": defs,
+        },
+    }
     found = {f.rule: f for f in rules.check_tool(tool, "gemini")}
     assert "gemini.ref-unresolvable" not in found and found["gemini.ref"].more == 300 - rules.MAX_HITS_SHOWN
     properties = _gemini(tool)["parameters"]["properties"]
@@ -153,11 +163,19 @@ def test_a_chain_of_a_thousand_references_is_checked_in_linear_time():
     and that is said where it happens."""
     import time
 
-    defs = {f"D{i}": {"type": "object", "description": "A level.",
-                      "properties": {"next": {"$ref": f"#/$defs/D{i + 1}", "description": "The next."}}}
-            for i in range(1000)}
-    tool = {"name": "chain", "description": "A long chain.",
-            "inputSchema": {"type": "object", "properties": {"first": {"$ref": "#/$defs/D0"}}, "$defs": defs}}
+    defs = {
+        f"D{i}": {
+            "type": "object",
+            "description": "A level.",
+            "properties": {"next": {"$ref": f"#/$defs/D{i + 1}", "description": "The next."}},
+        }
+        for i in range(1000)
+    }
+    tool = {
+        "name": "chain",
+        "description": "A long chain.",
+        "inputSchema": {"type": "object", "properties": {"first": {"$ref": "#/$defs/D0"}}, "$defs": defs},
+    }
     started = time.process_time()
     found = {f.rule: f for f in rules.check_tool(tool, "gemini")}
     model_view([tool])
@@ -168,28 +186,42 @@ def test_a_chain_of_a_thousand_references_is_checked_in_linear_time():
     level, depth = _gemini(tool)["parameters"]["properties"]["first"], 1
     while "next" in level.get("properties", {}) and level["properties"]["next"]:
         level, depth = level["properties"]["next"], depth + 1
-    assert MAX_DEPTH // 4 < depth < 1000                  # as deep as the conversion goes, then empty
+    assert MAX_DEPTH // 4 < depth < 1000  # as deep as the conversion goes, then empty
 
 
 def test_gemini_findings_are_about_what_its_rendering_sends():
     """Subschemas the conversion drops with their keyword (not, additionalProperties,
     patternProperties, if/then, unreferenced $defs, a many-schema allOf) are one gemini.keyword
     warning at their parent, not errors of their own."""
-    def bad() -> dict:                                       # an error where it is sent (a new object each: as parsed)
+
+    def bad() -> dict:  # an error where it is sent (a new object each: as parsed)
         return {"type": "object", "description": "No properties."}
 
-    tool = {"name": "dropped", "description": "Drops things.", "inputSchema": {
-        "type": "object", "properties": {
-            "n": {"type": "string", "description": "A name.", "not": {"type": "array"}},
-            "tags": {"type": "object", "description": "Tags.", "properties": {"a": {"type": "string", "description": "A."}},
-                     "additionalProperties": {"type": "array"}, "patternProperties": {"^x": bad()}},
-            "when": {"type": "string", "description": "A time.", "if": bad(), "then": {"type": "array"}},
-            "both": {"type": "string", "description": "Two.", "allOf": [bad(), {"type": "array"}]}},
-        "required": ["n"], "$defs": {"Unused": {"type": "array"}, "Empty": bad()}}}
+    tool = {
+        "name": "dropped",
+        "description": "Drops things.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "n": {"type": "string", "description": "A name.", "not": {"type": "array"}},
+                "tags": {
+                    "type": "object",
+                    "description": "Tags.",
+                    "properties": {"a": {"type": "string", "description": "A."}},
+                    "additionalProperties": {"type": "array"},
+                    "patternProperties": {"^x": bad()},
+                },
+                "when": {"type": "string", "description": "A time.", "if": bad(), "then": {"type": "array"}},
+                "both": {"type": "string", "description": "Two.", "allOf": [bad(), {"type": "array"}]},
+            },
+            "required": ["n"],
+            "$defs": {"Unused": {"type": "array"}, "Empty": bad()},
+        },
+    }
     found = {f.rule: f for f in rules.check_tool(tool, "gemini")}
     assert "gemini.object-properties" not in found and "gemini.array-items" not in found
     assert set(found["gemini.keyword"].where) == {"/properties/n", "/properties/tags", "/properties/when"}
-    assert found["gemini.union"].where == ("/properties/both",)                 # the allOf, dropped
+    assert found["gemini.union"].where == ("/properties/both",)  # the allOf, dropped
     sent = json.dumps(_gemini(tool))
     assert "No properties" not in sent and "ARRAY" not in sent
     # ... and where the rendering does send it, it is reported: through a $ref, in an anyOf.
@@ -224,11 +256,20 @@ def test_a_tool_without_input_schema_is_what_its_renderings_send():
 def test_a_catalogue_is_checked_within_one_budget_and_says_what_it_did_not_check():
     """Thousands of tools: the expensive validation stops at the catalogue's budget and each tool
     past it says "not checked" for that rule; past the walk's budget, schema-size says it too."""
+
     def tool(i: int, width: int) -> dict:
-        return {"name": f"t{i}", "description": "A tool.",
-                "inputSchema": {"type": "object", "additionalProperties": False, "required": [f"p{j}" for j in range(width)],
-                                "properties": {f"p{j}": {"type": "string", "description": "P."} for j in range(width)}}}
-    width = 49                                               # 50 subschemas a tool
+        return {
+            "name": f"t{i}",
+            "description": "A tool.",
+            "inputSchema": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": [f"p{j}" for j in range(width)],
+                "properties": {f"p{j}": {"type": "string", "description": "P."} for j in range(width)},
+            },
+        }
+
+    width = 49  # 50 subschemas a tool
     tools = [tool(i, width) for i in range(2 * rules.CATALOGUE_NODES // 50 + 5)]
     view = model_view(tools)
     anthropic = next(f for f in view["findings"] if f["provider"] == "anthropic")["tools"]
@@ -242,17 +283,25 @@ def test_a_catalogue_is_checked_within_one_budget_and_says_what_it_did_not_check
     assert {f["rule"] for f in past} == {"schema-size", "anthropic.draft-2020-12"}
     gemini = next(t for t in view["targets"] if t["id"] == "gemini")["json"][0]["functionDeclarations"]
     assert "parameters" in gemini[walked - 1] and "parameters" not in gemini[walked + 1]
-    assert view["findings"][2]["counts"]["warning"] >= len(tools) - walked      # each cut tool says so
+    assert view["findings"][2]["counts"]["warning"] >= len(tools) - walked  # each cut tool says so
 
 
 def _found(schema: dict, provider: rules.Provider) -> dict[str, rules.Finding]:
-    return {f.rule: f for f in rules.check_tool({"name": "t", "description": "A tool.", "inputSchema": schema}, provider)}
+    return {
+        f.rule: f for f in rules.check_tool({"name": "t", "description": "A tool.", "inputSchema": schema}, provider)
+    }
 
 
 def test_openai_refuses_each_of_its_top_level_keywords_and_only_there():
     described = {"type": "string", "description": "A value."}
-    for keyword, value in {"oneOf": [described], "anyOf": [described], "allOf": [described], "enum": ["a"],
-                           "const": "a", "not": {"type": "array"}}.items():
+    for keyword, value in {
+        "oneOf": [described],
+        "anyOf": [described],
+        "allOf": [described],
+        "enum": ["a"],
+        "const": "a",
+        "not": {"type": "array"},
+    }.items():
         found = _found({"type": "object", "properties": {"v": described}, keyword: value}, "openai")
         assert found["openai.root-combinator"].details == (f"{keyword} at the top level",), keyword
         nested = _found({"type": "object", "properties": {"v": {**described, keyword: value}}}, "openai")
@@ -265,36 +314,46 @@ def test_a_root_object_needs_properties_even_empty_ones():
     assert "openai.root-properties" in _found({"type": "object"}, "openai")
     assert "openai.root-properties" not in _found({"type": "object", "properties": {}}, "openai")
     nested = _found({"type": "object", "properties": {"m": {"type": "object", "description": "A map."}}}, "openai")
-    assert "openai.root-properties" not in nested                      # the root's rule; strict has its own
+    assert "openai.root-properties" not in nested  # the root's rule; strict has its own
 
 
 def test_strict_types_are_read_where_strict_takes_subschemas():
     untyped = {"description": "Anything."}
-    schema = {"type": "object", "properties": {
-        "list": {"type": "array", "description": "A list.", "items": {}},
-        "either": {"anyOf": [{"type": "string"}, dict(untyped)], "description": "One of two."},
-        "ref": {"$ref": "#/$defs/Loose", "description": "Referenced."},
-        "choice": {"enum": ["a", "b"], "description": "A choice."},
-        "exclusive": {"oneOf": [{"type": "string"}, {"type": "integer"}], "description": "One of two, only."},
-        "negated": {"type": "string", "description": "Not a number.", "not": dict(untyped)},
-        "map": {"type": "object", "description": "A map.", "properties": {}, "additionalProperties": dict(untyped)}},
-        "$defs": {"Loose": dict(untyped)}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "list": {"type": "array", "description": "A list.", "items": {}},
+            "either": {"anyOf": [{"type": "string"}, dict(untyped)], "description": "One of two."},
+            "ref": {"$ref": "#/$defs/Loose", "description": "Referenced."},
+            "choice": {"enum": ["a", "b"], "description": "A choice."},
+            "exclusive": {"oneOf": [{"type": "string"}, {"type": "integer"}], "description": "One of two, only."},
+            "negated": {"type": "string", "description": "Not a number.", "not": dict(untyped)},
+            "map": {"type": "object", "description": "A map.", "properties": {}, "additionalProperties": dict(untyped)},
+        },
+        "$defs": {"Loose": dict(untyped)},
+    }
     found = _found(schema, "openai")["openai.strict.type"]
     assert set(found.where) == {"/properties/list/items", "/properties/either/anyOf/1", "/$defs/Loose"}
     # What lies under a keyword strict refuses (not) or must be false (additionalProperties) is that
     # keyword's finding.
-    assert {"/properties/negated", "/properties/exclusive"} <= set(_found(schema, "openai")["openai.strict.keyword"].where)
+    assert {"/properties/negated", "/properties/exclusive"} <= set(
+        _found(schema, "openai")["openai.strict.keyword"].where
+    )
 
 
 def test_gemini_required_names_are_read_in_the_object_it_is_sent():
     item = {"type": "object", "properties": {"name": {"type": "string", "description": "A name."}}}
-    schema = {"type": "object", "properties": {"item": {"$ref": "#/$defs/Item", "description": "An item.",
-                                                        "required": ["name", "size"]}},
-              "required": ["item"], "$defs": {"Item": item}}
+    schema = {
+        "type": "object",
+        "properties": {"item": {"$ref": "#/$defs/Item", "description": "An item.", "required": ["name", "size"]}},
+        "required": ["item"],
+        "$defs": {"Item": item},
+    }
     found = _found(schema, "gemini")["gemini.required-undefined"]
     assert found.where == ("/properties/item",) and "'size'" in found.details[0] and "'name'" not in found.details[0]
     # A root without properties is not sent at all; a nested one is gemini.object-properties's.
     assert "gemini.required-undefined" not in _found({"type": "object", "required": ["x"]}, "gemini")
-    nested = _found({"type": "object", "properties": {"o": {"type": "object", "description": "O.", "required": ["x"]}}},
-                    "gemini")
+    nested = _found(
+        {"type": "object", "properties": {"o": {"type": "object", "description": "O.", "required": ["x"]}}}, "gemini"
+    )
     assert "gemini.required-undefined" not in nested and "gemini.object-properties" in nested

@@ -5,6 +5,7 @@ the session page (live and reloaded), the Authorization view, both exports, the 
 both share exports. The server echoes the Authorization header it received, before and after
 the refresh: the transcript keeps the frame as it came, and every way of reading it masks the
 token — the owner's included."""
+
 from __future__ import annotations
 
 import asyncio
@@ -20,7 +21,7 @@ from playground.oauth.models import OAuthRecord, ServerAuth
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, ShareLink
 from tests.auth_peer import sdk_auth_server
-from tests.sessions.helpers import  communicator, make_user_and_server, receive_until, stop_all
+from tests.sessions.helpers import communicator, make_user_and_server, receive_until, stop_all
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,15 +59,19 @@ async def test_oauth_tokens_never_reach_a_page_a_share_or_an_export():
             live.append(await receive_until(comm, 'aria-label="Result"'))
             assert "authorized" in live[-1]
             first = await database_sync_to_async(stored_secrets)(server.pk)
-            assert len(first) == 3          # access token (a JWT), refresh token, DCR client secret
+            assert len(first) == 3  # access token (a JWT), refresh token, DCR client secret
             live.append(await echo(comm))
 
-            response = await database_sync_to_async(owner.post)(reverse("oauth:token_action",
-                                                                        args=[session.pk, "refresh"]))
+            response = await database_sync_to_async(owner.post)(
+                reverse("oauth:token_action", args=[session.pk, "refresh"])
+            )
             assert response.status_code == 302
-            await until(lambda: Event.objects.filter(session=session, data__kind="auth", data__data__step="refresh",
-                                                     data__data__status="ok").exists())
-            live.append(await echo(comm))   # with the refreshed token
+            await until(
+                lambda: Event.objects.filter(
+                    session=session, data__kind="auth", data__data__step="refresh", data__data__status="ok"
+                ).exists()
+            )
+            live.append(await echo(comm))  # with the refreshed token
             await until(lambda: len(echoed_frames(session.pk)) == 2)
             # The transcript lines of the answers (saved first, shown after), up to the last one's.
             last = await database_sync_to_async(lambda: echoed_seqs(session.pk)[-1])()
@@ -75,24 +80,30 @@ async def test_oauth_tokens_never_reach_a_page_a_share_or_an_export():
             await comm.disconnect()
             await stop_all()
     secrets = sorted(set(first + await database_sync_to_async(stored_secrets)(server.pk)))
-    assert len(secrets) == 5                # the refresh rotated both tokens
+    assert len(secrets) == 5  # the refresh rotated both tokens
     texts = await database_sync_to_async(readable_texts)(owner, session.pk, user)
     texts["the owner's live page"] = "\n".join(live)
     texts["the owner's page, reconnected"] = await replayed(session.pk, user, last)
     for name, text in texts.items():
         assert not [s for s in secrets if s in text], name
-        if name != "authorization view":    # (it lists the flow's steps, not tool results)
+        if name != "authorization view":  # (it lists the flow's steps, not tool results)
             assert ECHOED_MASKED in text, name
     # The database keeps each frame as it came: the server did echo both access tokens.
     raws = await database_sync_to_async(echoed_frames)(session.pk)
     assert len(raws) == 2 and all(any(s in raw for s in secrets) for raw in raws)
     # The exchanges are there, masked (token and refresh responses); the challenge is shown whole.
     events = [json.loads(line) for line in texts["export.jsonl"].splitlines()]
-    bodies = [json.loads(e["data"]["response_body"]) for e in events
-              if e.get("kind") == "http" and (e.get("data") or {}).get("auth_step") in ("token", "refresh")]
+    bodies = [
+        json.loads(e["data"]["response_body"])
+        for e in events
+        if e.get("kind") == "http" and (e.get("data") or {}).get("auth_step") in ("token", "refresh")
+    ]
     assert [b["access_token"] for b in bodies] == ["••••", "••••"]
-    challenges = [e["http"]["headers"]["www-authenticate"] for e in events if e.get("kind") == "http"
-                  and (e.get("data") or {}).get("auth_step") == "challenge"]
+    challenges = [
+        e["http"]["headers"]["www-authenticate"]
+        for e in events
+        if e.get("kind") == "http" and (e.get("data") or {}).get("auth_step") == "challenge"
+    ]
     assert challenges and challenges[0].startswith('Bearer error="invalid_token"')
 
 

@@ -55,6 +55,7 @@ Faults:
   progress-forever      `go`, called with valid arguments, never answers: it sends notifications/progress
                         every 50 ms (each resets the caller's timeout) until that request is cancelled
 """
+
 from __future__ import annotations
 
 import json
@@ -69,9 +70,9 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 # The names the server check's probes use for what does not exist (playground/mcp/check/).
 PROBE_TOOL, PROBE_PROMPT = "mcp-playground-check-no-such-tool", "mcp-playground-check-no-such-prompt"
 PROBE_URI = "mcp-playground-check:///no-such-resource"
-PROGRESS_EVERY = 0.05           # seconds between progress-forever's notifications (pacing, not synchronisation)
-_OUT = threading.Lock()         # progress-forever writes from a thread of its own too
-CANCELLED: dict[str, threading.Event] = {}      # progress-forever: request id -> cancelled
+PROGRESS_EVERY = 0.05  # seconds between progress-forever's notifications (pacing, not synchronisation)
+_OUT = threading.Lock()  # progress-forever writes from a thread of its own too
+CANCELLED: dict[str, threading.Event] = {}  # progress-forever: request id -> cancelled
 
 
 def write(obj: object) -> None:
@@ -83,8 +84,14 @@ def write(obj: object) -> None:
 # The request being answered, when it is a modern one: its result carries what 2026-07-28
 # requires of every result (`resultType`) and of cacheable ones (`cacheScope`, `ttlMs`).
 MODERN_METHOD: list[str] = []
-CACHEABLE = {"server/discover", "tools/list", "resources/list", "resources/templates/list", "prompts/list",
-             "resources/read"}
+CACHEABLE = {
+    "server/discover",
+    "tools/list",
+    "resources/list",
+    "resources/templates/list",
+    "prompts/list",
+    "resources/read",
+}
 
 
 def result(rid: object, value: object) -> None:
@@ -114,34 +121,70 @@ def capabilities() -> dict:
 
 
 def tools() -> list[dict]:
-    go = {"name": "go", "description": "Adds one to n.", "inputSchema": {
-              "type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
-          "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
-          "annotations": {"readOnlyHint": True}}
+    go = {
+        "name": "go",
+        "description": "Adds one to n.",
+        "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "annotations": {"readOnlyHint": True},
+    }
     listed = [go, {"name": "other", "description": "Does nothing.", "inputSchema": {"type": "object"}}]
     if "tool-names" in FAULTS:
-        listed += [{"name": "", "description": "nameless", "inputSchema": {"type": "object"}},
-                   {"name": "two words!", "description": "spaced", "inputSchema": {"type": "object"}}]
+        listed += [
+            {"name": "", "description": "nameless", "inputSchema": {"type": "object"}},
+            {"name": "two words!", "description": "spaced", "inputSchema": {"type": "object"}},
+        ]
     if "input-schema-type" in FAULTS:
         listed.append({"name": "stringy", "description": "x", "inputSchema": {"type": "string"}})
     if "invalid-schema" in FAULTS:
-        listed.append({"name": "broken", "description": "x",
-                       "inputSchema": {"type": "object", "properties": {"a": {"type": "nope"}}}})
+        listed.append(
+            {
+                "name": "broken",
+                "description": "x",
+                "inputSchema": {"type": "object", "properties": {"a": {"type": "nope"}}},
+            }
+        )
     if "bad-output-schema" in FAULTS:
-        listed.append({"name": "badout", "description": "x", "inputSchema": {"type": "object"},
-                       "outputSchema": {"type": "object", "required": "n"}})
+        listed.append(
+            {
+                "name": "badout",
+                "description": "x",
+                "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object", "required": "n"},
+            }
+        )
     if "bad-description" in FAULTS:
         listed.append({"name": "numbered", "description": 42, "inputSchema": {"type": "object"}})
     if "bad-annotations" in FAULTS:
-        listed.append({"name": "hinted", "description": "x", "inputSchema": {"type": "object"},
-                       "annotations": {"readOnlyHint": "yes"}})
+        listed.append(
+            {
+                "name": "hinted",
+                "description": "x",
+                "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": "yes"},
+            }
+        )
     if "hostile-numbers" in FAULTS:
-        listed += [{"name": "tiny", "description": "x", "inputSchema": {
-                        "type": "object", "properties": {"x": {"type": "number", "multipleOf": 5e-324}},
-                        "required": ["x"]}},
-                   {"name": "huge", "description": "x", "inputSchema": {
-                        "type": "object", "properties": {"x": {"type": "number", "minimum": 1e308, "multipleOf": 1e-10}},
-                        "required": ["x"]}}]
+        listed += [
+            {
+                "name": "tiny",
+                "description": "x",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"x": {"type": "number", "multipleOf": 5e-324}},
+                    "required": ["x"],
+                },
+            },
+            {
+                "name": "huge",
+                "description": "x",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"x": {"type": "number", "minimum": 1e308, "multipleOf": 1e-10}},
+                    "required": ["x"],
+                },
+            },
+        ]
     if "tool-name-list" in FAULTS:
         listed.append({"name": [], "description": "x", "inputSchema": {"type": "object"}})
     if "no-input-schema" in FAULTS:
@@ -208,8 +251,13 @@ def progress_forever(token: object, cancelled: threading.Event) -> None:
     step = 0
     while token is not None and not cancelled.wait(PROGRESS_EVERY):
         step += 1
-        write({"jsonrpc": "2.0", "method": "notifications/progress",
-               "params": {"progressToken": token, "progress": step, "message": "almost there"}})
+        write(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": step, "message": "almost there"},
+            }
+        )
 
 
 RESOURCES = [{"uri": "fault://one", "name": "one"}]
@@ -219,12 +267,15 @@ PROBE_RESOURCES = [{"uri": PROBE_URI, "name": "looks missing"}]
 def resources_read(rid: object, params: dict) -> None:
     uri = params.get("uri")
     if "crash-on-read" in FAULTS:
-        sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"contents":[' % json.dumps(rid))
+        sys.stdout.write(f'{{"jsonrpc":"2.0","id":{json.dumps(rid)},"result":{{"contents":[')
         sys.stdout.flush()
         sys.stderr.write("fault: crashing in the middle of resources/read\n")
         sys.exit(3)
-    if uri == "fault://one" or (isinstance(uri, str) and uri.startswith("fault://items/")) \
-            or ("lists-probe-names" in FAULTS and uri == PROBE_URI):
+    if (
+        uri == "fault://one"
+        or (isinstance(uri, str) and uri.startswith("fault://items/"))
+        or ("lists-probe-names" in FAULTS and uri == PROBE_URI)
+    ):
         if "read-fails" in FAULTS and uri == "fault://one":
             error(rid, -32603, "could not read")
         else:
@@ -241,15 +292,21 @@ def handle(msg: dict) -> None:
     if rid is None:
         if method == "notifications/cancelled":
             CANCELLED.setdefault(json.dumps(params.get("requestId")), threading.Event()).set()
-        return                                   # notifications
+        return  # notifications
     if method == "initialize":
         offered = params.get("protocolVersion")
         if "refuse-older" in FAULTS and offered != LATEST:
             error(rid, -32602, f"only {LATEST}")
             return
         chosen = offered if offered in LEGACY or "echo-version" in FAULTS else LATEST
-        result(rid, {"protocolVersion": chosen, "capabilities": capabilities(),
-                     "serverInfo": {"name": "check-faults", "version": "1"}})
+        result(
+            rid,
+            {
+                "protocolVersion": chosen,
+                "capabilities": capabilities(),
+                "serverInfo": {"name": "check-faults", "version": "1"},
+            },
+        )
         return
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     MODERN_METHOD[:] = [str(method)] if meta.get(META_VERSION) == MODERN else []
@@ -263,8 +320,15 @@ def handle(msg: dict) -> None:
             else:
                 error(rid, -32022, "Unsupported protocol version", {"supported": [MODERN], "requested": asked})
             return
-        result(rid, {"resultType": "complete", "supportedVersions": [MODERN], "capabilities": capabilities(),
-                     "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "check-faults", "version": "1"}}})
+        result(
+            rid,
+            {
+                "resultType": "complete",
+                "supportedVersions": [MODERN],
+                "capabilities": capabilities(),
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "check-faults", "version": "1"}},
+            },
+        )
         return
     if "hang" in FAULTS:
         return
@@ -281,8 +345,11 @@ def handle(msg: dict) -> None:
         result(rid, {"resourceTemplates": [{"uriTemplate": template, "name": "items"}]})
     elif method == "resources/read":
         resources_read(rid, params)
-    elif method == "prompts/list" and ("prompts" in capabilities() or "undeclared-prompts" in FAULTS) \
-            and "advertised-unanswered" not in FAULTS:
+    elif (
+        method == "prompts/list"
+        and ("prompts" in capabilities() or "undeclared-prompts" in FAULTS)
+        and "advertised-unanswered" not in FAULTS
+    ):
         prompt: dict = {"name": "hello", "description": "Says hello."}
         if "prompt-arguments-number" in FAULTS:
             prompt["arguments"] = 1

@@ -22,6 +22,7 @@ answered only after the server's own elicitation/create was (the task is then co
 surrogates in a tool's, a resource's, a template's and a prompt's names and URIs, and in the URI
 of a resource link `go` returns.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,10 +30,10 @@ import sys
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "garbage"
 OUT = sys.stdout.buffer
-FLOOD = int(sys.argv[2]) if MODE == "flood" and len(sys.argv) > 2 else 100_000     # flood [COUNT]
+FLOOD = int(sys.argv[2]) if MODE == "flood" and len(sys.argv) > 2 else 100_000  # flood [COUNT]
 STDERR_FLOOD = 20_000
-HUGE = "x" * 3_000_000          # megabytes of text where a page shows a line or two
-DEPTH = int(sys.argv[2]) if MODE == "deep" and len(sys.argv) > 2 else 1800       # deep [DEPTH]
+HUGE = "x" * 3_000_000  # megabytes of text where a page shows a line or two
+DEPTH = int(sys.argv[2]) if MODE == "deep" and len(sys.argv) > 2 else 1800  # deep [DEPTH]
 
 
 def write(obj_or_bytes: object) -> None:
@@ -51,7 +52,7 @@ def note(i: int) -> bytes:
 
 def misbehave(rid: object) -> None:
     if MODE == "garbage":
-        OUT.write(b"this is not json\n{\"jsonrpc\": \"2.0\", \"id\": \n\n[1, 2\n")
+        OUT.write(b'this is not json\n{"jsonrpc": "2.0", "id": \n\n[1, 2\n')
         write(result(rid))
     elif MODE == "utf8":
         write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"\xff\xfe bad \xc3"}}')
@@ -62,7 +63,7 @@ def misbehave(rid: object) -> None:
         sys.stderr.write("fatal: going down mid-call\n")
         sys.exit(3)
     elif MODE == "silent":
-        pass                                   # never answers this call; ping still works
+        pass  # never answers this call; ping still works
     elif MODE == "big":
         blob = b"a" * 50_000_000
         write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"' + blob + b'"}}')
@@ -76,18 +77,22 @@ def misbehave(rid: object) -> None:
         write(result(rid, "stderr done"))
     elif MODE == "ids":
         write(result(999, "unknown id"))
-        write({"jsonrpc": "2.0", "result": {"content": []}})               # no id at all
+        write({"jsonrpc": "2.0", "result": {"content": []}})  # no id at all
         write(result(rid, "first"))
-        write(result(rid, "duplicate"))                                     # the same id again
+        write(result(rid, "duplicate"))  # the same id again
     elif MODE == "jsonrpc":
         write({"jsonrpc": "1.0", "id": rid, "result": {"content": [{"type": "text", "text": "old"}]}})
     elif MODE == "escapes":
         # Valid JSON, hostile text: unpaired surrogates, NUL as an escape and as a raw byte.
-        write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info",'
-              b'"data":"lone \\ud800 nul \\u0000 end"}}')
-        write(b'raw NUL \x00 here')
-        write(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done \\udc00 \\u0000"}]}}'
-              % json.dumps(rid).encode())
+        write(
+            b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info",'
+            b'"data":"lone \\ud800 nul \\u0000 end"}}'
+        )
+        write(b"raw NUL \x00 here")
+        write(
+            b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"done \\udc00 \\u0000"}]}}'
+            % json.dumps(rid).encode()
+        )
     elif MODE == "huge":
         write({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": HUGE}})
         write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32000, "message": "failed: " + HUGE}})
@@ -97,39 +102,73 @@ def misbehave(rid: object) -> None:
         nest = b"[" * DEPTH + b"]" * DEPTH
         write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":' + nest + b"}}")
         meta = nest if DEPTH <= 5000 else b"0"
-        write(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"deep done"}],'
-              b'"structuredContent":{"deep":%s}}}' % (json.dumps(rid).encode(), meta))
+        write(
+            b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"deep done"}],'
+            b'"structuredContent":{"deep":%s}}}' % (json.dumps(rid).encode(), meta)
+        )
         write(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"after deep"}}')
     elif MODE == "redos":
         # A structuredContent that a backtracking engine needs minutes to check against the
         # tool's outputSchema pattern ^(a+)+$.
-        write({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": "redos done"}],
-                                                      "structuredContent": {"s": "a" * 40 + "!"}}})
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": {
+                    "content": [{"type": "text", "text": "redos done"}],
+                    "structuredContent": {"s": "a" * 40 + "!"},
+                },
+            }
+        )
     elif MODE in BOMBS:
-        write({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text": f"{MODE} done"}],
-                                                      "structuredContent": BOMBS[MODE][1]}})
+        write(
+            {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "result": {"content": [{"type": "text", "text": f"{MODE} done"}], "structuredContent": BOMBS[MODE][1]},
+            }
+        )
     elif MODE == "endless":
         i = 0
-        while True:                            # until killed
+        while True:  # until killed
             OUT.write(b"\n".join(note(i + k) for k in range(1000)) + b"\n")
             OUT.flush()
             i += 1000
 
 
 BOMB_DEPTH = 60
-BOMBS = {   # mode: (outputSchema, structuredContent)
-    "schema-bomb": ({"type": "object", "properties": {"n": {"$ref": "#/$defs/a0"}},
-                     "$defs": {**{f"a{i}": {"allOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]}
-                                  for i in range(BOMB_DEPTH)}, f"a{BOMB_DEPTH}": {"type": "integer"}}},
-                    {"n": 1}),
-    "unique-bomb": ({"type": "object", "properties": {"rows": {"type": "array", "uniqueItems": True}}},
-                    {"rows": [{"i": i} for i in range(20_000)]}),
+BOMBS = {  # mode: (outputSchema, structuredContent)
+    "schema-bomb": (
+        {
+            "type": "object",
+            "properties": {"n": {"$ref": "#/$defs/a0"}},
+            "$defs": {
+                **{
+                    f"a{i}": {"allOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]}
+                    for i in range(BOMB_DEPTH)
+                },
+                f"a{BOMB_DEPTH}": {"type": "integer"},
+            },
+        },
+        {"n": 1},
+    ),
+    "unique-bomb": (
+        {"type": "object", "properties": {"rows": {"type": "array", "uniqueItems": True}}},
+        {"rows": [{"i": i} for i in range(20_000)]},
+    ),
 }
 ELICIT_DEPTH = 26
-ELICIT_BOMB = {"type": "object", "properties": {"answer": {"$ref": "#/$defs/e0"}},
-               "$defs": {**{f"e{i}": {"allOf": [{"$ref": f"#/$defs/e{i + 1}"}, {"$ref": f"#/$defs/e{i + 1}"}]}
-                            for i in range(ELICIT_DEPTH)},
-                         f"e{ELICIT_DEPTH}": {"type": "object", "properties": {"x": {"type": "string"}}}}}
+ELICIT_BOMB = {
+    "type": "object",
+    "properties": {"answer": {"$ref": "#/$defs/e0"}},
+    "$defs": {
+        **{
+            f"e{i}": {"allOf": [{"$ref": f"#/$defs/e{i + 1}"}, {"$ref": f"#/$defs/e{i + 1}"}]}
+            for i in range(ELICIT_DEPTH)
+        },
+        f"e{ELICIT_DEPTH}": {"type": "object", "properties": {"x": {"type": "string"}}},
+    },
+}
 TASKS = MODE.startswith("task-")
 CAPABILITIES: dict = {"tools": {}}
 if TASKS:
@@ -138,25 +177,31 @@ if MODE == "lone-surrogates":
     CAPABILITIES.update(resources={}, prompts={})
 if MODE == "elicit-bomb":
     CAPABILITIES = {}
-LONE = b"lone \\ud800 end"          # the JSON escape of an unpaired surrogate
+LONE = b"lone \\ud800 end"  # the JSON escape of an unpaired surrogate
 
 
 def task(status: str) -> bytes:
     poll = b"1" + b"0" * 400 if MODE == "task-huge-poll" else b"100"
-    return (b'{"taskId":"T1","status":"%s","statusMessage":"now %s","pollInterval":%s,'
-            b'"createdAt":"2025-11-25T10:00:00Z","ttl":600000}' % (status.encode(), status.encode(), poll))
+    return (
+        b'{"taskId":"T1","status":"%s","statusMessage":"now %s","pollInterval":%s,'
+        b'"createdAt":"2025-11-25T10:00:00Z","ttl":600000}' % (status.encode(), status.encode(), poll)
+    )
 
 
 def lone_surrogates(method: str, rid: object) -> bool:
     """Lists whose names and URIs hold an unpaired surrogate (`lone-surrogates`)."""
-    lists = {"tools/list": b'{"tools":[{"name":"go","inputSchema":{"type":"object"}},'
-                           b'{"name":"%s","inputSchema":{"type":"object"}}]}' % LONE,
-             "resources/list": b'{"resources":[{"uri":"file:///%s","name":"%s"}]}' % (LONE, LONE),
-             "resources/templates/list": b'{"resourceTemplates":[{"uriTemplate":"file:///{x}%s","name":"t"}]}' % LONE,
-             "prompts/list": b'{"prompts":[{"name":"%s"}]}' % LONE}
+    lists = {
+        "tools/list": b'{"tools":[{"name":"go","inputSchema":{"type":"object"}},'
+        b'{"name":"%s","inputSchema":{"type":"object"}}]}' % LONE,
+        "resources/list": b'{"resources":[{"uri":"file:///%s","name":"%s"}]}' % (LONE, LONE),
+        "resources/templates/list": b'{"resourceTemplates":[{"uriTemplate":"file:///{x}%s","name":"t"}]}' % LONE,
+        "prompts/list": b'{"prompts":[{"name":"%s"}]}' % LONE,
+    }
     if method == "tools/call":
-        write(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"linked"},'
-              b'{"type":"resource_link","uri":"file:///%s","name":"link"}]}}' % (json.dumps(rid).encode(), LONE))
+        write(
+            b'{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"linked"},'
+            b'{"type":"resource_link","uri":"file:///%s","name":"link"}]}}' % (json.dumps(rid).encode(), LONE)
+        )
     elif method in lists:
         write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(rid).encode(), lists[method]))
     else:
@@ -166,7 +211,7 @@ def lone_surrogates(method: str, rid: object) -> bool:
 
 def main() -> None:
     asks = 0
-    pending_get: object = None          # task-asks: the tasks/get answered once the question is
+    pending_get: object = None  # task-asks: the tasks/get answered once the question is
     for line in sys.stdin.buffer:
         try:
             msg = json.loads(line)
@@ -180,21 +225,44 @@ def main() -> None:
             write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(pending_get).encode(), task("completed")))
             pending_get = None
         elif method == "initialize":
-            write({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": msg["params"]["protocolVersion"], "capabilities": CAPABILITIES,
-                "serverInfo": {"name": f"misbehaving-{MODE}{huge}", "version": "0"}, "instructions": huge}})
+            write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "result": {
+                        "protocolVersion": msg["params"]["protocolVersion"],
+                        "capabilities": CAPABILITIES,
+                        "serverInfo": {"name": f"misbehaving-{MODE}{huge}", "version": "0"},
+                        "instructions": huge,
+                    },
+                }
+            )
         elif method == "notifications/initialized" and MODE == "elicit-bomb":
             for i in range(6):
-                write({"jsonrpc": "2.0", "id": f"bomb-{i}", "method": "elicitation/create",
-                       "params": {"message": f"bomb {i}", "requestedSchema": ELICIT_BOMB}})
+                write(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": f"bomb-{i}",
+                        "method": "elicitation/create",
+                        "params": {"message": f"bomb {i}", "requestedSchema": ELICIT_BOMB},
+                    }
+                )
         elif TASKS and method == "tools/call" and "task" in (msg.get("params") or {}):
             write(b'{"jsonrpc":"2.0","id":%s,"result":{"task":%s}}' % (json.dumps(rid).encode(), task("working")))
         elif TASKS and method == "tasks/get" and MODE == "task-asks":
             asks += 1
             pending_get = rid
-            write({"jsonrpc": "2.0", "id": f"ask-{asks}", "method": "elicitation/create", "params": {
-                "message": f"question {asks} before the task's status",
-                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}})
+            write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": f"ask-{asks}",
+                    "method": "elicitation/create",
+                    "params": {
+                        "message": f"question {asks} before the task's status",
+                        "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+                    },
+                }
+            )
         elif TASKS and method == "tasks/get":
             write(b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (json.dumps(rid).encode(), task("completed")))
         elif TASKS and method == "tasks/result":

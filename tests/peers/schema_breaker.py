@@ -12,6 +12,7 @@ is valid for the version (the tests count exactly one problem a session).
 
     python schema_breaker.py VERSION
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,11 @@ VERSION = sys.argv[1] if len(sys.argv) > 1 else "2025-11-25"
 MODERN = VERSION >= "2026"
 OUT = sys.stdout
 INFO = {"name": "schema-breaker", "version": "1.0.0"}
-GO = {"name": "go", "description": f"breaks the MCP {VERSION} schema once",
-      "inputSchema": {"type": "object", "properties": {}}}
+GO = {
+    "name": "go",
+    "description": f"breaks the MCP {VERSION} schema once",
+    "inputSchema": {"type": "object", "properties": {}},
+}
 
 
 def write(message: dict) -> None:
@@ -45,8 +49,13 @@ def call(rid: object, params: dict) -> None:
         write({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "loud", "data": "too loud"}})
     elif VERSION == "2025-06-18":
         token = ((params.get("_meta") or {}).get("progressToken")) or "go"
-        write({"jsonrpc": "2.0", "method": "notifications/progress",
-               "params": {"progressToken": token, "progress": "half"}})
+        write(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": "half"},
+            }
+        )
     if VERSION == "2025-11-25":
         result(rid, {"content": [{"type": "text"}]})
     elif MODERN:
@@ -63,12 +72,20 @@ def main() -> None:
             continue
         method, rid = msg.get("method"), msg.get("id")
         if rid is None or not isinstance(method, str):
-            continue                                    # notifications and responses: nothing to answer
+            continue  # notifications and responses: nothing to answer
         if method == "initialize" and not MODERN:
             result(rid, {"protocolVersion": VERSION, "capabilities": {"tools": {}, "logging": {}}, "serverInfo": INFO})
         elif method == "server/discover" and MODERN:
-            result(rid, cacheable({"supportedVersions": [VERSION], "capabilities": {"tools": {}},
-                                   "_meta": {"io.modelcontextprotocol/serverInfo": INFO}}))
+            result(
+                rid,
+                cacheable(
+                    {
+                        "supportedVersions": [VERSION],
+                        "capabilities": {"tools": {}},
+                        "_meta": {"io.modelcontextprotocol/serverInfo": INFO},
+                    }
+                ),
+            )
         elif method == "tools/list":
             tool = {"name": "go", "description": GO["description"]} if VERSION == "2024-11-05" else GO
             result(rid, cacheable({"tools": [tool]}))

@@ -2,25 +2,26 @@
 
 Usage: python sdk_server.py stdio | http PORT | sse PORT   (HTTP modes bind 127.0.0.1 only)
 """
+
 from __future__ import annotations
 
 import asyncio
 import base64
 import sys
-
-from pydantic import BaseModel
-
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, Elicit, ElicitationResult, MCPServer, Resolve
+from pydantic import BaseModel
 
 mcp = MCPServer("sdk-peer", instructions="A peer server for the playground's tests.", version="1.0.0")
 
 # A 1x1 transparent PNG.
-PNG = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
-)).decode()
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+    )
+).decode()
 
 
 @mcp.tool()

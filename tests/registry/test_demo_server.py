@@ -1,4 +1,5 @@
 """The bundled demo server speaks MCP: started over stdio with the official SDK client."""
+
 from __future__ import annotations
 
 import sys
@@ -20,13 +21,13 @@ async def test_demo_server_lists_and_calls_over_stdio():
     with anyio.fail_after(60):
         async with Client(params) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert EXPECTED_TOOLS <= set(tools)
+            assert set(tools) >= EXPECTED_TOOLS
 
             ticket = tools["create_ticket"].input_schema
             assignees = ticket["properties"]["assignees"]
-            assert assignees["type"] == "array" and "$ref" in assignees["items"]          # array of objects
-            assert tools["create_ticket"].output_schema is not None                         # structured output
-            assert "oneOf" in tools["area"].input_schema["properties"]["shape"]            # discriminated union
+            assert assignees["type"] == "array" and "$ref" in assignees["items"]  # array of objects
+            assert tools["create_ticket"].output_schema is not None  # structured output
+            assert "oneOf" in tools["area"].input_schema["properties"]["shape"]  # discriminated union
             assert tools["swatch"].input_schema["properties"]["colour"]["enum"] == ["red", "green", "blue", "grey"]
 
             area = await client.call_tool("area", {"shape": {"kind": "rectangle", "width": 2, "height": 3}})
@@ -54,8 +55,10 @@ async def test_demo_server_lists_and_calls_over_stdio():
 
 @pytest.mark.django_db
 def test_setup_registers_a_config_the_core_can_use():
-    from django.core.management import call_command
     import io
+
+    from django.core.management import call_command
+
     call_command("playground_setup", "--no-link", stdout=io.StringIO())
     config = Server.objects.get(name="Playground demo").to_config()
     assert config.transport == "stdio" and config.command == sys.executable

@@ -1,4 +1,5 @@
 """Pure conversion between host JSON dialects and registry settings."""
+
 from __future__ import annotations
 
 import json
@@ -18,10 +19,19 @@ def one(text):
 
 # ---------------------------------------------------------------- dialects
 
+
 def test_claude_desktop_stdio():
-    text = json.dumps({"mcpServers": {"fs": {
-        "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
-        "env": {"DEBUG": "1"}}}})
+    text = json.dumps(
+        {
+            "mcpServers": {
+                "fs": {
+                    "command": "npx",
+                    "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+                    "env": {"DEBUG": "1"},
+                }
+            }
+        }
+    )
     result = ic.parse(text)
     assert result.dialect == "mcpServers"
     entry = result.entries[0]
@@ -31,13 +41,26 @@ def test_claude_desktop_stdio():
     assert entry.notes == []
 
 
-@pytest.mark.parametrize("type_, transport", [
-    ("streamable_http", "http"), ("streamableHttp", "http"), ("streamable-http", "http"),
-    ("http", "http"), ("HTTP", "http"), ("sse", "sse"), ("SSE", "sse"),
-])
+@pytest.mark.parametrize(
+    "type_, transport",
+    [
+        ("streamable_http", "http"),
+        ("streamableHttp", "http"),
+        ("streamable-http", "http"),
+        ("http", "http"),
+        ("HTTP", "http"),
+        ("sse", "sse"),
+        ("SSE", "sse"),
+    ],
+)
 def test_remote_type_spellings(type_, transport):
-    entry = one({"mcpServers": {"r": {"type": type_, "url": "https://example.com/mcp",
-                                      "headers": {"Authorization": "Bearer abc"}}}})
+    entry = one(
+        {
+            "mcpServers": {
+                "r": {"type": type_, "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer abc"}}
+            }
+        }
+    )
     assert entry.transport == transport
     assert entry.url == "https://example.com/mcp"
     assert entry.headers == {"Authorization": "Bearer abc"}
@@ -50,18 +73,32 @@ def test_url_without_type_is_auto_with_a_note():
 
 
 def test_cherry_studio_base_url_and_bookkeeping():
-    text = json.dumps({"mcpServers": {
-        "cherry-http": {"isActive": True, "name": "cherry-http", "type": "streamableHttp",
-                        "baseUrl": "http://127.0.0.1:8080/mcp", "headers": {"X-Api-Key": "k"}},
-        "cherry-sse": {"isActive": False, "type": "sse", "baseUrl": "http://127.0.0.1:8081/sse"},
-        "cherry-stdio": {"isActive": True, "type": "stdio", "command": "uvx", "args": ["mcp-server-time"],
-                         "env": {}},
-    }})
+    text = json.dumps(
+        {
+            "mcpServers": {
+                "cherry-http": {
+                    "isActive": True,
+                    "name": "cherry-http",
+                    "type": "streamableHttp",
+                    "baseUrl": "http://127.0.0.1:8080/mcp",
+                    "headers": {"X-Api-Key": "k"},
+                },
+                "cherry-sse": {"isActive": False, "type": "sse", "baseUrl": "http://127.0.0.1:8081/sse"},
+                "cherry-stdio": {
+                    "isActive": True,
+                    "type": "stdio",
+                    "command": "uvx",
+                    "args": ["mcp-server-time"],
+                    "env": {},
+                },
+            }
+        }
+    )
     result = ic.parse(text)
     by = {e.name: e for e in result.entries}
     assert by["cherry-http"].transport == "http" and by["cherry-http"].url == "http://127.0.0.1:8080/mcp"
     assert by["cherry-http"].headers == {"X-Api-Key": "k"}
-    assert by["cherry-http"].notes == []          # isActive/name are known bookkeeping
+    assert by["cherry-http"].notes == []  # isActive/name are known bookkeeping
     assert by["cherry-sse"].transport == "sse"
     assert any("Disabled" in n for n in by["cherry-sse"].notes)
     assert by["cherry-stdio"].transport == "stdio" and by["cherry-stdio"].args == ["mcp-server-time"]
@@ -129,44 +166,53 @@ def test_duplicate_keys_warn():
 
 # ---------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("text, message", [
-    ("", "Nothing to import"),
-    ("{not json", "Not valid JSON"),
-    ("[1, 2]", "got a JSON array"),
-    ('{"other": 1}', "No servers found"),
-    ('{"mcpServers": []}', "must be an object"),
-    ('{"servers": "x"}', "must be an object"),
-])
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "Nothing to import"),
+        ("{not json", "Not valid JSON"),
+        ("[1, 2]", "got a JSON array"),
+        ('{"other": 1}', "No servers found"),
+        ('{"mcpServers": []}', "must be an object"),
+        ('{"servers": "x"}', "must be an object"),
+    ],
+)
 def test_document_errors(text, message):
     with pytest.raises(InterchangeError, match=message):
         ic.parse(text)
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("npx", "Expected an object"),
-    ({}, "Needs a \"command\""),
-    ({"type": "websocket", "url": "ws://x"}, "Unknown \"type\" 'websocket'"),
-    ({"type": 3, "url": "http://x"}, "must be a string"),
-    ({"type": "stdio"}, "needs a \"command\""),
-    ({"type": "http"}, "needs a \"url\""),
-    ({"url": "ftp://example.com"}, "not an http"),
-    ({"url": "http://"}, "not an http"),
-    ({"command": "x", "url": "http://127.0.0.1/"}, "both"),
-    ({"command": "x", "args": "--flag"}, "\"args\" must be a list"),
-    ({"command": "x", "args": [{"a": 1}]}, "only strings"),
-    ({"command": "x", "env": ["A=1"]}, "\"env\" must be an object"),
-    ({"command": "x", "env": {"A": {"b": 1}}}, "\"env\".A must be a string"),
-    ({"url": "http://127.0.0.1/", "headers": "Authorization: x"}, "\"headers\" must be an object"),
-    ({"command": "x", "cwd": 5}, "\"cwd\" must be a string"),
-    # Header names are RFC 9110 tokens: a newline in one reached the copied curl command's comments.
-    ({"url": "http://127.0.0.1/", "headers": {"X-Api-Key\ntouch PWNED #": "k"}},
-     "\"headers\": 'X-Api-Key\\ntouch PWNED #' is not a valid HTTP header name"),
-    ({"url": "http://127.0.0.1/", "headers": {"Region\n": "k"}}, "'Region\\n' is not a valid HTTP header name"),
-    ({"url": "http://127.0.0.1/", "headers": {"X Y": "k"}}, "'X Y' is not a valid HTTP header name"),
-    ({"url": "http://127.0.0.1/", "headers": {"": "k"}}, "'' is not a valid HTTP header name"),
-    ({"url": "http://127.0.0.1/", "headers": {"X-A": "a\nb"}}, "the value of X-A holds a line break or NUL"),
-    ({"url": "http://127.0.0.1/", "headers": {"X-A": "a\x00b"}}, "the value of X-A holds a line break or NUL"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("npx", "Expected an object"),
+        ({}, 'Needs a "command"'),
+        ({"type": "websocket", "url": "ws://x"}, "Unknown \"type\" 'websocket'"),
+        ({"type": 3, "url": "http://x"}, "must be a string"),
+        ({"type": "stdio"}, 'needs a "command"'),
+        ({"type": "http"}, 'needs a "url"'),
+        ({"url": "ftp://example.com"}, "not an http"),
+        ({"url": "http://"}, "not an http"),
+        ({"command": "x", "url": "http://127.0.0.1/"}, "both"),
+        ({"command": "x", "args": "--flag"}, '"args" must be a list'),
+        ({"command": "x", "args": [{"a": 1}]}, "only strings"),
+        ({"command": "x", "env": ["A=1"]}, '"env" must be an object'),
+        ({"command": "x", "env": {"A": {"b": 1}}}, '"env".A must be a string'),
+        ({"url": "http://127.0.0.1/", "headers": "Authorization: x"}, '"headers" must be an object'),
+        ({"command": "x", "cwd": 5}, '"cwd" must be a string'),
+        # Header names are RFC 9110 tokens: a newline in one reached the copied curl command's comments.
+        (
+            {"url": "http://127.0.0.1/", "headers": {"X-Api-Key\ntouch PWNED #": "k"}},
+            "\"headers\": 'X-Api-Key\\ntouch PWNED #' is not a valid HTTP header name",
+        ),
+        ({"url": "http://127.0.0.1/", "headers": {"Region\n": "k"}}, "'Region\\n' is not a valid HTTP header name"),
+        ({"url": "http://127.0.0.1/", "headers": {"X Y": "k"}}, "'X Y' is not a valid HTTP header name"),
+        ({"url": "http://127.0.0.1/", "headers": {"": "k"}}, "'' is not a valid HTTP header name"),
+        ({"url": "http://127.0.0.1/", "headers": {"X-A": "a\nb"}}, "the value of X-A holds a line break or NUL"),
+        ({"url": "http://127.0.0.1/", "headers": {"X-A": "a\x00b"}}, "the value of X-A holds a line break or NUL"),
+    ],
+)
 def test_bad_entries_are_rejected_with_reasons_and_others_still_import(spec, message):
     result = ic.parse({"mcpServers": {"bad": spec, "good": {"command": "ok"}}})
     assert [e.name for e in result.entries] == ["good"]
@@ -182,8 +228,14 @@ def test_empty_name_rejected():
 # ---------------------------------------------------------------- export and round trip
 
 ENTRIES = [
-    Entry(name="local", transport="stdio", command="python", args=["-m", "srv", "--flag=a b"],
-          env={"API_KEY": "s3cret", "DEBUG": "1"}, cwd="/srv/app"),
+    Entry(
+        name="local",
+        transport="stdio",
+        command="python",
+        args=["-m", "srv", "--flag=a b"],
+        env={"API_KEY": "s3cret", "DEBUG": "1"},
+        cwd="/srv/app",
+    ),
     Entry(name="plain", transport="stdio", command="uvx", args=["mcp-server-time"]),
     Entry(name="remote", transport="http", url="https://r.example/mcp", headers={"Authorization": "Bearer t"}),
     Entry(name="legacy-sse", transport="sse", url="http://127.0.0.1:9/sse"),
@@ -194,11 +246,18 @@ ENTRIES = [
 def test_export_mcp_servers_shape():
     doc = ic.export(ENTRIES)
     servers = doc["mcpServers"]
-    assert servers["local"] == {"command": "python", "args": ["-m", "srv", "--flag=a b"],
-                                "env": {"API_KEY": "s3cret", "DEBUG": "1"}, "cwd": "/srv/app"}
+    assert servers["local"] == {
+        "command": "python",
+        "args": ["-m", "srv", "--flag=a b"],
+        "env": {"API_KEY": "s3cret", "DEBUG": "1"},
+        "cwd": "/srv/app",
+    }
     assert servers["plain"] == {"command": "uvx", "args": ["mcp-server-time"]}
-    assert servers["remote"] == {"type": "http", "url": "https://r.example/mcp",
-                                 "headers": {"Authorization": "Bearer t"}}
+    assert servers["remote"] == {
+        "type": "http",
+        "url": "https://r.example/mcp",
+        "headers": {"Authorization": "Bearer t"},
+    }
     assert servers["legacy-sse"] == {"type": "sse", "url": "http://127.0.0.1:9/sse"}
     assert servers["unsure"] == {"url": "http://127.0.0.1:10/mcp"}
 
@@ -208,7 +267,7 @@ def test_export_vscode_shape():
     assert servers["local"]["type"] == "stdio"
     assert servers["remote"]["type"] == "http"
     assert servers["legacy-sse"]["type"] == "sse"
-    assert servers["unsure"]["type"] == "http"   # VS Code's http falls back to SSE itself
+    assert servers["unsure"]["type"] == "http"  # VS Code's http falls back to SSE itself
 
 
 def test_round_trip_mcp_servers_is_lossless():
@@ -232,16 +291,20 @@ def test_export_rejects_unknown_format():
 
 # ---------------------------------------------------------------- the form's text fields
 
+
 def test_env_lines():
     assert ic.parse_env_lines("A=1\n\n# comment\nB=x=y\nC=\n") == {"A": "1", "B": "x=y", "C": ""}
     assert ic.format_env_lines({"A": "1", "B": "x=y"}) == "A=1\nB=x=y"
 
 
-@pytest.mark.parametrize("text, message", [
-    ("JUSTNAME", "Line 1: expected NAME=value"),
-    ("A=1\n1BAD=2", "Line 2: '1BAD' is not a valid variable name"),
-    ("A=1\nA=2", "Line 2: A is set twice"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("JUSTNAME", "Line 1: expected NAME=value"),
+        ("A=1\n1BAD=2", "Line 2: '1BAD' is not a valid variable name"),
+        ("A=1\nA=2", "Line 2: A is set twice"),
+    ],
+)
 def test_env_line_errors(text, message):
     with pytest.raises(ValueError) as info:
         ic.parse_env_lines(text)
@@ -249,18 +312,24 @@ def test_env_line_errors(text, message):
 
 
 def test_header_lines():
-    assert ic.parse_header_lines("Authorization: Bearer a:b\nX-Trace:  1 ") == {"Authorization": "Bearer a:b", "X-Trace": "1"}
+    assert ic.parse_header_lines("Authorization: Bearer a:b\nX-Trace:  1 ") == {
+        "Authorization": "Bearer a:b",
+        "X-Trace": "1",
+    }
     assert ic.format_header_lines({"A": "b"}) == "A: b"
 
 
-@pytest.mark.parametrize("text, message", [
-    ("Authorization Bearer x", "Line 1: expected Name: value"),
-    ("Bad Name: x", "'Bad Name' is not a valid header name"),
-    ("X-A: 1\nx-a: 2", "Line 2: x-a is set twice"),
-    ("X\u2028Y: 1", "Line 1: expected Name: value, got 'X'"),        # splitlines ends a line there too
-    ("X\x85Y: 1", "Line 1: expected Name: value, got 'X'"),
-    ("X-A: a\x00b", "Line 1: the value of X-A holds a line break or NUL character"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("Authorization Bearer x", "Line 1: expected Name: value"),
+        ("Bad Name: x", "'Bad Name' is not a valid header name"),
+        ("X-A: 1\nx-a: 2", "Line 2: x-a is set twice"),
+        ("X\u2028Y: 1", "Line 1: expected Name: value, got 'X'"),  # splitlines ends a line there too
+        ("X\x85Y: 1", "Line 1: expected Name: value, got 'X'"),
+        ("X-A: a\x00b", "Line 1: the value of X-A holds a line break or NUL character"),
+    ],
+)
 def test_header_line_errors(text, message):
     with pytest.raises(ValueError) as info:
         ic.parse_header_lines(text)

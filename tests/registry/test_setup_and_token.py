@@ -1,4 +1,5 @@
 """`manage.py playground_setup` and the one-time login link it prints."""
+
 from __future__ import annotations
 
 import io
@@ -46,8 +47,8 @@ def test_setup_creates_user_and_demo_server_idempotently(settings):
     demo.save()
     out2 = run_setup()
     assert get_user_model().objects.count() == 1
-    assert Server.objects.filter(name=DEMO_SERVER_NAME).get().args[-1] == "--edited"   # not overwritten
-    assert LINK.search(out2).group(2) != match.group(2)                                # a fresh link
+    assert Server.objects.filter(name=DEMO_SERVER_NAME).get().args[-1] == "--edited"  # not overwritten
+    assert LINK.search(out2).group(2) != match.group(2)  # a fresh link
 
 
 def test_setup_user_and_password_from_env(monkeypatch):

@@ -1,4 +1,5 @@
 """The vendored htmx is the version STACK-NOTES pins, with its websocket extension and licence."""
+
 from __future__ import annotations
 
 import re

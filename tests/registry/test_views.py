@@ -1,4 +1,5 @@
 """Server CRUD, login, import/export and the detail page, through the Django test client."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,15 @@ from playground.registry.models import Server
 pytestmark = pytest.mark.django_db
 
 STDIO_FORM = {
-    "name": "Local time", "transport": "stdio", "command": "uvx", "args": "mcp-server-time\n--local-timezone=UTC\n",
-    "env": "DEBUG=1\nAPI_TOKEN=s3cret-value\n", "cwd": "/tmp", "url": "", "headers": "", "era": "legacy",
+    "name": "Local time",
+    "transport": "stdio",
+    "command": "uvx",
+    "args": "mcp-server-time\n--local-timezone=UTC\n",
+    "env": "DEBUG=1\nAPI_TOKEN=s3cret-value\n",
+    "cwd": "/tmp",
+    "url": "",
+    "headers": "",
+    "era": "legacy",
 }
 
 
@@ -40,8 +48,20 @@ def options(html: str, name: str) -> list[str]:
 
 # ---------------------------------------------------------------- login
 
-@pytest.mark.parametrize("url", ["/", "/servers/add/", "/servers/import/", "/servers/export/",
-                                 "/servers/1/", "/servers/1/edit/", "/servers/1/delete/", "/servers/1/export/"])
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/",
+        "/servers/add/",
+        "/servers/import/",
+        "/servers/export/",
+        "/servers/1/",
+        "/servers/1/edit/",
+        "/servers/1/delete/",
+        "/servers/1/export/",
+    ],
+)
 def test_every_page_requires_login(client, url):
     response = client.get(url)
     assert response.status_code == 302
@@ -77,15 +97,34 @@ def test_base_layout_sends_csrf_header_to_htmx(browser):
 
 # ---------------------------------------------------------------- CRUD
 
+
 def test_add_form_has_exact_labels_and_options(browser):
     html = browser.get("/servers/add/").content.decode()
-    assert labels(html) == ["Name", "Transport", "Command", "Arguments", "Environment",
-                            "Inherit the playground's environment", "Working directory",
-                            "URL", "Headers", "Roots", "Era", "Protocol version", "Replay ignore rules"]
+    assert labels(html) == [
+        "Name",
+        "Transport",
+        "Command",
+        "Arguments",
+        "Environment",
+        "Inherit the playground's environment",
+        "Working directory",
+        "URL",
+        "Headers",
+        "Roots",
+        "Era",
+        "Protocol version",
+        "Replay ignore rules",
+    ]
     assert options(html, "transport") == ["stdio", "Streamable HTTP", "SSE", "Auto"]
     assert options(html, "era") == ["Legacy", "Auto", "Modern"]
-    assert options(html, "protocol_version") == ["The latest of the era", "2026-07-28", "2025-11-25", "2025-06-18",
-                                                 "2025-03-26", "2024-11-05"]
+    assert options(html, "protocol_version") == [
+        "The latest of the era",
+        "2026-07-28",
+        "2025-11-25",
+        "2025-06-18",
+        "2025-03-26",
+        "2024-11-05",
+    ]
     assert '<textarea name="args"' in html and '<textarea name="env"' in html and '<textarea name="headers"' in html
     assert ">Save</button>" in html
 
@@ -103,33 +142,45 @@ def test_create_stdio_server(browser, user):
 
 
 def test_create_http_server_and_to_config(browser):
-    browser.post("/servers/add/", {**STDIO_FORM, "name": "Remote", "transport": "http", "command": "",
-                                   "url": "https://example.com/mcp", "headers": "Authorization: Bearer tok-123\nX-Env: dev",
-                                   "era": "auto"})
+    browser.post(
+        "/servers/add/",
+        {
+            **STDIO_FORM,
+            "name": "Remote",
+            "transport": "http",
+            "command": "",
+            "url": "https://example.com/mcp",
+            "headers": "Authorization: Bearer tok-123\nX-Env: dev",
+            "era": "auto",
+        },
+    )
     server = Server.objects.get(name="Remote")
     config = server.to_config()
     assert (config.transport, config.url, config.era) == ("http", "https://example.com/mcp", "auto")
-    assert config.protocol_version == ""                 # the latest of the era
+    assert config.protocol_version == ""  # the latest of the era
     assert config.headers == {"Authorization": "Bearer tok-123", "X-Env": "dev"}
     home = browser.get("/").content.decode()
     assert "Streamable HTTP" in home and "Auto" in home
 
 
-@pytest.mark.parametrize("changes, field, message", [
-    ({"command": ""}, "command", "A stdio server needs a command."),
-    ({"transport": "http", "url": ""}, "url", "This transport needs a URL."),
-    ({"transport": "sse", "url": "ftp://x"}, "url", "Enter an http:// or https:// URL."),
-    ({"transport": "auto", "url": "example.com/mcp"}, "url", "Enter an http:// or https:// URL."),
-    ({"env": "DEBUG"}, "env", "Line 1: expected NAME=value, got &#x27;DEBUG&#x27;."),
-    ({"env": "A=1\n2X=3"}, "env", "Line 2: &#x27;2X&#x27; is not a valid variable name."),
-    ({"headers": "Authorization Bearer x"}, "headers", "Line 1: expected Name: value"),
-    ({"headers": "X-Api-Key\u2028touch PWNED #: k"}, "headers", "Line 1: expected Name: value"),
-    ({"headers": "X Y: k"}, "headers", "Line 1: &#x27;X Y&#x27; is not a valid header name."),
-    ({"headers": "X-A: a\x00b"}, "headers", "Null characters are not allowed."),     # Django's, before ours
-    ({"name": "  "}, "name", "This field is required."),
-    ({"protocol_version": "2026-07-28"}, "protocol_version", "2026-07-28 has no initialize handshake"),
-    ({"era": "modern", "protocol_version": "2025-03-26"}, "protocol_version", "2025-03-26 is a legacy version"),
-])
+@pytest.mark.parametrize(
+    "changes, field, message",
+    [
+        ({"command": ""}, "command", "A stdio server needs a command."),
+        ({"transport": "http", "url": ""}, "url", "This transport needs a URL."),
+        ({"transport": "sse", "url": "ftp://x"}, "url", "Enter an http:// or https:// URL."),
+        ({"transport": "auto", "url": "example.com/mcp"}, "url", "Enter an http:// or https:// URL."),
+        ({"env": "DEBUG"}, "env", "Line 1: expected NAME=value, got &#x27;DEBUG&#x27;."),
+        ({"env": "A=1\n2X=3"}, "env", "Line 2: &#x27;2X&#x27; is not a valid variable name."),
+        ({"headers": "Authorization Bearer x"}, "headers", "Line 1: expected Name: value"),
+        ({"headers": "X-Api-Key\u2028touch PWNED #: k"}, "headers", "Line 1: expected Name: value"),
+        ({"headers": "X Y: k"}, "headers", "Line 1: &#x27;X Y&#x27; is not a valid header name."),
+        ({"headers": "X-A: a\x00b"}, "headers", "Null characters are not allowed."),  # Django's, before ours
+        ({"name": "  "}, "name", "This field is required."),
+        ({"protocol_version": "2026-07-28"}, "protocol_version", "2026-07-28 has no initialize handshake"),
+        ({"era": "modern", "protocol_version": "2025-03-26"}, "protocol_version", "2025-03-26 is a legacy version"),
+    ],
+)
 def test_validation_errors(browser, changes, field, message):
     response = browser.post("/servers/add/", {**STDIO_FORM, **changes})
     assert response.status_code == 200
@@ -146,17 +197,33 @@ def test_duplicate_name_refused(browser):
 
 
 def test_edit_masks_secrets_and_an_unchanged_mask_keeps_them(browser):
-    browser.post("/servers/add/", {**STDIO_FORM, "transport": "http", "url": "https://h.example/mcp",
-                                   "headers": "Authorization: Bearer tok-123\nX-Env: dev"})
+    browser.post(
+        "/servers/add/",
+        {
+            **STDIO_FORM,
+            "transport": "http",
+            "url": "https://h.example/mcp",
+            "headers": "Authorization: Bearer tok-123\nX-Env: dev",
+        },
+    )
     server = Server.objects.get()
     html = browser.get(f"/servers/{server.pk}/edit/").content.decode()
     assert "mcp-server-time\n--local-timezone=UTC</textarea>" in html
-    assert "s3cret-value" not in html and "tok-123" not in html           # never printed back
+    assert "s3cret-value" not in html and "tok-123" not in html  # never printed back
     assert "DEBUG=1\nAPI_TOKEN=••••</textarea>" in html and "Authorization: Bearer ••••\nX-Env: dev</textarea>" in html
     # Saved as shown (masks unchanged): the stored secrets stay; a new value replaces one.
-    response = browser.post(f"/servers/{server.pk}/edit/", {
-        **STDIO_FORM, "transport": "http", "url": "https://h.example/mcp", "args": "-v", "era": "modern",
-        "env": "DEBUG=2\nAPI_TOKEN=••••", "headers": "Authorization: Bearer ••••\nX-Env: prod"})
+    response = browser.post(
+        f"/servers/{server.pk}/edit/",
+        {
+            **STDIO_FORM,
+            "transport": "http",
+            "url": "https://h.example/mcp",
+            "args": "-v",
+            "era": "modern",
+            "env": "DEBUG=2\nAPI_TOKEN=••••",
+            "headers": "Authorization: Bearer ••••\nX-Env: prod",
+        },
+    )
     assert response.status_code == 302
     server.refresh_from_db()
     assert server.args == ["-v"] and server.era == "modern"
@@ -179,9 +246,16 @@ def test_roots_are_edited_as_lines_uri_then_name(browser):
 
 
 def test_detail_masks_secrets_and_has_session_area(browser, user):
-    server = Server.objects.create(owner=user, name="S", transport="stdio", command="run", env={"API_TOKEN": "s3cret-value", "DEBUG": "1"})
-    remote = Server.objects.create(owner=user, name="R", transport="http", url="https://e.example/mcp",
-                                   headers={"Authorization": "Bearer tok-123", "X-Env": "dev"})
+    server = Server.objects.create(
+        owner=user, name="S", transport="stdio", command="run", env={"API_TOKEN": "s3cret-value", "DEBUG": "1"}
+    )
+    remote = Server.objects.create(
+        owner=user,
+        name="R",
+        transport="http",
+        url="https://e.example/mcp",
+        headers={"Authorization": "Bearer tok-123", "X-Env": "dev"},
+    )
     html = browser.get(f"/servers/{server.pk}/").content.decode()
     assert "s3cret-value" not in html and "API_TOKEN=••••" in html and "DEBUG=1" in html
     assert '<div id="session-area">' in html
@@ -205,14 +279,19 @@ def test_missing_server_is_404(browser):
 
 # ---------------------------------------------------------------- import / export
 
+
 def test_import_page_creates_and_reports(browser):
     html = browser.get("/servers/import/").content.decode()
     assert ">Import</button>" in html and "Replace servers with the same name" in html
-    text = json.dumps({"mcpServers": {
-        "time": {"command": "uvx", "args": ["mcp-server-time"]},
-        "remote": {"url": "http://127.0.0.1:3000/mcp"},
-        "broken": {"type": "carrier-pigeon", "url": "http://x"},
-    }})
+    text = json.dumps(
+        {
+            "mcpServers": {
+                "time": {"command": "uvx", "args": ["mcp-server-time"]},
+                "remote": {"url": "http://127.0.0.1:3000/mcp"},
+                "broken": {"type": "carrier-pigeon", "url": "http://x"},
+            }
+        }
+    )
     html = browser.post("/servers/import/", {"text": text}).content.decode()
     assert Server.objects.get(name="time").args == ["mcp-server-time"]
     assert Server.objects.get(name="remote").transport == "auto"
@@ -224,11 +303,19 @@ def test_import_page_creates_and_reports(browser):
 def test_import_refuses_a_header_name_that_is_no_token(browser):
     """Issue 30: an imported header named "X-Api-Key\\ntouch PWNED #" was saved, and its newline put
     a command on a line of its own in the copied curl. Refused, named (escaped); the others import."""
-    text = json.dumps({"mcpServers": {
-        "hostile": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Api-Key\ntouch PWNED #": "k"}},
-        "nul": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Ok": "a\u0000b"}},
-        "fine": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Api-Key": "k"}},
-    }})
+    text = json.dumps(
+        {
+            "mcpServers": {
+                "hostile": {
+                    "type": "http",
+                    "url": "https://example.com/mcp",
+                    "headers": {"X-Api-Key\ntouch PWNED #": "k"},
+                },
+                "nul": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Ok": "a\u0000b"}},
+                "fine": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Api-Key": "k"}},
+            }
+        }
+    )
     html = browser.post("/servers/import/", {"text": text}).content.decode()
     assert list(Server.objects.values_list("name", flat=True)) == ["fine"]
     assert html.count("status-created") == 1 and html.count("status-skipped") == 2
@@ -246,8 +333,9 @@ def test_import_name_clash_renames_unless_replace(browser, user):
     browser.post("/servers/import/", {"text": json.dumps({"mcpServers": {"time": {"command": "newer"}}})})
     assert Server.objects.get(name="time (3)").command == "newer"
 
-    html = browser.post("/servers/import/", {"text": json.dumps({"mcpServers": {"time": {"command": "replaced"}}}),
-                                             "replace": "on"}).content.decode()
+    html = browser.post(
+        "/servers/import/", {"text": json.dumps({"mcpServers": {"time": {"command": "replaced"}}}), "replace": "on"}
+    ).content.decode()
     assert Server.objects.get(name="time").command == "replaced"
     assert "status-updated" in html
     assert Server.objects.count() == 3
@@ -280,9 +368,12 @@ def test_export_all_and_one(browser, user):
     response = browser.get("/servers/export/")
     assert response["Content-Type"] == "application/json"
     assert "attachment" in response["Content-Disposition"]
-    assert json.loads(response.content) == {"mcpServers": {
-        "a b": {"command": "x", "args": ["1"], "env": {"K": "v"}},
-        "r": {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"A": "b"}}}}
+    assert json.loads(response.content) == {
+        "mcpServers": {
+            "a b": {"command": "x", "args": ["1"], "env": {"K": "v"}},
+            "r": {"type": "sse", "url": "http://127.0.0.1:1/sse", "headers": {"A": "b"}},
+        }
+    }
     vscode = json.loads(browser.get("/servers/export/?format=vscode").content)
     assert vscode["servers"]["a b"]["type"] == "stdio" and vscode["servers"]["r"]["type"] == "sse"
     one = browser.get(f"/servers/{a.pk}/export/")
@@ -292,7 +383,9 @@ def test_export_all_and_one(browser, user):
 
 def test_export_then_import_round_trip(browser, user):
     Server.objects.create(owner=user, name="a", command="x", args=["-m", "y"], env={"K": "v"}, cwd="/w")
-    Server.objects.create(owner=user, name="h", transport="http", url="https://h.example/mcp", headers={"Authorization": "Bearer z"})
+    Server.objects.create(
+        owner=user, name="h", transport="http", url="https://h.example/mcp", headers={"Authorization": "Bearer z"}
+    )
     exported = browser.get("/servers/export/").content.decode()
     before = {s.name: s.to_config() for s in Server.objects.all()}
     Server.objects.all().delete()

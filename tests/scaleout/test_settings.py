@@ -1,6 +1,7 @@
 """DATABASE_URL and REDIS_URL switch the project from its embedded defaults (SQLite, the
 in-memory channel layer); the settings module is read afresh under each environment. The tests
 that need the services skip without them, or fail where the environment says they run."""
+
 from __future__ import annotations
 
 import runpy
@@ -29,15 +30,23 @@ def test_embedded_defaults(monkeypatch):
     s = settings_with(monkeypatch)
     assert s["DATABASES"]["default"]["ENGINE"] == "django.db.backends.sqlite3"
     backend = import_string(s["CHANNEL_LAYERS"]["default"]["BACKEND"])
-    assert issubclass(backend, InMemoryChannelLayer)          # Channels' in-memory layer (sessions/layers.py)
+    assert issubclass(backend, InMemoryChannelLayer)  # Channels' in-memory layer (sessions/layers.py)
 
 
 def test_postgresql_and_redis_from_the_environment(monkeypatch):
-    s = settings_with(monkeypatch, DATABASE_URL="postgres://postgres@127.0.0.1:5432/team",
-                      REDIS_URL="redis://127.0.0.1:6379/3", PLAYGROUND_REDIS_PREFIX="team")
+    s = settings_with(
+        monkeypatch,
+        DATABASE_URL="postgres://postgres@127.0.0.1:5432/team",
+        REDIS_URL="redis://127.0.0.1:6379/3",
+        PLAYGROUND_REDIS_PREFIX="team",
+    )
     db = s["DATABASES"]["default"]
-    assert (db["ENGINE"], db["NAME"], db["HOST"], db["PORT"]) == ("django.db.backends.postgresql", "team",
-                                                                  "127.0.0.1", 5432)
+    assert (db["ENGINE"], db["NAME"], db["HOST"], db["PORT"]) == (
+        "django.db.backends.postgresql",
+        "team",
+        "127.0.0.1",
+        5432,
+    )
     layer_config = s["CHANNEL_LAYERS"]["default"]
     assert layer_config["BACKEND"] == "channels_redis.core.RedisChannelLayer"
     layer = RedisChannelLayer(**layer_config["CONFIG"])
@@ -49,7 +58,7 @@ def test_postgresql_and_redis_from_the_environment(monkeypatch):
 
 
 def test_a_missing_service_skips_the_test_or_fails_it_where_services_are_required(monkeypatch):
-    with socket.socket() as bound:          # a port of this machine nothing listens on
+    with socket.socket() as bound:  # a port of this machine nothing listens on
         bound.bind(("127.0.0.1", 0))
         port = bound.getsockname()[1]
         monkeypatch.setitem(services.ADDRESSES, "redis", ("127.0.0.1", port))

@@ -7,6 +7,7 @@ surrogates are stored too. Skips (with the reason) where PostgreSQL or Redis is 
 fails there with PLAYGROUND_REQUIRE_SERVICES=1 (tests/services.py); uses its own database and
 Redis prefix (two runs at once do not meet), removed after.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,9 +21,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.daphne_process import (app_env, children, connect, free_port, log_in, set_up, start_daphne,
-                                  stop_daphne, tab as page_tab, until)
-from tests.services import POSTGRESQL as PG, REDIS
+from tests.daphne_process import app_env, children, connect, free_port, log_in, set_up, start_daphne, stop_daphne, until
+from tests.daphne_process import tab as page_tab
+from tests.services import POSTGRESQL as PG
+from tests.services import REDIS
 
 ROOT = Path(__file__).resolve().parents[2]
 REDIS_DB = 11
@@ -46,17 +48,26 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     prefix = f"scaleout-{secrets.token_hex(4)}"
     admin = psycopg.connect(f"postgresql://postgres@{PG[0]}:{PG[1]}/postgres", autocommit=True)
     admin.execute(f'CREATE DATABASE "{name}"')
-    env = app_env(DATABASE_URL=f"postgres://postgres@{PG[0]}:{PG[1]}/{name}",
-                  REDIS_URL=f"redis://{REDIS[0]}:{REDIS[1]}/{REDIS_DB}", PLAYGROUND_REDIS_PREFIX=prefix,
-                  PLAYGROUND_HEARTBEAT_SECONDS=str(HEARTBEAT), PLAYGROUND_USER="scale")
+    env = app_env(
+        DATABASE_URL=f"postgres://postgres@{PG[0]}:{PG[1]}/{name}",
+        REDIS_URL=f"redis://{REDIS[0]}:{REDIS[1]}/{REDIS_DB}",
+        PLAYGROUND_REDIS_PREFIX=prefix,
+        PLAYGROUND_HEARTBEAT_SECONDS=str(HEARTBEAT),
+        PLAYGROUND_USER="scale",
+    )
     procs: list = []
     try:
         ports = {"a": free_port(), "b": free_port()}
         link = set_up(env, ports["a"])
         for key, port in ports.items():
             procs.append(start_daphne(env, port, logs / f"daphne-{key}.log"))
-        yield {"ports": ports, "link": link, "procs": dict(zip(ports, procs)), "db": name,
-               "dsn": f"postgresql://postgres@{PG[0]}:{PG[1]}/{name}"}
+        yield {
+            "ports": ports,
+            "link": link,
+            "procs": dict(zip(ports, procs)),
+            "db": name,
+            "dsn": f"postgresql://postgres@{PG[0]}:{PG[1]}/{name}",
+        }
     finally:
         for proc in procs:
             stop_daphne(proc)
@@ -81,8 +92,10 @@ def saved_rows(stack: dict, session_id: int) -> tuple[list[dict], int]:
     import psycopg
 
     with psycopg.connect(stack["dsn"]) as db:
-        rows = [r[0] for r in db.execute("SELECT data FROM transcripts_event WHERE session_id = %s ORDER BY seq",
-                                         (session_id,))]
+        rows = [
+            r[0]
+            for r in db.execute("SELECT data FROM transcripts_event WHERE session_id = %s ORDER BY seq", (session_id,))
+        ]
         count = db.execute("SELECT event_count FROM transcripts_session WHERE id = %s", (session_id,)).fetchone()[0]
     return rows, count
 
@@ -105,7 +118,7 @@ def test_nul_and_unpaired_surrogates_from_a_server_are_stored_in_postgresql(stac
             await ws.send(json.dumps({"action": "call_tool", "name": "go"}))
             await until(ws, 'aria-label="Result"', "done \ufffd")
             await ws.send(json.dumps({"action": "disconnect"}))
-            await until(ws, "status-ended")          # the last events are flushed before the state says so
+            await until(ws, "status-ended")  # the last events are flushed before the state says so
         finally:
             await ws.close()
 
@@ -146,7 +159,7 @@ def test_a_tab_on_process_b_drives_a_worker_in_process_a_then_a_dies(stack, brow
     assert [r["seq"] for r in rows] == list(range(1, count + 1))
     assert any((r.get("message") or {}).get("method") == "tools/call" for r in rows)
     assert "worker process ended" in rows[-1]["text"]
-    ws_page = asyncio.run(_replay(stack, browser, session_id))     # a new tab replays it from PostgreSQL
+    ws_page = asyncio.run(_replay(stack, browser, session_id))  # a new tab replays it from PostgreSQL
     assert "status-ended" in ws_page and "tools/call" in ws_page
 
 
@@ -156,4 +169,3 @@ async def _replay(stack: dict, browser: httpx.Client, session_id: int) -> str:
         return await until(ws, 'id="session-state"')
     finally:
         await ws.close()
-

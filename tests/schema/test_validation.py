@@ -1,4 +1,5 @@
 """validate_arguments: dialects, error paths, and never raising on a weird schema."""
+
 from __future__ import annotations
 
 import socket
@@ -8,10 +9,19 @@ import pytest
 
 from playground.schema import validate_arguments
 
-SCHEMA = {"type": "object", "required": ["name", "address"], "properties": {
-    "name": {"type": "string", "minLength": 2}, "email": {"type": "string", "format": "email"},
-    "address": {"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}},
-    "items": {"type": "array", "items": {"type": "object", "properties": {"qty": {"type": "integer", "minimum": 1}}}}}}
+SCHEMA = {
+    "type": "object",
+    "required": ["name", "address"],
+    "properties": {
+        "name": {"type": "string", "minLength": 2},
+        "email": {"type": "string", "format": "email"},
+        "address": {"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}},
+        "items": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"qty": {"type": "integer", "minimum": 1}}},
+        },
+    },
+}
 
 
 def test_valid_arguments_give_no_errors():
@@ -19,7 +29,9 @@ def test_valid_arguments_give_no_errors():
 
 
 def test_errors_carry_paths_like_the_form_names():
-    errors = validate_arguments(SCHEMA, {"name": "A", "email": "nope", "address": {}, "items": [{"qty": 1}, {"qty": 0}]})
+    errors = validate_arguments(
+        SCHEMA, {"name": "A", "email": "nope", "address": {}, "items": [{"qty": 1}, {"qty": 0}]}
+    )
     by_path = {e["path"]: e for e in errors}
     assert set(by_path) == {"name", "email", "address.city", "items.1.qty"}
     assert by_path["address.city"]["keyword"] == "required"
@@ -51,10 +63,20 @@ def test_invalid_schema_is_reported_not_raised():
     assert errors[0]["message"].startswith("The schema itself is invalid")
 
 
-@pytest.mark.parametrize("schema", [
-    {"$ref": "#/nowhere"}, {"properties": {"a": {"$ref": "other.json"}}}, [], "x", None,
-    {"$ref": "#"}, {"pattern": "("}, {"$schema": 5}, {"$schema": "https://example.com/unknown"},
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#/nowhere"},
+        {"properties": {"a": {"$ref": "other.json"}}},
+        [],
+        "x",
+        None,
+        {"$ref": "#"},
+        {"pattern": "("},
+        {"$schema": 5},
+        {"$schema": "https://example.com/unknown"},
+    ],
+)
 def test_weird_schemas_never_raise(schema):
     errors = validate_arguments(schema, {"a": "b"})
     assert isinstance(errors, list)
@@ -68,8 +90,10 @@ def test_remote_refs_are_never_fetched():
         server.setblocking(False)
         port = server.getsockname()[1]
         result: list = []
-        worker = threading.Thread(target=lambda: result.append(validate_arguments(
-            {"$ref": f"http://127.0.0.1:{port}/schema.json"}, 1)), daemon=True)
+        worker = threading.Thread(
+            target=lambda: result.append(validate_arguments({"$ref": f"http://127.0.0.1:{port}/schema.json"}, 1)),
+            daemon=True,
+        )
         worker.start()
         worker.join(timeout=30)
         assert not worker.is_alive(), "validation hung (it tried to fetch the remote $ref)"
@@ -84,19 +108,28 @@ CATASTROPHIC = "^(a+)+$"
 EVIL = "a" * 40 + "!"
 
 
-@pytest.mark.parametrize("schema, value, keyword", [
-    ({"type": "string", "pattern": CATASTROPHIC}, EVIL, "pattern"),
-    ({"type": "object", "patternProperties": {CATASTROPHIC: {"type": "integer"}}}, {EVIL: "x"}, None),
-    ({"type": "object", "patternProperties": {CATASTROPHIC: {}}, "additionalProperties": False}, {EVIL: 1},
-     "additionalProperties"),
-    ({"type": "object", "propertyNames": {"pattern": CATASTROPHIC}}, {EVIL: 1}, "pattern"),
-    ({"type": "object", "patternProperties": {CATASTROPHIC: {}}, "unevaluatedProperties": False}, {EVIL: 1},
-     "unevaluatedProperties"),
-])
+@pytest.mark.parametrize(
+    "schema, value, keyword",
+    [
+        ({"type": "string", "pattern": CATASTROPHIC}, EVIL, "pattern"),
+        ({"type": "object", "patternProperties": {CATASTROPHIC: {"type": "integer"}}}, {EVIL: "x"}, None),
+        (
+            {"type": "object", "patternProperties": {CATASTROPHIC: {}}, "additionalProperties": False},
+            {EVIL: 1},
+            "additionalProperties",
+        ),
+        ({"type": "object", "propertyNames": {"pattern": CATASTROPHIC}}, {EVIL: 1}, "pattern"),
+        (
+            {"type": "object", "patternProperties": {CATASTROPHIC: {}}, "unevaluatedProperties": False},
+            {EVIL: 1},
+            "unevaluatedProperties",
+        ),
+    ],
+)
 def test_catastrophic_patterns_are_matched_in_linear_time(schema, value, keyword):
     errors = validate_arguments(schema, value)
     assert [e["keyword"] for e in errors] == ([keyword] if keyword else [])
-    assert validate_arguments(schema, "a" * 40 if "pattern" in schema else {"a" * 40: 1}) == []     # and matches
+    assert validate_arguments(schema, "a" * 40 if "pattern" in schema else {"a" * 40: 1}) == []  # and matches
 
 
 def test_a_pattern_only_backtracking_can_run_is_reported_not_checked_never_valid():

@@ -4,6 +4,7 @@ Used to test render -> submit -> parse round trips without a browser: controls i
 or inside a disabled <fieldset> are not submitted, unchecked checkboxes are not submitted, a
 <select> submits its selected (or first) option, a <textarea> its text.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -65,8 +66,9 @@ class FormReader(HTMLParser):
         elif tag == "legend" and not in_template:
             self._legend = [""]
         if tag not in VOID:
-            self.stack.append((tag, disabled or (tag == "fieldset" and "disabled" in a),
-                               in_template or tag == "template"))
+            self.stack.append(
+                (tag, disabled or (tag == "fieldset" and "disabled" in a), in_template or tag == "template")
+            )
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)

@@ -1,5 +1,6 @@
 """Every example in the MCP 2026-07-28 schema that holds a JSON Schema renders, is labelled,
 and round-trips through a simulated submission."""
+
 from __future__ import annotations
 
 import json
@@ -14,12 +15,25 @@ from .formsim import read, submitted
 
 # shared/ lies beside the checkout (CI clones main next to it); /work/shared where it does not.
 _IN_SHARED = Path("mcp-schema/2026-07-28/examples")
-EXAMPLES = next((base / _IN_SHARED for base in (Path(__file__).resolve().parents[3] / "shared", Path("/work/shared"))
-                 if (base / _IN_SHARED).is_dir()), Path("/work/shared") / _IN_SHARED)
+EXAMPLES = next(
+    (
+        base / _IN_SHARED
+        for base in (Path(__file__).resolve().parents[3] / "shared", Path("/work/shared"))
+        if (base / _IN_SHARED).is_dir()
+    ),
+    Path("/work/shared") / _IN_SHARED,
+)
 SCHEMA_KEYS = ("inputSchema", "requestedSchema", "outputSchema")
 # Example folders whose files are themselves primitive schemas (elicitation field definitions).
-SCHEMA_FOLDERS = {"BooleanSchema", "NumberSchema", "StringSchema", "TitledMultiSelectEnumSchema",
-                  "TitledSingleSelectEnumSchema", "UntitledMultiSelectEnumSchema", "UntitledSingleSelectEnumSchema"}
+SCHEMA_FOLDERS = {
+    "BooleanSchema",
+    "NumberSchema",
+    "StringSchema",
+    "TitledMultiSelectEnumSchema",
+    "TitledSingleSelectEnumSchema",
+    "UntitledMultiSelectEnumSchema",
+    "UntitledSingleSelectEnumSchema",
+}
 
 
 def find_schemas(node, where=""):
@@ -57,9 +71,13 @@ def test_the_examples_were_found():
 def test_the_examples_are_there():
     files = {c[0].split("#")[0] for c in CASES}
     assert len(CASES) >= 20
-    assert {"Tool/with-default-2020-12-input-schema.json", "Tool/with-explicit-draft-07-input-schema.json",
-            "Tool/tool-with-composition-input-schema.json", "ElicitRequestFormParams/elicit-multiple-fields.json",
-            "TitledMultiSelectEnumSchema/titled-color-multi-select-schema.json"} <= files
+    assert {
+        "Tool/with-default-2020-12-input-schema.json",
+        "Tool/with-explicit-draft-07-input-schema.json",
+        "Tool/tool-with-composition-input-schema.json",
+        "ElicitRequestFormParams/elicit-multiple-fields.json",
+        "TitledMultiSelectEnumSchema/titled-color-multi-select-schema.json",
+    } <= files
 
 
 @pytest.mark.parametrize("schema", [c[1] for c in CASES], ids=[c[0] for c in CASES])
@@ -90,7 +108,9 @@ def test_field_schema_defaults_are_valid_arguments():
 
 
 def test_elicitation_example_round_trip():
-    schema = json.loads((EXAMPLES / "ElicitRequestFormParams/elicit-multiple-fields.json").read_text())["requestedSchema"]
+    schema = json.loads((EXAMPLES / "ElicitRequestFormParams/elicit-multiple-fields.json").read_text())[
+        "requestedSchema"
+    ]
     values = {"name": "Ada", "email": "ada@example.com", "age": 36}
     html = render_form(schema, prefix="elicit", values=values)
     assert 'type="email" id="id_elicit.email"' in html and 'min="18"' in html

@@ -1,4 +1,5 @@
 """static/schemaforms.js is valid JavaScript and agrees with the Python side on shared facts."""
+
 from __future__ import annotations
 
 import re
@@ -42,6 +43,14 @@ def test_js_knows_the_placeholder_and_exposes_collect():
     text = JS.read_text()
     assert f'var PLACEHOLDER = "{render.ITEM_PLACEHOLDER}";' in text
     assert "window.schemaForms = {" in text and "collect: collect" in text
-    for marker in ("data-sf-null", "data-sf-branch-select", "data-sf-template", "data-sf-items", "data-sf-const",
-                   "data-sf-json", "data-sf-idx", "data-sf-format"):
+    for marker in (
+        "data-sf-null",
+        "data-sf-branch-select",
+        "data-sf-template",
+        "data-sf-items",
+        "data-sf-const",
+        "data-sf-json",
+        "data-sf-idx",
+        "data-sf-format",
+    ):
         assert marker in text

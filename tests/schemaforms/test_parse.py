@@ -1,4 +1,5 @@
 """parse_form: typed values, blanks, errors, flat dicts and QueryDicts alike."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,22 +9,52 @@ from playground.schemaforms import parse_form, render_form
 
 from .formsim import submitted
 
-S = {"type": "object", "required": ["req"], "properties": {
-    "req": {"type": "string"}, "opt": {"type": "string"}, "n": {"type": "number"}, "i": {"type": "integer"},
-    "b": {"type": "boolean"}, "e": {"enum": [1, 2]}, "j": {"type": "object", "additionalProperties": True},
-    "tags": {"type": "array", "items": {"type": "string"}},
-    "items": {"type": "array", "items": {"type": "object", "properties": {"qty": {"type": "integer"}}}},
-    "when": {"type": "string", "format": "date-time"}, "at": {"type": "string", "format": "time"}}}
+S = {
+    "type": "object",
+    "required": ["req"],
+    "properties": {
+        "req": {"type": "string"},
+        "opt": {"type": "string"},
+        "n": {"type": "number"},
+        "i": {"type": "integer"},
+        "b": {"type": "boolean"},
+        "e": {"enum": [1, 2]},
+        "j": {"type": "object", "additionalProperties": True},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "items": {"type": "array", "items": {"type": "object", "properties": {"qty": {"type": "integer"}}}},
+        "when": {"type": "string", "format": "date-time"},
+        "at": {"type": "string", "format": "time"},
+    },
+}
 
 
 def test_types_from_a_flat_dict():
-    data = {"args.req": "r", "args.n": "2.50", "args.i": "-3", "args.b": "true", "args.e": "2",
-            "args.j": '{"k": [1, null]}', "args.tags.0": "x", "args.items.0.qty": "7",
-            "args.when": "2024-05-06T07:08", "args.at": "09:10"}
+    data = {
+        "args.req": "r",
+        "args.n": "2.50",
+        "args.i": "-3",
+        "args.b": "true",
+        "args.e": "2",
+        "args.j": '{"k": [1, null]}',
+        "args.tags.0": "x",
+        "args.items.0.qty": "7",
+        "args.when": "2024-05-06T07:08",
+        "args.at": "09:10",
+    }
     args, errors = parse_form(S, data)
     assert errors == []
-    assert args == {"req": "r", "n": 2.5, "i": -3, "b": True, "e": 2, "j": {"k": [1, None]}, "tags": ["x"],
-                    "items": [{"qty": 7}], "when": "2024-05-06T07:08:00Z", "at": "09:10:00"}
+    assert args == {
+        "req": "r",
+        "n": 2.5,
+        "i": -3,
+        "b": True,
+        "e": 2,
+        "j": {"k": [1, None]},
+        "tags": ["x"],
+        "items": [{"qty": 7}],
+        "when": "2024-05-06T07:08:00Z",
+        "at": "09:10:00",
+    }
     assert type(args["i"]) is int and type(args["b"]) is bool
 
 
@@ -49,11 +80,17 @@ def test_unchecked_checkbox_is_false_only_when_rendered():
     assert parse_form(S, {"args.req": "x", "args.b.~present": "1"})[0] == {"req": "x", "b": False}
 
 
-@pytest.mark.parametrize("field,value,message", [
-    ("n", "abc", "args.n: not a number: 'abc'"), ("n", "1e999", "args.n: number out of range: '1e999'"),
-    ("n", "NaN", "args.n: not a number: 'NaN'"), ("n", "١٢", "args.n: not a number: '١٢'"),
-    ("i", "2.5", "args.i: not an integer: '2.5'"), ("e", "3", "args.e: '3' is not one of the choices"),
-])
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("n", "abc", "args.n: not a number: 'abc'"),
+        ("n", "1e999", "args.n: number out of range: '1e999'"),
+        ("n", "NaN", "args.n: not a number: 'NaN'"),
+        ("n", "١٢", "args.n: not a number: '١٢'"),
+        ("i", "2.5", "args.i: not an integer: '2.5'"),
+        ("e", "3", "args.e: '3' is not one of the choices"),
+    ],
+)
 def test_bad_values_are_reported(field, value, message):
     args, errors = parse_form(S, {"args.req": "x", f"args.{field}": value})
     assert errors == [message] and field not in args
@@ -73,21 +110,34 @@ def test_json_fallback_errors_are_clear():
 
 
 def test_empty_array_item_is_an_error():
-    args, errors = parse_form({"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "number"}}}},
-                              {"args.xs.0": "1", "args.xs.1": "", "args.xs.2": "3"})
+    args, errors = parse_form(
+        {"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "number"}}}},
+        {"args.xs.0": "1", "args.xs.1": "", "args.xs.2": "3"},
+    )
     assert args == {"xs": [1, 3]} and errors == ["args.xs.1: this item is empty"]
 
 
 def test_required_array_and_multiselect_give_empty_lists():
-    schema = {"type": "object", "required": ["xs", "c"], "properties": {
-        "xs": {"type": "array", "items": {"type": "string"}}, "c": {"type": "array", "items": {"enum": ["a"]}}}}
+    schema = {
+        "type": "object",
+        "required": ["xs", "c"],
+        "properties": {
+            "xs": {"type": "array", "items": {"type": "string"}},
+            "c": {"type": "array", "items": {"enum": ["a"]}},
+        },
+    }
     args, errors = parse_form(schema, submitted(render_form(schema)))
     assert errors == [] and args == {"xs": [], "c": []}
 
 
 def test_choice_without_selector_uses_the_branch_that_has_data():
-    schema = {"type": "object", "oneOf": [{"properties": {"id": {"type": "string"}}, "required": ["id"]},
-                                          {"properties": {"name": {"type": "string"}}, "required": ["name"]}]}
+    schema = {
+        "type": "object",
+        "oneOf": [
+            {"properties": {"id": {"type": "string"}}, "required": ["id"]},
+            {"properties": {"name": {"type": "string"}}, "required": ["name"]},
+        ],
+    }
     assert parse_form(schema, {"args.name": "n"}) == ({"name": "n"}, [])
     assert parse_form(schema, {"args.~branch": "1", "args.name": "m"}) == ({"name": "m"}, [])
     assert parse_form(schema, {"args.~branch": "9"})[1] == ["args: unknown variant '9'"]

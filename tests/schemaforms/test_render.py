@@ -1,11 +1,12 @@
 """What the rendered HTML holds: labels, input types, attributes, escaping, bounds."""
+
 from __future__ import annotations
 
 import pytest
 
-from playground.schemaforms import render_form
 from playground.schema import build_fields
 from playground.schema._field_tree import MAX_DEPTH
+from playground.schemaforms import render_form
 
 from .formsim import read, submitted
 
@@ -17,14 +18,22 @@ def label_for(reader, element_id: str) -> str | None:
 
 
 def test_every_input_is_labelled_with_its_exact_property_name():
-    schema = {"type": "object", "properties": {
-        "city name": {"type": "string", "title": "City", "description": "Where"},
-        "count": {"type": "integer"}, "ok": {"type": "boolean"}, "kind": {"enum": ["a", "b"]},
-        "meta": {"type": "object"}, "Ünïcode.key": {"type": "number"}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "city name": {"type": "string", "title": "City", "description": "Where"},
+            "count": {"type": "integer"},
+            "ok": {"type": "boolean"},
+            "kind": {"enum": ["a", "b"]},
+            "meta": {"type": "object"},
+            "Ünïcode.key": {"type": "number"},
+        },
+    }
     html = render_form(schema)
     r = read(html)
     for name in schema["properties"]:
         from playground.schema._field_tree import encode_segment
+
         element_id = f"id_args.{encode_segment(name)}"
         assert element_id in r.ids
         assert label_for(r, element_id) == name
@@ -34,28 +43,51 @@ def test_every_input_is_labelled_with_its_exact_property_name():
 
 
 def test_ids_are_unique_even_when_branches_share_names():
-    schema = {"type": "object", "properties": {"shape": {"oneOf": [
-        {"type": "object", "properties": {"kind": {"const": "a"}, "size": {"type": "number"}}},
-        {"type": "object", "properties": {"kind": {"const": "b"}, "size": {"type": "string"}}}]},
-        "list": {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "string"}}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "shape": {
+                "oneOf": [
+                    {"type": "object", "properties": {"kind": {"const": "a"}, "size": {"type": "number"}}},
+                    {"type": "object", "properties": {"kind": {"const": "b"}, "size": {"type": "string"}}},
+                ]
+            },
+            "list": {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "string"}}}},
+        },
+    }
     r = read(render_form(schema, values={"shape": {"kind": "b", "size": "L"}, "list": [{"x": "1"}, {"x": "2"}]}))
     assert len(r.ids) == len(set(r.ids))
     assert all(target in r.ids for target in r.labels)
 
 
-@pytest.mark.parametrize("fmt,input_type", [("email", "email"), ("uri", "url"), ("date", "date"),
-                                            ("date-time", "datetime-local"), ("time", "time"),
-                                            ("hostname", "text")])
+@pytest.mark.parametrize(
+    "fmt,input_type",
+    [
+        ("email", "email"),
+        ("uri", "url"),
+        ("date", "date"),
+        ("date-time", "datetime-local"),
+        ("time", "time"),
+        ("hostname", "text"),
+    ],
+)
 def test_formats_become_input_types(fmt, input_type):
     html = render_form({"type": "object", "properties": {"v": {"type": "string", "format": fmt}}})
     assert f'type="{input_type}" id="id_args.v"' in html
 
 
 def test_constraints_become_html_attributes():
-    html = render_form({"type": "object", "required": ["s"], "properties": {
-        "s": {"type": "string", "minLength": 2, "maxLength": 9, "pattern": "^[a-z]+$"},
-        "n": {"type": "number", "minimum": -1.5, "maximum": 10},
-        "i": {"type": "integer", "minimum": 0, "multipleOf": 5}}})
+    html = render_form(
+        {
+            "type": "object",
+            "required": ["s"],
+            "properties": {
+                "s": {"type": "string", "minLength": 2, "maxLength": 9, "pattern": "^[a-z]+$"},
+                "n": {"type": "number", "minimum": -1.5, "maximum": 10},
+                "i": {"type": "integer", "minimum": 0, "multipleOf": 5},
+            },
+        }
+    )
     assert 'minlength="2"' in html and 'maxlength="9"' in html
     # A server's pattern is said, and checked when sent (RE2), never run by the browser's engine.
     assert " pattern=" not in html and "Must match <code>^[a-z]+$</code>" in html
@@ -67,9 +99,14 @@ def test_constraints_become_html_attributes():
 
 
 def test_defaults_prefilled_and_values_win():
-    schema = {"type": "object", "properties": {"s": {"type": "string", "default": "dflt"},
-                                               "b": {"type": "boolean", "default": True},
-                                               "e": {"enum": ["x", "y"], "default": "y"}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "s": {"type": "string", "default": "dflt"},
+            "b": {"type": "boolean", "default": True},
+            "e": {"enum": ["x", "y"], "default": "y"},
+        },
+    }
     html = render_form(schema)
     assert 'value="dflt"' in html and "checked" in html and 'value="y" data-sf-json="&quot;y&quot;" selected' in html
     html = render_form(schema, values={"s": "mine", "b": False, "e": "x"})
@@ -86,17 +123,25 @@ def test_array_has_add_item_template_and_item_buttons():
     assert html.count(">Move up</button>") == 3 and html.count(">Move down</button>") == 3  # 2 items + template
     assert html.count(">Remove</button>") == 3
     assert all(b.get("type") == "button" for b in buttons)
-    assert '<template data-sf-template>' in html and 'name="args.tags.~i"' in html
+    assert "<template data-sf-template>" in html and 'name="args.tags.~i"' in html
     assert r.labels["id_args.tags.1"] == "tags[1]"
     # the template is not submitted
     assert "args.tags.~i" not in submitted(html)
 
 
 def test_oneof_selector_labels_title_or_discriminator():
-    schema = {"type": "object", "properties": {"p": {"oneOf": [
-        {"type": "object", "title": "By id", "properties": {"id": {"type": "string"}}},
-        {"type": "object", "properties": {"t": {"const": "named"}, "name": {"type": "string"}}},
-        {"type": "integer"}]}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "p": {
+                "oneOf": [
+                    {"type": "object", "title": "By id", "properties": {"id": {"type": "string"}}},
+                    {"type": "object", "properties": {"t": {"const": "named"}, "name": {"type": "string"}}},
+                    {"type": "integer"},
+                ]
+            }
+        },
+    }
     html = render_form(schema, values={"p": 4})
     assert '<option value="0">By id</option>' in html
     assert '<option value="1">Option 2 (t, name)</option>' in html
@@ -105,9 +150,17 @@ def test_oneof_selector_labels_title_or_discriminator():
 
 
 def test_discriminated_union_selector_uses_const_values():
-    schema = {"type": "object", "properties": {"ev": {"anyOf": [
-        {"type": "object", "properties": {"type": {"const": "click"}, "x": {"type": "integer"}}},
-        {"type": "object", "properties": {"type": {"const": "key"}, "code": {"type": "string"}}}]}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "ev": {
+                "anyOf": [
+                    {"type": "object", "properties": {"type": {"const": "click"}, "x": {"type": "integer"}}},
+                    {"type": "object", "properties": {"type": {"const": "key"}, "code": {"type": "string"}}},
+                ]
+            }
+        },
+    }
     html = render_form(schema, values={"ev": {"type": "key", "code": "Enter"}})
     assert '<option value="0">click</option>' in html and '<option value="1" selected>key</option>' in html
 
@@ -122,36 +175,70 @@ def test_nullable_has_a_null_checkbox():
 
 @pytest.mark.parametrize("bad", HOSTILE)
 def test_hostile_strings_are_escaped(bad):
-    schema = {"type": "object", "title": bad, "description": bad, "required": [bad], "properties": {
-        bad: {"type": "string", "title": bad, "description": bad, "default": bad, "pattern": bad},
-        "e": {"enum": [bad, "ok"], "default": bad}, "c": {"const": bad},
-        "t": {"oneOf": [{"const": bad, "title": bad}, {"const": "x", "title": "X"}]},
-        "u": {"oneOf": [{"type": "string", "title": bad}, {"type": "integer", "description": bad}]},
-        "arr": {"type": "array", "items": {"type": "string", "description": bad}, "default": [bad]},
-        "j": {"type": "object", "additionalProperties": {"type": "string"}, "default": {bad: bad}}}}
+    schema = {
+        "type": "object",
+        "title": bad,
+        "description": bad,
+        "required": [bad],
+        "properties": {
+            bad: {"type": "string", "title": bad, "description": bad, "default": bad, "pattern": bad},
+            "e": {"enum": [bad, "ok"], "default": bad},
+            "c": {"const": bad},
+            "t": {"oneOf": [{"const": bad, "title": bad}, {"const": "x", "title": "X"}]},
+            "u": {"oneOf": [{"type": "string", "title": bad}, {"type": "integer", "description": bad}]},
+            "arr": {"type": "array", "items": {"type": "string", "description": bad}, "default": [bad]},
+            "j": {"type": "object", "additionalProperties": {"type": "string"}, "default": {bad: bad}},
+        },
+    }
     html = str(render_form(schema, errors=[{"path": "", "message": bad}, {"path": "zzz", "message": bad}]))
     assert "<script>" not in html and "<img" not in html and "onerror=alert(1)>" not in html
     assert "' onmouseover='" not in html.replace("&#x27; onmouseover=&#x27;", "")
     r = read(html)
     assert any(text == bad for text in r.labels.values())  # the exact name, once unescaped
     tags = {tag for tag, _ in r.elements}
-    assert tags <= {"div", "label", "span", "input", "select", "option", "fieldset", "legend", "textarea",
-                    "ol", "li", "button", "template", "p", "ul", "code"}
+    assert tags <= {
+        "div",
+        "label",
+        "span",
+        "input",
+        "select",
+        "option",
+        "fieldset",
+        "legend",
+        "textarea",
+        "ol",
+        "li",
+        "button",
+        "template",
+        "p",
+        "ul",
+        "code",
+    }
 
 
 def test_errors_are_shown_next_to_their_fields():
     schema = {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "integer"}}}}}
-    html = render_form(schema, values={"a": {"b": 1}},
-                       errors=[{"path": "a.b", "message": "too small"}, {"path": "nope", "message": "other"}])
+    html = render_form(
+        schema,
+        values={"a": {"b": 1}},
+        errors=[{"path": "a.b", "message": "too small"}, {"path": "nope", "message": "other"}],
+    )
     assert '<ul class="sf-errors" id="id_args.a.b.~err"><li>too small</li></ul>' in html
     assert 'aria-describedby="id_args.a.b.~err"' in html
     assert '<ul class="sf-errors sf-form-errors"><li>other</li></ul>' in html
 
 
 def test_recursion_is_bounded_and_falls_back_to_json():
-    schema = {"$defs": {"n": {"type": "object", "properties": {
-        "left": {"$ref": "#/$defs/n"}, "right": {"$ref": "#/$defs/n"}, "v": {"type": "integer"}}}},
-        "type": "object", "properties": {"tree": {"$ref": "#/$defs/n"}}}
+    schema = {
+        "$defs": {
+            "n": {
+                "type": "object",
+                "properties": {"left": {"$ref": "#/$defs/n"}, "right": {"$ref": "#/$defs/n"}, "v": {"type": "integer"}},
+            }
+        },
+        "type": "object",
+        "properties": {"tree": {"$ref": "#/$defs/n"}},
+    }
     html = str(render_form(schema))
     assert len(html) < 2_000_000
     assert "Edited as JSON: recursive $ref" in html
@@ -162,19 +249,33 @@ def test_recursion_is_bounded_and_falls_back_to_json():
     assert node.kind == "json" and depth <= MAX_DEPTH
 
 
-@pytest.mark.parametrize("schema", [
-    {"$ref": "#"}, {"properties": {"a": {"$ref": "#"}}},
-    {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a"}}},
-    {"properties": {"x": {"$ref": "#/nowhere"}}}, {"properties": {"x": {"$ref": "https://example.com/s.json"}}},
-    {"properties": {"x": {"$ref": "#/definitions/0/²"}}},
-    {"type": "array", "items": {"$ref": "#"}}, {"anyOf": [{"$ref": "#"}, {"type": "null"}]},
-    {"type": 5}, {"properties": []}, {"enum": []}, {"allOf": [{"type": "string"}, {"type": "integer"}]},
-    {"oneOf": [{"oneOf": [{"const": 1}, {"type": "string"}]}, {"type": "boolean"}]},
-    True, False, None, [], "string", 3,
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#"},
+        {"properties": {"a": {"$ref": "#"}}},
+        {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "properties": {"x": {"$ref": "#/$defs/a"}}},
+        {"properties": {"x": {"$ref": "#/nowhere"}}},
+        {"properties": {"x": {"$ref": "https://example.com/s.json"}}},
+        {"properties": {"x": {"$ref": "#/definitions/0/²"}}},
+        {"type": "array", "items": {"$ref": "#"}},
+        {"anyOf": [{"$ref": "#"}, {"type": "null"}]},
+        {"type": 5},
+        {"properties": []},
+        {"enum": []},
+        {"allOf": [{"type": "string"}, {"type": "integer"}]},
+        {"oneOf": [{"oneOf": [{"const": 1}, {"type": "string"}]}, {"type": "boolean"}]},
+        True,
+        False,
+        None,
+        [],
+        "string",
+        3,
+    ],
+)
 def test_weird_schemas_render_without_exception(schema):
     html = str(render_form(schema))
-    assert 'data-sf-root' in html
+    assert "data-sf-root" in html
 
 
 def test_deep_nesting_falls_back_below_the_depth_limit():
@@ -186,12 +287,25 @@ def test_deep_nesting_falls_back_below_the_depth_limit():
 
 
 def test_only_the_unrenderable_subtree_falls_back():
-    schema = {"type": "object", "properties": {"name": {"type": "string"}, "pair": {
-        "type": "object", "properties": {"n": {"type": "integer"}, "t": {"type": "array", "prefixItems": [{}]}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "pair": {
+                "type": "object",
+                "properties": {"n": {"type": "integer"}, "t": {"type": "array", "prefixItems": [{}]}},
+            },
+        },
+    }
     r = read(render_form(schema))
     kinds = {a.get("data-sf-name"): a.get("data-sf-kind") for _, a in r.elements if "data-sf-kind" in a}
-    assert kinds == {"args": "object", "args.name": "string", "args.pair": "object", "args.pair.n": "integer",
-                     "args.pair.t": "json"}
+    assert kinds == {
+        "args": "object",
+        "args.name": "string",
+        "args.pair": "object",
+        "args.pair.n": "integer",
+        "args.pair.t": "json",
+    }
     assert [c.tag for c in r.controls if c.attrs.get("name") == "args.pair.t"] == ["textarea"]
 
 
@@ -201,8 +315,15 @@ def test_no_parameters():
 
 
 def test_titled_and_untitled_multiselect_are_checkbox_groups():
-    schema = {"type": "object", "properties": {"c": {"type": "array", "items": {"anyOf": [
-        {"const": "#F00", "title": "Red"}, {"const": "#0F0", "title": "Green"}]}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "c": {
+                "type": "array",
+                "items": {"anyOf": [{"const": "#F00", "title": "Red"}, {"const": "#0F0", "title": "Green"}]},
+            }
+        },
+    }
     html = render_form(schema, values={"c": ["#0F0"]})
     r = read(html)
     assert "c" in r.legends

@@ -4,14 +4,15 @@ GIN) when DATABASE_URL points at one — test_postgresql.py runs this file there
 Events are saved the way a session saves them (`save_events`), indexed the way the app indexes
 them (the deferred indexer, or the search itself catching up), and searched through the page.
 """
-from __future__ import annotations
 
-from typing import Any
+from __future__ import annotations
 
 import asyncio
 import json
 import os
 import re
+from datetime import UTC
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -28,7 +29,7 @@ from playground.transcripts.search.text import TEXT_CAP, stored_text
 
 pytestmark = pytest.mark.django_db
 
-FLOOD = Limits().batch_events           # a full batch of small events: the recorder's flood
+FLOOD = Limits().batch_events  # a full batch of small events: the recorder's flood
 
 
 def request(seq: int, method: str, params: dict, rpc_id: int | None = None) -> dict:
@@ -40,8 +41,14 @@ def request(seq: int, method: str, params: dict, rpc_id: int | None = None) -> d
 
 def response(seq: int, rpc_id: int, result: dict, reply_to: int) -> dict:
     message = {"jsonrpc": "2.0", "id": rpc_id, "result": result}
-    return {"seq": seq, "t": seq / 10, "dir": "recv", "raw": json.dumps(message), "message": message,
-            "reply_to": reply_to}
+    return {
+        "seq": seq,
+        "t": seq / 10,
+        "dir": "recv",
+        "raw": json.dumps(message),
+        "message": message,
+        "reply_to": reply_to,
+    }
 
 
 def stderr(seq: int, text: str) -> dict:
@@ -49,9 +56,11 @@ def stderr(seq: int, text: str) -> dict:
 
 
 def weather_rows(city: str, start: int = 1) -> list[dict]:
-    return [request(start, "tools/call", {"name": "get_weather", "arguments": {"city": city}}, rpc_id=start),
-            response(start + 1, start, {"content": [{"type": "text", "text": f"Sunny in {city}, 21.5 C"}]}, start),
-            stderr(start + 2, f"Traceback: KeyError 'humidity' for {city}")]
+    return [
+        request(start, "tools/call", {"name": "get_weather", "arguments": {"city": city}}, rpc_id=start),
+        response(start + 1, start, {"content": [{"type": "text", "text": f"Sunny in {city}, 21.5 C"}]}, start),
+        stderr(start + 2, f"Traceback: KeyError 'humidity' for {city}"),
+    ]
 
 
 def user(name: str, **extra):
@@ -87,7 +96,7 @@ def test_the_suite_runs_on_the_database_DATABASE_URL_names():
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT current_database()")
-            assert cursor.fetchone()[0].startswith(f"test_{parts.path.lstrip('/')}")   # pytest-django's copy of it
+            assert cursor.fetchone()[0].startswith(f"test_{parts.path.lstrip('/')}")  # pytest-django's copy of it
 
 
 def test_this_database_has_full_text_search():
@@ -100,13 +109,13 @@ def test_finds_method_names_text_and_stderr_in_the_users_own_sessions_only():
     alice, eve, staff = user("alice"), user("eve"), user("root", is_staff=True, is_superuser=True)
     mine = session_with(alice, weather_rows("Reykjavik"))
     theirs = session_with(eve, weather_rows("Reykjavik"))
-    session_with(None, weather_rows("Reykjavik"))                       # ownerless: nobody's
+    session_with(None, weather_rows("Reykjavik"))  # ownerless: nobody's
     assert hits(search(alice, "get_weather")) == [(mine.pk, 1)]
     assert hits(search(alice, "reykjavik")) == [(mine.pk, 3), (mine.pk, 2), (mine.pk, 1)]
-    assert hits(search(alice, "humidity")) == [(mine.pk, 3)]                     # stderr
-    assert hits(search(alice, "tools/call")) == [(mine.pk, 1)]                   # the method
+    assert hits(search(alice, "humidity")) == [(mine.pk, 3)]  # stderr
+    assert hits(search(alice, "tools/call")) == [(mine.pk, 1)]  # the method
     assert hits(search(eve, "reykjavik")) == [(theirs.pk, 3), (theirs.pk, 2), (theirs.pk, 1)]
-    assert hits(search(staff, "reykjavik")) == []                                # staff see all in the admin only
+    assert hits(search(staff, "reykjavik")) == []  # staff see all in the admin only
     labels = [hit.label for group in search(alice, "reykjavik").groups for hit in group.hits]
     assert labels == ["stderr", "response", "tools/call"]
 
@@ -114,24 +123,44 @@ def test_finds_method_names_text_and_stderr_in_the_users_own_sessions_only():
 def test_words_phrases_and_prefixes_match_as_the_page_says():
     alice = user("alice")
     session = session_with(alice, weather_rows("Reykjavik"))
-    assert hits(search(alice, "reyk")) == hits(search(alice, "REYKJAVIK"))       # a prefix, any case
+    assert hits(search(alice, "reyk")) == hits(search(alice, "REYKJAVIK"))  # a prefix, any case
     assert hits(search(alice, '"Sunny in Reykjavik"')) == [(session.pk, 2)]
-    assert hits(search(alice, '"in Sunny"')) == []                               # a phrase keeps its order
-    assert hits(search(alice, '"reyk"')) == []                                   # quoted: a whole word
-    assert hits(search(alice, "sunny humidity")) == []                           # every word, in one event
+    assert hits(search(alice, '"in Sunny"')) == []  # a phrase keeps its order
+    assert hits(search(alice, '"reyk"')) == []  # quoted: a whole word
+    assert hits(search(alice, "sunny humidity")) == []  # every word, in one event
     assert hits(search(alice, "get weather")) == [(session.pk, 1)]
 
 
 def test_no_query_makes_a_database_error():
     alice = user("alice")
     session_with(alice, weather_rows("Reykjavik"))
-    for text in ['" OR *', 'NEAR(a b)', 'body:x', "a:* & !b | c <-> d", "'; DROP TABLE transcripts_event; --",
-                 '\\"', "\x00", "((((", "-x", "^start", '"unclosed', "ü" * 300, "AND", "NOT reykjavik", "*",
-                 "\ufffd", "x²", "日本語", "1e5", "reykjavik:*", "'reykjavik'"]:
-        results = search(alice, text)                  # raises on a syntax error in either database
+    for text in [
+        '" OR *',
+        "NEAR(a b)",
+        "body:x",
+        "a:* & !b | c <-> d",
+        "'; DROP TABLE transcripts_event; --",
+        '\\"',
+        "\x00",
+        "((((",
+        "-x",
+        "^start",
+        '"unclosed',
+        "ü" * 300,
+        "AND",
+        "NOT reykjavik",
+        "*",
+        "\ufffd",
+        "x²",
+        "日本語",
+        "1e5",
+        "reykjavik:*",
+        "'reykjavik'",
+    ]:
+        results = search(alice, text)  # raises on a syntax error in either database
         assert results.available
-    assert len(hits(search(alice, "'reykjavik':*"))) == 3          # the words of the syntax, searched
-    assert hits(search(alice, "NOT reykjavik")) == []              # "not" is a word no event has
+    assert len(hits(search(alice, "'reykjavik':*"))) == 3  # the words of the syntax, searched
+    assert hits(search(alice, "NOT reykjavik")) == []  # "not" is a word no event has
 
 
 def test_newest_first_a_page_at_a_time():
@@ -182,12 +211,17 @@ def test_the_page_escapes_excerpts_masks_secrets_and_links_to_the_line(client):
     alice, eve = user("alice"), user("eve")
     token = "ya29.secret-access-token-value"
     hostile = '<img src=x onerror="alert(1)"> Nairobi'
-    session = session_with(alice, [response(1, 1, {"content": [{"type": "text", "text": hostile}]}, 1),
-                                   stderr(2, f"got token {token} for Nairobi")],
-                           oauth_secret_values=[token])
+    session = session_with(
+        alice,
+        [
+            response(1, 1, {"content": [{"type": "text", "text": hostile}]}, 1),
+            stderr(2, f"got token {token} for Nairobi"),
+        ],
+        oauth_secret_values=[token],
+    )
     session_with(eve, weather_rows("Nairobi"), name="eves-server")
     url = reverse("sessions:search")
-    assert client.get(url, {"q": "nairobi"}).status_code == 302              # log in first
+    assert client.get(url, {"q": "nairobi"}).status_code == 302  # log in first
     client.force_login(alice)
     home = client.get(reverse("registry:home")).content.decode()
     assert re.search(r'<label for="search-sessions">Search sessions</label>', home)
@@ -207,8 +241,10 @@ async def test_indexing_waits_for_a_flood_to_end_and_takes_small_batches_at_once
     no full batch came for QUIET seconds; a small one at once."""
     alice = await database_sync_to_async(user)("alice")
     session = await database_sync_to_async(session_with)(alice, [])
-    flood = [request(seq, "notifications/message", {"level": "info", "data": f"line {seq} of the flood"})
-             for seq in range(1, FLOOD + 1)]
+    flood = [
+        request(seq, "notifications/message", {"level": "info", "data": f"line {seq} of the flood"})
+        for seq in range(1, FLOOD + 1)
+    ]
     await database_sync_to_async(save_events)(session.pk, flood)
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -250,10 +286,12 @@ def test_a_search_that_could_not_index_everything_says_so(client, monkeypatch):
     alice = user("alice")
     saved, chunk = 1200, engine().CHUNK
     assert chunk < saved
-    flood = [request(seq, "notifications/message", {"level": "info", "data": f"Accra line {seq}"})
-             for seq in range(1, saved + 1)]
+    flood = [
+        request(seq, "notifications/message", {"level": "info", "data": f"Accra line {seq}"})
+        for seq in range(1, saved + 1)
+    ]
     session_with(alice, flood)
-    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 0)        # one chunk, then it stops
+    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 0)  # one chunk, then it stops
     client.force_login(alice)
     page = client.get(reverse("sessions:search"), {"q": "accra"}).content.decode()
     assert re.search(rf"\b{saved - chunk} recently saved events are not searchable yet", page)
@@ -299,14 +337,14 @@ def test_older_matches_beyond_two_to_the_31_event_ids(client):
     older = client.get(url, {"q": "lusaka", "before": before.group(1)}).content.decode()
     shown = sorted(int(s) for s in re.findall(rf"/sessions/{session.pk}/\?at=(\d+)", older))
     assert shown == list(range(1, 11)) and "Older matches" not in older
-    assert client.get(url, {"q": "lusaka", "before": str(2**63)}).status_code == 200     # out of range: page one
+    assert client.get(url, {"q": "lusaka", "before": str(2**63)}).status_code == 200  # out of range: page one
 
 
 def test_a_hit_is_timed_from_the_sessions_clock_origin():
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     alice = user("alice")
-    origin = datetime(2026, 11, 20, 10, 0, 5, tzinfo=timezone.utc)
+    origin = datetime(2026, 11, 20, 10, 0, 5, tzinfo=UTC)
     session_with(alice, weather_rows("Harare"), clock_origin=origin)
     (hit,) = search(alice, "humidity").groups[0].hits
     assert hit.at == origin + timedelta(seconds=0.3)
@@ -321,7 +359,7 @@ def test_a_chunk_is_bounded_by_the_size_of_its_events_not_only_their_count():
     assert engine().index_pending() and index_rows() == 1
     assert engine().index_pending() and index_rows() == 2
     session_with(alice, [stderr(seq, f"small {seq}") for seq in range(1, 601)])
-    assert engine().index_pending() and index_rows() == 3                      # the last big one alone
+    assert engine().index_pending() and index_rows() == 3  # the last big one alone
     assert engine().index_pending() and index_rows() == 503
     assert engine().index_pending() and index_rows() == 603 and not engine().index_pending()
 
@@ -348,7 +386,8 @@ async def test_the_search_page_catches_up_a_chunk_per_database_call(monkeypatch)
         first_done.set()
         if queried.is_set() or len(chunks) > 200:
             return real(*args)
-        return True                                       # "more to do": as a long backlog would say
+        return True  # "more to do": as a long backlog would say
+
     monkeypatch.setattr(backend, "index_pending", index_pending)
     monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 60)
     browser = AsyncClient()
@@ -359,14 +398,18 @@ async def test_the_search_page_catches_up_a_chunk_per_database_call(monkeypatch)
     queried.set()
     response = await asyncio.wait_for(page, 60)
     assert response.status_code == 200 and "Dakar" in response.content.decode()
-    assert True in chunks and len(chunks) <= 200                 # the query ran between two chunks
+    assert True in chunks and len(chunks) <= 200  # the query ran between two chunks
 
 
 def test_a_lone_surrogate_or_nul_in_a_message_is_indexed_and_found():
     """A server's "\\ud800" (an unpaired surrogate) or "\\u0000" in its JSON: neither database
     can store them in the index's text; the event is indexed without them, and the rest found."""
     owner = user("surrogate-owner")
-    message = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "Quokka \ud800 and \x00 nul"}]}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"content": [{"type": "text", "text": "Quokka \ud800 and \x00 nul"}]},
+    }
     row = {"seq": 1, "t": 0.1, "dir": "recv", "raw": json.dumps(message), "message": message}
     session_with(owner, [row])
     while engine().index_pending():
@@ -376,28 +419,29 @@ def test_a_lone_surrogate_or_nul_in_a_message_is_indexed_and_found():
 
 
 def test_the_backlog_shown_to_a_person_counts_only_their_own_events(client, monkeypatch):
-    """"Not searchable yet" is the person's own backlog: another user's flood waiting to be indexed
+    """ "Not searchable yet" is the person's own backlog: another user's flood waiting to be indexed
     is neither shown nor counted on their page (it told bob how much alice had just saved)."""
     import playground.transcripts.search as search_module
 
     alice, bob = user("alice"), user("bob")
     session_with(bob, weather_rows("Hanoi"))
     catch_up()
-    assert engine().CHUNK == 500                 # a search below indexes one chunk: 2400 outlast four of them
-    flood = [request(seq, "notifications/message", {"level": "info", "data": f"Hanoi line {seq}"})
-             for seq in range(1, 2401)]
+    assert engine().CHUNK == 500  # a search below indexes one chunk: 2400 outlast four of them
+    flood = [
+        request(seq, "notifications/message", {"level": "info", "data": f"Hanoi line {seq}"}) for seq in range(1, 2401)
+    ]
     session_with(alice, flood)
-    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 0)        # one chunk a search, then it stops
+    monkeypatch.setattr(search_module, "CATCH_UP_SECONDS", 0)  # one chunk a search, then it stops
     client.force_login(bob)
     url = reverse("sessions:search")
     page = client.get(url, {"q": "hanoi"}).content.decode()
-    assert "not searchable yet" not in page                          # bob has nothing pending
+    assert "not searchable yet" not in page  # bob has nothing pending
     assert page.count('class="hit ') == 3
     session_with(bob, weather_rows("Hanoi", start=4))
     assert search(bob, "hanoi").pending == 3
     page = client.get(url, {"q": "hanoi"}).content.decode()
     assert re.search(r"\b3 recently saved events are not searchable yet", page)
-    assert engine().pending() > 3                                    # alice's flood was still there
+    assert engine().pending() > 3  # alice's flood was still there
     assert search(alice, "hanoi").pending == engine().pending(alice.pk) > 0
 
 
@@ -406,13 +450,14 @@ def _work(run) -> int:
     statements on its tables included), on PostgreSQL the rows every plan node produced or
     discarded (EXPLAIN ANALYZE of each query)."""
     if connection.vendor == "sqlite":
-        with connection.cursor() as cursor:     # one b-tree segment, whatever the table's history: a term's
+        with connection.cursor() as cursor:  # one b-tree segment, whatever the table's history: a term's
             cursor.execute("INSERT INTO transcripts_event_search (transcripts_event_search) VALUES ('optimize')")
-        steps = [0]                             # lookup is one probe, and what is left to grow is rows read
+        steps = [0]  # lookup is one probe, and what is left to grow is rows read
 
         def step() -> int:
             steps[0] += 1
             return 0
+
         connection.ensure_connection()
         connection.connection.set_progress_handler(step, 10)
         try:
@@ -422,7 +467,7 @@ def _work(run) -> int:
         return steps[0]
     from django.test.utils import CaptureQueriesContext
 
-    with connection.cursor() as cursor:         # the statistics autovacuum keeps: the plan production gets
+    with connection.cursor() as cursor:  # the statistics autovacuum keeps: the plan production gets
         cursor.execute("ANALYZE")
     with CaptureQueriesContext(connection) as captured:
         run()
@@ -430,11 +475,15 @@ def _work(run) -> int:
 
     def walk(node: dict) -> None:
         nonlocal rows
-        rows += (node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)
-                 + node.get("Rows Removed by Index Recheck", 0) + node.get("Rows Removed by Join Filter", 0)
-                 ) * node.get("Actual Loops", 1)
+        rows += (
+            node.get("Actual Rows", 0)
+            + node.get("Rows Removed by Filter", 0)
+            + node.get("Rows Removed by Index Recheck", 0)
+            + node.get("Rows Removed by Join Filter", 0)
+        ) * node.get("Actual Loops", 1)
         for child in node.get("Plans", []):
             walk(child)
+
     with connection.cursor() as cursor:
         for query in captured.captured_queries:
             if query["sql"].lstrip().upper().startswith("SELECT"):
@@ -451,13 +500,13 @@ def test_a_search_does_no_work_on_another_users_matches():
     alice, bob = user("alice"), user("bob")
     mine = session_with(bob, weather_rows("Windhoek"))
     work = {}
-    for saved, total in ((0, 300), (300, 3000)):               # alice's matching events: 300, then 3000
+    for saved, total in ((0, 300), (300, 3000)):  # alice's matching events: 300, then 3000
         session_with(alice, [stderr(seq, f"Windhoek weather line {seq}") for seq in range(saved + 1, total + 1)])
         catch_up(60)
         for text in ("windhoek", '"windhoek"', "windh weath"):
             assert search(bob, text).groups[0].session == mine
         work[total] = sum(_work(lambda text=text: search(bob, text)) for text in ("windhoek", '"windhoek"'))
-    assert work[3000] <= work[300] * 1.2, work            # not ~10x: alice's rows are never read
+    assert work[3000] <= work[300] * 1.2, work  # not ~10x: alice's rows are never read
 
 
 def _latest() -> str:
@@ -472,7 +521,8 @@ def _old_session(owner, rows: list[dict]) -> Any:
 
     state = MigrationLoader(connection).project_state(("transcripts", "0010_session_schema_problems"))
     session = state.apps.get_model("transcripts", "Session").objects.create(
-        server_name="weather-server", owner_id=owner.pk, status="ended")
+        server_name="weather-server", owner_id=owner.pk, status="ended"
+    )
     save_events(session.pk, rows)
     return session
 
@@ -494,23 +544,26 @@ def test_the_migration_puts_the_owner_into_rows_indexed_before_it():
     _migrate("0010_session_schema_problems")
     mine = _old_session(alice, weather_rows("Asmara"))
     theirs = _old_session(bob, weather_rows("Asmara"))
-    with connection.cursor() as cursor:                 # indexed the way 0008's index was filled
+    with connection.cursor() as cursor:  # indexed the way 0008's index was filled
         cursor.execute("SELECT id, session_id, data FROM transcripts_event ORDER BY id")
         for event_id, _session, data in cursor.fetchall():
             body = stored_text(data)
             if connection.vendor == "sqlite":
                 cursor.execute("INSERT INTO transcripts_event_search (rowid, body) VALUES (%s, %s)", [event_id, body])
             else:
-                cursor.execute("INSERT INTO transcripts_event_search (event_id, body, words) VALUES "
-                               "(%s, %s, to_tsvector('simple'::regconfig, %s))", [event_id, body, body])
+                cursor.execute(
+                    "INSERT INTO transcripts_event_search (event_id, body, words) VALUES "
+                    "(%s, %s, to_tsvector('simple'::regconfig, %s))",
+                    [event_id, body, body],
+                )
                 cursor.execute("DELETE FROM transcripts_event_search_queue")
     for _ in range(2):
-        _migrate(_latest())                             # (0011, and the migrations after it)
+        _migrate(_latest())  # (0011, and the migrations after it)
         assert engine().pending() == 0 and index_rows() == 6
         assert hits(search(alice, "asmara")) == [(mine.pk, 3), (mine.pk, 2), (mine.pk, 1)]
         assert hits(search(bob, '"sunny in asmara"')) == [(theirs.pk, 2)]
         _migrate("0010_session_schema_problems")
         assert index_rows() == 6
     _migrate(_latest())
-    Session.objects.filter(pk=theirs.pk).delete()       # the delete trigger came back with the table
+    Session.objects.filter(pk=theirs.pk).delete()  # the delete trigger came back with the table
     assert index_rows() == 3 and hits(search(bob, "asmara")) == []

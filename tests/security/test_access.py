@@ -1,5 +1,6 @@
 """Who may do what: login everywhere but share links, CSRF on forms and htmx requests, Host
 validation for HTTP and websockets (DNS rebinding), and no socket that acts for a share page."""
+
 from __future__ import annotations
 
 import re
@@ -17,10 +18,22 @@ from playground.sessions.routing import websocket_urlpatterns
 from playground.transcripts.models import Session, ShareLink
 
 # Reachable without logging in, on purpose. Everything else must send an anonymous visitor to log in.
-PUBLIC = {"login", "logout", "token_login", "sessions:share_page", "sessions:share_jsonl", "sessions:share_json",
-          "sessions:share_har", "sessions:share_curl", "sessions:share_model_view_json",
-          "sessions:share_model_view", "sessions:share_model_view_result",
-          "static", "admin:login", "admin:logout"}
+PUBLIC = {
+    "login",
+    "logout",
+    "token_login",
+    "sessions:share_page",
+    "sessions:share_jsonl",
+    "sessions:share_json",
+    "sessions:share_har",
+    "sessions:share_curl",
+    "sessions:share_model_view_json",
+    "sessions:share_model_view",
+    "sessions:share_model_view_result",
+    "static",
+    "admin:login",
+    "admin:logout",
+}
 
 
 def every_pattern(resolver: URLResolver | None = None, prefix: str = "", ns: str = ""):
@@ -46,9 +59,17 @@ PATTERNS = sorted(set(every_pattern()))
 
 def test_the_walk_finds_the_app_pages_and_every_public_one():
     names = {name for name, _ in PATTERNS}
-    assert {"registry:home", "registry:add", "sessions:detail", "sessions:connect", "sessions:share",
-            "sessions:export_jsonl", "sessions:revoke", "admin:index"} <= names
-    assert PUBLIC <= names          # a renamed public page must not hide a private one's check
+    assert {
+        "registry:home",
+        "registry:add",
+        "sessions:detail",
+        "sessions:connect",
+        "sessions:share",
+        "sessions:export_jsonl",
+        "sessions:revoke",
+        "admin:index",
+    } <= names
+    assert names >= PUBLIC  # a renamed public page must not hide a private one's check
 
 
 @pytest.mark.django_db
@@ -57,7 +78,7 @@ def test_every_url_but_share_links_requires_login(client, name, pattern):
     path = example(pattern)
     for method in ("get", "post"):
         response = getattr(client, method)(path)
-        if response.status_code == 405:        # the other method is the real one
+        if response.status_code == 405:  # the other method is the real one
             continue
         assert response.status_code == 302, (method, path, response.status_code)
         assert "/login/" in response["Location"], (method, path, response["Location"])
@@ -82,7 +103,7 @@ def test_htmx_post_without_the_csrf_token_is_refused(owner):
     assert refused.status_code == 403 and not ShareLink.objects.exists()
     accepted = browser.post(f"/sessions/{session.pk}/share/", HTTP_X_CSRFTOKEN=token, **htmx)
     assert accepted.status_code == 200 and ShareLink.objects.count() == 1
-    form = browser.post(f"/servers/{session.server_id}/delete/")             # a plain form, no token
+    form = browser.post(f"/servers/{session.server_id}/delete/")  # a plain form, no token
     assert form.status_code == 403 and Server.objects.exists()
 
 
@@ -108,7 +129,7 @@ def test_another_user_can_neither_see_nor_share_nor_revoke(owner):
     assert browser.post(f"/share/{link.token}/revoke/").status_code == 404
     link.refresh_from_db()
     assert link.revoked_at is None and ShareLink.objects.count() == 1
-    assert browser.get(f"/share/{link.token}/").status_code == 200          # a share link is for anyone
+    assert browser.get(f"/share/{link.token}/").status_code == 200  # a share link is for anyone
 
 
 def test_a_foreign_host_header_is_refused(owner):
@@ -133,23 +154,27 @@ async def test_websockets_check_host_and_origin_and_only_serve_owners():
         await comm.disconnect()
         return connected
 
-    assert await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", cookie)    # the owner, from the app's page
+    assert await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", cookie)  # the owner, from the app's page
     # DNS rebinding: the browser believes it talks to evil.example and says so in Host and Origin.
     assert not await attempt(b"evil.example:8000", b"http://evil.example:8000", cookie)
-    assert not await attempt(b"evil.example:8000", b"http://127.0.0.1:8000", cookie)     # foreign Host alone
-    assert not await attempt(b"127.0.0.1:8000", b"http://evil.example:8000", cookie)     # foreign Origin alone
-    assert not await attempt(b"127.0.0.1:8000", None, cookie)                            # no Origin
+    assert not await attempt(b"evil.example:8000", b"http://127.0.0.1:8000", cookie)  # foreign Host alone
+    assert not await attempt(b"127.0.0.1:8000", b"http://evil.example:8000", cookie)  # foreign Origin alone
+    assert not await attempt(b"127.0.0.1:8000", None, cookie)  # no Origin
     # Another port, scheme or a null Origin is another page: a dev server, a page a server opened.
-    for foreign in (b"http://127.0.0.1:3000", b"http://localhost:8000", b"https://127.0.0.1:8000", b"null",
-                    b"http://127.0.0.1"):
+    for foreign in (
+        b"http://127.0.0.1:3000",
+        b"http://localhost:8000",
+        b"https://127.0.0.1:8000",
+        b"null",
+        b"http://127.0.0.1",
+    ):
         assert not await attempt(b"127.0.0.1:8000", foreign, cookie), foreign
-    assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")        # anonymous
+    assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")  # anonymous
     other = await database_sync_to_async(_logged_in_cookie)("mallory")
-    assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", other)   # someone else
+    assert not await attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000", other)  # someone else
     # Two socket routes: the owner's session socket, and a share link's read-only one (whose
     # Host and Origin are checked the same way; what it does: tests/sessions/live/test_share_socket.py).
-    assert [str(p.pattern) for p in websocket_urlpatterns] == ["ws/sessions/<int:session_id>/",
-                                                                "ws/share/<str:token>/"]
+    assert [str(p.pattern) for p in websocket_urlpatterns] == ["ws/sessions/<int:session_id>/", "ws/share/<str:token>/"]
     link = await database_sync_to_async(ShareLink.objects.create)(session=session)
 
     async def share_attempt(host: bytes, origin: bytes | None) -> bool:
@@ -159,9 +184,13 @@ async def test_websockets_check_host_and_origin_and_only_serve_owners():
         await comm.disconnect()
         return connected
 
-    assert await share_attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")        # anyone with the link
-    for host, origin in ((b"evil.example:8000", b"http://evil.example:8000"), (b"127.0.0.1:8000", None),
-                         (b"127.0.0.1:8000", b"http://127.0.0.1:3000"), (b"127.0.0.1:8000", b"null")):
+    assert await share_attempt(b"127.0.0.1:8000", b"http://127.0.0.1:8000")  # anyone with the link
+    for host, origin in (
+        (b"evil.example:8000", b"http://evil.example:8000"),
+        (b"127.0.0.1:8000", None),
+        (b"127.0.0.1:8000", b"http://127.0.0.1:3000"),
+        (b"127.0.0.1:8000", b"null"),
+    ):
         assert not await share_attempt(host, origin), (host, origin)
 
 

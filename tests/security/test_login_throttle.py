@@ -1,5 +1,6 @@
 """Failed log-ins are throttled per user name and per client address, on the app's login page
 and the admin's; the message says why and for how long."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -27,9 +28,9 @@ def attempt(password: str, username: str = "dev", address: str = "10.1.1.1", pat
 def test_ten_failures_for_a_name_refuse_even_the_right_password_for_a_while(dev):
     for _ in range(FAILURES):
         assert "correct username and password" in attempt("wrong")
-    refused = attempt("right-password", address="10.9.9.9")          # another address: the name is throttled
+    refused = attempt("right-password", address="10.9.9.9")  # another address: the name is throttled
     assert "Too many failed log-ins for this user name" in refused
-    LoginFailure.objects.update(at=LoginFailure.objects.first().at - timedelta(minutes=6))   # the window passed
+    LoginFailure.objects.update(at=LoginFailure.objects.first().at - timedelta(minutes=6))  # the window passed
     assert attempt("right-password") == "ok"
 
 
@@ -55,12 +56,13 @@ def test_another_unicode_spelling_of_a_locked_name_is_locked_too(dev, path):
     as posted: after `dev` was locked, `ｄev` logged in."""
     dev.is_staff = True
     dev.save()
-    assert attempt("right-password", username="ｄev", path=path) == "ok"     # the same account
+    assert attempt("right-password", username="ｄev", path=path) == "ok"  # the same account
     for _ in range(FAILURES):
         attempt("wrong", path=path)
     for spelling in ("ｄev", "ｄｅｖ", " dev ", "DEV"):
         assert "Too many failed log-ins for this user name" in attempt(
-            "right-password", username=spelling, address="10.9.9.9", path=path), spelling
+            "right-password", username=spelling, address="10.9.9.9", path=path
+        ), spelling
 
 
 def test_failures_under_another_spelling_count_for_the_name(dev):
@@ -87,7 +89,7 @@ def test_an_ipv6_client_is_its_64(dev):
     for i in range(FAILURES):
         attempt("wrong", username=f"guess{i}", address=f"2001:db8:1:2::{i + 1:x}")
     assert "from this address" in attempt("right-password", address="2001:db8:1:2:ffff:ffff:ffff:ffff")
-    assert attempt("right-password", address="2001:db8:1:3::1") == "ok"            # another /64
+    assert attempt("right-password", address="2001:db8:1:3::1") == "ok"  # another /64
 
 
 def test_an_ipv4_mapped_address_is_its_ipv4_address(dev):

@@ -1,6 +1,7 @@
 """Every server belongs to its owner: another user's server is a 404 on every page that takes
 its id, is missing from every list and export, and an import's "replace" never touches it.
 PLAYGROUND_STDIO_USERS=staff keeps stdio servers to staff."""
+
 from __future__ import annotations
 
 import json
@@ -28,16 +29,32 @@ def browser_of(user) -> Client:
 def alice_and_mallory():
     users = get_user_model().objects
     alice, mallory = users.create_user("alice", password="pw"), users.create_user("mallory", password="pw")
-    server = Server.objects.create(owner=alice, name="shared-name", transport="http", url="https://a.example/mcp",
-                                   headers={"Authorization": f"Bearer {SECRET}"}, env={"API_KEY": SECRET})
+    server = Server.objects.create(
+        owner=alice,
+        name="shared-name",
+        transport="http",
+        url="https://a.example/mcp",
+        headers={"Authorization": f"Bearer {SECRET}"},
+        env={"API_KEY": SECRET},
+    )
     ServerAuth.objects.create(server=server)
     return alice, mallory, server
 
 
-PAGES = ["/servers/{pk}/", "/servers/{pk}/edit/", "/servers/{pk}/delete/", "/servers/{pk}/export/",
-         "/servers/{pk}/oauth/"]
-POSTS = ["/servers/{pk}/edit/", "/servers/{pk}/delete/", "/servers/{pk}/connect/", "/servers/{pk}/oauth/",
-         "/servers/{pk}/oauth/forget/"]
+PAGES = [
+    "/servers/{pk}/",
+    "/servers/{pk}/edit/",
+    "/servers/{pk}/delete/",
+    "/servers/{pk}/export/",
+    "/servers/{pk}/oauth/",
+]
+POSTS = [
+    "/servers/{pk}/edit/",
+    "/servers/{pk}/delete/",
+    "/servers/{pk}/connect/",
+    "/servers/{pk}/oauth/",
+    "/servers/{pk}/oauth/forget/",
+]
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -50,8 +67,10 @@ def test_another_users_server_is_a_404_on_every_page(alice_and_mallory, page):
 @pytest.mark.parametrize("action", POSTS)
 def test_another_user_can_change_nothing(alice_and_mallory, action):
     alice, mallory, server = alice_and_mallory
-    response = browser_of(mallory).post(action.format(pk=server.pk), {
-        "name": "hijacked", "transport": "http", "url": "https://evil.example/mcp", "era": "legacy"})
+    response = browser_of(mallory).post(
+        action.format(pk=server.pk),
+        {"name": "hijacked", "transport": "http", "url": "https://evil.example/mcp", "era": "legacy"},
+    )
     assert response.status_code == 404
     server.refresh_from_db()
     assert server.url == "https://a.example/mcp" and server.name == "shared-name"
@@ -64,7 +83,7 @@ def test_lists_and_exports_hold_only_ones_own(alice_and_mallory):
     assert "shared-name" not in mallory_browser.get("/").content.decode()
     exported = mallory_browser.get("/servers/export/").content.decode()
     assert SECRET not in exported and json.loads(exported) == {"mcpServers": {}}
-    assert SECRET in browser_of(alice).get("/servers/export/").content.decode()     # her own file, whole
+    assert SECRET in browser_of(alice).get("/servers/export/").content.decode()  # her own file, whole
 
 
 def test_import_replace_touches_only_ones_own_servers(alice_and_mallory):
@@ -74,7 +93,7 @@ def test_import_replace_touches_only_ones_own_servers(alice_and_mallory):
     server.refresh_from_db()
     assert server.url == "https://a.example/mcp"
     mine = Server.objects.get(owner=mallory)
-    assert mine.name == "shared-name" and "exists" not in page           # her own, under the same name
+    assert mine.name == "shared-name" and "exists" not in page  # her own, under the same name
 
 
 def test_the_edit_form_never_prints_a_secret_and_the_page_masks_the_url(alice_and_mallory):
@@ -107,7 +126,9 @@ def test_stdio_servers_are_for_staff_only_when_so_configured(settings):
     form = {"name": "local", "transport": "stdio", "command": "python3", "era": "legacy"}
     refused = browser_of(dev).post("/servers/add/", form)
     assert refused.status_code == 200 and "Only staff may save or start stdio servers" in refused.content.decode()
-    imported = browser_of(dev).post("/servers/import/", {"text": json.dumps({"mcpServers": {"x": {"command": "python3"}}})})
+    imported = browser_of(dev).post(
+        "/servers/import/", {"text": json.dumps({"mcpServers": {"x": {"command": "python3"}}})}
+    )
     assert "Only staff may" in imported.content.decode() and not Server.objects.filter(owner=dev).exists()
     assert browser_of(staff).post("/servers/add/", form).status_code == 302
     # One saved before the setting changed cannot be started by a non-staff owner.
@@ -121,10 +142,18 @@ def test_the_admin_applies_the_same_policy_and_is_staff_only(settings):
     users = get_user_model().objects
     admin = users.create_superuser("root", password="pw")
     dev = users.create_user("dev", password="pw")
-    assert browser_of(dev).get("/admin/registry/server/").status_code == 302          # to the admin's login
-    response = browser_of(admin).post("/admin/registry/server/add/", {
-        "name": "x", "transport": "stdio", "command": "npx", "env": "NODE_OPTIONS=--require /tmp/evil.js",
-        "era": "legacy", "protocol_version": ""})
+    assert browser_of(dev).get("/admin/registry/server/").status_code == 302  # to the admin's login
+    response = browser_of(admin).post(
+        "/admin/registry/server/add/",
+        {
+            "name": "x",
+            "transport": "stdio",
+            "command": "npx",
+            "env": "NODE_OPTIONS=--require /tmp/evil.js",
+            "era": "legacy",
+            "protocol_version": "",
+        },
+    )
     assert response.status_code == 200 and "NODE_OPTIONS" in response.content.decode()
     assert not Server.objects.exists()
 
@@ -134,9 +163,11 @@ def test_the_admin_refuses_a_header_the_form_refuses():
     or a value with a NUL is refused there too, named."""
     admin = get_user_model().objects.create_superuser("root", password="pw")
     form = {"name": "x", "transport": "http", "url": "https://example.com/mcp", "era": "legacy", "protocol_version": ""}
-    for headers, message in (("X-Api-Key touch: k", "&#x27;X-Api-Key touch&#x27; is not a valid header name"),
-                             ("X-Api-Key;touch: k", "&#x27;X-Api-Key;touch&#x27; is not a valid header name"),
-                             ("X-A: a\x00b", "Null characters are not allowed")):
+    for headers, message in (
+        ("X-Api-Key touch: k", "&#x27;X-Api-Key touch&#x27; is not a valid header name"),
+        ("X-Api-Key;touch: k", "&#x27;X-Api-Key;touch&#x27; is not a valid header name"),
+        ("X-A: a\x00b", "Null characters are not allowed"),
+    ):
         response = browser_of(admin).post("/admin/registry/server/add/", {**form, "headers": headers})
         assert response.status_code == 200 and message in response.content.decode()
     assert not Server.objects.exists()

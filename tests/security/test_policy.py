@@ -1,5 +1,6 @@
 """Hosted-mode policy: the SSRF guard (on save, on connect, at socket open), the stdio
 allow-list, and the warning for a bind beyond loopback."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -20,16 +21,39 @@ from playground.mcp.netguard import AddressRefused, NetGuard
 from playground.registry import interchange, services
 from playground.registry.forms import ServerForm
 from playground.registry.models import Server
-from playground.sessions.live.workers import WORKERS
 from playground.sessions.live.worker import start_session
+from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Event, Session
 from tests.http_peers import FaultServer, head
 
-REFUSED = ["10.0.0.1", "172.16.5.4", "192.168.1.1", "100.64.0.1", "169.254.169.254", "169.254.1.1",
-           "fe80::1", "fd00:ec2::254", "fc00::1", "100.100.100.200", "::ffff:10.0.0.1", "224.0.0.1", "240.0.0.1",
-           "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2"]   # NAT64, 6to4, Teredo
-ALLOWED = ["127.0.0.1", "127.8.9.1", "::1", "0.0.0.0", "8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8",
-           "64:ff9b::808:808"]
+REFUSED = [
+    "10.0.0.1",
+    "172.16.5.4",
+    "192.168.1.1",
+    "100.64.0.1",
+    "169.254.169.254",
+    "169.254.1.1",
+    "fe80::1",
+    "fd00:ec2::254",
+    "fc00::1",
+    "100.100.100.200",
+    "::ffff:10.0.0.1",
+    "224.0.0.1",
+    "240.0.0.1",
+    "64:ff9b::a9fe:a9fe",
+    "2002:a9fe:a9fe::1",
+    "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+]  # NAT64, 6to4, Teredo
+ALLOWED = [
+    "127.0.0.1",
+    "127.8.9.1",
+    "::1",
+    "0.0.0.0",
+    "8.8.8.8",
+    "2001:4860:4860::8888",
+    "::ffff:8.8.8.8",
+    "64:ff9b::808:808",
+]
 
 
 @pytest.mark.parametrize("address", REFUSED)
@@ -64,6 +88,7 @@ def fake_dns(table: dict[str, list[str]]):
         if host not in table:
             raise OSError("no such name")
         return table[host]
+
     return resolver
 
 
@@ -84,11 +109,15 @@ async def test_the_guard_runs_when_the_socket_opens_and_connects_to_the_checked_
     """A name the system resolver does not know reaches the server only through the guard's own
     (checked, pinned) address; once the name 'rebinds' to a private address, the next
     connection is refused before anything is sent."""
+
     async def answer(req, w):
-        w.write(head("200 OK", "application/json") +
-                b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},'
-                b'"serverInfo":{"name":"fault","version":"0"}}}')
+        w.write(
+            head("200 OK", "application/json")
+            + b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},'
+            b'"serverInfo":{"name":"fault","version":"0"}}}'
+        )
         await w.drain()
+
     table = {"pinned.test": ["127.0.0.1"]}
     guard = NetGuard(security.address_refusal, fake_dns(table))
     async with FaultServer(answer) as server:
@@ -100,29 +129,41 @@ async def test_the_guard_runs_when_the_socket_opens_and_connects_to_the_checked_
         client = await open_client(config, tap=tap, guard=guard)
         assert client.server_info["name"] == "fault"
         requests = len(server.requests)
-        table["pinned.test"] = ["10.9.9.9"]              # DNS changed after connecting
-        await client.transport._client.aclose()          # force a new connection for the next request
+        table["pinned.test"] = ["10.9.9.9"]  # DNS changed after connecting
+        await client.transport._client.aclose()  # force a new connection for the next request
         client.transport._client = None
         with pytest.raises(Exception, match="refused by the address guard"):
             await client.ping()
-        assert len(server.requests) == requests          # nothing reached anyone
+        assert len(server.requests) == requests  # nothing reached anyone
         await client.close()
 
 
 # --- on save -----------------------------------------------------------------------------
 
-FORM = {"name": "x", "transport": "http", "command": "", "args": "", "env": "", "cwd": "", "url": "",
-        "headers": "", "era": "legacy"}
+FORM = {
+    "name": "x",
+    "transport": "http",
+    "command": "",
+    "args": "",
+    "env": "",
+    "cwd": "",
+    "url": "",
+    "headers": "",
+    "era": "legacy",
+}
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("url, error", [
-    ("http://10.0.0.8/mcp", "10.0.0.8 is a private or reserved address"),
-    ("http://169.254.169.254/latest/meta-data/", "cloud metadata"),
-    ("http://[fe80::1]:3000/mcp", "link-local"),
-    ("http://127.0.0.1:3000/mcp", None),
-    ("http://localhost:3000/mcp", None),
-])
+@pytest.mark.parametrize(
+    "url, error",
+    [
+        ("http://10.0.0.8/mcp", "10.0.0.8 is a private or reserved address"),
+        ("http://169.254.169.254/latest/meta-data/", "cloud metadata"),
+        ("http://[fe80::1]:3000/mcp", "link-local"),
+        ("http://127.0.0.1:3000/mcp", None),
+        ("http://localhost:3000/mcp", None),
+    ],
+)
 def test_server_form_applies_the_address_guard(url, error):
     form = ServerForm(data={**FORM, "url": url})
     if error is None:
@@ -150,7 +191,8 @@ def test_import_skips_servers_the_policy_refuses(settings):
     settings.PLAYGROUND_ALLOW_STDIO = False
     parsed = interchange.parse(
         '{"mcpServers": {"local": {"command": "npx", "args": ["x"]}, "meta": {"url": "http://169.254.169.254/mcp"},'
-        ' "fine": {"url": "http://127.0.0.1:9/mcp"}}}')
+        ' "fine": {"url": "http://127.0.0.1:9/mcp"}}}'
+    )
     outcomes = {o.name: o for o in services.import_servers(parsed, replace=False)}
     assert outcomes["local"].status == "skipped" and "PLAYGROUND_ALLOW_STDIO" in outcomes["local"].reason
     assert outcomes["meta"].status == "skipped" and "metadata" in outcomes["meta"].reason
@@ -160,14 +202,17 @@ def test_import_skips_servers_the_policy_refuses(settings):
 
 # --- on connect ------------------------------------------------------------------------------
 
+
 @pytest.mark.django_db(transaction=True)
 async def test_a_saved_server_the_policy_now_refuses_fails_at_connect(settings):
     """Settings (or DNS) may change after saving: the worker checks again and says why."""
     user = await database_sync_to_async(get_user_model().objects.create_user)("carol", password="pw")
     stdio = await database_sync_to_async(Server.objects.create)(
-        name="py", transport="stdio", command=sys.executable, args=["-c", "pass"], owner=user)
+        name="py", transport="stdio", command=sys.executable, args=["-c", "pass"], owner=user
+    )
     http = await database_sync_to_async(Server.objects.create)(
-        name="lo", transport="http", url="http://localhost:9/mcp", owner=user)
+        name="lo", transport="http", url="http://localhost:9/mcp", owner=user
+    )
     settings.PLAYGROUND_STDIO_COMMANDS = ["npx"]
     settings.PLAYGROUND_HTTP_ALLOW_LOOPBACK = False
     sessions = [await start_session(stdio, user), await start_session(http, user)]
@@ -175,16 +220,30 @@ async def test_a_saved_server_the_policy_now_refuses_fails_at_connect(settings):
         await worker._task
     for session, words in zip(sessions, ["is not allowed here", "localhost (127.0.0.1) is a loopback address"]):
         session = await database_sync_to_async(Session.objects.get)(pk=session.pk)
-        notes = await database_sync_to_async(lambda: [e["text"] for e in Event.objects.filter(
-            session=session, dir="note").values_list("data", flat=True)])()
+        notes = await database_sync_to_async(
+            lambda: [
+                e["text"] for e in Event.objects.filter(session=session, dir="note").values_list("data", flat=True)
+            ]
+        )()
         assert session.status == "failed" and words in session.end_reason, session.end_reason
         assert any(words in n for n in notes), notes
 
 
 # --- bind --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("host, warned", [("127.0.0.1", False), ("localhost", False), ("::1", False),
-                                          ("[::1]", False), ("0.0.0.0", True), ("192.168.1.20", True), ("::", True)])
+
+@pytest.mark.parametrize(
+    "host, warned",
+    [
+        ("127.0.0.1", False),
+        ("localhost", False),
+        ("::1", False),
+        ("[::1]", False),
+        ("0.0.0.0", True),
+        ("192.168.1.20", True),
+        ("::", True),
+    ],
+)
 def test_binding_beyond_loopback_is_a_system_check_warning(settings, host, warned):
     settings.PLAYGROUND_BIND = host
     found = check_bind()

@@ -1,6 +1,7 @@
 """A `SessionContext` and a `TabContext` for testing one feature alone (features/context.py):
 what it publishes (to tabs, to share viewers), replies and spawns is recorded; its client is
 whatever the test gives."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,7 +23,7 @@ class FakeSession:
         self.client = client
         self.catalogue = catalogue or {}
         self.published: list[tuple[str, dict[str, Any]]] = []
-        self.shared: list[tuple[str, dict[str, Any]]] = []      # what live share viewers got
+        self.shared: list[tuple[str, dict[str, Any]]] = []  # what live share viewers got
         self.share_redactor = Redactor()
         self.replies: list[tuple[str, str, dict[str, Any]]] = []
         self.tasks: list[asyncio.Task[Any]] = []
@@ -128,6 +129,7 @@ class FakeClient:
 
     async def notify(self, method: str, params: Any = None) -> None:
         self.sent.append((method, params))
+
 
 def html_of(session: FakeSession) -> str:
     return "\n".join(event.get("html", "") for _, event in session.published)

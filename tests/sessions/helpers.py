@@ -1,6 +1,7 @@
 """What the tests of the live side share (the fakes of a session and a tab are fakes.py's): a
 user and a server, a tab's socket and a share viewer's, reading a tab until it has seen what a
 test waits for, the saved transcript, the peers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -38,8 +39,11 @@ SAVED_SECRET = "Bearer sk-live-0123456789abcdef"
 # version -> (definition, pointer, message): the one problem each version's breaker commits.
 BROKEN = {
     "2024-11-05": ("ListToolsResult", "/result/tools/0", "'inputSchema' is a required property"),
-    "2025-03-26": ("LoggingMessageNotification", "/params/level",
-                   "'loud' is not one of ['alert', 'critical', 'debug', 'emergency', 'error', 'info', 'notice', 'warning']"),
+    "2025-03-26": (
+        "LoggingMessageNotification",
+        "/params/level",
+        "'loud' is not one of ['alert', 'critical', 'debug', 'emergency', 'error', 'info', 'notice', 'warning']",
+    ),
     "2025-06-18": ("ProgressNotification", "/params/progress", "'half' is not of type 'number'"),
     "2025-11-25": ("CallToolResult", "/result/content/0", "'text' is a required property"),
     "2026-07-28": ("CallToolResult", "/result", "'resultType' is a required property"),
@@ -55,11 +59,16 @@ def everything_server(**settings: Any) -> dict[str, Any]:
 
 # A user, a server, a session ---------------------------------------------------------------
 
+
 @database_sync_to_async
 def make_user_and_server(**server):
     user = get_user_model().objects.create_user("alice", password="pw")
-    defaults = dict(name="peer", transport="stdio", command=sys.executable,
-                    args=[str(PEERS / "sdk_server.py"), "stdio"])
+    defaults = {
+        "name": "peer",
+        "transport": "stdio",
+        "command": sys.executable,
+        "args": [str(PEERS / "sdk_server.py"), "stdio"],
+    }
     defaults.update(server)
     return user, Server.objects.create(owner=user, **defaults)
 
@@ -71,8 +80,9 @@ async def stop_all() -> None:
 
 async def events(session_id: int) -> list[dict]:
     """A session's saved rows, in order."""
-    return await database_sync_to_async(lambda: list(
-        Event.objects.filter(session_id=session_id).order_by("seq").values_list("data", flat=True)))()
+    return await database_sync_to_async(
+        lambda: list(Event.objects.filter(session_id=session_id).order_by("seq").values_list("data", flat=True))
+    )()
 
 
 def sent(rows: list[dict], method: str) -> list[dict]:
@@ -94,6 +104,7 @@ def edit_server(user, pk: int, data: dict[str, str]) -> None:
 
 # A tab ---------------------------------------------------------------------------------------
 
+
 def communicator(session_id: int, user) -> WebsocketCommunicator:
     comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/sessions/{session_id}/")
     comm.scope["user"] = user
@@ -106,7 +117,7 @@ DAPHNE_LIMIT = inspect.signature(daphne.server.Server).parameters["websocket_max
 
 
 def sendable(text: str) -> str:
-    size = len(text.encode("utf-8"))        # raises on unpaired surrogates, as daphne does
+    size = len(text.encode("utf-8"))  # raises on unpaired surrogates, as daphne does
     assert size <= DAPHNE_LIMIT, f"a {size}-byte message would close the page's socket (daphne: {DAPHNE_LIMIT})"
     return text
 
@@ -136,8 +147,9 @@ async def receive_fragment(comm, *needles: str, timeout: float = 20) -> str:
                 if all(n in seen[-1] for n in needles):
                     return seen[-1]
     except TimeoutError:
-        raise AssertionError(f"no fragment held all of {list(needles)}; got:\n"
-                             + "\n".join(t[:600] for t in seen[-15:])) from None
+        raise AssertionError(
+            f"no fragment held all of {list(needles)}; got:\n" + "\n".join(t[:600] for t in seen[-15:])
+        ) from None
 
 
 async def send(comm, **content) -> None:
@@ -189,6 +201,7 @@ def task_status(fragment: str) -> str:
 
 # A share viewer ------------------------------------------------------------------------------
 
+
 def viewer(token: str) -> WebsocketCommunicator:
     return WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/share/{token}/")
 
@@ -208,6 +221,7 @@ async def closed_with(comm: WebsocketCommunicator, timeout: float = 10) -> int:
 
 # A recorded session ----------------------------------------------------------------------------
 
+
 async def record_session(user, server) -> Session:
     """A session with build "a" of the variant peer: the lists, three calls, an elicitation
     answered by the person, a prompt got."""
@@ -222,8 +236,12 @@ async def record_session(user, server) -> Session:
         await receive_until(comm, "release 1.0 (stable)")
         await send(comm, action="call_tool", name="ask_name")
         card = await receive_until(comm, 'aria-label="Server request"')
-        await send(comm, action="answer", key=card_key(card),
-                   result=json.dumps({"action": "accept", "content": {"name": "Ada"}}))
+        await send(
+            comm,
+            action="answer",
+            key=card_key(card),
+            result=json.dumps({"action": "accept", "content": {"name": "Ada"}}),
+        )
         await receive_until(comm, "Hello, Ada!")
         await send(comm, action="get_prompt", name="greeting", **{"args.name": "Ada"})
         await receive_until(comm, 'aria-label="Result"', "Say hello to Ada.")

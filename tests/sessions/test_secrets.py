@@ -1,6 +1,7 @@
 """Shares never contain secret header or env values: a hostile server repeats the secrets it
 was given (tool names and descriptions, instructions, stderr, results, error messages,
 resources, prompts), and the share page and both share exports are searched for them."""
+
 from __future__ import annotations
 
 import json
@@ -30,11 +31,13 @@ async def exercise(session, user) -> None:
     try:
         await comm.connect()
         await receive_until(comm, 'id="catalogue"', ">echo<", timeout=30)
-        for action in ({"action": "call_tool", "name": "echo", "args.text": "hi"},
-                       {"action": "call_tool", "name": "fail"},
-                       {"action": "call_tool", "name": "tool_error"},
-                       {"action": "read_resource", "uri": "javascript:window.__pwned=1//res"},
-                       {"action": "get_prompt", "name": "hostile_prompt"}):
+        for action in (
+            {"action": "call_tool", "name": "echo", "args.text": "hi"},
+            {"action": "call_tool", "name": "fail"},
+            {"action": "call_tool", "name": "tool_error"},
+            {"action": "read_resource", "uri": "javascript:window.__pwned=1//res"},
+            {"action": "get_prompt", "name": "hostile_prompt"},
+        ):
             await comm.send_to(text_data=json.dumps(action))
             await receive_until(comm, 'aria-label="Result"')
     finally:
@@ -67,14 +70,17 @@ def assert_clean(owner: str, texts: list[str], secrets: list[str]) -> None:
 
 async def test_env_secrets_repeated_everywhere_never_reach_a_share():
     user, server = await make_user_and_server(
-        name="hostile", command=sys.executable, args=[HOSTILE, "stdio"],
-        env={"API_KEY": ENV_SECRET, "SERVICE_TOKEN": TOKEN_SECRET, "HOSTILE_ECHO_ENV": "API_KEY,SERVICE_TOKEN"})
+        name="hostile",
+        command=sys.executable,
+        args=[HOSTILE, "stdio"],
+        env={"API_KEY": ENV_SECRET, "SERVICE_TOKEN": TOKEN_SECRET, "HOSTILE_ECHO_ENV": "API_KEY,SERVICE_TOKEN"},
+    )
     session = await start_session(server, user)
     await exercise(session, user)
     owner, texts = await shared_texts(session, user)
-    assert f"leak_{ENV_SECRET}" in owner                       # a tool named after it
-    assert f"tool error" in owner and owner.count(ENV_SECRET) >= 6    # descriptions, results, errors
-    assert any(f"starting" in line and ENV_SECRET in line for line in owner.splitlines())   # stderr
+    assert f"leak_{ENV_SECRET}" in owner  # a tool named after it
+    assert "tool error" in owner and owner.count(ENV_SECRET) >= 6  # descriptions, results, errors
+    assert any("starting" in line and ENV_SECRET in line for line in owner.splitlines())  # stderr
     assert_clean(owner, texts, [ENV_SECRET, TOKEN_SECRET])
 
 
@@ -83,13 +89,18 @@ async def test_a_bearer_header_repeated_by_an_http_server_never_reaches_a_share(
     proc = start_peer([sys.executable, HOSTILE, "http", str(port)], port)
     try:
         user, server = await make_user_and_server(
-            name="hostile-http", transport="http", command="", args=[], url=f"http://127.0.0.1:{port}/mcp",
-            headers={"Authorization": f"Bearer {HEADER_SECRET}"})
+            name="hostile-http",
+            transport="http",
+            command="",
+            args=[],
+            url=f"http://127.0.0.1:{port}/mcp",
+            headers={"Authorization": f"Bearer {HEADER_SECRET}"},
+        )
         session = await start_session(server, user)
         await exercise(session, user)
     finally:
         stop_peer(proc)
     owner, texts = await shared_texts(session, user)
-    assert f"header: Bearer {HEADER_SECRET}" in owner          # results repeat it
-    assert f"failure" in owner and owner.count(HEADER_SECRET) >= 3   # and errors do
+    assert f"header: Bearer {HEADER_SECRET}" in owner  # results repeat it
+    assert "failure" in owner and owner.count(HEADER_SECRET) >= 3  # and errors do
     assert_clean(owner, texts, [HEADER_SECRET, f"Bearer {HEADER_SECRET}"])

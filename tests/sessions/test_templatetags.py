@@ -1,4 +1,5 @@
 """The session templates' tags and filters."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,7 @@
 """A line opened from a search (`/sessions/N/?at=SEQ`) in a session longer than the page's
 window: the page shows the events around it, and the websocket's replay on every connect shows
 the same window instead of replacing it with the latest lines."""
+
 from __future__ import annotations
 
 import re
@@ -19,13 +20,24 @@ from playground.sessions.transcript_window import REPLAY_WINDOW, seq_param, tran
 from playground.transcripts.models import Session
 from playground.transcripts.recorder import save_events
 
-TOTAL = 2500          # longer than the window (REPLAY_WINDOW = 1000)
+TOTAL = 2500  # longer than the window (REPLAY_WINDOW = 1000)
 
 
 def rows(first: int, last: int) -> list[dict]:
-    return [{"seq": seq, "t": seq / 100, "dir": "recv", "raw": "{}", "message": {
-        "jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": f"event {seq}"}}}
-        for seq in range(first, last + 1)]
+    return [
+        {
+            "seq": seq,
+            "t": seq / 100,
+            "dir": "recv",
+            "raw": "{}",
+            "message": {
+                "jsonrpc": "2.0",
+                "method": "notifications/message",
+                "params": {"level": "info", "data": f"event {seq}"},
+            },
+        }
+        for seq in range(first, last + 1)
+    ]
 
 
 def long_session(username: str = "alice") -> Session:
@@ -53,8 +65,15 @@ def test_the_window_is_around_the_line_or_the_latest():
     assert (late.first_seq, late.last_seq, late.latest) == (TOTAL - REPLAY_WINDOW + 1, TOTAL, True)
     beyond = transcript_window(session.pk, TOTAL + 50)
     assert (beyond.first_seq, beyond.last_seq, beyond.latest) == (TOTAL - REPLAY_WINDOW + 1, TOTAL, True)
-    assert [seq_param(v) for v in ("12", "0", "-3", "x", None, "1e3", str(2**40))] == [12, None, None, None, None,
-                                                                                        None, None]
+    assert [seq_param(v) for v in ("12", "0", "-3", "x", None, "1e3", str(2**40))] == [
+        12,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
 
 
 @pytest.mark.django_db
@@ -67,9 +86,10 @@ def test_the_page_shows_and_marks_the_line(client):
     assert f"Events 1–600 of {TOTAL}, around event 100: newer events are not shown here." in page
     latest = client.get(reverse("sessions:detail", args=[session.pk])).content.decode()
     assert line_ids(latest) == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1)) and "data-target" not in latest
-    for bad in ("abc", "-1"):         # a bad ?at= is the ordinary page
-        assert line_ids(client.get(reverse("sessions:detail", args=[session.pk]), {"at": bad}).content.decode()) \
-            == line_ids(latest)
+    for bad in ("abc", "-1"):  # a bad ?at= is the ordinary page
+        assert line_ids(
+            client.get(reverse("sessions:detail", args=[session.pk]), {"at": bad}).content.decode()
+        ) == line_ids(latest)
     get_user_model().objects.create_user("eve", password="pw")
     client.login(username="eve", password="pw")
     assert client.get(reverse("sessions:detail", args=[session.pk]), {"at": 100}).status_code == 404
@@ -103,16 +123,20 @@ async def test_the_replay_on_connect_keeps_the_window_and_no_live_line_follows_a
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()
-    await layer.group_send(group_name(session.pk), {"type": "session.lines",
-                                                    "frames": lines.transcript_append_frames(rows(TOTAL + 1, TOTAL + 1))})
+    await layer.group_send(
+        group_name(session.pk),
+        {"type": "session.lines", "frames": lines.transcript_append_frames(rows(TOTAL + 1, TOTAL + 1))},
+    )
     await layer.group_send(group_name(session.pk), {"type": "session.state", "state": session.state()})
     assert 'id="session-state"' in await comm.receive_from(20)
     await comm.disconnect()
 
-    latest = communicator(session)                       # the ordinary page gets the latest, and live lines
+    latest = communicator(session)  # the ordinary page gets the latest, and live lines
     await latest.connect()
     assert line_ids(await replay(latest)) == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1))
-    await layer.group_send(group_name(session.pk), {"type": "session.lines",
-                                                    "frames": lines.transcript_append_frames(rows(TOTAL + 1, TOTAL + 1))})
+    await layer.group_send(
+        group_name(session.pk),
+        {"type": "session.lines", "frames": lines.transcript_append_frames(rows(TOTAL + 1, TOTAL + 1))},
+    )
     assert line_ids(await latest.receive_from(20)) == [TOTAL + 1]
     await latest.disconnect()

@@ -3,13 +3,14 @@ binary against a live SDK peer (Streamable HTTP with the live session's id; HTTP
 answer comes on the session's stream), it gets the same answer; a GET stream's and a DELETE's
 lines too; masked by default (and still a command that runs), the real values for the owner
 only, never on a share."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 import os
-import shlex
 import select
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -33,7 +34,7 @@ from playground.transcripts.models import Event, Session, ShareLink
 from playground.transcripts.recorder import save_events
 
 SECRET = "k-curl-0123456789abcdef"
-TEXT = "it's \"quoted\" $HOME `uname` \\ and\na new line, é"
+TEXT = 'it\'s "quoted" $HOME `uname` \\ and\na new line, é'
 
 
 async def _run(command: str) -> str:
@@ -54,21 +55,37 @@ def _answer(output: str) -> dict[str, Any]:
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http):  # noqa: F811
+async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http):
     user = await sync_to_async(get_user_model().objects.create_user)("curl", password="pw")
-    server = await sync_to_async(Server.objects.create)(name="sdk", transport="http", url=sdk_http,
-                                                        headers={"X-Api-Key": SECRET}, owner=user)
+    server = await sync_to_async(Server.objects.create)(
+        name="sdk", transport="http", url=sdk_http, headers={"X-Api-Key": SECRET}, owner=user
+    )
     session = await sync_to_async(Session.objects.create)(
-        server=server, server_name="sdk", owner=user, status="connected", transport="streamable-http",
-        secret_values=server.to_config().secret_values())
+        server=server,
+        server_name="sdk",
+        owner=user,
+        status="connected",
+        transport="streamable-http",
+        secret_values=server.to_config().secret_values(),
+    )
     tap = Tap()
     rows: list[dict[str, Any]] = []
     tap.subscribe(lambda e: rows.append(e.to_dict()))
     # The client sends a bearer token the server's form does not hold: as an OAuth flow's would be.
-    client = await open_client(ServerConfig(transport="http", url=sdk_http, timeout=20,
-                                            headers={"X-Api-Key": SECRET, "Authorization": "Bearer tok-then"}), tap=tap)
-    record = await sync_to_async(OAuthRecord.objects.create)(server=server, issuer="https://as.example", data=AuthRecord(
-        "https://as.example", resource=sdk_http, tokens=TokenSet("tok-for-this-url")).to_dict())
+    client = await open_client(
+        ServerConfig(
+            transport="http",
+            url=sdk_http,
+            timeout=20,
+            headers={"X-Api-Key": SECRET, "Authorization": "Bearer tok-then"},
+        ),
+        tap=tap,
+    )
+    record = await sync_to_async(OAuthRecord.objects.create)(
+        server=server,
+        issuer="https://as.example",
+        data=AuthRecord("https://as.example", resource=sdk_http, tokens=TokenSet("tok-for-this-url")).to_dict(),
+    )
     try:
         await client.call_tool("echo", {"text": TEXT})
         await sync_to_async(save_events)(session.pk, rows)
@@ -80,8 +97,12 @@ async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http): 
 
         masked = (await browser.get(url)).content.decode()
         assert SECRET not in masked and f"X-Api-Key: {MASK}" in masked and masked.startswith("# masked")
-        for header in ("Mcp-Session-Id: ", "MCP-Protocol-Version: ", "Accept: application/json, text/event-stream",
-                       "Content-Type: application/json"):
+        for header in (
+            "Mcp-Session-Id: ",
+            "MCP-Protocol-Version: ",
+            "Accept: application/json, text/event-stream",
+            "Content-Type: application/json",
+        ):
             assert header in masked
         assert f"curl -sS -N {sdk_http}" in masked and "--data-raw '" in masked
 
@@ -91,22 +112,28 @@ async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http): 
         assert "Authorization: Bearer tok-for-this-url" in command
         answer = _answer(await _run(command))
         assert answer["id"] == call["message"]["id"] and answer["result"] == recorded["result"]
-        assert answer["result"]["content"][0]["text"] == TEXT                  # the body went byte for byte
+        assert answer["result"]["content"][0]["text"] == TEXT  # the body went byte for byte
 
         # A token issued for another URL is not filled in; a request that went to another URL
         # than the server's now gets none of its values: the command says why it stays masked.
-        record.data = AuthRecord("https://as.example", resource="http://127.0.0.1:9/elsewhere",
-                                 tokens=TokenSet("tok-for-elsewhere")).to_dict()
+        record.data = AuthRecord(
+            "https://as.example", resource="http://127.0.0.1:9/elsewhere", tokens=TokenSet("tok-for-elsewhere")
+        ).to_dict()
         await sync_to_async(record.save)()
         command = (await browser.get(url + "?secrets=1")).content.decode()
         assert f"X-Api-Key: {SECRET}" in command and f"Authorization: Bearer {MASK}" in command
-        assert command.startswith(f"# the OAuth token is not filled in: the stored ones were issued for another "
-                                  f"URL than {sdk_http}\n") and "tok-for" not in command
+        assert (
+            command.startswith(
+                f"# the OAuth token is not filled in: the stored ones were issued for another URL than {sdk_http}\n"
+            )
+            and "tok-for" not in command
+        )
         server.url = sdk_http.replace("/mcp", "/moved/mcp")
         await sync_to_async(server.save)()
         command = (await browser.get(url + "?secrets=1")).content.decode()
-        assert command.startswith(f"# secrets not filled in: this request went to {sdk_http}, not to the "
-                                  f"server's URL now ({server.url})\n")
+        assert command.startswith(
+            f"# secrets not filled in: this request went to {sdk_http}, not to the server's URL now ({server.url})\n"
+        )
         assert SECRET not in command and f"X-Api-Key: {MASK}" in command and "tok-" not in command
 
         # A share never gives the real values, whatever the query says.
@@ -142,7 +169,7 @@ async def test_the_copied_command_gets_the_same_answer_from_the_peer(sdk_http): 
 
 
 @pytest.mark.timeout(60)
-async def test_an_http_sse_post_repeated_is_answered_on_the_session_stream(sdk_sse):  # noqa: F811
+async def test_an_http_sse_post_repeated_is_answered_on_the_session_stream(sdk_sse):
     """HTTP+SSE: the POST goes to the endpoint the stream named (its session in the query) and is
     accepted (202); the answer comes on the open stream, the same as the one recorded."""
     tap = Tap()
@@ -155,17 +182,27 @@ async def test_an_http_sse_post_repeated_is_answered_on_the_session_stream(sdk_s
         recorded = next(r for r in rows if r.get("reply_to") == call["seq"])
         stream = next(r for r in rows if is_request(r) and r["http"]["method"] == "GET")
         assert curl.command(stream).startswith(f"curl -sS -N {sdk_sse} \\\n")
-        command = curl.command(Redactor().obj(call))             # as the owner's and a share's (no secret here)
+        command = curl.command(Redactor().obj(call))  # as the owner's and a share's (no secret here)
         endpoint = call["http"]["url"]
         assert "session_id=" in endpoint and f"curl -sS {shlex.quote(endpoint)} \\\n" in command
         assert "Content-Type: application/json" in command and "-X " not in command
         again = asyncio.Event()
-        tap.subscribe(lambda e: again.set() if e.dir == "recv" and e.seq > recorded["seq"] and
-                      (e.message or {}).get("id") == call["message"]["id"] else None)
+        tap.subscribe(
+            lambda e: (
+                again.set()
+                if e.dir == "recv" and e.seq > recorded["seq"] and (e.message or {}).get("id") == call["message"]["id"]
+                else None
+            )
+        )
         assert await _run(command) == "Accepted"
         await asyncio.wait_for(again.wait(), 20)
-        repeated = next(r for r in rows if r["dir"] == "recv" and r["seq"] > recorded["seq"]
-                        and (r["message"] or {}).get("id") == call["message"]["id"])
+        repeated = next(
+            r
+            for r in rows
+            if r["dir"] == "recv"
+            and r["seq"] > recorded["seq"]
+            and (r["message"] or {}).get("id") == call["message"]["id"]
+        )
         assert repeated["message"]["result"] == recorded["message"]["result"]
         assert repeated["message"]["result"]["content"][0]["text"] == TEXT
     finally:
@@ -194,7 +231,7 @@ HOSTILE = {
 }
 # Values no HTTP header can carry (CR, LF, NUL): left out of the command, like a name that is no token.
 UNSENDABLE = {key for key, value in HOSTILE.items() if "\r" in value or "\n" in value}
-STUB = "#!/bin/bash\nprintf '%s\\0' \"$@\" > \"$(mktemp \"$CURL_CALLS/call.XXXXXX\")\"\n"
+STUB = '#!/bin/bash\nprintf \'%s\\0\' "$@" > "$(mktemp "$CURL_CALLS/call.XXXXXX")"\n'
 URL = "http://127.0.0.1:9/mcp"
 
 
@@ -208,14 +245,21 @@ def _pasted(command: str, tmp_path: Path, how: str) -> list[list[str]]:
         folder.mkdir(parents=True)
     (stub / "curl").write_text(STUB)
     (stub / "curl").chmod(0o755)
-    env = {"PATH": f"{stub}:{os.environ['PATH']}", "CURL_CALLS": str(calls), "HOME": str(tmp_path),
-           "HISTFILE": "/dev/null", "LC_ALL": "C.utf8", "TERM": "dumb", "PS1": "READY> "}
+    env = {
+        "PATH": f"{stub}:{os.environ['PATH']}",
+        "CURL_CALLS": str(calls),
+        "HOME": str(tmp_path),
+        "HISTFILE": "/dev/null",
+        "LC_ALL": "C.utf8",
+        "TERM": "dumb",
+        "PS1": "READY> ",
+    }
     bash = ["bash", "--noprofile", "--norc", "-s" if how == "stdin" else "-i"]
     if how == "terminal":
         _typed_in_terminal(command, bash, cwd, env)
     else:
         ran = subprocess.run(bash, input=command.encode(), cwd=cwd, env=env, capture_output=True, timeout=10)
-        if how == "stdin":                  # an interactive shell writes its prompts to stderr
+        if how == "stdin":  # an interactive shell writes its prompts to stderr
             assert ran.returncode == 0 and ran.stderr == b"", ran.stderr
     assert list(cwd.iterdir()) == [], f"something besides curl ran: {command!r}"
     return [call.read_bytes().decode().split("\0")[:-1] for call in calls.iterdir()]
@@ -233,7 +277,7 @@ def _typed_in_terminal(command: str, bash: list[str], cwd: Path, env: dict[str, 
         while (left := deadline - time.monotonic()) > 0 and select.select([master], [], [], left)[0]:
             try:
                 chunk = os.read(master, 4096)
-            except OSError:                     # EIO: the shell, the last holder of the terminal, ended
+            except OSError:  # EIO: the shell, the last holder of the terminal, ended
                 break
             shown += chunk
             if not pasted and b"READY> " in shown:
@@ -247,18 +291,30 @@ def _typed_in_terminal(command: str, bash: list[str], cwd: Path, env: dict[str, 
     return shown
 
 
-def _request(url: str = URL, method: str = "POST", headers: dict[str, str] | None = None,
-             body: str = '{"jsonrpc":"2.0","id":1,"method":"ping"}') -> dict[str, Any]:
+def _request(
+    url: str = URL,
+    method: str = "POST",
+    headers: dict[str, str] | None = None,
+    body: str = '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+) -> dict[str, Any]:
     """A POSTed frame's row as the transcript records it."""
     return {"seq": 5, "dir": "send", "raw": body, "http": {"method": method, "url": url, "headers": headers or {}}}
 
 
-def _argv(url: str = URL, method: str = "POST", headers: dict[str, str] | None = None,
-          body: str = '{"jsonrpc":"2.0","id":1,"method":"ping"}') -> list[str]:
+def _argv(
+    url: str = URL,
+    method: str = "POST",
+    headers: dict[str, str] | None = None,
+    body: str = '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+) -> list[str]:
     """What curl must receive for such a request."""
-    return (["-sS"] + (["-X", method] if method != "POST" else []) + [url]
-            + [arg for name, value in (headers or {}).items() for arg in ("-H", f"{name}: {value}")]
-            + ["--data-raw", body])
+    return (
+        ["-sS"]
+        + (["-X", method] if method != "POST" else [])
+        + [url]
+        + [arg for name, value in (headers or {}).items() for arg in ("-H", f"{name}: {value}")]
+        + ["--data-raw", body]
+    )
 
 
 @pytest.mark.parametrize("how", ["stdin", "interactive"])
@@ -272,8 +328,10 @@ def test_a_pasted_command_runs_curl_and_nothing_else(key: str, how: str, tmp_pat
     safe = {"Content-Type": "application/json", "X-Api-Key": MASK}
     rows = {
         "header name": (_request(headers={**safe, f"X-Api-Key{hostile}": MASK}), _argv(headers=safe)),
-        "header value": (_request(headers={**safe, "X-Trace": hostile}),
-                         _argv(headers=safe if key in UNSENDABLE else {**safe, "X-Trace": hostile})),
+        "header value": (
+            _request(headers={**safe, "X-Trace": hostile}),
+            _argv(headers=safe if key in UNSENDABLE else {**safe, "X-Trace": hostile}),
+        ),
         "url": (_request(url=URL + "?q=" + hostile), _argv(url=URL + "?q=" + hostile)),
         "body": (_request(body='{"text": "' + hostile + '"}'), _argv(body='{"text": "' + hostile + '"}')),
         "method": (_request(method="DELETE" + hostile), _argv(method="DELETE" + hostile.upper())),
@@ -290,10 +348,18 @@ def test_pasted_in_a_terminal_a_command_runs_curl_and_nothing_else(key: str, tmp
     value dropped the line typed so far and ran the rest. One request with the hostile text in
     every place at once (the ones no header can carry left out), pasted into bash's readline."""
     hostile = HOSTILE[key]
-    row = _request(url=URL + "?q=" + hostile, method="DELETE" + hostile, body='{"text": "' + hostile + '"}',
-                   headers={"X-Api-Key": MASK, "X-Trace": hostile, f"X-Api-Key{hostile}": MASK})
-    argv = _argv(url=URL + "?q=" + hostile, method="DELETE" + hostile.upper(), body='{"text": "' + hostile + '"}',
-                 headers={"X-Api-Key": MASK, **({} if key in UNSENDABLE else {"X-Trace": hostile})})
+    row = _request(
+        url=URL + "?q=" + hostile,
+        method="DELETE" + hostile,
+        body='{"text": "' + hostile + '"}',
+        headers={"X-Api-Key": MASK, "X-Trace": hostile, f"X-Api-Key{hostile}": MASK},
+    )
+    argv = _argv(
+        url=URL + "?q=" + hostile,
+        method="DELETE" + hostile.upper(),
+        body='{"text": "' + hostile + '"}',
+        headers={"X-Api-Key": MASK, **({} if key in UNSENDABLE else {"X-Trace": hostile})},
+    )
     assert _pasted(curl.command(row, notes=[f"this request went to {URL}{hostile}"]), tmp_path, "terminal") == [argv]
 
 
@@ -315,15 +381,23 @@ def test_the_owner_and_a_share_viewer_get_commands_that_run_only_curl(client, tm
     the one whose note names a hostile URL the request went to, and a share viewer's."""
     hostile = "X-Api-Key\ntouch PWNED #"
     owner = get_user_model().objects.create_user("owner", password="pw")
-    server = Server.objects.create(name="old", transport="http", url=URL, owner=owner,
-                                   headers={hostile: SECRET, "X-Env": "dev"})
-    session = Session.objects.create(server=server, server_name="old", owner=owner, status="ended",
-                                     transport="streamable-http", secret_values=[SECRET])
+    server = Server.objects.create(
+        name="old", transport="http", url=URL, owner=owner, headers={hostile: SECRET, "X-Env": "dev"}
+    )
+    session = Session.objects.create(
+        server=server,
+        server_name="old",
+        owner=owner,
+        status="ended",
+        transport="streamable-http",
+        secret_values=[SECRET],
+    )
     sent = {"Content-Type": "application/json", hostile: MASK, "X-Env": "dev"}
     elsewhere = URL + "?next=\n$(touch PWNED)\ntouch PWNED #"
     for seq, url in ((1, URL), (2, elsewhere)):
-        Event.objects.create(session=session, seq=seq, t=0.0, dir="send", data={**_request(url=url, headers=sent),
-                                                                                "seq": seq})
+        Event.objects.create(
+            session=session, seq=seq, t=0.0, dir="send", data={**_request(url=url, headers=sent), "seq": seq}
+        )
     link = ShareLink.objects.create(session=session, created_by=owner)
     client.force_login(owner)
     commands = {
@@ -333,12 +407,16 @@ def test_the_owner_and_a_share_viewer_get_commands_that_run_only_curl(client, tm
         "share": Client().get(f"/share/{link.token}/curl/1/").content.decode(),
     }
     for who, command in commands.items():
-        argv = _argv(url=elsewhere if who == "owner, elsewhere" else URL,
-                     headers={"Content-Type": "application/json", "X-Env": "dev"})
+        argv = _argv(
+            url=elsewhere if who == "owner, elsewhere" else URL,
+            headers={"Content-Type": "application/json", "X-Env": "dev"},
+        )
         assert _pasted(command, tmp_path / who, "stdin") == [argv], who
         assert command.startswith("# ") and "left out: 'X-Api-Key\\ntouch PWNED #' is not" in command, who
-    assert "secrets not filled in: this request went to http://127.0.0.1:9/mcp?next=\\n$(touch PWNED)\\n" \
+    assert (
+        "secrets not filled in: this request went to http://127.0.0.1:9/mcp?next=\\n$(touch PWNED)\\n"
         in commands["owner, elsewhere"]
+    )
 
 
 @pytest.mark.django_db
@@ -347,14 +425,22 @@ def test_a_request_of_an_ended_session_says_its_session_id_is_gone(client) -> No
     no hint why (issue 31)."""
     owner = get_user_model().objects.create_user("owner", password="pw")
     server = Server.objects.create(name="s", transport="http", url=URL, owner=owner)
-    session = Session.objects.create(server=server, server_name="s", owner=owner, status="connected",
-                                     worker_channel="worker.1", transport="streamable-http")
+    session = Session.objects.create(
+        server=server,
+        server_name="s",
+        owner=owner,
+        status="connected",
+        worker_channel="worker.1",
+        transport="streamable-http",
+    )
     with_id = _request(headers={"Content-Type": "application/json", "Mcp-Session-Id": "abc"})
     Event.objects.create(session=session, seq=1, t=0.0, dir="send", data={**with_id, "seq": 1})
     Event.objects.create(session=session, seq=2, t=0.0, dir="send", data={**_request(), "seq": 2})
     client.force_login(owner)
-    assert "Session not found" not in client.get(f"/sessions/{session.pk}/curl/1/").content.decode()    # live
+    assert "Session not found" not in client.get(f"/sessions/{session.pk}/curl/1/").content.decode()  # live
     Session.objects.filter(pk=session.pk).update(status="ended", worker_channel="")
     command = client.get(f"/sessions/{session.pk}/curl/1/").content.decode()
-    assert command.startswith("# this request belongs to an MCP session that has ended") and "Session not found" in command
-    assert "Session not found" not in client.get(f"/sessions/{session.pk}/curl/2/").content.decode()   # no session id
+    assert (
+        command.startswith("# this request belongs to an MCP session that has ended") and "Session not found" in command
+    )
+    assert "Session not found" not in client.get(f"/sessions/{session.pk}/curl/2/").content.decode()  # no session id

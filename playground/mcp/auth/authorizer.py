@@ -5,6 +5,7 @@ HeadlessAuthorizer (CLI, conformance) follows the first redirect itself — enou
 authorization server that approves without a person (the conformance mock does). The page
 has its own authorizer that sends the browser there and waits for `/oauth/callback/`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ class AuthorizationAborted(Exception):
 
 @dataclass
 class AuthorizationRequest:
-    url: str                  # the whole authorization URL (no secret in it: PKCE sends the challenge only)
+    url: str  # the whole authorization URL (no secret in it: PKCE sends the challenge only)
     redirect_uri: str
     state: str
     issuer: str
@@ -60,9 +61,12 @@ class HeadlessAuthorizer:
         if ex.status not in (301, 302, 303, 307, 308) or not location:
             raise AuthorizationAborted(
                 f"the authorization endpoint answered HTTP {ex.status} without a redirect: it wants a person "
-                f"(log in, consent). Open the authorization URL in a browser, or use the page.")
+                f"(log in, consent). Open the authorization URL in a browser, or use the page."
+            )
         params = callback_params(location, request.redirect_uri)
         if params is None:
-            raise AuthorizationAborted(f"the authorization endpoint redirected to {mask_url(location)}, not to our "
-                                       f"redirect URI {request.redirect_uri} (a login page?)")
+            raise AuthorizationAborted(
+                f"the authorization endpoint redirected to {mask_url(location)}, not to our "
+                f"redirect URI {request.redirect_uri} (a login page?)"
+            )
         return params

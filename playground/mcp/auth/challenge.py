@@ -4,6 +4,7 @@ RFC 9728 §5.1 `resource_metadata`).
 A header may carry several challenges (`Bearer ..., DPoP ...`) and a response may carry
 several headers; parameters are `name=token` or `name="quoted string"`.
 """
+
 from __future__ import annotations
 
 import re

@@ -12,6 +12,7 @@ A *refusal* is the client declining on purpose because the spec says it must (wr
 *failure* is something that went wrong. Either way the original 401/403 goes back to the
 transport, and the request fails with it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,10 +31,17 @@ from ..events import Tap
 from ..secrets import Redactor
 from .authorizer import AuthorizationAborted, AuthorizationRequest, Authorizer, HeadlessAuthorizer
 from .challenge import Challenge, bearer_challenge
-from .metadata import (as_metadata_problems, as_metadata_urls, canonical_resource, default_endpoints, origin,
-                       prm_urls, resource_matches)
-from .records import TOKEN_AUTH_METHODS, AuthRecord, AuthSettings, AuthStore, ClientInfo, MemoryStore, TokenSet
+from .metadata import (
+    as_metadata_problems,
+    as_metadata_urls,
+    canonical_resource,
+    default_endpoints,
+    origin,
+    prm_urls,
+    resource_matches,
+)
 from .recorder import Exchange, Recorder
+from .records import TOKEN_AUTH_METHODS, AuthRecord, AuthSettings, AuthStore, ClientInfo, MemoryStore, TokenSet
 
 SPEC = "https://modelcontextprotocol.io/specification/2026-07-28/basic/authorization"
 # The last protocol version whose authorization works without Protected Resource Metadata:
@@ -46,8 +54,12 @@ def backcompat_applies(protocol_version: str | None) -> bool:
     """The 2025-03-26 discovery rules apply to a request made under 2025-03-26 (or 2024-11-05,
     which defined no authorization: 2025-03-26's rules are the closest); never to a later or
     an unknown version."""
-    return (isinstance(protocol_version, str) and len(protocol_version) == 10 and protocol_version[4] == "-"
-            and protocol_version <= BACKCOMPAT_VERSION)
+    return (
+        isinstance(protocol_version, str)
+        and len(protocol_version) == 10
+        and protocol_version[4] == "-"
+        and protocol_version <= BACKCOMPAT_VERSION
+    )
 
 
 class AuthStop(Exception):
@@ -75,7 +87,7 @@ class Discovery:
 class Outcome:
     """How the last flow ended (the adapter and the page read it)."""
 
-    status: str = "idle"        # idle | ok | failed | refused
+    status: str = "idle"  # idle | ok | failed | refused
     step: str = ""
     reason: str = ""
     at: float = field(default_factory=time.time)
@@ -109,11 +121,20 @@ class OAuth:
     """Authorization state and flow for one MCP server URL. Shared by the transports of one
     connection attempt; concurrent 401s run one flow (the others then retry with its token)."""
 
-    def __init__(self, tap: Tap, server_url: str, *, settings: AuthSettings | None = None,
-                 authorizer: Authorizer | None = None, store: AuthStore | None = None,
-                 server_key: str | None = None, timeout: float = 30.0,
-                 on_secret: Callable[[list[str]], None] | None = None, state_prefix: str = "",
-                 client_factory: Callable[..., httpx.AsyncClient] | None = None) -> None:
+    def __init__(
+        self,
+        tap: Tap,
+        server_url: str,
+        *,
+        settings: AuthSettings | None = None,
+        authorizer: Authorizer | None = None,
+        store: AuthStore | None = None,
+        server_key: str | None = None,
+        timeout: float = 30.0,
+        on_secret: Callable[[list[str]], None] | None = None,
+        state_prefix: str = "",
+        client_factory: Callable[..., httpx.AsyncClient] | None = None,
+    ) -> None:
         self.tap = tap
         self.server_url = server_url
         self.settings = settings or AuthSettings()
@@ -121,7 +142,7 @@ class OAuth:
         self.store: AuthStore = store or MemoryStore()
         self.server_key = server_key or canonical_resource(server_url)
         self.on_secret = on_secret
-        self.state_prefix = state_prefix     # lets a shared callback URL find the session a response belongs to
+        self.state_prefix = state_prefix  # lets a shared callback URL find the session a response belongs to
         self.record: AuthRecord | None = None
         self.outcome = Outcome()
         self.waiting_on_user = False
@@ -174,8 +195,13 @@ class OAuth:
             if stored is not None and stored.tokens is not None:
                 self.record = stored
                 self._learn(*stored.secrets())
-                self.step("stored-token", "info", f"using the stored token from {stored.issuer}",
-                          issuer=stored.issuer, **self.token_facts())
+                self.step(
+                    "stored-token",
+                    "info",
+                    f"using the stored token from {stored.issuer}",
+                    issuer=stored.issuer,
+                    **self.token_facts(),
+                )
         record = self.record
         if record is None or record.tokens is None:
             return None
@@ -191,10 +217,15 @@ class OAuth:
         the resource it names). A server whose URL changed keeps its stored tokens, unsent."""
         if record.issued_for(self.server_url):
             return True
-        self.step("stored-token", "info", f"the stored token from {record.issuer} was issued for "
-                  f"{record.resource or 'an unrecorded resource'}, not {canonical_resource(self.server_url)}: "
-                  "not sent (the server's URL changed?). It stays stored until you forget it.",
-                  issuer=record.issuer, resource=record.resource or None)
+        self.step(
+            "stored-token",
+            "info",
+            f"the stored token from {record.issuer} was issued for "
+            f"{record.resource or 'an unrecorded resource'}, not {canonical_resource(self.server_url)}: "
+            "not sent (the server's URL changed?). It stays stored until you forget it.",
+            issuer=record.issuer,
+            resource=record.resource or None,
+        )
         return False
 
     def token_facts(self) -> dict[str, Any]:
@@ -202,13 +233,18 @@ class OAuth:
         tokens = self.record.tokens if self.record else None
         if tokens is None:
             return {}
-        return {"token_type": tokens.token_type, "scope": tokens.scope, "expires_at": tokens.expires_at,
-                "has_refresh_token": bool(tokens.refresh_token)}
+        return {
+            "token_type": tokens.token_type,
+            "scope": tokens.scope,
+            "expires_at": tokens.expires_at,
+            "has_refresh_token": bool(tokens.refresh_token),
+        }
 
     # challenges ------------------------------------------------------------------------------
 
-    async def handle(self, status: int, www_authenticate: Iterable[str], sent: str | None, *,
-                     protocol_version: str | None = None) -> bool:
+    async def handle(
+        self, status: int, www_authenticate: Iterable[str], sent: str | None, *, protocol_version: str | None = None
+    ) -> bool:
         """React to a 401/403 of the MCP server; True when the request should be retried.
         `protocol_version`: what the request was made under (httpx_auth.protocol_version_of)."""
         challenge = bearer_challenge(www_authenticate)
@@ -231,7 +267,9 @@ class OAuth:
         tokens = self.record.tokens if self.record else None
         return f"Bearer {tokens.access_token}" if tokens else None
 
-    async def _unauthorized(self, challenge: Challenge | None, *, had_token: bool, protocol_version: str | None) -> None:
+    async def _unauthorized(
+        self, challenge: Challenge | None, *, had_token: bool, protocol_version: str | None
+    ) -> None:
         disc = await self.discover(challenge, protocol_version=protocol_version)
         record = await self._record_for(disc)
         same_as = self.record is not None and self.record.issuer == record.issuer
@@ -245,37 +283,59 @@ class OAuth:
     async def _step_up(self, challenge: Challenge | None) -> None:
         record = self.record
         if challenge is None or challenge.error != "insufficient_scope":
-            raise AuthStop("step-up", "HTTP 403 without a Bearer insufficient_scope challenge: not something "
-                           "re-authorization can fix", expected="403 with WWW-Authenticate: Bearer "
-                           "error=\"insufficient_scope\", scope=\"…\" (Scope Challenge Handling)")
+            raise AuthStop(
+                "step-up",
+                "HTTP 403 without a Bearer insufficient_scope challenge: not something re-authorization can fix",
+                expected="403 with WWW-Authenticate: Bearer "
+                'error="insufficient_scope", scope="…" (Scope Challenge Handling)',
+            )
         if record is None or record.tokens is None:
             raise AuthStop("step-up", "HTTP 403 insufficient_scope but the client holds no token to step up from")
         needed = set(challenge.scopes)
         granted = record.tokens.scopes
         if needed and needed <= granted:
-            raise AuthStop("step-up", f"the server still answers insufficient_scope for {' '.join(sorted(needed))}, "
-                           "which the current token already carries: another authorization cannot help "
-                           "(retry limit, Step-Up Authorization Flow)", refused=True)
+            raise AuthStop(
+                "step-up",
+                f"the server still answers insufficient_scope for {' '.join(sorted(needed))}, "
+                "which the current token already carries: another authorization cannot help "
+                "(retry limit, Step-Up Authorization Flow)",
+                refused=True,
+            )
         previous = set(record.tokens.requested_scope.split()) | granted
-        self.step("step-up", "info", f"step-up: the server needs {' '.join(sorted(needed)) or '(unspecified)'}; "
-                  "re-authorizing with the union of the scopes", challenged=sorted(needed), previous=sorted(previous))
+        self.step(
+            "step-up",
+            "info",
+            f"step-up: the server needs {' '.join(sorted(needed)) or '(unspecified)'}; "
+            "re-authorizing with the union of the scopes",
+            challenged=sorted(needed),
+            previous=sorted(previous),
+        )
         scopes = self._scopes(sorted(needed), None, record, previous)
         await self._authorize(record, scopes)
 
-    def _scopes(self, challenged: list[str], supported: list[str] | None, record: AuthRecord,
-                previous: set[str]) -> list[str]:
+    def _scopes(
+        self, challenged: list[str], supported: list[str] | None, record: AuthRecord, previous: set[str]
+    ) -> list[str]:
         """The spec's selection: the challenge's scope, else PRM scopes_supported, else none;
         plus the settings' scopes, what was asked before, and offline_access when offered."""
         base = list(challenged) if challenged else list(supported or [])
         source = "WWW-Authenticate scope" if challenged else ("scopes_supported" if supported else "none")
         scopes = list(dict.fromkeys([*sorted(previous), *base, *self.settings.scopes]))
         as_scopes = record.metadata.get("scopes_supported")
-        if (scopes and self.settings.offline_access and isinstance(as_scopes, list) and "offline_access" in as_scopes
-                and "offline_access" not in scopes):
+        if (
+            scopes
+            and self.settings.offline_access
+            and isinstance(as_scopes, list)
+            and "offline_access" in as_scopes
+            and "offline_access" not in scopes
+        ):
             scopes.append("offline_access")
-        text = (f"scopes to request: {' '.join(scopes)} (from {source})" if scopes else
-                "no scope to request: neither the WWW-Authenticate challenge nor scopes_supported names one (the "
-                "scope parameter is omitted)")
+        text = (
+            f"scopes to request: {' '.join(scopes)} (from {source})"
+            if scopes
+            else "no scope to request: neither the WWW-Authenticate challenge nor scopes_supported names one (the "
+            "scope parameter is omitted)"
+        )
         self.step("scope", "info", text, scopes=scopes, source=source)
         return scopes
 
@@ -290,17 +350,24 @@ class OAuth:
         if prm is None:
             speaks = protocol_version or "a protocol version not known yet"
             if not backcompat_applies(protocol_version):
-                raise AuthStop("resource-metadata", f"no Protected Resource Metadata was found (the request was "
-                               f"made under {speaks})",
-                               expected="from 2025-06-18 on, the MCP server MUST publish Protected Resource Metadata "
-                               "(RFC 9728), named by resource_metadata in WWW-Authenticate or at a well-known URL, "
-                               "and the client MUST use it to find the authorization server; the fallback to the "
-                               "server's origin and default endpoints belongs to 2025-03-26 and applies only to a "
-                               "session speaking that version")
+                raise AuthStop(
+                    "resource-metadata",
+                    f"no Protected Resource Metadata was found (the request was made under {speaks})",
+                    expected="from 2025-06-18 on, the MCP server MUST publish Protected Resource Metadata "
+                    "(RFC 9728), named by resource_metadata in WWW-Authenticate or at a well-known URL, "
+                    "and the client MUST use it to find the authorization server; the fallback to the "
+                    "server's origin and default endpoints belongs to 2025-03-26 and applies only to a "
+                    "session speaking that version",
+                )
             issuer = origin(self.server_url)
-            self.step("backcompat", "info", f"no Protected Resource Metadata; the request was made under {speaks}: "
-                      f"2025-03-26 behaviour, the server's origin {issuer} is the authorization server",
-                      issuer=issuer, protocol_version=protocol_version)
+            self.step(
+                "backcompat",
+                "info",
+                f"no Protected Resource Metadata; the request was made under {speaks}: "
+                f"2025-03-26 behaviour, the server's origin {issuer} is the authorization server",
+                issuer=issuer,
+                protocol_version=protocol_version,
+            )
             metadata = await self._fetch_as_metadata(issuer, allow_defaults=True)
             return Discovery(canonical_resource(self.server_url), issuer, metadata, backcompat=True)
         resource = prm.get("resource")
@@ -308,39 +375,63 @@ class OAuth:
             self.step("resource-metadata", "info", "the metadata has no `resource`; using the server's canonical URL")
             resource = canonical_resource(self.server_url)
         elif not resource_matches(resource, self.server_url):
-            raise AuthStop("resource-metadata", f"the metadata's resource {resource!r} does not identify this server "
-                           f"({self.server_url}); not proceeding", refused=True,
-                           expected="`resource` identical to (or a path prefix of) the MCP server URL the metadata "
-                           "was fetched for (RFC 9728 §3.3, RFC 8707)")
+            raise AuthStop(
+                "resource-metadata",
+                f"the metadata's resource {resource!r} does not identify this server "
+                f"({self.server_url}); not proceeding",
+                refused=True,
+                expected="`resource` identical to (or a path prefix of) the MCP server URL the metadata "
+                "was fetched for (RFC 9728 §3.3, RFC 8707)",
+            )
         servers = [s for s in prm.get("authorization_servers") or [] if isinstance(s, str) and s]
         if not servers:
-            raise AuthStop("resource-metadata", "the metadata lists no authorization_servers",
-                           expected="at least one entry in authorization_servers")
+            raise AuthStop(
+                "resource-metadata",
+                "the metadata lists no authorization_servers",
+                expected="at least one entry in authorization_servers",
+            )
         issuer = servers[0]
         if len(servers) > 1:
-            self.step("resource-metadata", "info", f"{len(servers)} authorization servers listed; using the first, "
-                      f"{issuer}", authorization_servers=servers)
+            self.step(
+                "resource-metadata",
+                "info",
+                f"{len(servers)} authorization servers listed; using the first, {issuer}",
+                authorization_servers=servers,
+            )
         supported = prm.get("scopes_supported")
         metadata = await self._fetch_as_metadata(issuer, allow_defaults=False)
-        return Discovery(resource, issuer, metadata, prm=prm,
-                         scopes_supported=[s for s in supported if isinstance(s, str)] if isinstance(supported, list)
-                         else None)
+        return Discovery(
+            resource,
+            issuer,
+            metadata,
+            prm=prm,
+            scopes_supported=[s for s in supported if isinstance(s, str)] if isinstance(supported, list) else None,
+        )
 
     async def _fetch_prm(self, challenge: Challenge | None) -> tuple[dict[str, Any] | None, str | None]:
         urls = []
         if challenge and challenge.resource_metadata:
             urls.append(challenge.resource_metadata)
         else:
-            self.step("resource-metadata", "info", "no resource_metadata in WWW-Authenticate: trying the well-known "
-                      "URLs (path-aware, then root)")
+            self.step(
+                "resource-metadata",
+                "info",
+                "no resource_metadata in WWW-Authenticate: trying the well-known URLs (path-aware, then root)",
+            )
         urls += [u for u in prm_urls(self.server_url) if u not in urls]
         for url in urls:
             ex = await self.recorder.send("resource-metadata", "GET", url)
             doc = ex.json() if ex.ok else None
             if isinstance(doc, dict):
-                self.step("resource-metadata", "ok", f"Protected Resource Metadata from {url}", url=url,
-                          resource=doc.get("resource"), authorization_servers=doc.get("authorization_servers"),
-                          scopes_supported=doc.get("scopes_supported"))
+                self.step(
+                    "resource-metadata",
+                    "ok",
+                    f"Protected Resource Metadata from {url}",
+                    url=url,
+                    resource=doc.get("resource"),
+                    authorization_servers=doc.get("authorization_servers"),
+                    scopes_supported=doc.get("scopes_supported"),
+                )
                 return doc, url
             why = ex.describe() if not ex.ok else "the body is not a JSON object"
             self.step("resource-metadata", "info", f"no metadata at {url} ({why})", url=url)
@@ -358,33 +449,61 @@ class OAuth:
             fatal, warnings = as_metadata_problems(doc, issuer)
             if fatal:
                 rejected = f"metadata at {url} rejected: {fatal}"
-                self.step("authorization-server-metadata", "failed", rejected, url=url,
-                          expected=f"issuer {issuer!r}, authorization and token endpoints, S256 in "
-                          "code_challenge_methods_supported (RFC 8414 §3.3)")
+                self.step(
+                    "authorization-server-metadata",
+                    "failed",
+                    rejected,
+                    url=url,
+                    expected=f"issuer {issuer!r}, authorization and token endpoints, S256 in "
+                    "code_challenge_methods_supported (RFC 8414 §3.3)",
+                )
                 continue
-            self.step("authorization-server-metadata", "ok", f"{'OpenID' if kind == 'oidc' else 'OAuth'} metadata of "
-                      f"{issuer} from {url}", url=url, issuer=issuer, warnings=warnings or None,
-                      registration=bool(doc.get("registration_endpoint")),
-                      cimd=doc.get("client_id_metadata_document_supported") is True)
+            self.step(
+                "authorization-server-metadata",
+                "ok",
+                f"{'OpenID' if kind == 'oidc' else 'OAuth'} metadata of {issuer} from {url}",
+                url=url,
+                issuer=issuer,
+                warnings=warnings or None,
+                registration=bool(doc.get("registration_endpoint")),
+                cimd=doc.get("client_id_metadata_document_supported") is True,
+            )
             return doc
         if rejected:
-            raise AuthStop("authorization-server-metadata", rejected, refused=True,
-                           expected="metadata whose issuer is identical to the issuer the well-known URL was built from")
+            raise AuthStop(
+                "authorization-server-metadata",
+                rejected,
+                refused=True,
+                expected="metadata whose issuer is identical to the issuer the well-known URL was built from",
+            )
         if allow_defaults:
-            self.step("authorization-server-metadata", "info", f"no metadata at {issuer}: using the 2025-03-26 default "
-                      "endpoints /authorize, /token, /register", issuer=issuer)
+            self.step(
+                "authorization-server-metadata",
+                "info",
+                f"no metadata at {issuer}: using the 2025-03-26 default endpoints /authorize, /token, /register",
+                issuer=issuer,
+            )
             return default_endpoints(self.server_url)
-        raise AuthStop("authorization-server-metadata", f"no authorization server metadata for {issuer}",
-                       expected="RFC 8414 or OpenID Connect Discovery metadata at one of the well-known URLs")
+        raise AuthStop(
+            "authorization-server-metadata",
+            f"no authorization server metadata for {issuer}",
+            expected="RFC 8414 or OpenID Connect Discovery metadata at one of the well-known URLs",
+        )
 
     async def _record_for(self, disc: Discovery) -> AuthRecord:
         if self.record is not None and self.record.issuer != disc.issuer:
-            self.step("as-change", "info", f"the authorization server changed from {self.record.issuer} to "
-                      f"{disc.issuer}: its own registration is used; credentials of {self.record.issuer} are never "
-                      "sent to it", previous=self.record.issuer, issuer=disc.issuer)
+            self.step(
+                "as-change",
+                "info",
+                f"the authorization server changed from {self.record.issuer} to "
+                f"{disc.issuer}: its own registration is used; credentials of {self.record.issuer} are never "
+                "sent to it",
+                previous=self.record.issuer,
+                issuer=disc.issuer,
+            )
         record = await self.store.get(self.server_key, disc.issuer) or AuthRecord(disc.issuer)
         if record.tokens is not None and not self._issued_here(record):
-            record.tokens = None            # a new authorization replaces them; until then they stay stored
+            record.tokens = None  # a new authorization replaces them; until then they stay stored
         record.metadata, record.resource = disc.metadata, disc.resource
         return record
 
@@ -399,26 +518,50 @@ class OAuth:
             bound = self._prereg_issuer or await self._stored_binding() or record.issuer
             if bound == record.issuer:
                 self._prereg_issuer = bound
-                method = s.auth_method if s.auth_method in TOKEN_AUTH_METHODS else self._method_for(meta, bool(s.client_secret))
+                method = (
+                    s.auth_method
+                    if s.auth_method in TOKEN_AUTH_METHODS
+                    else self._method_for(meta, bool(s.client_secret))
+                )
                 record.client = ClientInfo(s.client_id, s.client_secret, method, "pre-registered")
-                self.step("registration", "ok", f"pre-registered client {s.client_id} ({method})",
-                          source="pre-registered", client_id=s.client_id, auth_method=method)
+                self.step(
+                    "registration",
+                    "ok",
+                    f"pre-registered client {s.client_id} ({method})",
+                    source="pre-registered",
+                    client_id=s.client_id,
+                    auth_method=method,
+                )
                 return record.client
-            self.step("registration", "info", f"the pre-registered client {s.client_id} belongs to {bound}, not "
-                      f"{record.issuer}: not used here (credentials are bound to their authorization server; set "
-                      "the issuer in the server's settings, or forget the stored clients, if it changed)")
+            self.step(
+                "registration",
+                "info",
+                f"the pre-registered client {s.client_id} belongs to {bound}, not "
+                f"{record.issuer}: not used here (credentials are bound to their authorization server; set "
+                "the issuer in the server's settings, or forget the stored clients, if it changed)",
+            )
         if s.client_metadata_url and meta.get("client_id_metadata_document_supported") is True:
             record.client = ClientInfo(s.client_metadata_url, "", "none", "cimd")
-            self.step("registration", "ok", f"Client ID Metadata Document: client_id {s.client_metadata_url}",
-                      source="cimd", client_id=s.client_metadata_url, auth_method="none")
+            self.step(
+                "registration",
+                "ok",
+                f"Client ID Metadata Document: client_id {s.client_metadata_url}",
+                source="cimd",
+                client_id=s.client_metadata_url,
+                auth_method="none",
+            )
             return record.client
         endpoint = meta.get("registration_endpoint")
         if isinstance(endpoint, str) and endpoint:
             record.client = await self._register(endpoint, meta)
             return record.client
-        raise AuthStop("registration", "no way to obtain a client id: no pre-registered client for this "
-                       "authorization server, and it supports neither Client ID Metadata Documents nor Dynamic "
-                       "Client Registration", expected="enter a pre-registered client id in the server's settings")
+        raise AuthStop(
+            "registration",
+            "no way to obtain a client id: no pre-registered client for this "
+            "authorization server, and it supports neither Client ID Metadata Documents nor Dynamic "
+            "Client Registration",
+            expected="enter a pre-registered client id in the server's settings",
+        )
 
     async def _stored_binding(self) -> str | None:
         """The issuer an earlier session used the pre-registered client with (the settings named
@@ -445,26 +588,43 @@ class OAuth:
         supported = supported if isinstance(supported, list) else ["client_secret_basic"]
         wanted = next((m for m in ("none", "client_secret_basic", "client_secret_post") if m in supported), "none")
         redirect = self.authorizer.redirect_uri(self.settings.redirect_uri)
-        body = {"client_name": self.settings.client_name, "redirect_uris": [redirect],
-                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
-                "token_endpoint_auth_method": wanted,
-                "application_type": "native" if _is_loopback(redirect) else "web"}
+        body = {
+            "client_name": self.settings.client_name,
+            "redirect_uris": [redirect],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": wanted,
+            "application_type": "native" if _is_loopback(redirect) else "web",
+        }
         ex = await self.recorder.send("registration", "POST", endpoint, json_body=body)
         doc = ex.json() if ex.ok else None
         if not isinstance(doc, dict) or not isinstance(doc.get("client_id"), str):
-            raise AuthStop("registration", f"Dynamic Client Registration failed ({ex.describe()}"
-                           f"{': ' + str(doc.get('error_description') or doc.get('error')) if isinstance(doc, dict) else ''})",
-                           expected="HTTP 201 with a client_id (RFC 7591 §3.2.1)")
+            raise AuthStop(
+                "registration",
+                f"Dynamic Client Registration failed ({ex.describe()}"
+                f"{': ' + str(doc.get('error_description') or doc.get('error')) if isinstance(doc, dict) else ''})",
+                expected="HTTP 201 with a client_id (RFC 7591 §3.2.1)",
+            )
         secret = _text(doc, "client_secret")
-        self._learn(secret, doc.get("registration_access_token") if isinstance(doc.get("registration_access_token"), str) else None)
+        self._learn(
+            secret,
+            doc.get("registration_access_token") if isinstance(doc.get("registration_access_token"), str) else None,
+        )
         method = doc.get("token_endpoint_auth_method")
         if method not in TOKEN_AUTH_METHODS:
             method = wanted if wanted != "none" or not secret or "none" in supported else self._method_for(meta, True)
         if method != "none" and not secret:
             method = "none"
         shown = {k: v for k, v in doc.items() if k not in ("client_secret", "registration_access_token")}
-        self.step("registration", "ok", f"registered as {doc['client_id']} ({method})", source="dcr",
-                  client_id=doc["client_id"], auth_method=method, url=endpoint)
+        self.step(
+            "registration",
+            "ok",
+            f"registered as {doc['client_id']} ({method})",
+            source="dcr",
+            client_id=doc["client_id"],
+            auth_method=method,
+            url=endpoint,
+        )
         return ClientInfo(doc["client_id"], secret, method, "dcr", shown)
 
     # authorization code flow -----------------------------------------------------------------------
@@ -475,19 +635,33 @@ class OAuth:
         verifier, code_challenge = pkce_pair()
         state = self.state_prefix + secrets.token_urlsafe(24)
         redirect = self.authorizer.redirect_uri(self.settings.redirect_uri)
-        params = {"response_type": "code", "client_id": client.client_id, "redirect_uri": redirect, "state": state,
-                  "code_challenge": code_challenge, "code_challenge_method": "S256", "resource": record.resource}
+        params = {
+            "response_type": "code",
+            "client_id": client.client_id,
+            "redirect_uri": redirect,
+            "state": state,
+            "code_challenge": code_challenge,
+            "code_challenge_method": "S256",
+            "resource": record.resource,
+        }
         if scopes:
             params["scope"] = " ".join(scopes)
         endpoint = meta["authorization_endpoint"]
         url = endpoint + ("&" if "?" in endpoint else "?") + urlencode(params)
         self._learn(verifier)
-        self.step("authorization-request", "info", f"authorization request to {endpoint}", url=endpoint,
-                  params={k: v for k, v in params.items() if k != "state"}, issuer=record.issuer)
+        self.step(
+            "authorization-request",
+            "info",
+            f"authorization request to {endpoint}",
+            url=endpoint,
+            params={k: v for k, v in params.items() if k != "state"},
+            issuer=record.issuer,
+        )
         self.waiting_on_user = True
         try:
-            answer = await self.authorizer.authorize(AuthorizationRequest(url, redirect, state, record.issuer, params),
-                                                     self.recorder)
+            answer = await self.authorizer.authorize(
+                AuthorizationRequest(url, redirect, state, record.issuer, params), self.recorder
+            )
         except AuthorizationAborted as exc:
             raise AuthStop("authorization-response", str(exc)) from None
         finally:
@@ -496,12 +670,24 @@ class OAuth:
         self._check_response(answer, state, record)
         code = answer.get("code")
         if not code:
-            raise AuthStop("authorization-response", "the authorization response has no code",
-                           expected="code and state in the redirect (OAuth 2.1 §4.1.2)")
-        self.step("authorization-response", "ok", "authorization response: code received, state and iss checked",
-                  iss=answer.get("iss"))
-        form = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect,
-                "code_verifier": verifier, "resource": record.resource}
+            raise AuthStop(
+                "authorization-response",
+                "the authorization response has no code",
+                expected="code and state in the redirect (OAuth 2.1 §4.1.2)",
+            )
+        self.step(
+            "authorization-response",
+            "ok",
+            "authorization response: code received, state and iss checked",
+            iss=answer.get("iss"),
+        )
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect,
+            "code_verifier": verifier,
+            "resource": record.resource,
+        }
         tokens = await self._token_request(record, client, form, "token")
         tokens.requested_scope = " ".join(scopes)
         tokens.scope = tokens.scope or tokens.requested_scope
@@ -512,19 +698,34 @@ class OAuth:
         advertised = record.metadata.get("authorization_response_iss_parameter_supported") is True
         iss = answer.get("iss")
         if iss is not None and iss != record.issuer:
-            raise AuthStop("authorization-response", f"the response's iss {iss!r} is not the recorded issuer "
-                           f"{record.issuer!r}; the code is not used (possible mix-up attack)", refused=True,
-                           expected="iss identical to the issuer (simple string comparison, no normalization; RFC 9207)")
+            raise AuthStop(
+                "authorization-response",
+                f"the response's iss {iss!r} is not the recorded issuer "
+                f"{record.issuer!r}; the code is not used (possible mix-up attack)",
+                refused=True,
+                expected="iss identical to the issuer (simple string comparison, no normalization; RFC 9207)",
+            )
         if iss is None and advertised:
-            raise AuthStop("authorization-response", "the authorization server advertises "
-                           "authorization_response_iss_parameter_supported but its response has no iss; rejected",
-                           refused=True, expected="an iss parameter in the authorization response (RFC 9207 §2.4)")
+            raise AuthStop(
+                "authorization-response",
+                "the authorization server advertises "
+                "authorization_response_iss_parameter_supported but its response has no iss; rejected",
+                refused=True,
+                expected="an iss parameter in the authorization response (RFC 9207 §2.4)",
+            )
         if answer.get("state") != state:
-            raise AuthStop("authorization-response", "the response's state does not match the request's; discarded",
-                           refused=True, expected="the state value sent in the authorization request")
+            raise AuthStop(
+                "authorization-response",
+                "the response's state does not match the request's; discarded",
+                refused=True,
+                expected="the state value sent in the authorization request",
+            )
         if answer.get("error"):
-            raise AuthStop("authorization-response", f"the authorization server answered error={answer['error']}"
-                           + (f": {answer['error_description']}" if answer.get("error_description") else ""))
+            raise AuthStop(
+                "authorization-response",
+                f"the authorization server answered error={answer['error']}"
+                + (f": {answer['error_description']}" if answer.get("error_description") else ""),
+            )
 
     async def _token_request(self, record: AuthRecord, client: ClientInfo, form: dict[str, str], step: str) -> TokenSet:
         form = dict(form)
@@ -536,21 +737,34 @@ class OAuth:
     def _tokens_from(self, ex: Exchange, step: str) -> TokenSet:
         doc = ex.json()
         if not ex.ok or not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str):
-            raise AuthStop(step, f"the token endpoint answered {ex.describe()}{_oauth_error(doc)}",
-                           expected="HTTP 200 with a JSON access_token and token_type (OAuth 2.1 §3.2.3)")
+            raise AuthStop(
+                step,
+                f"the token endpoint answered {ex.describe()}{_oauth_error(doc)}",
+                expected="HTTP 200 with a JSON access_token and token_type (OAuth 2.1 §3.2.3)",
+            )
         expires_in = doc.get("expires_in")
-        tokens = TokenSet(access_token=doc["access_token"], token_type=str(doc.get("token_type") or "Bearer"),
-                          refresh_token=_text(doc, "refresh_token"),
-                          expires_at=time.time() + expires_in if isinstance(expires_in, (int, float)) else None,
-                          scope=_text(doc, "scope"),
-                          id_token=_text(doc, "id_token"))
+        tokens = TokenSet(
+            access_token=doc["access_token"],
+            token_type=str(doc.get("token_type") or "Bearer"),
+            refresh_token=_text(doc, "refresh_token"),
+            expires_at=time.time() + expires_in if isinstance(expires_in, (int, float)) else None,
+            scope=_text(doc, "scope"),
+            id_token=_text(doc, "id_token"),
+        )
         self._learn(tokens.access_token, tokens.refresh_token, tokens.id_token)
         if tokens.token_type.lower() != "bearer":
             self.step(step, "info", f"token_type is {tokens.token_type!r}; it is sent as a Bearer token")
-        self.step(step, "ok", f"token received ({tokens.token_type}"
-                  + (f", expires in {expires_in} s" if expires_in is not None else "")
-                  + (", with a refresh token" if tokens.refresh_token else "") + ")",
-                  scope=tokens.scope or None, expires_in=expires_in, refresh_token=bool(tokens.refresh_token))
+        self.step(
+            step,
+            "ok",
+            f"token received ({tokens.token_type}"
+            + (f", expires in {expires_in} s" if expires_in is not None else "")
+            + (", with a refresh token" if tokens.refresh_token else "")
+            + ")",
+            scope=tokens.scope or None,
+            expires_in=expires_in,
+            refresh_token=bool(tokens.refresh_token),
+        )
         return tokens
 
     async def _keep(self, record: AuthRecord, tokens: TokenSet) -> None:
@@ -595,22 +809,29 @@ class OAuth:
             endpoint = record.metadata.get("revocation_endpoint")
             refused: list[str] = []
             if isinstance(endpoint, str) and endpoint and record.client is not None:
-                for token, hint in ((record.tokens.refresh_token, "refresh_token"),
-                                    (record.tokens.access_token, "access_token")):
+                for token, hint in (
+                    (record.tokens.refresh_token, "refresh_token"),
+                    (record.tokens.access_token, "access_token"),
+                ):
                     if token:
                         ex = await self._revoke_one(record, endpoint, token, hint)
                         if ex.status != 200:
                             refused.append(f"{hint}: {ex.describe()}{_oauth_error(ex.json())}")
             else:
-                self.step("revoke", "info", "the authorization server has no revocation_endpoint: tokens forgotten "
-                          "here only")
+                self.step(
+                    "revoke", "info", "the authorization server has no revocation_endpoint: tokens forgotten here only"
+                )
             record.tokens = None
             await self.store.put(self.server_key, record)
             if refused:
-                self.step("revoke", "failed", f"the revocation endpoint did not confirm ({'; '.join(refused)}): the "
-                          "tokens are forgotten here but may still be valid at the authorization server",
-                          expected="HTTP 200 from the revocation endpoint, the client authenticated as at the token "
-                          "endpoint (RFC 7009 §2.1, §2.2)")
+                self.step(
+                    "revoke",
+                    "failed",
+                    f"the revocation endpoint did not confirm ({'; '.join(refused)}): the "
+                    "tokens are forgotten here but may still be valid at the authorization server",
+                    expected="HTTP 200 from the revocation endpoint, the client authenticated as at the token "
+                    "endpoint (RFC 7009 §2.1, §2.2)",
+                )
             else:
                 self.step("revoke", "ok", "tokens revoked and forgotten")
 

@@ -2,6 +2,7 @@
 request (POST, the GET stream, DELETE; Streamable HTTP and HTTP+SSE alike) carries the
 token, and a 401 — or a 403 `insufficient_scope` — runs the flow and retries the request.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,13 +74,15 @@ class OAuthHttpxAuth(httpx.Auth):
             if attempts >= MAX_AUTHORIZATIONS_PER_REQUEST:
                 reason = f"gave up after {attempts} authorizations for this request (HTTP {response.status_code} again)"
                 self.oauth.outcome = Outcome("refused", "retry", reason)
-                self.oauth.step("retry", "refused", reason, expected="clients SHOULD limit retries "
-                                "(Step-Up Authorization Flow)")
+                self.oauth.step(
+                    "retry", "refused", reason, expected="clients SHOULD limit retries (Step-Up Authorization Flow)"
+                )
                 response.extensions[OUTCOME] = self.oauth.outcome
                 return
             sent = request.headers.get("authorization")
-            retry = await self.oauth.handle(response.status_code, challenges, sent,
-                                            protocol_version=protocol_version_of(request, self.negotiated()))
+            retry = await self.oauth.handle(
+                response.status_code, challenges, sent, protocol_version=protocol_version_of(request, self.negotiated())
+            )
             if not retry:
                 response.extensions[OUTCOME] = self.oauth.outcome
                 return
@@ -89,16 +92,33 @@ class OAuthHttpxAuth(httpx.Auth):
                 request.headers["Authorization"] = header
             response = yield request
             status = response.status_code
-            self.oauth.step("retry", "info" if status in (401, 403) else "ok",
-                            f"retried {request.method} {request.url} with the new token → HTTP {status}",
-                            url=str(request.url), method=request.method, status_code=status)
+            self.oauth.step(
+                "retry",
+                "info" if status in (401, 403) else "ok",
+                f"retried {request.method} {request.url} with the new token → HTTP {status}",
+                url=str(request.url),
+                method=request.method,
+                status_code=status,
+            )
 
     def _record_challenge(self, request: httpx.Request, response: httpx.Response) -> None:
         ex = Exchange(request.method, str(request.url), response.status_code, response.headers, response.content)
         body = request.content if request.method == "POST" else None
-        self.oauth.recorder.record("challenge", ex, dict(request.headers), body,
-                                   request.headers.get("content-type", "").split(";")[0], response)
+        self.oauth.recorder.record(
+            "challenge",
+            ex,
+            dict(request.headers),
+            body,
+            request.headers.get("content-type", "").split(";")[0],
+            response,
+        )
         www = response.headers.get_list("www-authenticate")
-        self.oauth.step("challenge", "info", f"HTTP {response.status_code} from the MCP server"
-                        + (f"; WWW-Authenticate: {' | '.join(www)}" if www else " without WWW-Authenticate"),
-                        status_code=response.status_code, www_authenticate=www, url=str(request.url))
+        self.oauth.step(
+            "challenge",
+            "info",
+            f"HTTP {response.status_code} from the MCP server"
+            + (f"; WWW-Authenticate: {' | '.join(www)}" if www else " without WWW-Authenticate"),
+            status_code=response.status_code,
+            www_authenticate=www,
+            url=str(request.url),
+        )

@@ -1,4 +1,5 @@
 """Reading a JWT's header and claims for display (never for trust: nothing is verified)."""
+
 from __future__ import annotations
 
 import base64

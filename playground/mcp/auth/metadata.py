@@ -1,6 +1,7 @@
 """Where the metadata documents are and whether they can be used: Protected Resource
 Metadata (RFC 9728) and authorization server metadata (RFC 8414 / OpenID Connect
 Discovery), in the spec's order, and the 2025-03-26 fallbacks."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -38,8 +39,11 @@ def as_metadata_urls(issuer: str) -> list[tuple[str, str]]:
     base = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
     path = parts.path.rstrip("/")
     if path:
-        return [(f"{base}{OAUTH_WELL_KNOWN}{path}", "oauth"), (f"{base}{OIDC_WELL_KNOWN}{path}", "oidc"),
-                (f"{base}{path}{OIDC_WELL_KNOWN}", "oidc")]
+        return [
+            (f"{base}{OAUTH_WELL_KNOWN}{path}", "oauth"),
+            (f"{base}{OIDC_WELL_KNOWN}{path}", "oidc"),
+            (f"{base}{path}{OIDC_WELL_KNOWN}", "oidc"),
+        ]
     return [(f"{base}{OAUTH_WELL_KNOWN}", "oauth"), (f"{base}{OIDC_WELL_KNOWN}", "oidc")]
 
 
@@ -60,15 +64,19 @@ def as_metadata_problems(doc: Any, issuer: str) -> tuple[str | None, list[str]]:
     if not isinstance(doc, dict):
         return "the document is not a JSON object", []
     if doc.get("issuer") != issuer:
-        return (f"its issuer {doc.get('issuer')!r} is not the issuer {issuer!r} the URL was built from "
-                "(RFC 8414 §3.3: the client MUST NOT use this metadata)"), []
+        return (
+            f"its issuer {doc.get('issuer')!r} is not the issuer {issuer!r} the URL was built from "
+            "(RFC 8414 §3.3: the client MUST NOT use this metadata)"
+        ), []
     for name in ("authorization_endpoint", "token_endpoint"):
         if not isinstance(doc.get(name), str) or not doc[name]:
             return f"it has no {name}", []
     methods = doc.get("code_challenge_methods_supported")
     if not isinstance(methods, list) or "S256" not in methods:
-        return ("it does not list S256 in code_challenge_methods_supported: the server may not support PKCE, "
-                "and the spec says the client MUST refuse to proceed"), []
+        return (
+            "it does not list S256 in code_challenge_methods_supported: the server may not support PKCE, "
+            "and the spec says the client MUST refuse to proceed"
+        ), []
     warnings = []
     rtypes = doc.get("response_types_supported")
     if isinstance(rtypes, list) and "code" not in rtypes:
@@ -79,6 +87,11 @@ def as_metadata_problems(doc: Any, issuer: str) -> tuple[str | None, list[str]]:
 def default_endpoints(server_url: str) -> dict[str, Any]:
     """The 2025-03-26 fallback when the server's origin publishes no metadata."""
     base = origin(server_url)
-    return {"issuer": base, "authorization_endpoint": f"{base}/authorize", "token_endpoint": f"{base}/token",
-            "registration_endpoint": f"{base}/register", "code_challenge_methods_supported": ["S256"],
-            "x-playground-defaults": True}
+    return {
+        "issuer": base,
+        "authorization_endpoint": f"{base}/authorize",
+        "token_endpoint": f"{base}/token",
+        "registration_endpoint": f"{base}/register",
+        "code_challenge_methods_supported": ["S256"],
+        "x-playground-defaults": True,
+    }

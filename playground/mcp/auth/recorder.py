@@ -3,6 +3,7 @@ request and response facts and bodies — secrets masked: tokens, codes, verifie
 client secrets in JSON and form bodies, in URLs (the redirect's `code`), in headers, and
 any value the flow has learnt is secret wherever else it appears.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,14 +19,29 @@ from ..secrets import MASK, Redactor, mask_headers
 from ..transports.http_common import content_type, shown_url
 
 # Body fields (JSON or form) whose values are secrets.
-SECRET_FIELDS = frozenset({"access_token", "refresh_token", "id_token", "client_secret", "code", "code_verifier",
-                           "registration_access_token", "assertion", "client_assertion", "token", "device_code"})
+SECRET_FIELDS = frozenset(
+    {
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "client_secret",
+        "code",
+        "code_verifier",
+        "registration_access_token",
+        "assertion",
+        "client_assertion",
+        "token",
+        "device_code",
+    }
+)
 MAX_BODY_SHOWN = 20_000
 
 
 def mask_json(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: (MASK if k in SECRET_FIELDS and isinstance(v, str) and v else mask_json(v)) for k, v in value.items()}
+        return {
+            k: (MASK if k in SECRET_FIELDS and isinstance(v, str) and v else mask_json(v)) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [mask_json(v) for v in value]
     return value
@@ -46,7 +62,7 @@ def mask_url(url: str) -> str:
 
 def mask_body(raw: bytes | str, ctype: str) -> str:
     text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
-    if ctype == "application/x-www-form-urlencoded":   # shown decoded, one field a line
+    if ctype == "application/x-www-form-urlencoded":  # shown decoded, one field a line
         return "\n".join(f"{k}={v}" for k, v in mask_pairs(parse_qsl(text, keep_blank_values=True)))
     try:
         parsed = json.loads(text)
@@ -83,8 +99,13 @@ class Exchange:
 class Recorder:
     """Sends the flow's requests and records each exchange on the tap."""
 
-    def __init__(self, tap: Tap, secrets: Callable[[], Iterable[str]], timeout: float = 30.0,
-                 client_factory: Callable[..., httpx.AsyncClient] | None = None) -> None:
+    def __init__(
+        self,
+        tap: Tap,
+        secrets: Callable[[], Iterable[str]],
+        timeout: float = 30.0,
+        client_factory: Callable[..., httpx.AsyncClient] | None = None,
+    ) -> None:
         self.client_factory = client_factory or httpx.AsyncClient
         self.tap = tap
         self._secrets = secrets
@@ -93,8 +114,13 @@ class Recorder:
     def redact(self, text: str, extra: Iterable[str] = ()) -> str:
         return Redactor([*self._secrets(), *extra]).text(text)
 
-    def facts(self, method: str, url: str, request_headers: dict[str, str], response: httpx.Response | None,
-              ) -> dict[str, Any]:
+    def facts(
+        self,
+        method: str,
+        url: str,
+        request_headers: dict[str, str],
+        response: httpx.Response | None,
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {"method": method, "url": mask_url(url), "request_headers": mask_headers(request_headers)}
         if response is not None:
             headers = mask_headers(response.headers.multi_items())
@@ -103,8 +129,16 @@ class Recorder:
             out.update(status=response.status_code, headers=headers, content_type=content_type(response.headers))
         return out
 
-    async def send(self, step: str, method: str, url: str, *, headers: dict[str, str] | None = None,
-                   form: dict[str, str] | None = None, json_body: Any = None) -> Exchange:
+    async def send(
+        self,
+        step: str,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        form: dict[str, str] | None = None,
+        json_body: Any = None,
+    ) -> Exchange:
         headers = {"Accept": "application/json", **(headers or {})}
         content: bytes | None = None
         ctype = ""
@@ -127,14 +161,21 @@ class Recorder:
         self.record(step, ex, headers, content, ctype, response)
         return ex
 
-    def record(self, step: str, ex: Exchange, request_headers: dict[str, str], request_body: bytes | None,
-               request_ctype: str, response: httpx.Response | None) -> None:
+    def record(
+        self,
+        step: str,
+        ex: Exchange,
+        request_headers: dict[str, str],
+        request_body: bytes | None,
+        request_ctype: str,
+        response: httpx.Response | None,
+    ) -> None:
         facts = self.facts(ex.method, ex.url, request_headers, response)
-        facts["exchange"] = self.tap.exchange()         # one note is one whole exchange (the HAR export's entry)
+        facts["exchange"] = self.tap.exchange()  # one note is one whole exchange (the HAR export's entry)
         try:
             if response is not None:
                 facts["wait_ms"] = round(response.elapsed.total_seconds() * 1000, 3)
-        except RuntimeError:                           # (not read to its end)
+        except RuntimeError:  # (not read to its end)
             pass
         data: dict[str, Any] = {"auth_step": step}
         # A redirect's code is not known as a secret yet, and its HTML body repeats it.

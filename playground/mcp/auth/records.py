@@ -5,6 +5,7 @@ interface that keeps them (in memory for the CLI, a Django model for the page).
 Client credentials are bound to the issuer that issued them (the spec's "authorization
 server binding"): a record for issuer A is never used with issuer B.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -23,21 +24,21 @@ class AuthSettings:
     """A server's authorization settings (all optional: discovery does the rest)."""
 
     enabled: bool = True
-    client_id: str = ""                 # pre-registered client (priority 1)
+    client_id: str = ""  # pre-registered client (priority 1)
     client_secret: str = ""
-    auth_method: str = ""               # token endpoint auth method; "" = choose from metadata
-    issuer: str = ""                    # the AS the pre-registered client belongs to; "" = the first one met
-    scopes: list[str] = field(default_factory=list)   # requested on top of the challenge's
-    client_metadata_url: str = ""       # a Client ID Metadata Document URL (priority 2, when the AS supports it)
+    auth_method: str = ""  # token endpoint auth method; "" = choose from metadata
+    issuer: str = ""  # the AS the pre-registered client belongs to; "" = the first one met
+    scopes: list[str] = field(default_factory=list)  # requested on top of the challenge's
+    client_metadata_url: str = ""  # a Client ID Metadata Document URL (priority 2, when the AS supports it)
     redirect_uri: str = DEFAULT_REDIRECT_URI
     client_name: str = "MCP Playground"
-    offline_access: bool = True         # ask for a refresh token when the AS lists offline_access
+    offline_access: bool = True  # ask for a refresh token when the AS lists offline_access
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "AuthSettings":
+    def from_dict(cls, data: dict[str, Any] | None) -> AuthSettings:
         names = cls.__dataclass_fields__.keys()
         return cls(**{k: v for k, v in (data or {}).items() if k in names})
 
@@ -49,8 +50,8 @@ class ClientInfo:
     client_id: str
     client_secret: str = ""
     auth_method: str = "none"
-    source: str = "dcr"                 # pre-registered | cimd | dcr
-    registration: dict[str, Any] = field(default_factory=dict)   # the DCR response (secrets stripped)
+    source: str = "dcr"  # pre-registered | cimd | dcr
+    registration: dict[str, Any] = field(default_factory=dict)  # the DCR response (secrets stripped)
 
 
 @dataclass
@@ -58,8 +59,8 @@ class TokenSet:
     access_token: str
     token_type: str = "Bearer"
     refresh_token: str = ""
-    expires_at: float | None = None     # epoch seconds
-    scope: str = ""                     # granted (or, when the AS did not say, requested)
+    expires_at: float | None = None  # epoch seconds
+    scope: str = ""  # granted (or, when the AS did not say, requested)
     requested_scope: str = ""
     id_token: str = ""
     obtained_at: float = field(default_factory=time.time)
@@ -78,7 +79,7 @@ class AuthRecord:
 
     issuer: str
     resource: str = ""
-    metadata: dict[str, Any] = field(default_factory=dict)   # the AS metadata (or the 2025-03-26 defaults)
+    metadata: dict[str, Any] = field(default_factory=dict)  # the AS metadata (or the 2025-03-26 defaults)
     client: ClientInfo | None = None
     tokens: TokenSet | None = None
     updated_at: float = field(default_factory=time.time)
@@ -87,13 +88,17 @@ class AuthRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "AuthRecord":
+    def from_dict(cls, data: dict[str, Any]) -> AuthRecord:
         client = data.get("client")
         tokens = data.get("tokens")
-        return cls(issuer=data["issuer"], resource=data.get("resource", ""), metadata=data.get("metadata") or {},
-                   client=ClientInfo(**client) if isinstance(client, dict) else None,
-                   tokens=TokenSet(**tokens) if isinstance(tokens, dict) else None,
-                   updated_at=data.get("updated_at", time.time()))
+        return cls(
+            issuer=data["issuer"],
+            resource=data.get("resource", ""),
+            metadata=data.get("metadata") or {},
+            client=ClientInfo(**client) if isinstance(client, dict) else None,
+            tokens=TokenSet(**tokens) if isinstance(tokens, dict) else None,
+            updated_at=data.get("updated_at", time.time()),
+        )
 
     def issued_for(self, server_url: str) -> bool:
         """Whether its tokens were issued for this server URL (RFC 8707: a token is for the

@@ -6,10 +6,11 @@ capabilities, tools, calls, resources, prompts, errors, utilities, wire, timing)
 in order on an open session and on the extra connections version negotiation needs, all on
 one tap, so every row cites the transcript lines (seqs) it judged.
 """
+
 from __future__ import annotations
 
-from .result import FAIL, PASS, SKIP, WARN, CheckResult, Report
 from .context import CheckOptions
+from .result import FAIL, PASS, SKIP, WARN, CheckResult, Report
 from .runner import Runner
 
 __all__ = ["FAIL", "PASS", "SKIP", "WARN", "CheckOptions", "CheckResult", "Report", "Runner"]

@@ -5,6 +5,7 @@ Built on playground.schema's field tree (the one the tool forms use: `$ref`s, `a
 bounds against hostile and recursive schemas), then checked with the same validator: what is
 sent is known to be valid (or invalid) by the schema, not guessed.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,20 +16,47 @@ from playground.mcp import jsontext
 from playground.schema import MISSING, Field, PatternNotChecked, build_fields, regex_search, validate_arguments
 
 # Tried in turn against a `pattern` the first guess does not match (in RE2: linear time).
-PATTERN_TRIES = ("0", "1", "a", "A", "abc", "ABC", "a1", "test", "x-y", "x_y", "2025-01-01", "user@example.com",
-                 "https://example.com/", "00000000-0000-4000-8000-000000000000")
-MAX_ITEMS = 5               # array items made to meet a minItems
-MAX_STRING = 1000           # characters made to meet a minLength
+PATTERN_TRIES = (
+    "0",
+    "1",
+    "a",
+    "A",
+    "abc",
+    "ABC",
+    "a1",
+    "test",
+    "x-y",
+    "x_y",
+    "2025-01-01",
+    "user@example.com",
+    "https://example.com/",
+    "00000000-0000-4000-8000-000000000000",
+)
+MAX_ITEMS = 5  # array items made to meet a minItems
+MAX_STRING = 1000  # characters made to meet a minLength
 
 # Sample strings for formats (JSON Schema 2020-12 format vocabulary), valid by the format checker.
 FORMATS = {
-    "email": "user@example.com", "idn-email": "user@example.com",
-    "uri": "https://example.com/", "iri": "https://example.com/", "uri-reference": "https://example.com/",
-    "iri-reference": "https://example.com/", "url": "https://example.com/",
-    "date": "2025-01-01", "date-time": "2025-01-01T00:00:00Z", "time": "00:00:00Z", "duration": "P1D",
-    "uuid": "00000000-0000-4000-8000-000000000000", "ipv4": "127.0.0.1", "ipv6": "::1",
-    "hostname": "example.com", "idn-hostname": "example.com", "json-pointer": "/a", "regex": "a",
-    "relative-json-pointer": "0", "uri-template": "https://example.com/{id}",
+    "email": "user@example.com",
+    "idn-email": "user@example.com",
+    "uri": "https://example.com/",
+    "iri": "https://example.com/",
+    "uri-reference": "https://example.com/",
+    "iri-reference": "https://example.com/",
+    "url": "https://example.com/",
+    "date": "2025-01-01",
+    "date-time": "2025-01-01T00:00:00Z",
+    "time": "00:00:00Z",
+    "duration": "P1D",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "hostname": "example.com",
+    "idn-hostname": "example.com",
+    "json-pointer": "/a",
+    "regex": "a",
+    "relative-json-pointer": "0",
+    "uri-template": "https://example.com/{id}",
 }
 
 
@@ -43,7 +71,7 @@ def example(schema: Any) -> tuple[Any, list[str]]:
         return {}, [f"no arguments could be made: {root.json_fallback}"]
     try:
         value = _value(root, ARGUMENTS.budget())
-    except OverBudget as exc:           # twelve nested arrays of minItems 5 ask for 5^12 values
+    except OverBudget as exc:  # twelve nested arrays of minItems 5 ask for 5^12 values
         return {}, [f"no arguments could be made: the instance is {exc.reason}"]
     if value is MISSING:
         value = {}
@@ -152,7 +180,11 @@ def _array(f: Field, schema: dict[str, Any], budget: Budget) -> list[Any]:
         value = _value(f.item, budget)
         if f.item.kind in ("string",) and schema.get("uniqueItems") is True and isinstance(value, str):
             value = f"{value}{i}"
-        elif f.item.kind in ("integer", "number") and schema.get("uniqueItems") is True and isinstance(value, (int, float)):
+        elif (
+            f.item.kind in ("integer", "number")
+            and schema.get("uniqueItems") is True
+            and isinstance(value, (int, float))
+        ):
             value = value + i
         items.append(None if value is MISSING else value)
     return items

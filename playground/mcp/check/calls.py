@@ -2,6 +2,7 @@
 arguments made from its inputSchema; a result must be a CallToolResult, and when the tool has
 an outputSchema its structuredContent must conform ("Servers MUST provide structured results
 that conform to this schema", Tools › Output Schema)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -51,8 +52,10 @@ def judge_result(result: Any, output_schema: Any) -> tuple[Status, str]:
         errors = validate_arguments(output_schema, structured)
         if errors:
             first = errors[0]
-            return FAIL, (f"structuredContent does not match the outputSchema: {first['pointer'] or '/'}: "
-                          f"{clip(first['message'], 160)}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""))
+            return FAIL, (
+                f"structuredContent does not match the outputSchema: {first['pointer'] or '/'}: "
+                f"{clip(first['message'], 160)}" + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+            )
         return PASS, f"{len(content)} content item(s); structuredContent matches the outputSchema"
     return PASS, f"{len(content)} content item(s)"
 
@@ -70,20 +73,29 @@ async def _call(ctx: CheckContext, name: str, tool: dict[str, Any] | None) -> No
     row = f"tools/call: {clip(name, 60)}"
     if tool is None:
         ctx.report.not_called(name, "the server does not list it")
-        await ctx.row(row, WARN, "asked to call it, but the server does not list a tool of that name; not called",
-                      ctx.list_seqs.get("tools"))
+        await ctx.row(
+            row,
+            WARN,
+            "asked to call it, but the server does not list a tool of that name; not called",
+            ctx.list_seqs.get("tools"),
+        )
         return
     schema = tool.get("inputSchema")
     args, problems = await asyncio.to_thread(arguments.example, schema)
     if problems:
         ctx.report.not_called(name, "no arguments that satisfy its inputSchema could be made")
-        await ctx.row(row, WARN, f"could not make arguments that satisfy the inputSchema ({clip(problems[0], 160)}); "
-                                 "not called", ctx.list_seqs.get("tools"))
+        await ctx.row(
+            row,
+            WARN,
+            f"could not make arguments that satisfy the inputSchema ({clip(problems[0], 160)}); not called",
+            ctx.list_seqs.get("tools"),
+        )
         return
     ctx.examples[name] = args
     ctx.report.tools_called.append(name)
-    answer = await ctx.ask("tools/call", {"name": name, "arguments": args}, timeout=ctx.options.call_timeout,
-                           progress=True)
+    answer = await ctx.ask(
+        "tools/call", {"name": name, "arguments": args}, timeout=ctx.options.call_timeout, progress=True
+    )
     said = f"called with {shown(args)}: "
     if answer.timed_out or answer.lost is not None:
         await ctx.row(row, FAIL, said + answer.describe(), answer.seqs)
@@ -94,8 +106,14 @@ async def _call(ctx: CheckContext, name: str, tool: dict[str, Any] | None) -> No
     else:
         status, reason = await asyncio.to_thread(judge_result, answer.result, tool.get("outputSchema"))
         broken = ctx.conformance.problems_of(answer)
-        if broken:      # (the schema row says it too: this row must not pass the same answer)
-            status, reason = FAIL, (f"the result breaks the {ctx.version} schema (CallToolResult): "
-                                    + "; ".join(broken[:3]) + (f"; and {len(broken) - 3} more" if len(broken) > 3 else "")
-                                    + f" — besides: {reason}")
+        if broken:  # (the schema row says it too: this row must not pass the same answer)
+            status, reason = (
+                FAIL,
+                (
+                    f"the result breaks the {ctx.version} schema (CallToolResult): "
+                    + "; ".join(broken[:3])
+                    + (f"; and {len(broken) - 3} more" if len(broken) > 3 else "")
+                    + f" — besides: {reason}"
+                ),
+            )
         await ctx.row(row, status, said + reason, answer.seqs)

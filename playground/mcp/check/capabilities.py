@@ -15,6 +15,7 @@ The reverse direction, by what the spec says (2025-11-25 and 2026-07-28):
   which the wire check judges (`wire`).
 A request that gets no answer at all fails: every request MUST get a response.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -37,7 +38,7 @@ def _methods(ctx: CheckContext) -> dict[str, list[tuple[str, dict[str, Any] | No
         "prompts": [("prompts/list", None)],
         "completions": [("completion/complete", _completion_params(ctx))],
     }
-    if ctx.era == "legacy":         # 2026-07-28 removed logging/setLevel: the level travels in _meta
+    if ctx.era == "legacy":  # 2026-07-28 removed logging/setLevel: the level travels in _meta
         out["logging"] = [("logging/setLevel", {"level": "info"})]
     return out
 
@@ -47,11 +48,19 @@ def _completion_params(ctx: CheckContext) -> dict[str, Any]:
     for prompt in ctx.lists.get("prompts") or []:
         arguments = prompt.get("arguments")
         for argument in arguments if isinstance(arguments, list) else ():
-            if isinstance(argument, dict) and isinstance(argument.get("name"), str) and isinstance(prompt.get("name"), str):
-                return {"ref": {"type": "ref/prompt", "name": prompt["name"]},
-                        "argument": {"name": argument["name"], "value": ""}}
-    return {"ref": {"type": "ref/prompt", "name": ctx.unlisted("prompts", NO_SUCH_PROMPT)},
-            "argument": {"name": "x", "value": ""}}
+            if (
+                isinstance(argument, dict)
+                and isinstance(argument.get("name"), str)
+                and isinstance(prompt.get("name"), str)
+            ):
+                return {
+                    "ref": {"type": "ref/prompt", "name": prompt["name"]},
+                    "argument": {"name": argument["name"], "value": ""},
+                }
+    return {
+        "ref": {"type": "ref/prompt", "name": ctx.unlisted("prompts", NO_SUCH_PROMPT)},
+        "argument": {"name": "x", "value": ""},
+    }
 
 
 async def run(ctx: CheckContext) -> None:
@@ -118,15 +127,21 @@ def judge_unadvertised(ctx: CheckContext, capability: str, method: str, answer: 
     if answer.ok:
         offered = offers(method, answer.result)
         if offered and capability in MUST_DECLARE:
-            return FAIL, (f"{method} offered {offered} item(s), but `{capability}` is not advertised: servers that "
-                          f"support {capability} MUST declare the `{capability}` capability")
-        return WARN, (f"{method} answered with a result, but `{capability}` is not advertised "
-                      "(Both parties SHOULD respect capability negotiation)")
+            return FAIL, (
+                f"{method} offered {offered} item(s), but `{capability}` is not advertised: servers that "
+                f"support {capability} MUST declare the `{capability}` capability"
+            )
+        return WARN, (
+            f"{method} answered with a result, but `{capability}` is not advertised "
+            "(Both parties SHOULD respect capability negotiation)"
+        )
     if answer.timed_out or answer.lost is not None:
         return FAIL, f"{method} got {answer.describe()} (`{capability}` is not advertised: expected -32601)"
     if ctx.modern_http:
-        return FAIL, (f"{method} got {answer.describe()} (`{capability}` is not advertised): over Streamable HTTP a "
-                      "method the server does not implement MUST get 404 Not Found and -32601")
+        return FAIL, (
+            f"{method} got {answer.describe()} (`{capability}` is not advertised): over Streamable HTTP a "
+            "method the server does not implement MUST get 404 Not Found and -32601"
+        )
     return WARN, f"{method} got {answer.describe()} (`{capability}` is not advertised: expected -32601)"
 
 

@@ -2,6 +2,7 @@
 judged (or, with --jsonl, each as a JSON line), then the summary; `--transcript FILE` keeps the
 transcript the rows cite by seq. Exit status: 0 nothing failed, 1 a check failed (the CLI's own:
 2 usage, 3 could not connect)."""
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,9 @@ MARKS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "SKIP"}
 
 
 def describe_row(row: CheckResult) -> str:
-    seqs = f"  [events {', '.join(str(s) for s in row.seqs[:12])}{' …' if len(row.seqs) > 12 else ''}]" if row.seqs else ""
+    seqs = (
+        f"  [events {', '.join(str(s) for s in row.seqs[:12])}{' …' if len(row.seqs) > 12 else ''}]" if row.seqs else ""
+    )
     return f"{MARKS[row.status]}  {row.name} — {row.reason}{seqs}"
 
 
@@ -34,8 +37,13 @@ def tool_names(value: str) -> list[str]:
 
 def options_from_args(ns: argparse.Namespace, config: ServerConfig) -> CheckOptions:
     """--call-tools and --deadline (the whole check's; CHECK_DEADLINE when not given)."""
-    return options_from({"call_tools": [n for v in ns.call_tools or [] for n in tool_names(v)],
-                         "deadline": getattr(ns, "deadline", None)}, config.timeout)
+    return options_from(
+        {
+            "call_tools": [n for v in ns.call_tools or [] for n in tool_names(v)],
+            "deadline": getattr(ns, "deadline", None),
+        },
+        config.timeout,
+    )
 
 
 def make_runner(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> Runner:
@@ -43,10 +51,12 @@ def make_runner(ns: argparse.Namespace, config: ServerConfig, tap: Tap) -> Runne
     return Runner(tap, options_from_args(ns, config))
 
 
-async def run(runner: Runner, ns: argparse.Namespace, client: McpClient, config: ServerConfig, auth: OAuth | None,
-              out: IO[str]) -> int:
+async def run(
+    runner: Runner, ns: argparse.Namespace, client: McpClient, config: ServerConfig, auth: OAuth | None, out: IO[str]
+) -> int:
     """The battery on the open session; the exit status."""
-    async def connect(changed: ServerConfig, tap: Tap) -> McpClient:     # the version probes' own connections
+
+    async def connect(changed: ServerConfig, tap: Tap) -> McpClient:  # the version probes' own connections
         return await open_client(changed, tap=tap, auth=auth)
 
     async def on_row(row: CheckResult) -> None:

@@ -1,6 +1,7 @@
 """Schema conformance: every answer the check got, checked against the official JSON Schema of
 the protocol version the session uses (the schema lint's `lint.check`), so a list item or a
 result that breaks the schema's shape is a finding even where no other check looks at it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,15 +15,16 @@ from .result import FAIL, PASS, SKIP, clip
 if TYPE_CHECKING:
     from .context import CheckContext
 
-MAX_CHARS = 1_000_000        # answers larger than this are not checked (as the live lint does)
-SHOWN = 5                    # problems quoted in the row's reason
+MAX_CHARS = 1_000_000  # answers larger than this are not checked (as the live lint does)
+SHOWN = 5  # problems quoted in the row's reason
 
 
 def _check(method: str, result: Any, version: str) -> lint.Report | None:
     if len(json.dumps(result, ensure_ascii=False, default=str)) > MAX_CHARS:
         return None
-    return lint.check({"jsonrpc": "2.0", "id": 0, "result": result}, version=version, direction="recv",
-                      request=lint.Request(method))
+    return lint.check(
+        {"jsonrpc": "2.0", "id": 0, "result": result}, version=version, direction="recv", request=lint.Request(method)
+    )
 
 
 class Conformance:
@@ -45,8 +47,12 @@ class Conformance:
 
     def problems_of(self, answer: Answer) -> list[str]:
         """Where `answer` (checked by `add`) breaks the schema, as a reason quotes it ([] if it does not)."""
-        return [f"{problem['pointer'] or '/'} {clip(problem['message'], 160)}"
-                for _method, seqs, report in self.failed if seqs == answer.seqs for problem in report.problems]
+        return [
+            f"{problem['pointer'] or '/'} {clip(problem['message'], 160)}"
+            for _method, seqs, report in self.failed
+            if seqs == answer.seqs
+            for problem in report.problems
+        ]
 
 
 async def run(ctx: CheckContext) -> None:
@@ -59,8 +65,17 @@ async def run(ctx: CheckContext) -> None:
     elif not seen.failed:
         await ctx.row(name, PASS, f"{seen.checked} answers match the {version} schema")
     else:
-        problems = [f"{method} ({report.definition}): {problem['pointer'] or '/'} {clip(problem['message'], 160)}"
-                    for method, _seqs, report in seen.failed for problem in report.problems]
+        problems = [
+            f"{method} ({report.definition}): {problem['pointer'] or '/'} {clip(problem['message'], 160)}"
+            for method, _seqs, report in seen.failed
+            for problem in report.problems
+        ]
         more = f"; {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
-        await ctx.row(name, FAIL, f"{len(seen.failed)} of {seen.checked} answers break the {version} schema: "
-                      + "; ".join(problems[:SHOWN]) + more, [s for _m, seqs, _r in seen.failed for s in seqs])
+        await ctx.row(
+            name,
+            FAIL,
+            f"{len(seen.failed)} of {seen.checked} answers break the {version} schema: "
+            + "; ".join(problems[:SHOWN])
+            + more,
+            [s for _m, seqs, _r in seen.failed for s in seqs],
+        )

@@ -3,6 +3,7 @@
 (`isError: true`, SEP-1303: "input validation errors should be returned as Tool Execution
 Errors"). Unknown tools and malformed `tools/call` requests stay protocol errors in every
 revision (Tools › Error Handling); unknown prompts get -32602 (Prompts › Error Handling)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -15,8 +16,8 @@ from .probe import Answer
 from .result import FAIL, PASS, SKIP, WARN, Status, clip, worst
 
 UNKNOWN_METHOD = "mcp-playground-check/no-such-method"
-UNKNOWN_TOOL = "mcp-playground-check-no-such-tool"      # or, if a server lists it, one it does not (ctx.unlisted)
-TOOL_ERRORS_FROM = "2025-11-25"        # input validation errors as tool execution errors
+UNKNOWN_TOOL = "mcp-playground-check-no-such-tool"  # or, if a server lists it, one it does not (ctx.unlisted)
+TOOL_ERRORS_FROM = "2025-11-25"  # input validation errors as tool execution errors
 
 
 async def run(ctx: CheckContext) -> None:
@@ -54,7 +55,10 @@ def _protocol(answer: Answer, what: str, *, tool_error_ok: bool = False) -> tupl
     if answer.code == INVALID_PARAMS:
         return PASS, f"{what}: -32602"
     if answer.is_error_result:
-        return WARN, f"{what}: a result with isError: true (Tools › Error Handling lists this as a protocol error, -32602)"
+        return (
+            WARN,
+            f"{what}: a result with isError: true (Tools › Error Handling lists this as a protocol error, -32602)",
+        )
     if answer.ok:
         return FAIL, f"{what}: a result, as if nothing were wrong (expected -32602)"
     if answer.timed_out or answer.lost is not None:
@@ -69,7 +73,7 @@ async def _invalid_params(ctx: CheckContext) -> None:
         answer = await ctx.ask("tools/call", {}, on_purpose="the server check: a tools/call without a name")
         seqs += answer.seqs
         found.append(_protocol(answer, "tools/call without a name"))
-        unknown = ctx.unlisted("tools", UNKNOWN_TOOL)      # never a listed tool: calling one runs it
+        unknown = ctx.unlisted("tools", UNKNOWN_TOOL)  # never a listed tool: calling one runs it
         answer = await ctx.ask("tools/call", {"name": unknown, "arguments": {}})
         seqs += answer.seqs
         found.append(_protocol(answer, "tools/call of an unknown tool"))
@@ -96,8 +100,13 @@ async def _bad_arguments(ctx: CheckContext, name: str) -> tuple[Status, str, lis
     if made is None:
         return PASS, "", []
     args, how = made
-    answer = await ctx.ask("tools/call", {"name": name, "arguments": args}, timeout=ctx.options.call_timeout,
-                           progress=True, on_purpose="the server check: arguments the tool's inputSchema refuses")
+    answer = await ctx.ask(
+        "tools/call",
+        {"name": name, "arguments": args},
+        timeout=ctx.options.call_timeout,
+        progress=True,
+        on_purpose="the server check: arguments the tool's inputSchema refuses",
+    )
     what = f"{clip(name, 40)} with {how} ({shown(args, 80)})"
     as_tool_error = ctx.era == "modern" or ctx.version >= TOOL_ERRORS_FROM
     if answer.is_error_result:
@@ -105,10 +114,18 @@ async def _bad_arguments(ctx: CheckContext, name: str) -> tuple[Status, str, lis
         note = "" if as_tool_error else f" ({ctx.version} expects -32602; isError is the rule from 2025-11-25)"
         return status, f"{what}: isError: true{note}", answer.seqs
     if answer.code == INVALID_PARAMS:
-        note = f" ({ctx.version or 'this version'} asks for a tool execution error, isError: true)" if as_tool_error else ""
+        note = (
+            f" ({ctx.version or 'this version'} asks for a tool execution error, isError: true)"
+            if as_tool_error
+            else ""
+        )
         return (WARN if as_tool_error else PASS), f"{what}: -32602{note}", answer.seqs
     if answer.ok:
         return FAIL, f"{what}: a result without isError, accepting arguments its inputSchema refuses", answer.seqs
     if answer.timed_out or answer.lost is not None:
         return FAIL, f"{what}: {answer.describe()}", answer.seqs
-    return WARN, f"{what}: {answer.describe()} (expected " + ("isError: true)" if as_tool_error else "-32602)"), answer.seqs
+    return (
+        WARN,
+        f"{what}: {answer.describe()} (expected " + ("isError: true)" if as_tool_error else "-32602)"),
+        answer.seqs,
+    )

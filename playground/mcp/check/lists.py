@@ -1,6 +1,7 @@
 """Pagination (Pagination, both revisions): every list is followed to its end — no repeated
 cursor (a loop), no page limit reached, no item listed twice — and what it lists is kept for
 the checks that follow."""
+
 from __future__ import annotations
 
 from collections import Counter

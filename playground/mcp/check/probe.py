@@ -5,6 +5,7 @@ small index of frames: which request went out at which seq, which response answe
 notes. `ask()` sends one request through a client and returns an `Answer` (result, error,
 timeout or lost connection — never an exception for what the server did) with its seqs.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -18,7 +19,7 @@ from ..transports.base import HttpStatusError, TransportError
 from .result import clip
 from .wire import Wire
 
-MAX_FRAMES = 20_000         # index entries kept (a flooding server's notifications are not indexed)
+MAX_FRAMES = 20_000  # index entries kept (a flooding server's notifications are not indexed)
 
 
 @dataclass(slots=True)
@@ -28,7 +29,7 @@ class Frame:
     method: str | None
     reply_to: int | None
     latency_ms: float | None
-    kind: str | None        # notes
+    kind: str | None  # notes
 
 
 class Trace:
@@ -38,7 +39,7 @@ class Trace:
     def __init__(self, tap: Tap) -> None:
         self.tap = tap
         self.frames: list[Frame] = []
-        self.stderr: list[int] = []             # the server's stderr lines (a crash's traceback)
+        self.stderr: list[int] = []  # the server's stderr lines (a crash's traceback)
         self.wire = Wire()
         tap.subscribe(self._on_event)
 
@@ -53,7 +54,7 @@ class Trace:
             return
         message = event.message
         if event.dir == "recv" and event.reply_to is None and event.kind is None:
-            return          # notifications and server requests: not what a row cites
+            return  # notifications and server requests: not what a row cites
         method = event.method if isinstance(message, dict) else None
         self.frames.append(Frame(event.seq, event.dir, method, event.reply_to, event.latency_ms, event.kind))
 
@@ -81,7 +82,7 @@ class Answer:
     error: JsonRpcError | None = None
     http_status: int | None = None
     timed_out: bool = False
-    lost: str | None = None             # the connection failed (text), or the client gave up
+    lost: str | None = None  # the connection failed (text), or the client gave up
     seqs: list[int] = field(default_factory=list)
     timeout: float = 0.0
 
@@ -119,17 +120,25 @@ def error_from(exc: HttpStatusError) -> JsonRpcError | None:
     return None
 
 
-async def ask(client: McpClient, trace: Trace, method: str, params: dict[str, Any] | None = None, *,
-              timeout: float, progress: bool = False, on_purpose: str | None = None) -> Answer:
+async def ask(
+    client: McpClient,
+    trace: Trace,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    timeout: float,
+    progress: bool = False,
+    on_purpose: str | None = None,
+) -> Answer:
     """Send one request and wait for its answer (at most `timeout`, reset by progress if asked).
     `on_purpose`: why the request is invalid on purpose (its line is marked, its schema problems
     not counted)."""
     answer = Answer(method=method, timeout=timeout)
     since = trace.mark()
     try:
-        answer.result = await client.request(method, params, timeout=timeout,
-                                             on_progress=ignore_progress if progress else None,
-                                             on_purpose=on_purpose)
+        answer.result = await client.request(
+            method, params, timeout=timeout, on_progress=ignore_progress if progress else None, on_purpose=on_purpose
+        )
     except JsonRpcError as exc:
         answer.error = exc
     except RequestTimeout:

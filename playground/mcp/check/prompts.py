@@ -1,5 +1,6 @@
 """Prompts: `prompts/get` for each prompt without required arguments (up to a cap); a result
 must be a GetPromptResult (messages, each with a role and a typed content)."""
+
 from __future__ import annotations
 
 from typing import Any

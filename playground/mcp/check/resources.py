@@ -1,6 +1,7 @@
 """Resources: each listed resource read (up to a cap), each template's variables (RFC 6570)
 expanded and read, and an unknown URI refused (2026-07-28: -32602, and never an empty
 `contents`; earlier revisions: -32002 Resource not found)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -132,8 +133,10 @@ async def _value_for(ctx: CheckContext, template: str, variable: str, seqs: list
     """A value the server suggests (completion/complete) when it offers completions, else a guess."""
     if not ctx.advertised("completions"):
         return GUESS
-    answer = await ctx.ask("completion/complete", {"ref": {"type": "ref/resource", "uri": template},
-                                                   "argument": {"name": variable, "value": ""}})
+    answer = await ctx.ask(
+        "completion/complete",
+        {"ref": {"type": "ref/resource", "uri": template}, "argument": {"name": variable, "value": ""}},
+    )
     seqs += answer.seqs
     completion = answer.result.get("completion") if answer.ok and isinstance(answer.result, dict) else None
     values = completion.get("values") if isinstance(completion, dict) else None

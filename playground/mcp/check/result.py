@@ -5,6 +5,7 @@ Statuses: `pass`, `warn` (a SHOULD the server misses, or something a person shou
 does not apply: a capability not advertised, an era the server does not speak), which never
 counts against the server.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ FAIL: Status = "fail"
 SKIP: Status = "skip"
 _RANK = {SKIP: 0, PASS: 1, WARN: 2, FAIL: 3}
 
-MAX_REASON = 2000        # a reason quotes the server (error messages, names): capped
+MAX_REASON = 2000  # a reason quotes the server (error messages, names): capped
 MAX_SEQS = 200
 
 
@@ -52,11 +53,14 @@ class CheckResult:
         return {"name": self.name, "status": self.status, "reason": self.reason, "seqs": list(self.seqs)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CheckResult":
+    def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         status = data.get("status")
-        return cls(name=str(data.get("name", "")), status=status if status in _RANK else FAIL,
-                   reason=str(data.get("reason", "")),
-                   seqs=[s for s in data.get("seqs") or [] if isinstance(s, int) and not isinstance(s, bool)])
+        return cls(
+            name=str(data.get("name", "")),
+            status=status if status in _RANK else FAIL,
+            reason=str(data.get("reason", "")),
+            seqs=[s for s in data.get("seqs") or [] if isinstance(s, int) and not isinstance(s, bool)],
+        )
 
 
 @dataclass
@@ -79,10 +83,15 @@ class Report:
 
     def tools_line(self) -> str:
         """Which ticked tools were called, and which were not and why (the report's own line)."""
-        said = (f"Tools called: {', '.join(clip(n, 60) for n in self.tools_called)}." if self.tools_called
-                else "No tool was called.")
+        said = (
+            f"Tools called: {', '.join(clip(n, 60) for n in self.tools_called)}."
+            if self.tools_called
+            else "No tool was called."
+        )
         if self.tools_not_called:
-            said += " Ticked, not called: " + "; ".join(f"{clip(n, 60)} ({why})" for n, why in self.tools_not_called) + "."
+            said += (
+                " Ticked, not called: " + "; ".join(f"{clip(n, 60)} ({why})" for n, why in self.tools_not_called) + "."
+            )
         return said
 
     def counts(self) -> dict[str, int]:
@@ -101,16 +110,24 @@ class Report:
         return text if self.finished else text + " (so far)"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "check", "rows": [r.to_dict() for r in self.rows], "counts": self.counts(),
-                "finished": self.finished, "tools_called": list(self.tools_called),
-                "tools_not_called": [{"name": name, "why": why} for name, why in self.tools_not_called]}
+        return {
+            "kind": "check",
+            "rows": [r.to_dict() for r in self.rows],
+            "counts": self.counts(),
+            "finished": self.finished,
+            "tools_called": list(self.tools_called),
+            "tools_not_called": [{"name": name, "why": why} for name, why in self.tools_not_called],
+        }
 
     @classmethod
-    def from_dict(cls, data: Any) -> "Report":
+    def from_dict(cls, data: Any) -> Report:
         if not isinstance(data, dict):
             return cls()
         rows = [CheckResult.from_dict(r) for r in data.get("rows") or [] if isinstance(r, dict)]
         called = [str(n) for n in data.get("tools_called") or [] if isinstance(n, str)]
-        not_called = [(str(n.get("name", "")), str(n.get("why", ""))) for n in data.get("tools_not_called") or []
-                      if isinstance(n, dict)]
+        not_called = [
+            (str(n.get("name", "")), str(n.get("why", "")))
+            for n in data.get("tools_not_called") or []
+            if isinstance(n, dict)
+        ]
         return cls(rows=rows, finished=bool(data.get("finished")), tools_called=called, tools_not_called=not_called)

@@ -1,4 +1,5 @@
 """The tool list, judged without calling anything: names, schemas, descriptions, annotations."""
+
 from __future__ import annotations
 
 import asyncio
@@ -102,13 +103,23 @@ def tool_annotations(tools: list[dict[str, Any]]) -> tuple[Status, str]:
         if unknown:
             found.append((WARN, f"{name_of(tool)}: unknown annotations {clip(', '.join(unknown), 80)}"))
         if notes.get("readOnlyHint") is True and notes.get("destructiveHint") is True:
-            found.append((WARN, f"{name_of(tool)}: readOnlyHint and destructiveHint both true (destructiveHint "
-                                "is meaningful only when readOnlyHint is false)"))
+            found.append(
+                (
+                    WARN,
+                    f"{name_of(tool)}: readOnlyHint and destructiveHint both true (destructiveHint "
+                    "is meaningful only when readOnlyHint is false)",
+                )
+            )
     return _row(found, f"{len(annotated)} tools with well-formed annotations")
 
 
-CHECKS: tuple[tuple[str, Callable[[list[dict[str, Any]]], tuple[Status, str]]], ...] = (("tools: names", names), ("tools: input schemas", input_schemas), ("tools: output schemas", output_schemas),
-          ("tools: descriptions", descriptions), ("tools: annotations", tool_annotations))
+CHECKS: tuple[tuple[str, Callable[[list[dict[str, Any]]], tuple[Status, str]]], ...] = (
+    ("tools: names", names),
+    ("tools: input schemas", input_schemas),
+    ("tools: output schemas", output_schemas),
+    ("tools: descriptions", descriptions),
+    ("tools: annotations", tool_annotations),
+)
 
 
 async def run(ctx: CheckContext) -> None:

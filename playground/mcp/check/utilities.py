@@ -1,6 +1,7 @@
 """`ping` (legacy: "The receiver MUST respond promptly with an empty response"; 2026-07-28
 removed it) and `logging/setLevel` when the server advertises `logging` (legacy; 2026-07-28
 carries the level in each request's `_meta` instead)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -27,11 +28,16 @@ async def _ping(ctx: CheckContext) -> None:
     if answer.ok and empty_result(answer.result):
         await ctx.row("ping", PASS, "an empty result" + (" (with _meta)" if answer.result else ""), answer.seqs)
     elif answer.ok:
-        await ctx.row("ping", FAIL, f"a result that is not the empty result ping MUST answer with "
-                                    f"({_what(answer.result)})", answer.seqs)
+        await ctx.row(
+            "ping",
+            FAIL,
+            f"a result that is not the empty result ping MUST answer with ({_what(answer.result)})",
+            answer.seqs,
+        )
     else:
-        await ctx.row("ping", FAIL, answer.describe() + " (ping MUST be answered promptly with an empty result)",
-                      answer.seqs)
+        await ctx.row(
+            "ping", FAIL, answer.describe() + " (ping MUST be answered promptly with an empty result)", answer.seqs
+        )
 
 
 def _what(result: Any) -> str:

@@ -10,6 +10,7 @@
 
 No Django: the CLI, the server check and the session page's schema lint feature use it alike.
 """
+
 from __future__ import annotations
 
 from . import spec_sections
@@ -17,5 +18,17 @@ from .cli_output import LintedOutput
 from .definitions import VERSIONS, Report, Request, check, known
 from .linter import FrameLinter, LintBudget, ProcessShare, apply, check_all
 
-__all__ = ["VERSIONS", "FrameLinter", "LintBudget", "LintedOutput", "ProcessShare", "Report", "Request", "apply",
-           "check", "check_all", "known", "spec_sections"]
+__all__ = [
+    "VERSIONS",
+    "FrameLinter",
+    "LintBudget",
+    "LintedOutput",
+    "ProcessShare",
+    "Report",
+    "Request",
+    "apply",
+    "check",
+    "check_all",
+    "known",
+    "spec_sections",
+]

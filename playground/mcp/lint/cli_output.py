@@ -7,6 +7,7 @@ timeouts and the progress of everything else. Here the tap hands frames over as 
 task takes what piled up, checks it in a thread, and writes it. A flood that outruns the
 checking pauses the tap (the transport stops reading) until the backlog is small again.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -16,15 +17,16 @@ from typing import IO
 from ..events import Tap, TranscriptEvent
 from .linter import FrameLinter, apply, check_all
 
-HIGH = 10_000        # frames waiting: pause the tap
-LOW = 1_000          # ... and let it go on below this
+HIGH = 10_000  # frames waiting: pause the tap
+LOW = 1_000  # ... and let it go on below this
 
 
 class LintedOutput:
     """Frames (`event`) and text (`out`) written in order, the frames once checked."""
 
-    def __init__(self, linter: FrameLinter, tap: Tap, write_event: Callable[[TranscriptEvent], None],
-                 stream: IO[str]) -> None:
+    def __init__(
+        self, linter: FrameLinter, tap: Tap, write_event: Callable[[TranscriptEvent], None], stream: IO[str]
+    ) -> None:
         self.linter, self.tap, self.write_event, self.stream = linter, tap, write_event, stream
         self.out = _Queued(self)
         self._items: list[TranscriptEvent | str] = []
@@ -36,7 +38,7 @@ class LintedOutput:
     def event(self, event: TranscriptEvent) -> None:
         """A tap listener: the frame is checked and written in its turn."""
         if self._task.done():
-            return              # (the writer failed: `close` says why)
+            return  # (the writer failed: `close` says why)
         self._items.append(event)
         self._wake.set()
         if len(self._items) >= HIGH and not self._paused:

@@ -13,6 +13,7 @@ checks off the event loop, within a budget (`linter`). Validators are built once
 (version, definitions). Formats (`uri`, `byte`) are annotations here, as JSON Schema's default
 has them: whether they were checked would depend on which optional packages are installed.
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,10 +32,10 @@ from . import spec_sections
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
-MAX_PROBLEMS = 20              # problems listed for one frame (a broken list of 1,000 tools would list 1,000)
-MESSAGE_CHARS = 300            # jsonschema quotes the failing value: a megabyte of text is not a message
+MAX_PROBLEMS = 20  # problems listed for one frame (a broken list of 1,000 tools would list 1,000)
+MESSAGE_CHARS = 300  # jsonschema quotes the failing value: a megabyte of text is not a message
 
-Direction = Literal["send", "recv"]      # the tap's directions: we are the client
+Direction = Literal["send", "recv"]  # the tap's directions: we are the client
 SENDERS = {"send": "client", "recv": "server"}
 
 
@@ -43,7 +44,7 @@ class Request:
     """The request a response answers: what its result is checked against."""
 
     method: str
-    task: bool = False          # task-augmented (2025-11-25 `params.task`): answered by a CreateTaskResult
+    task: bool = False  # task-augmented (2025-11-25 `params.task`): answered by a CreateTaskResult
 
 
 @dataclass(slots=True)
@@ -51,11 +52,11 @@ class Report:
     """The outcome of checking one frame."""
 
     version: str
-    definition: str                          # what it was checked against, e.g. "ListToolsResult"
-    section: Callable[[], str]               # the spec section for that message type (made when shown)
-    problems: list[dict[str, str]] = field(default_factory=list)   # [{pointer, message, schema_path}]
-    more: bool = False                       # more than MAX_PROBLEMS were found
-    unchecked: str = ""                      # why it could not be checked, if it could not
+    definition: str  # what it was checked against, e.g. "ListToolsResult"
+    section: Callable[[], str]  # the spec section for that message type (made when shown)
+    problems: list[dict[str, str]] = field(default_factory=list)  # [{pointer, message, schema_path}]
+    more: bool = False  # more than MAX_PROBLEMS were found
+    unchecked: str = ""  # why it could not be checked, if it could not
 
     @property
     def spec(self) -> str:
@@ -81,7 +82,7 @@ def known(version: Any) -> TypeGuard[str]:
 
 
 @functools.cache
-def schema(version: str) -> "Schema":
+def schema(version: str) -> Schema:
     if version not in VERSIONS:
         raise ValueError(f"no MCP schema for {version!r} (known: {', '.join(VERSIONS)})")
     return Schema(version)
@@ -97,12 +98,13 @@ class Schema:
         self.defs: dict[str, Any] = self.document[self.key]
         self.cls = validator_class(self.document)
         self.requests = {"send": self._members("ClientRequest"), "recv": self._members("ServerRequest")}
-        self.notifications = {"send": self._members("ClientNotification"),
-                              "recv": self._members("ServerNotification")}
-        self.results = {method: self._result_of(name) for by_method in self.requests.values()
-                        for method, name in by_method.items()}
+        self.notifications = {"send": self._members("ClientNotification"), "recv": self._members("ServerNotification")}
+        self.results = {
+            method: self._result_of(name) for by_method in self.requests.values() for method, name in by_method.items()
+        }
         self.envelope = {
-            "request": "JSONRPCRequest", "notification": "JSONRPCNotification",
+            "request": "JSONRPCRequest",
+            "notification": "JSONRPCNotification",
             "result": "JSONRPCResultResponse" if "JSONRPCResultResponse" in self.defs else "JSONRPCResponse",
             "error": "JSONRPCErrorResponse" if "JSONRPCErrorResponse" in self.defs else "JSONRPCError",
         }
@@ -126,8 +128,14 @@ class Schema:
             if method is None:
                 continue
             if name is None or name == union:
-                name = next((n for n, d in self.defs.items() if n != union and not n.startswith(("Client", "Server"))
-                             and _method_of(d) == method), union)
+                name = next(
+                    (
+                        n
+                        for n, d in self.defs.items()
+                        if n != union and not n.startswith(("Client", "Server")) and _method_of(d) == method
+                    ),
+                    union,
+                )
             found[method] = name
         return found
 
@@ -143,8 +151,11 @@ class Schema:
         """A validator of every definition in `names` at once (built once)."""
         validator = self._validators.get(names)
         if validator is None:
-            root = {"$schema": self.document.get("$schema"), self.key: self.defs,
-                    "allOf": [{"$ref": f"#/{self.key}/{name}"} for name in names]}
+            root = {
+                "$schema": self.document.get("$schema"),
+                self.key: self.defs,
+                "allOf": [{"$ref": f"#/{self.key}/{name}"} for name in names],
+            }
             validator = self.cls(root, registry=SPECIFICATIONS)
             with self._lock:
                 self._validators.setdefault(names, validator)
@@ -154,7 +165,7 @@ class Schema:
 
     def check(self, message: Any, direction: Direction, request: Request | None) -> Report:
         version = self.version
-        unknown: tuple[str, str, str] | None = None          # (pointer, message, schema path)
+        unknown: tuple[str, str, str] | None = None  # (pointer, message, schema path)
         result_def: str | None = None
         spec: Callable[[], str]
         if not isinstance(message, dict) or not ("method" in message or "result" in message or "error" in message):
@@ -167,8 +178,11 @@ class Schema:
             definition = members.get(method) if isinstance(method, str) else None
             if definition is not None:
                 # (From 2025-11-25 on a definition spells out its JSON-RPC envelope: checked once.)
-                names = (definition,) if "jsonrpc" in self.defs[definition].get("properties", {}) \
+                names = (
+                    (definition,)
+                    if "jsonrpc" in self.defs[definition].get("properties", {})
                     else (self.envelope[kind], definition)
+                )
                 label, spec = definition, functools.partial(spec_sections.for_method, version, method)
             else:
                 names = (self.envelope[kind],)
@@ -184,8 +198,11 @@ class Schema:
             if request is not None and request.method in self.results:
                 result_def = self._result_for(request, message.get("result"))
                 label = result_def
-                spec = (functools.partial(spec_sections.input_required, version) if result_def == "InputRequiredResult"
-                        else functools.partial(spec_sections.for_method, version, request.method, result=True))
+                spec = (
+                    functools.partial(spec_sections.input_required, version)
+                    if result_def == "InputRequiredResult"
+                    else functools.partial(spec_sections.for_method, version, request.method, result=True)
+                )
         report = Report(version, label, spec)
         found: list[dict[str, str]] = []
         try:
@@ -220,11 +237,17 @@ class Schema:
         sender = SENDERS[direction]
         union = f"{sender.capitalize()}{kind.capitalize()}"
         if union not in self.defs:
-            return ("/method", f"{method!r}: a {sender} sends no {kind}s in MCP {self.version}"
-                    + (" (it asks through input_required results)" if kind == "request" else ""),
-                    f"#/{self.key}")
-        return ("/method", f"{method!r} is not a {kind} a {sender} sends in MCP {self.version}",
-                f"#/{self.key}/{union}")
+            return (
+                "/method",
+                f"{method!r}: a {sender} sends no {kind}s in MCP {self.version}"
+                + (" (it asks through input_required results)" if kind == "request" else ""),
+                f"#/{self.key}",
+            )
+        return (
+            "/method",
+            f"{method!r} is not a {kind} a {sender} sends in MCP {self.version}",
+            f"#/{self.key}/{union}",
+        )
 
     def _problems(self, validator: Any, instance: Any, prefix: str) -> list[dict[str, str]]:
         out: list[dict[str, str]] = []
@@ -242,10 +265,13 @@ class Schema:
         else:
             text = error.message
         if len(text) > MESSAGE_CHARS:
-            text = text[:MESSAGE_CHARS - 1] + CUT
+            text = text[: MESSAGE_CHARS - 1] + CUT
         where = self._pointers.get(id(error.schema))
-        return {"pointer": prefix + jsonpointer.join(error.absolute_path), "message": text,
-                "schema_path": f"#{where}/{error.validator}" if where is not None else f"#/{error.validator}"}
+        return {
+            "pointer": prefix + jsonpointer.join(error.absolute_path),
+            "message": text,
+            "schema_path": f"#{where}/{error.validator}" if where is not None else f"#/{error.validator}",
+        }
 
 
 def _leaves(error: Any) -> Iterator[Any]:
@@ -286,7 +312,11 @@ def _brief(value: Any) -> str:
         return f"an object of type {kind!r}" if isinstance(kind, str) else "the object"
     if isinstance(value, list):
         return "the array"
-    text = json.dumps(value, ensure_ascii=False) if value is None or isinstance(value, (bool, int, float, str)) else repr(value)
+    text = (
+        json.dumps(value, ensure_ascii=False)
+        if value is None or isinstance(value, (bool, int, float, str))
+        else repr(value)
+    )
     return text if len(text) <= 60 else text[:59] + CUT
 
 

@@ -7,6 +7,7 @@ Split in three so that the checking leaves the event loop: `pick` runs where the
 `apply` back where the frames are. The live path (features/schema_lint) and the CLI
 (`cli_output`) both do so.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,9 +21,9 @@ from ..events import CONNECTION, ON_PURPOSE, TranscriptEvent
 from ..secrets import NO_SECRETS, Redactor
 from .definitions import Report, Request, check, known
 
-MAX_BYTES = 1_000_000        # frames larger than this are not checked (a megabyte can take a second)
-REQUESTS_KEPT = 10_000       # open requests remembered for their responses (a server may never answer)
-OTHERS_KEPT = 100            # other connections whose version is followed (beyond: the session's is used)
+MAX_BYTES = 1_000_000  # frames larger than this are not checked (a megabyte can take a second)
+REQUESTS_KEPT = 10_000  # open requests remembered for their responses (a server may never answer)
+OTHERS_KEPT = 100  # other connections whose version is followed (beyond: the session's is used)
 
 
 class CpuShare:
@@ -51,7 +52,7 @@ class ProcessShare:
 
     def __init__(self, share: float, burst: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.share, self.burst, self.clock = share, burst, clock
-        self._asked_at: dict[int, float] = {}       # a session budget's id -> when it last had frames
+        self._asked_at: dict[int, float] = {}  # a session budget's id -> when it last had frames
 
     def split(self, by: int) -> tuple[float, float]:
         """`by` has frames to check now: its part of the share and of the burst."""
@@ -82,8 +83,14 @@ class LintBudget:
     session with a few frames to check counts as one too: the process's share may then go
     partly unused.)"""
 
-    def __init__(self, rate: float = 200.0, share: float = 0.1, burst: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic, shared: ProcessShare | None = None) -> None:
+    def __init__(
+        self,
+        rate: float = 200.0,
+        share: float = 0.1,
+        burst: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        shared: ProcessShare | None = None,
+    ) -> None:
         self.rate, self.share, self.burst, self.clock = rate, share, burst, clock
         self.frames: float = rate
         self.cpu = CpuShare(share, burst, clock)
@@ -130,13 +137,13 @@ class FrameLinter:
 
     def __init__(self, version: str | None = None, budget: LintBudget | None = None) -> None:
         self.version: str = version if known(version) else LATEST_LEGACY
-        self.others: dict[Any, str] = {}          # another connection's label -> its version (as a new session's)
+        self.others: dict[Any, str] = {}  # another connection's label -> its version (as a new session's)
         self.budget = budget
-        self._requests: dict[int, Request] = {}        # request event seq -> what it asked
+        self._requests: dict[int, Request] = {}  # request event seq -> what it asked
         self._last_seq = 0
-        self.seen = 0            # frames that could be checked (parsed JSON, sent or received)
+        self.seen = 0  # frames that could be checked (parsed JSON, sent or received)
         self.checked = 0
-        self.skipped = 0         # not checked: over the budget (a frame over MAX_BYTES says so itself)
+        self.skipped = 0  # not checked: over the budget (a frame over MAX_BYTES says so itself)
 
     def pick(self, events: Iterable[TranscriptEvent]) -> list[Pick]:
         """The frames of `events` to check now; every frame is observed (version, requests),
@@ -146,7 +153,7 @@ class FrameLinter:
             budget.refill()
             timely, unasked = budget.seconds > 0, -1 if math.isinf(budget.frames) else int(budget.frames)
         else:
-            timely, unasked = True, -1          # -1: no limit
+            timely, unasked = True, -1  # -1: no limit
         picks: list[Pick] = []
         seen = skipped = 0
         last = self._last_seq
@@ -157,7 +164,7 @@ class FrameLinter:
             last = event.seq
             message = event.message
             if message is None:
-                continue                  # notes, stderr, frames that are not JSON or were cut at the cap
+                continue  # notes, stderr, frames that are not JSON or were cut at the cap
             seen += 1
             request = None
             other = event.data.get(CONNECTION) if event.data is not None else None
@@ -193,8 +200,11 @@ class FrameLinter:
             params = params if isinstance(params, dict) else {}
             if event.dir == "send":
                 meta = params.get("_meta")
-                offered = params.get("protocolVersion") if method == "initialize" else (
-                    meta.get(META_VERSION) if isinstance(meta, dict) else None)
+                offered = (
+                    params.get("protocolVersion")
+                    if method == "initialize"
+                    else (meta.get(META_VERSION) if isinstance(meta, dict) else None)
+                )
                 if known(offered):
                     self._follow(other, offered)
             if len(self._requests) >= REQUESTS_KEPT:
@@ -219,8 +229,10 @@ class FrameLinter:
 def check_all(picks: list[Pick]) -> tuple[list[Report], float]:
     """Check the picked frames; with the CPU time it took (of this thread)."""
     started = time.thread_time()
-    reports = [check(p.event.message, version=p.version, direction=p.event.dir, request=p.request)  # type: ignore[arg-type]
-               for p in picks]
+    reports = [
+        check(p.event.message, version=p.version, direction=p.event.dir, request=p.request)  # type: ignore[arg-type]
+        for p in picks
+    ]
     return reports, time.thread_time() - started
 
 

@@ -5,11 +5,12 @@ Data, in one place. The anchors are the spec pages' own headings (`### Calling T
 `#calling-tools`), read from the specification repository at the commit the schemas come from
 (`schemas/README.md`); pages moved between versions are listed under the version they moved in.
 """
+
 from __future__ import annotations
 
 BASE = "https://modelcontextprotocol.io/specification"
 
-Section = tuple[str, str]          # (page under the version, heading anchor)
+Section = tuple[str, str]  # (page under the version, heading anchor)
 
 # Where each method is described, from 2024-11-05 on (a version that lacks the method never
 # asks: its frames are matched to no definition, and link to the messages section).
@@ -38,7 +39,7 @@ SECTIONS: dict[str, Section] = {
     "roots/list": ("client/roots", "listing-roots"),
     "notifications/roots/list_changed": ("client/roots", "root-list-changes"),
     "sampling/createMessage": ("client/sampling", "creating-messages"),
-    "elicitation/create": ("client/elicitation", "creating-elicitation-requests"),       # 2025-06-18
+    "elicitation/create": ("client/elicitation", "creating-elicitation-requests"),  # 2025-06-18
     # 2025-11-25
     "notifications/elicitation/complete": ("client/elicitation", "completion-notifications-for-url-mode-elicitation"),
     "tasks/get": ("basic/utilities/tasks", "getting-tasks"),
@@ -70,13 +71,15 @@ RESULTS: dict[str, dict[str, Section]] = {
         "server/discover": ("server/discover", "response"),
     },
 }
-INPUT_REQUIRED: Section = ("basic/patterns/mrtr", "multi-round-trip-requests")       # 2026-07-28
+INPUT_REQUIRED: Section = ("basic/patterns/mrtr", "multi-round-trip-requests")  # 2026-07-28
 
 # The general sections: messages (requests, notifications, responses) and error responses.
 MESSAGES: dict[str, Section] = {"2024-11-05": ("basic/messages", "")}
 MESSAGES_SINCE_2025: Section = ("basic/index", "messages")
-ERRORS: dict[str, Section] = {"2024-11-05": ("basic/messages", "responses"),
-                              "2025-11-25": ("basic/index", "error-responses")}
+ERRORS: dict[str, Section] = {
+    "2024-11-05": ("basic/messages", "responses"),
+    "2025-11-25": ("basic/index", "error-responses"),
+}
 ERRORS_OTHERWISE: Section = ("basic/index", "responses")
 
 VERSION_ORDER = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")

@@ -7,11 +7,25 @@
 
 The page's side (the replay feature, its views) is in playground/sessions and transcripts.
 """
+
 from __future__ import annotations
 
 from . import diff
 from .recordings import RAW_KEPT, Recording, RecordingError, load, read_rows, recording, user_params
 from .replayer import VALUE_KEPT, Replayer, compare_response, counts, summary_text
 
-__all__ = ["RAW_KEPT", "VALUE_KEPT", "Recording", "RecordingError", "Replayer", "compare_response", "counts", "diff",
-           "load", "read_rows", "recording", "summary_text", "user_params"]
+__all__ = [
+    "RAW_KEPT",
+    "VALUE_KEPT",
+    "Recording",
+    "RecordingError",
+    "Replayer",
+    "compare_response",
+    "counts",
+    "diff",
+    "load",
+    "read_rows",
+    "recording",
+    "summary_text",
+    "user_params",
+]

@@ -5,6 +5,7 @@ Output: one line per replayed request with its status (a changed one's paths und
 a summary; with `--jsonl`, the transcript's lines, the rows among them as notes of kind "diff"
 (`data`: `status`, `method`, `seq` of the original, `changes` as `{path, old, new}`).
 """
+
 from __future__ import annotations
 
 import argparse

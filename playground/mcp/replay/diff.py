@@ -17,9 +17,9 @@ not its size times its depth (8 to 17 s for a half-megabyte pair 500 levels deep
 Equality is JSON's: key order is not a difference, `1` and `1.0` are one number (JSON has one
 number type), but `true` is not `1` (two JSON types; Python's `==` says they are equal).
 """
+
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,15 +35,22 @@ from playground.budget import DIFF, Budget, OverBudget
 # related tasks), progress tokens, the ids of tasks and of URL-mode elicitations (issued anew each
 # run), and the timestamps of the protocol's known fields.
 DEFAULT_IGNORE: tuple[str, ...] = (
-    "/id", "/**/_meta", "/**/progressToken", "/**/taskId", "/**/elicitationId",
-    "/**/createdAt", "/**/lastUpdatedAt", "/**/lastModified", "/**/timestamp",
+    "/id",
+    "/**/_meta",
+    "/**/progressToken",
+    "/**/taskId",
+    "/**/elicitationId",
+    "/**/createdAt",
+    "/**/lastUpdatedAt",
+    "/**/lastModified",
+    "/**/timestamp",
 )
-MAX_NODES = 200_000         # values visited per comparison, beyond which the rest is compared whole
-MAX_CHANGES = 200           # changes reported per comparison
-MAX_RULES = 100             # rules a server may keep
+MAX_NODES = 200_000  # values visited per comparison, beyond which the rest is compared whole
+MAX_CHANGES = 200  # changes reported per comparison
+MAX_RULES = 100  # rules a server may keep
 MAX_RULE_CHARS = 500
-MAX_RULE_STARS = 4          # `**` a rule may hold (a run of them is one): each one a position kept at every step
-C_LEVELS = 16               # levels of the walk comparing children whole at C speed (then: _Tokens)
+MAX_RULE_STARS = 4  # `**` a rule may hold (a run of them is one): each one a position kept at every step
+C_LEVELS = 16  # levels of the walk comparing children whole at C speed (then: _Tokens)
 
 _ABSENT: Any = object()
 
@@ -74,8 +81,8 @@ class Change:
 @dataclass
 class Diff:
     changes: list[Change]
-    complete: bool = True       # False: a limit stopped the walk (more changes may exist)
-    reason: str = ""            # why, when the budget stopped it
+    complete: bool = True  # False: a limit stopped the walk (more changes may exist)
+    reason: str = ""  # why, when the budget stopped it
 
     def __bool__(self) -> bool:
         return bool(self.changes)
@@ -96,8 +103,11 @@ def parse_rule(rule: str) -> tuple[str, ...]:
     pattern = tuple(s if s in ("*", "**") else jsonpointer.unescape(s) for s in rule[1:].split("/"))
     pattern = tuple(s for i, s in enumerate(pattern) if not (s == "**" and i and pattern[i - 1] == "**"))
     if pattern.count("**") > MAX_RULE_STARS:
-        raise RuleError(f"{rule[:60]!r}…: a rule holds at most {MAX_RULE_STARS} ** segments"
-                        if len(rule) > 60 else f"{rule!r}: a rule holds at most {MAX_RULE_STARS} ** segments")
+        raise RuleError(
+            f"{rule[:60]!r}…: a rule holds at most {MAX_RULE_STARS} ** segments"
+            if len(rule) > 60
+            else f"{rule!r}: a rule holds at most {MAX_RULE_STARS} ** segments"
+        )
     if all(s in ("*", "**") for s in pattern) and pattern.count("*") <= 1:
         raise RuleError(f"{rule!r} would ignore everything: name what to leave out, e.g. /result/content/*/text")
     return pattern
@@ -150,7 +160,7 @@ class Rules:
                     continue
                 token = pattern[i]
                 if token == "**":
-                    nxt.add(i)                      # it takes this segment and may take more
+                    nxt.add(i)  # it takes this segment and may take more
                 elif token == "*" or token == segment:
                     nxt.add(i + 1)
             out.append(self._close(pattern, nxt) if nxt else frozenset())
@@ -165,8 +175,15 @@ def rules(extra: Sequence[str] = ()) -> Rules:
     return Rules([*DEFAULT_IGNORE, *extra])
 
 
-def diff(old: Any, new: Any, ignore: Rules | Sequence[str] | None = None, *,
-         max_nodes: int = MAX_NODES, max_changes: int = MAX_CHANGES, budget: Budget | None = None) -> Diff:
+def diff(
+    old: Any,
+    new: Any,
+    ignore: Rules | Sequence[str] | None = None,
+    *,
+    max_nodes: int = MAX_NODES,
+    max_changes: int = MAX_CHANGES,
+    budget: Budget | None = None,
+) -> Diff:
     """Where `new` differs from `old`, path by path (objects by key, arrays by index), leaving
     out what `ignore` matches (default: DEFAULT_IGNORE only), within `budget` (`budget.DIFF`
     by default): past it, the changes found so far, not complete, and why."""
@@ -195,13 +212,13 @@ class _Walk:
         if self.stopped or self.ignore.matched(states):
             return
         if len(self.changes) >= self.max_changes:
-            self.stopped = True             # there is more
+            self.stopped = True  # there is more
             return
         self.budget.spend(1 + len(old) if isinstance(old, (dict, list)) else 1)
         self.nodes_left -= 1
         if self.nodes_left <= 0:
             self.stopped = True
-            self.changes.append(Change(path, old, new))        # this one whole, and no further
+            self.changes.append(Change(path, old, new))  # this one whole, and no further
             return
         same = _same if depth < C_LEVELS else self.tokens.same
         if isinstance(old, dict) and isinstance(new, dict):
@@ -246,7 +263,7 @@ def _canonical_equal(old: Any, new: Any) -> bool:
     library for what orjson refuses (integers beyond 64 bits, lone surrogates, deep nesting)."""
     try:
         return orjson.dumps(old, option=orjson.OPT_SORT_KEYS) == orjson.dumps(new, option=orjson.OPT_SORT_KEYS)
-    except TypeError:           # orjson.JSONEncodeError is one
+    except TypeError:  # orjson.JSONEncodeError is one
         return json.dumps(old, sort_keys=True) == json.dumps(new, sort_keys=True)
 
 
@@ -258,8 +275,8 @@ class _Tokens:
     def __init__(self, budget: Budget | None = None) -> None:
         self.budget = budget or DIFF.budget()
         self._by_shape: dict[tuple[Any, ...], object] = {}
-        self._tokens: dict[int, object] = {}        # id(container) -> its token
-        self._kept: list[Any] = []                  # those containers (while kept, no other has their id)
+        self._tokens: dict[int, object] = {}  # id(container) -> its token
+        self._kept: list[Any] = []  # those containers (while kept, no other has their id)
 
     def same(self, old: Any, new: Any) -> bool:
         if isinstance(old, (dict, list)) and isinstance(new, (dict, list)):

@@ -15,6 +15,7 @@ The handshake (`initialize`, `notifications/initialized`, `server/discover`) is 
 target's era does its own. The recording may have been redacted (exports mask secrets): what
 is there is replayed. Nothing here talks to a server (`replayer` does).
 """
+
 from __future__ import annotations
 
 import math
@@ -30,8 +31,8 @@ HANDSHAKE_REQUESTS = frozenset({"initialize", "server/discover"})
 HANDSHAKE_NOTIFICATIONS = frozenset({"notifications/initialized"})
 # What the client adds to a request's `_meta` itself: the replaying client adds its own.
 CLIENT_META = frozenset({META_VERSION, META_CAPS, META_INFO, "progressToken"})
-RAW_KEPT = 64 * 1024        # characters of a recorded frame kept for showing side by side
-MAX_ROWS = 1_000_000        # transcript lines read from one file
+RAW_KEPT = 64 * 1024  # characters of a recorded frame kept for showing side by side
+MAX_ROWS = 1_000_000  # transcript lines read from one file
 
 
 class RecordingError(ValueError):
@@ -50,20 +51,20 @@ class Seen:
 class Exchange:
     """One request of the client and what became of it in the recording."""
 
-    seq: int                                  # the request's event
+    seq: int  # the request's event
     method: str
-    params: Any                               # as the client's user gave them (client-added _meta left out)
+    params: Any  # as the client's user gave them (client-added _meta left out)
     t: float
-    progress: bool = False                    # it asked for progress (a token, renumbered on replay)
-    response: dict[str, Any] | None = None    # the final response ({"result"} or {"error"}), None if none came
+    progress: bool = False  # it asked for progress (a token, renumbered on replay)
+    response: dict[str, Any] | None = None  # the final response ({"result"} or {"error"}), None if none came
     response_seq: int | None = None
     response_raw: str = ""
-    response_truncated: bool = False          # a response came, too large to have been recorded whole
-    cancel_after: float | None = None         # seconds after sending when the client cancelled it
+    response_truncated: bool = False  # a response came, too large to have been recorded whole
+    cancel_after: float | None = None  # seconds after sending when the client cancelled it
     notifications: list[Seen] = field(default_factory=list)
     requests: list[Seen] = field(default_factory=list)
-    _inputs: dict[str, Any] | None = None     # the input requests of a pending input_required round
-    _state: Any = None                        # that round's requestState (None: it had none)
+    _inputs: dict[str, Any] | None = None  # the input requests of a pending input_required round
+    _state: Any = None  # that round's requestState (None: it had none)
 
     @property
     def name(self) -> str:
@@ -99,9 +100,9 @@ class ClientAnswer:
 class Recording:
     steps: list[Exchange | Notify] = field(default_factory=list)
     answers: list[ClientAnswer] = field(default_factory=list)
-    capabilities: dict[str, Any] = field(default_factory=dict)   # what the recorded client declared
-    skipped: list[str] = field(default_factory=list)            # frames not replayed, and why
-    unsolicited: int = 0       # server notifications and requests while no request was in flight
+    capabilities: dict[str, Any] = field(default_factory=dict)  # what the recorded client declared
+    skipped: list[str] = field(default_factory=list)  # frames not replayed, and why
+    unsolicited: int = 0  # server notifications and requests while no request was in flight
 
     @property
     def exchanges(self) -> list[Exchange]:
@@ -165,8 +166,9 @@ def _checked(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         seq = row.get("seq")
         if type(seq) is not int or row.get("dir") not in ("send", "recv", "stderr", "note"):
-            raise RecordingError("not a transcript: every line needs seq (an integer) and dir "
-                                 "(send, recv, stderr, note)")
+            raise RecordingError(
+                "not a transcript: every line needs seq (an integer) and dir (send, recv, stderr, note)"
+            )
         t = row.get("t")
         if t is not None and (type(t) not in (int, float) or not math.isfinite(t)):
             raise RecordingError(f"event {seq}: t is {_shown(t)}, not a number of seconds")
@@ -186,29 +188,32 @@ def _id(message: dict[str, Any]) -> str:
 
 
 def _time(row: dict[str, Any]) -> float:
-    return float(row.get("t") or 0)         # (a number or absent: _checked)
+    return float(row.get("t") or 0)  # (a number or absent: _checked)
 
 
 def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) -> Recording:
     """The plan out of a transcript's lines (in seq order). A response's raw text is kept cut
     to RAW_KEPT by `secrets` (the values the replay's pages mask: a secret's head at the cut too)."""
     rec = Recording()
-    by_seq: dict[int, Exchange] = {}          # request event (first or retry) -> its exchange
-    open_ids: dict[str, Exchange] = {}        # id of a request of ours still open -> its exchange
-    awaiting_retry: dict[str, list[Exchange]] = {}     # method -> exchanges with an input round pending
-    asked: dict[str, tuple[int, str, Any]] = {}        # id of a server request -> (seq, method, params)
-    heard: list[tuple[int, str, bool]] = []            # server notifications and requests: (seq, method, request?)
+    by_seq: dict[int, Exchange] = {}  # request event (first or retry) -> its exchange
+    open_ids: dict[str, Exchange] = {}  # id of a request of ours still open -> its exchange
+    awaiting_retry: dict[str, list[Exchange]] = {}  # method -> exchanges with an input round pending
+    asked: dict[str, tuple[int, str, Any]] = {}  # id of a server request -> (seq, method, params)
+    heard: list[tuple[int, str, bool]] = []  # server notifications and requests: (seq, method, request?)
     for row in rows:
         direction, seq, message = row.get("dir"), row["seq"], row.get("message")
         if direction not in ("send", "recv"):
             continue
         if not isinstance(message, dict):
             if direction == "send":
-                why = "a batch" if isinstance(message, list) else (
-                    "truncated at recording" if row.get("truncated") else "not JSON")
+                why = (
+                    "a batch"
+                    if isinstance(message, list)
+                    else ("truncated at recording" if row.get("truncated") else "not JSON")
+                )
                 rec.skipped.append(f"event {seq}: a frame the client sent ({why}) was not replayed")
             elif row.get("truncated") and row.get("reply_to") in by_seq:
-                by_seq[row["reply_to"]].response_truncated = True       # a response too large to record
+                by_seq[row["reply_to"]].response_truncated = True  # a response too large to record
             continue
         kind = jsonrpc.classify(message)
         method = message.get("method")
@@ -228,8 +233,13 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
                     exchange = retried
                 else:
                     meta = params.get("_meta") if isinstance(params, dict) else None
-                    exchange = Exchange(seq=seq, method=method, params=user_params(params), t=_time(row),
-                                        progress=isinstance(meta, dict) and "progressToken" in meta)
+                    exchange = Exchange(
+                        seq=seq,
+                        method=method,
+                        params=user_params(params),
+                        t=_time(row),
+                        progress=isinstance(meta, dict) and "progressToken" in meta,
+                    )
                     rec.steps.append(exchange)
                 by_seq[seq] = exchange
                 open_ids[_id(message)] = exchange
@@ -246,12 +256,20 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
             elif kind in ("response", "error"):
                 question = asked.pop(_id(message), None)
                 if question is not None:
-                    rec.answers.append(ClientAnswer(
-                        seq=question[0], method=question[1], params=question[2], result=message.get("result"),
-                        error=message["error"] if isinstance(message.get("error"), dict) else None))
+                    rec.answers.append(
+                        ClientAnswer(
+                            seq=question[0],
+                            method=question[1],
+                            params=question[2],
+                            result=message.get("result"),
+                            error=message["error"] if isinstance(message.get("error"), dict) else None,
+                        )
+                    )
             else:
-                rec.skipped.append(f"event {seq}: a frame the client sent (not a JSON-RPC request, "
-                                   "notification or response) was not replayed")
+                rec.skipped.append(
+                    f"event {seq}: a frame the client sent (not a JSON-RPC request, "
+                    "notification or response) was not replayed"
+                )
         else:
             if kind in ("response", "error"):
                 reply_to = row.get("reply_to")
@@ -289,8 +307,11 @@ def input_requests(seq: int, inputs: Any) -> list[Seen]:
     """The server requests an `input_required` result (event `seq`) asks through `inputRequests`."""
     if not isinstance(inputs, dict):
         return []
-    return [Seen(seq, value["method"]) for value in inputs.values()
-            if isinstance(value, dict) and isinstance(value.get("method"), str)]
+    return [
+        Seen(seq, value["method"])
+        for value in inputs.values()
+        if isinstance(value, dict) and isinstance(value.get("method"), str)
+    ]
 
 
 def _retry_of(awaiting: dict[str, list[Exchange]], method: str, params: Any) -> Exchange | None:
@@ -313,10 +334,16 @@ def _inputs_answered(rec: Recording, exchange: Exchange, params: Any) -> None:
     responses: dict[str, Any] = given if isinstance(given, dict) else {}
     for key, request in (exchange._inputs or {}).items():
         if isinstance(request, dict) and isinstance(request.get("method"), str) and key in responses:
-            rec.answers.append(ClientAnswer(seq=exchange.response_seq or exchange.seq, method=request["method"],
-                                            params=request.get("params"), result=responses[key]))
+            rec.answers.append(
+                ClientAnswer(
+                    seq=exchange.response_seq or exchange.seq,
+                    method=request["method"],
+                    params=request.get("params"),
+                    result=responses[key],
+                )
+            )
     exchange._inputs = None
-    exchange.response = None            # the retry's response is the final one
+    exchange.response = None  # the retry's response is the final one
     exchange.response_seq = None
     exchange.response_raw = ""
 
@@ -324,8 +351,9 @@ def _inputs_answered(rec: Recording, exchange: Exchange, params: Any) -> None:
 def _attribute(rec: Recording, heard: list[tuple[int, str, bool]]) -> None:
     """Each server notification and request goes to the request in flight when it came (the
     latest sent of those that got their response); the rest were unsolicited."""
-    spans = sorted(((e.seq, e.response_seq or 0, e) for e in rec.exchanges if e.response_seq is not None),
-                   key=lambda s: s[0])
+    spans = sorted(
+        ((e.seq, e.response_seq or 0, e) for e in rec.exchanges if e.response_seq is not None), key=lambda s: s[0]
+    )
     active: list[tuple[int, int, Exchange]] = []
     i = 0
     for seq, method, is_request in heard:

@@ -15,6 +15,7 @@ and requests while it was in flight are compared by method, in order: `missing` 
 rows. Every row is also a transcript note of kind "diff" (the CLI's `--jsonl` contract).
 Shared by the CLI (`replay.cli`) and the page (sessions/features/replay.py).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,17 +40,18 @@ from ..transports.base import TransportError
 from . import diff
 from .recordings import RAW_KEPT, ClientAnswer, Exchange, Notify, Recording, Seen, input_requests, request_name
 
-STATUSES = ("same", "changed", "error", "missing", "new", "unchecked")     # unchecked: the comparison's budget stopped it
-VALUE_KEPT = 4000           # characters of JSON kept of one changed value in a row
-ALIGN_LIMIT = 500           # notifications per request compared in order; beyond, by count per method
+STATUSES = ("same", "changed", "error", "missing", "new", "unchecked")  # unchecked: the comparison's budget stopped it
+VALUE_KEPT = 4000  # characters of JSON kept of one changed value in a row
+ALIGN_LIMIT = 500  # notifications per request compared in order; beyond, by count per method
 # Notifications whose moment depends on timing, not on the request they came during (a server
 # announces a changed list when it gets to it: during start-up, the first request or the third):
 # compared over the whole replay, by count per method, never as missing here and new there.
-TIMED = frozenset({"notifications/tools/list_changed", "notifications/resources/list_changed",
-                   "notifications/prompts/list_changed"})
+TIMED = frozenset(
+    {"notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed"}
+)
 
 # The step whose request is being sent from this task (the tap's send events are made in it).
-_STEP: contextvars.ContextVar["_Run | None"] = contextvars.ContextVar("replay_step", default=None)
+_STEP: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("replay_step", default=None)
 
 RowListener = Callable[[dict[str, Any]], Awaitable[None]]
 # The secret values the session's pages mask, as known now (the OAuth flow learns more): where a
@@ -62,10 +64,10 @@ class _Run:
     """One exchange replayed."""
 
     step: Exchange
-    outcome: str = "none"                   # ok | failed | none
-    message: dict[str, Any] | None = None   # {"result"} or {"error"}, when a response came
-    failure: str = ""                       # why, when it failed without a response (timeout...)
-    seq: int | None = None                  # the replayed request's event
+    outcome: str = "none"  # ok | failed | none
+    message: dict[str, Any] | None = None  # {"result"} or {"error"}, when a response came
+    failure: str = ""  # why, when it failed without a response (timeout...)
+    seq: int | None = None  # the replayed request's event
     response_seq: int | None = None
     response_raw: str = ""
     planned_cancel: bool = False
@@ -83,9 +85,16 @@ def outcome_of(message: dict[str, Any] | None) -> str:
     return "failed" if isinstance(result, dict) and result.get("isError") is True else "ok"
 
 
-def compare_response(old: dict[str, Any] | None, new: dict[str, Any] | None, *, rules: diff.Rules,
-                     old_truncated: bool = False, new_failure: str = "",
-                     secrets: Redactor = NO_SECRETS, budget: Budget | None = None) -> tuple[str, list[dict[str, Any]], bool, str]:
+def compare_response(
+    old: dict[str, Any] | None,
+    new: dict[str, Any] | None,
+    *,
+    rules: diff.Rules,
+    old_truncated: bool = False,
+    new_failure: str = "",
+    secrets: Redactor = NO_SECRETS,
+    budget: Budget | None = None,
+) -> tuple[str, list[dict[str, Any]], bool, str]:
     """(status, changes, complete, detail) of one replayed request: its recorded response
     against the replayed one (each `{"result"}` or `{"error"}`, None when none came); values
     cut to length are cut by `secrets`. A comparison its `budget` (`budget.DIFF`) stopped before
@@ -134,9 +143,16 @@ def sequence_rows(kind: str, old: list[Seen], new: list[Seen], during: dict[str,
             gap = after[method] - before[method]
             if gap:
                 status = "new" if gap > 0 else "missing"
-                rows.append({"status": status, "kind": kind, "method": method, "during": during,
-                             "detail": f"{abs(gap)} {'more' if gap > 0 else 'fewer'} than recorded "
-                                       f"({before[method]} then, {after[method]} now)"})
+                rows.append(
+                    {
+                        "status": status,
+                        "kind": kind,
+                        "method": method,
+                        "during": during,
+                        "detail": f"{abs(gap)} {'more' if gap > 0 else 'fewer'} than recorded "
+                        f"({before[method]} then, {after[method]} now)",
+                    }
+                )
         return rows
     matcher = difflib.SequenceMatcher(None, [s.method for s in old], [s.method for s in new], autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -155,7 +171,7 @@ def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def summary_text(report: dict[str, Any]) -> str:
-    """"9 requests: 8 same, 1 changed" (and the notifications' rows)."""
+    """ "9 requests: 8 same, 1 changed" (and the notifications' rows)."""
     tally = report.get("counts") or {}
     parts = ", ".join(f"{n} {status}" for status, n in tally.items())
     requests = report.get("requests", 0)
@@ -175,8 +191,9 @@ class RecordedAnswers:
 
     def take(self, method: str, params: Any) -> ClientAnswer | None:
         for i, answer in enumerate(self.unused):
-            if answer.method == method and not diff.diff({"params": answer.params}, {"params": params}, self.rules,
-                                                         max_changes=1):
+            if answer.method == method and not diff.diff(
+                {"params": answer.params}, {"params": params}, self.rules, max_changes=1
+            ):
                 self.used += 1
                 return self.unused.pop(i)
         return None
@@ -186,8 +203,14 @@ class Replayer:
     """Runs one recording against one client; `answer_first` answers the server's requests
     from the recording (the page's feature and the CLI's responder call it first)."""
 
-    def __init__(self, rec: Recording, *, tap: Tap, ignore: list[str] | tuple[str, ...] = (),
-                 secrets: Secrets = lambda: NO_SECRETS) -> None:
+    def __init__(
+        self,
+        rec: Recording,
+        *,
+        tap: Tap,
+        ignore: list[str] | tuple[str, ...] = (),
+        secrets: Secrets = lambda: NO_SECRETS,
+    ) -> None:
         self.recording = rec
         self.tap = tap
         self.ignore = list(ignore)
@@ -195,13 +218,13 @@ class Replayer:
         self.secrets = secrets
         self.answers = RecordedAnswers(rec.answers)
         self.rows: list[dict[str, Any]] = []
-        self.state = "waiting"              # waiting | running | done | stopped
-        self.aborted = ""                   # why the replay stopped before its end
+        self.state = "waiting"  # waiting | running | done | stopped
+        self.aborted = ""  # why the replay stopped before its end
         self.unsolicited = 0
-        self._timed_old: Counter[str] = Counter()     # TIMED notifications during the requests, then and now
+        self._timed_old: Counter[str] = Counter()  # TIMED notifications during the requests, then and now
         self._timed_new: Counter[str] = Counter()
         self._current: _Run | None = None
-        self._sent: dict[int, _Run] = {}    # replayed request events -> their run
+        self._sent: dict[int, _Run] = {}  # replayed request events -> their run
         self._task_ids: dict[str, str] = {}
         self._counter = itertools.count()
         self._taking = asyncio.Lock()
@@ -212,12 +235,13 @@ class Replayer:
     async def answer_first(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """The recorded answer when the request matches one (raises JsonRpcError for a recorded
         error answer); None when it does not: whoever answers otherwise is asked."""
-        async with self._taking:            # (each recorded answer used once: one lookup at a time)
+        async with self._taking:  # (each recorded answer used once: one lookup at a time)
             answer = await asyncio.to_thread(self.answers.take, method, params)
         if answer is None:
             return None
-        self.tap.note("info", f"{method} answered from the recording (as at event {answer.seq})",
-                      replay_answer=answer.seq)
+        self.tap.note(
+            "info", f"{method} answered from the recording (as at event {answer.seq})", replay_answer=answer.seq
+        )
         if answer.error is not None:
             raise JsonRpcError.from_error(answer.error)
         return answer.result if isinstance(answer.result, dict) else {}
@@ -314,9 +338,11 @@ class Replayer:
         assert task is not None
         handle = None
         if cancel_after is not None:
+
             def cancel() -> None:
                 run.planned_cancel = True
                 task.cancel()
+
             handle = asyncio.get_running_loop().call_later(min(cancel_after, client.timeout), cancel)
         try:
             await self._perform(client, run, timeout=None if cancel_after is not None else math.inf)
@@ -334,8 +360,12 @@ class Replayer:
         params = self._renumbered(step.params)
         token = _STEP.set(run)
         try:
-            result = await client.request(step.method, params if isinstance(params, dict) else None,
-                                          timeout=timeout, on_progress=ignore_progress if step.progress else None)
+            result = await client.request(
+                step.method,
+                params if isinstance(params, dict) else None,
+                timeout=timeout,
+                on_progress=ignore_progress if step.progress else None,
+            )
             run.message = {"result": result}
         except JsonRpcError as exc:
             run.message = {"error": exc.to_error()}
@@ -373,11 +403,24 @@ class Replayer:
     def _rows(self, run: _Run) -> list[dict[str, Any]]:
         step = run.step
         status, changes, complete, detail = compare_response(
-            step.response, run.message, rules=self.rules, old_truncated=step.response_truncated,
-            new_failure=run.failure, secrets=self.secrets())
-        row: dict[str, Any] = {"status": status, "kind": "request", "method": step.method, "name": step.name,
-                               "seq": step.seq, "new_seq": run.seq, "old_response_seq": step.response_seq,
-                               "new_response_seq": run.response_seq, "changes": changes}
+            step.response,
+            run.message,
+            rules=self.rules,
+            old_truncated=step.response_truncated,
+            new_failure=run.failure,
+            secrets=self.secrets(),
+        )
+        row: dict[str, Any] = {
+            "status": status,
+            "kind": "request",
+            "method": step.method,
+            "name": step.name,
+            "seq": step.seq,
+            "new_seq": run.seq,
+            "old_response_seq": step.response_seq,
+            "new_response_seq": run.response_seq,
+            "changes": changes,
+        }
         if not complete:
             row["incomplete"] = True
         if detail:
@@ -391,9 +434,16 @@ class Replayer:
         during = {"method": step.method, "name": step.name, "seq": step.seq}
         self._timed_old.update(s.method for s in step.notifications if s.method in TIMED)
         self._timed_new.update(s.method for s in run.notifications if s.method in TIMED)
-        return [row, *sequence_rows("notification", [s for s in step.notifications if s.method not in TIMED],
-                                    [s for s in run.notifications if s.method not in TIMED], during),
-                *sequence_rows("server request", step.requests, run.requests, during)]
+        return [
+            row,
+            *sequence_rows(
+                "notification",
+                [s for s in step.notifications if s.method not in TIMED],
+                [s for s in run.notifications if s.method not in TIMED],
+                during,
+            ),
+            *sequence_rows("server request", step.requests, run.requests, during),
+        ]
 
     def _timed_rows(self) -> list[dict[str, Any]]:
         """The TIMED notifications over the whole replay: a row for each method whose count differs."""
@@ -401,30 +451,50 @@ class Replayer:
         for method in sorted(self._timed_old.keys() | self._timed_new.keys()):
             before, after = self._timed_old[method], self._timed_new[method]
             if before != after:
-                rows.append({"status": "new" if after > before else "missing", "kind": "notification",
-                             "method": method, "during": {"method": "the whole replay"},
-                             "detail": f"{abs(after - before)} {'more' if after > before else 'fewer'} than recorded "
-                                       f"({before} then, {after} now) over the whole replay: when it comes depends "
-                                       "on timing, so it is compared as a count, not during a request"})
+                rows.append(
+                    {
+                        "status": "new" if after > before else "missing",
+                        "kind": "notification",
+                        "method": method,
+                        "during": {"method": "the whole replay"},
+                        "detail": f"{abs(after - before)} {'more' if after > before else 'fewer'} than recorded "
+                        f"({before} then, {after} now) over the whole replay: when it comes depends "
+                        "on timing, so it is compared as a count, not during a request",
+                    }
+                )
         return rows
 
     async def _emit(self, rows: list[dict[str, Any]], on_row: RowListener | None) -> None:
         for row in rows:
             row["n"] = next(self._counter)
             self.rows.append(row)
-            self.tap.note("diff", row_text(row), status=row["status"], method=row["method"], seq=row.get("seq"),
-                          changes=row.get("changes", []), row_kind=row["kind"], new_seq=row.get("new_seq"))
+            self.tap.note(
+                "diff",
+                row_text(row),
+                status=row["status"],
+                method=row["method"],
+                seq=row.get("seq"),
+                changes=row.get("changes", []),
+                row_kind=row["kind"],
+                new_seq=row.get("new_seq"),
+            )
             if on_row is not None:
                 await on_row(row)
 
     def report(self) -> dict[str, Any]:
         """The Differences as saved (JSON): every row, their counts, and what was not compared."""
-        return {"state": self.state, "rows": self.rows, "counts": counts(self.rows),
-                "requests": sum(1 for r in self.rows if r["kind"] == "request"),
-                "planned": len(self.recording.exchanges), "ignore": self.ignore,
-                "answered_from_recording": self.answers.used, "skipped": self.recording.skipped,
-                "unsolicited": {"recorded": self.recording.unsolicited, "replayed": self.unsolicited},
-                "aborted": self.aborted}
+        return {
+            "state": self.state,
+            "rows": self.rows,
+            "counts": counts(self.rows),
+            "requests": sum(1 for r in self.rows if r["kind"] == "request"),
+            "planned": len(self.recording.exchanges),
+            "ignore": self.ignore,
+            "answered_from_recording": self.answers.used,
+            "skipped": self.recording.skipped,
+            "unsolicited": {"recorded": self.recording.unsolicited, "replayed": self.unsolicited},
+            "aborted": self.aborted,
+        }
 
     @property
     def differs(self) -> bool:
@@ -438,10 +508,18 @@ def row_text(row: dict[str, Any]) -> str:
     if row["kind"] != "request":
         during = row.get("during") or {}
         what = f"{row['kind']} {row['method']}"
-        where = (f" (event {row['seq']})" if row.get("seq") is not None else
-                 f" (replay event {row['new_seq']})" if row.get("new_seq") is not None else "")
-        return f"{row['status']}: {what}{where} during {during.get('method', '')}" \
-               f"{' ' + during['name'] if during.get('name') else ''}" + (f": {row['detail']}" if row.get("detail") else "")
+        where = (
+            f" (event {row['seq']})"
+            if row.get("seq") is not None
+            else f" (replay event {row['new_seq']})"
+            if row.get("new_seq") is not None
+            else ""
+        )
+        return (
+            f"{row['status']}: {what}{where} during {during.get('method', '')}"
+            f"{' ' + during['name'] if during.get('name') else ''}"
+            + (f": {row['detail']}" if row.get("detail") else "")
+        )
     text = f"{row['status']}: {row['method']}{name}{where}"
     if row.get("detail") and row["status"] != "same":
         text += f": {row['detail']}"

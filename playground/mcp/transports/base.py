@@ -4,6 +4,7 @@ A transport moves frames; it does not interpret MCP beyond what its wire needs (
 headers that mirror body fields, session ids). Frames it receives are recorded on the tap
 first and then handed, parsed, to the client through `on_message`.
 """
+
 from __future__ import annotations
 
 import abc

@@ -1,6 +1,7 @@
 """What both HTTP transports (Streamable HTTP and the older HTTP+SSE) share: the guarded httpx
 client, their tasks, the HTTP facts recorded with each frame, a body or an SSE stream read
 within the time and size limits, and delivery that a failing listener cannot break."""
+
 from __future__ import annotations
 
 import asyncio
@@ -68,13 +69,21 @@ class StreamOutcome:
 class HttpTransportBase(Transport):
     """What both HTTP transports share: the httpx client, tasks, facts, guarded delivery."""
 
-    def __init__(self, tap: Tap, url: str, headers: dict[str, str] | None = None, *, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None, guard: NetGuard | None = None,
-                 auth: OAuth | None = None) -> None:
+    def __init__(
+        self,
+        tap: Tap,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        timeout: float = 60.0,
+        client: httpx.AsyncClient | None = None,
+        guard: NetGuard | None = None,
+        auth: OAuth | None = None,
+    ) -> None:
         super().__init__(tap)
         self.guard = guard
         self.url = url
-        self.auth = auth   # OAuth 2.1: a 401 runs the flow and the request is retried with the token
+        self.auth = auth  # OAuth 2.1: a 401 runs the flow and the request is retried with the token
         self.headers = dict(headers or {})
         self.timeout = timeout
         self._client = client
@@ -89,9 +98,11 @@ class HttpTransportBase(Transport):
         if self._closed:
             raise TransportError(f"{self.name} transport is closed")
         if self._client is None:
-            options: dict[str, Any] = {"timeout": httpx.Timeout(self.timeout), "follow_redirects": False,
-                                       "auth": OAuthHttpxAuth(self.auth, lambda: self.protocol_version)
-                                       if self.auth is not None else None}
+            options: dict[str, Any] = {
+                "timeout": httpx.Timeout(self.timeout),
+                "follow_redirects": False,
+                "auth": OAuthHttpxAuth(self.auth, lambda: self.protocol_version) if self.auth is not None else None,
+            }
             self._client = self.guard.client(**options) if self.guard else httpx.AsyncClient(**options)
         return self._client
 
@@ -113,16 +124,23 @@ class HttpTransportBase(Transport):
                 shown["Authorization"] = mask_value(token)
         return {"method": method, "url": shown_url(url), "headers": self._mask(shown), "exchange": exchange}
 
-    def _response_facts(self, method: str, url: str, response: httpx.Response, exchange: int,
-                        started: float | None = None) -> dict[str, Any]:
+    def _response_facts(
+        self, method: str, url: str, response: httpx.Response, exchange: int, started: float | None = None
+    ) -> dict[str, Any]:
         """A response's facts. `request_headers` are the headers as sent, httpx's own and the
         OAuth token's included (masked), and `wait_ms` the time from the request to the
         response's headers: the first event of the exchange carries them (`later()` for the rest)."""
-        facts: dict[str, Any] = {"method": method, "url": shown_url(url), "status": response.status_code,
-                                 "headers": self._mask(response.headers.multi_items()),
-                                 "content_type": content_type(response.headers), "exchange": exchange,
-                                 "request_headers": self._mask([(k.decode("latin-1"), v.decode("latin-1"))
-                                                                for k, v in response.request.headers.raw])}
+        facts: dict[str, Any] = {
+            "method": method,
+            "url": shown_url(url),
+            "status": response.status_code,
+            "headers": self._mask(response.headers.multi_items()),
+            "content_type": content_type(response.headers),
+            "exchange": exchange,
+            "request_headers": self._mask(
+                [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.request.headers.raw]
+            ),
+        }
         if started is not None:
             facts["wait_ms"] = round((self.tap.clock() - started) * 1000, 3)
         return facts
@@ -173,15 +191,17 @@ class HttpTransportBase(Transport):
                     size += len(chunk)
                     chunks.append(chunk)
                     if size > MAX_FRAME:
-                        raise TooLarge(f"body longer than {MAX_FRAME} bytes: recorded cut at that size, "
-                                        "the rest was not read", b"".join(chunks)[:MAX_FRAME])
+                        raise TooLarge(
+                            f"body longer than {MAX_FRAME} bytes: recorded cut at that size, the rest was not read",
+                            b"".join(chunks)[:MAX_FRAME],
+                        )
         except TimeoutError:
-            raise Trickle(f"body not complete after {self.timeout:g} s (slow trickle); "
-                           f"{size} bytes received") from None
+            raise Trickle(f"body not complete after {self.timeout:g} s (slow trickle); {size} bytes received") from None
         return b"".join(chunks)
 
-    async def _read_sse(self, response: httpx.Response, facts: dict[str, Any], request_id: Any,
-                        stop_when_answered: bool = True) -> StreamOutcome:
+    async def _read_sse(
+        self, response: httpx.Response, facts: dict[str, Any], request_id: Any, stop_when_answered: bool = True
+    ) -> StreamOutcome:
         """Record and deliver every event of an SSE stream until it ends; never raises for
         stream trouble (the outcome says what happened)."""
         parser = SseParser()
@@ -191,25 +211,34 @@ class HttpTransportBase(Transport):
         shown, rest = facts, later(facts)
         try:
             async for chunk in response.aiter_bytes():
-                await self.tap.ready()      # paused while the tap's listener catches up (a flood)
+                await self.tap.ready()  # paused while the tap's listener catches up (a flood)
                 for event in parser.feed(chunk):
                     if event.retry is not None:
                         out.retry = event.retry
                     if not event.has_data or not event.data.strip():
                         continue  # priming event (id/retry only) or empty: not a frame
-                    problems = [] if event.event == "message" else [
-                        f"SSE event type {event.event!r} (expected 'message')"]
+                    problems = (
+                        [] if event.event == "message" else [f"SSE event type {event.event!r} (expected 'message')"]
+                    )
                     if event.invalid_utf8:
                         problems.append(INVALID_UTF8)
-                    _, parsed = self.tap.recv(event.data, http=shown, sse_id=event.id, problems=problems,
-                                                       sse_event=event.event if event.named else None)
+                    _, parsed = self.tap.recv(
+                        event.data,
+                        http=shown,
+                        sse_id=event.id,
+                        problems=problems,
+                        sse_event=event.event if event.named else None,
+                    )
                     shown = rest
                     out.frames += 1
                     if parsed is not None:
                         self._deliver(parsed)
-                    if (request_id is not None and isinstance(parsed, dict)
-                            and jsonrpc.classify(parsed) in ("response", "error")
-                            and jsonrpc.id_key(parsed.get("id")) == jsonrpc.id_key(request_id)):
+                    if (
+                        request_id is not None
+                        and isinstance(parsed, dict)
+                        and jsonrpc.classify(parsed) in ("response", "error")
+                        and jsonrpc.id_key(parsed.get("id")) == jsonrpc.id_key(request_id)
+                    ):
                         out.answered = True
                 out.last_id = parser.last_id
                 if out.answered and stop_when_answered:
@@ -229,8 +258,13 @@ class HttpTransportBase(Transport):
         out.last_id = parser.last_id
         if parser.in_event:
             partial = parser.partial()
-            self.tap.note("error", "SSE stream cut in the middle of an event; the partial event is dropped",
-                          http=shown, partial=partial[:2000], partial_size=len(partial))
+            self.tap.note(
+                "error",
+                "SSE stream cut in the middle of an event; the partial event is dropped",
+                http=shown,
+                partial=partial[:2000],
+                partial_size=len(partial),
+            )
         if out.error:
             self.tap.note("error", f"SSE stream ended: {out.error}", http=shown)
         return out

@@ -5,6 +5,7 @@ header facts with secrets masked, and the modern era's header mirroring rules
 The SSE parser is our own (not httpx-sse) because a debugger must notice a stream cut in
 the middle of an event and show the partial text, which a conforming decoder discards.
 """
+
 from __future__ import annotations
 
 import base64
@@ -28,24 +29,27 @@ DEFAULT_RETRY_MS = 1000
 MAX_RECONNECTS = 3
 
 # Headers the transport itself sets: their values are protocol facts, shown as they are.
-PROTOCOL_HEADERS = frozenset({"accept", "content-type", "mcp-session-id", "mcp-protocol-version", "mcp-method",
-                              "mcp-name", "last-event-id"})
+PROTOCOL_HEADERS = frozenset(
+    {"accept", "content-type", "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name", "last-event-id"}
+)
 
 
 # --- SSE ------------------------------------------------------------------------------------
+
 
 @dataclass(slots=True)
 class SseEvent:
     """One dispatched SSE event. `has_data` is False for events with no `data:` line (a
     priming event carries only an id and a retry), which are not frames. `invalid_utf8`: some
     of its bytes were not UTF-8 (shown as U+FFFD)."""
+
     event: str
     data: str
     id: str | None
     retry: int | None
     has_data: bool
     invalid_utf8: bool = False
-    named: bool = False         # it had an `event:` line (kept: the stream's text as sent)
+    named: bool = False  # it had an `event:` line (kept: the stream's text as sent)
 
 
 _EOL = re.compile(rb"\r\n|\r|\n")
@@ -62,11 +66,11 @@ class SseParser:
 
     def __init__(self) -> None:
         self._buf = bytearray()
-        self._scan = 0                      # bytes of _buf already searched for a line end
+        self._scan = 0  # bytes of _buf already searched for a line end
         self._reset_event()
-        self.last_id: str | None = None     # the stream's last event id (persists across events)
-        self.retry: int | None = None       # the last `retry:` value seen, in milliseconds
-        self.pending_bytes = 0              # size of the event being assembled
+        self.last_id: str | None = None  # the stream's last event id (persists across events)
+        self.retry: int | None = None  # the last `retry:` value seen, in milliseconds
+        self.pending_bytes = 0  # size of the event being assembled
 
     def _reset_event(self) -> None:
         self._data: list[str] = []
@@ -98,8 +102,8 @@ class SseParser:
         while True:
             match = _EOL.search(buf, max(start, self._scan))
             if match is None or (match.group() == b"\r" and match.end() == len(buf)):
-                break   # no whole line yet (a last CR may be the first half of CRLF)
-            line = bytes(buf[start:match.start()])
+                break  # no whole line yet (a last CR may be the first half of CRLF)
+            line = bytes(buf[start : match.start()])
             start = match.end()
             try:
                 text = line.decode("utf-8")
@@ -117,8 +121,15 @@ class SseParser:
         if line == "":
             if not self._started:
                 return None
-            event = SseEvent(self._event or "message", "\n".join(self._data), self._event_id,
-                             self._event_retry, bool(self._data), self._bad_utf8, self._named)
+            event = SseEvent(
+                self._event or "message",
+                "\n".join(self._data),
+                self._event_id,
+                self._event_retry,
+                bool(self._data),
+                self._bad_utf8,
+                self._named,
+            )
             self._reset_event()
             self.pending_bytes = 0
             return event
@@ -139,10 +150,9 @@ class SseParser:
             if "\0" not in value:
                 self._event_id = value
                 self.last_id = value
-        elif name == "retry":
-            if value.isdigit():
-                self._event_retry = int(value)
-                self.retry = int(value)
+        elif name == "retry" and value.isdigit():
+            self._event_retry = int(value)
+            self.retry = int(value)
         return None
 
 
@@ -164,8 +174,10 @@ def is_field_name(name: object) -> TypeGuard[str]:
 def header_problem(name: str, value: str) -> str | None:
     """Why a header cannot be sent, naming it (its name shown escaped), or None when it can."""
     if not is_field_name(name):
-        return (f"{name!r} is not a valid HTTP header name: one or more letters, digits or "
-                "!#$%&'*+-.^_`|~ (no spaces, colons or line breaks)")
+        return (
+            f"{name!r} is not a valid HTTP header name: one or more letters, digits or "
+            "!#$%&'*+-.^_`|~ (no spaces, colons or line breaks)"
+        )
     if _VALUE_BREAKS.search(value):
         return f"the value of {name} holds a line break or NUL character, which an HTTP header cannot carry"
     return None
@@ -177,6 +189,7 @@ def header_problems(headers: Mapping[str, str]) -> list[str]:
 
 
 # --- facts ----------------------------------------------------------------------------------
+
 
 def content_type(headers: Mapping[str, str]) -> str:
     """The media type without parameters, lower-cased ('' when absent)."""
@@ -205,8 +218,11 @@ def shown_url(url: str) -> str:
 def same_origin(a: str, b: str) -> bool:
     pa, pb = urlsplit(a), urlsplit(b)
     default = {"http": 80, "https": 443}
-    return (pa.scheme.lower(), (pa.hostname or "").lower(), pa.port or default.get(pa.scheme.lower())) == \
-           (pb.scheme.lower(), (pb.hostname or "").lower(), pb.port or default.get(pb.scheme.lower()))
+    return (pa.scheme.lower(), (pa.hostname or "").lower(), pa.port or default.get(pa.scheme.lower())) == (
+        pb.scheme.lower(),
+        (pb.hostname or "").lower(),
+        pb.port or default.get(pb.scheme.lower()),
+    )
 
 
 # --- modern era header mirroring ---------------------------------------------------------------
@@ -217,8 +233,21 @@ _SENTINEL = re.compile(r"=\?base64\?.*\?=", re.S)
 _HEADER_SAFE = re.compile(r"[\x20-\x7e]*")
 _PRIMITIVE = frozenset({"string", "integer", "boolean"})
 # Keywords whose values are schema positions off the pure `properties` chain.
-_SUB_ONE = frozenset({"items", "contains", "unevaluatedItems", "additionalProperties", "propertyNames",
-                      "unevaluatedProperties", "not", "if", "then", "else", "contentSchema"})
+_SUB_ONE = frozenset(
+    {
+        "items",
+        "contains",
+        "unevaluatedItems",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contentSchema",
+    }
+)
 _SUB_LIST = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 _SUB_MAP = frozenset({"patternProperties", "dependentSchemas", "$defs", "definitions"})
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -239,7 +268,7 @@ def decode_header_value(value: str) -> str | None:
     if not _SENTINEL.fullmatch(value):
         return value
     try:
-        return base64.b64decode(value[len("=?base64?"):-2], validate=True).decode("utf-8")
+        return base64.b64decode(value[len("=?base64?") : -2], validate=True).decode("utf-8")
     except (ValueError, UnicodeDecodeError):
         return None
 
@@ -304,7 +333,7 @@ def param_headers(input_schema: Any, arguments: Any) -> dict[str, str]:
     headers: dict[str, str] = {}
     for path, node in _positions(input_schema):
         token = node.get("x-mcp-header")
-        if not path or not is_field_name(token):            # validate_x_mcp_header refused it
+        if not path or not is_field_name(token):  # validate_x_mcp_header refused it
             continue
         value: Any = arguments
         for key in path:

@@ -7,6 +7,7 @@ message from the one SSE stream. The stream ending is the connection ending: `on
 Failures of a POSTed request follow the Streamable HTTP contract: `on_failed(request_id,
 HttpStatusError(status, body, parsed_or_None))`, the body recorded but not delivered.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -22,16 +23,24 @@ from ..auth.httpx_auth import auth_failure
 from ..events import INVALID_UTF8, Tap
 from ..netguard import NetGuard
 from .base import HttpStatusError, TransportError
-from .http_common import ACCEPT_SSE, MAX_FRAME, SseParser, same_origin, shown_url
 from .http_base import HttpTransportBase, Trickle, describe_http_error, later, set_header
+from .http_common import ACCEPT_SSE, MAX_FRAME, SseParser, same_origin, shown_url
 
 
 class SseTransport(HttpTransportBase):
     name = "sse"
 
-    def __init__(self, tap: Tap, url: str, headers: dict[str, str] | None = None, *, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None, guard: NetGuard | None = None,
-                 auth: OAuth | None = None) -> None:
+    def __init__(
+        self,
+        tap: Tap,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        timeout: float = 60.0,
+        client: httpx.AsyncClient | None = None,
+        guard: NetGuard | None = None,
+        auth: OAuth | None = None,
+    ) -> None:
         super().__init__(tap, url, headers, timeout=timeout, client=client, guard=guard, auth=auth)
         self.endpoint: str | None = None
         self._endpoint_ready: asyncio.Future[str] | None = None
@@ -50,8 +59,12 @@ class SseTransport(HttpTransportBase):
         except Exception:
             await self.close()
             raise
-        self.tap.note("transport", f"HTTP+SSE stream open; POSTing frames to {shown_url(endpoint)}",
-                      url=self._shown_url, endpoint=shown_url(endpoint))
+        self.tap.note(
+            "transport",
+            f"HTTP+SSE stream open; POSTing frames to {shown_url(endpoint)}",
+            url=self._shown_url,
+            endpoint=shown_url(endpoint),
+        )
 
     async def _wait_endpoint(self) -> str:
         """The endpoint within `timeout`, not counting time a person spends authorizing."""
@@ -77,8 +90,9 @@ class SseTransport(HttpTransportBase):
         reason = "the server closed the SSE stream"
         exchange, started = self.tap.exchange(), self.tap.clock()
         try:
-            async with client.stream("GET", self.url, headers=headers,
-                                     timeout=httpx.Timeout(self.timeout, read=None)) as response:
+            async with client.stream(
+                "GET", self.url, headers=headers, timeout=httpx.Timeout(self.timeout, read=None)
+            ) as response:
                 facts = self._response_facts("GET", self.url, response, exchange, started)
                 status = response.status_code
                 if not 200 <= status < 300 or facts["content_type"] != "text/event-stream":
@@ -86,11 +100,13 @@ class SseTransport(HttpTransportBase):
                     parsed = self.tap.recv(raw, http=facts)[1] if raw.strip() else None
                     if not raw.strip():
                         self.tap.note("http", f"GET → HTTP {status}", http=facts)
-                    error: Exception = (HttpStatusError(status, raw.decode("utf-8", "replace"), parsed,
-                                                        auth_failure(response))
-                                        if not 200 <= status < 300 else
-                                        TransportError(f"GET answered {facts['content_type'] or 'no content type'}, "
-                                                       "not text/event-stream"))
+                    error: Exception = (
+                        HttpStatusError(status, raw.decode("utf-8", "replace"), parsed, auth_failure(response))
+                        if not 200 <= status < 300
+                        else TransportError(
+                            f"GET answered {facts['content_type'] or 'no content type'}, not text/event-stream"
+                        )
+                    )
                     self._settle(error)
                     reason = str(error)
                     return
@@ -115,10 +131,14 @@ class SseTransport(HttpTransportBase):
         """Read events until the stream ends; returns why it ended."""
         parser = SseParser()
         async for chunk in response.aiter_bytes():
-            await self.tap.ready()      # paused while the tap's listener catches up (a flood)
+            await self.tap.ready()  # paused while the tap's listener catches up (a flood)
             if parser.pending_bytes > MAX_FRAME:
-                self.tap.note("error", f"an SSE event grew past {MAX_FRAME} bytes; stopped reading the stream",
-                              http=facts, partial_size=parser.pending_bytes)
+                self.tap.note(
+                    "error",
+                    f"an SSE event grew past {MAX_FRAME} bytes; stopped reading the stream",
+                    http=facts,
+                    partial_size=parser.pending_bytes,
+                )
                 return f"an SSE event larger than {MAX_FRAME} bytes"
             for event in parser.feed(chunk):
                 if event.event == "endpoint":
@@ -129,14 +149,24 @@ class SseTransport(HttpTransportBase):
                 problems = [] if event.event == "message" else [f"SSE event type {event.event!r} (expected 'message')"]
                 if event.invalid_utf8:
                     problems.append(INVALID_UTF8)
-                _, parsed = self.tap.recv(event.data, http=facts, sse_id=event.id, problems=problems,
-                                                       sse_event=event.event if event.named else None)
+                _, parsed = self.tap.recv(
+                    event.data,
+                    http=facts,
+                    sse_id=event.id,
+                    problems=problems,
+                    sse_event=event.event if event.named else None,
+                )
                 if parsed is not None:
                     self._deliver(parsed)
         if parser.in_event:
             partial = parser.partial()
-            self.tap.note("error", "SSE stream cut in the middle of an event; the partial event is dropped",
-                          http=facts, partial=partial[:2000], partial_size=len(partial))
+            self.tap.note(
+                "error",
+                "SSE stream cut in the middle of an event; the partial event is dropped",
+                http=facts,
+                partial=partial[:2000],
+                partial_size=len(partial),
+            )
             return "the SSE stream was cut in the middle of an event"
         return "the server closed the SSE stream"
 
@@ -151,8 +181,14 @@ class SseTransport(HttpTransportBase):
             self._settle(error)
             return
         self.endpoint = target
-        self.tap.note("http", f"endpoint event: {shown_url(target)}", http=facts, endpoint=shown_url(target),
-                      sse_event="endpoint", sse_data=shown_url(data))      # (the stream's text: HAR)
+        self.tap.note(
+            "http",
+            f"endpoint event: {shown_url(target)}",
+            http=facts,
+            endpoint=shown_url(target),
+            sse_event="endpoint",
+            sse_data=shown_url(data),
+        )  # (the stream's text: HAR)
         if self._endpoint_ready is not None and not self._endpoint_ready.done():
             self._endpoint_ready.set_result(target)
 
@@ -177,8 +213,9 @@ class SseTransport(HttpTransportBase):
         self.tap.send(text, http=await self._request_facts("POST", self.endpoint, request_headers, exchange))
         started = self.tap.clock()
         try:
-            async with client.stream("POST", self.endpoint, content=text.encode("utf-8"),
-                                     headers=request_headers) as response:
+            async with client.stream(
+                "POST", self.endpoint, content=text.encode("utf-8"), headers=request_headers
+            ) as response:
                 facts = self._response_facts("POST", self.endpoint, response, exchange, started)
                 raw = await self._read_body(response)
         except (Trickle, httpx.HTTPError) as exc:

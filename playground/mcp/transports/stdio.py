@@ -8,6 +8,7 @@ stderr is always drained, so a chatty server never blocks on a full pipe.
 The child runs in its own session (process group): `close()` can then stop the whole tree,
 including grandchildren, and never leaves a zombie or an orphan behind.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -71,7 +72,7 @@ def _group_members(pgid: int) -> list[int] | None:
                 stat = fh.read()
         except OSError:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         # fields: state, ppid, pgrp, ...
         if len(fields) > 2 and fields[0] not in (b"Z", b"X") and int(fields[2]) == pgid:
             members.append(int(entry))
@@ -95,9 +96,18 @@ class StdioTransport(Transport):
 
     name = "stdio"
 
-    def __init__(self, tap: Tap, command: str, args: list[str] | None = None,
-                 env: dict[str, str] | None = None, cwd: str | None = None, *, inherit_env: bool = False,
-                 max_line: int = 64 * 1024 * 1024, shutdown_grace: float = 2.0) -> None:
+    def __init__(
+        self,
+        tap: Tap,
+        command: str,
+        args: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        *,
+        inherit_env: bool = False,
+        max_line: int = 64 * 1024 * 1024,
+        shutdown_grace: float = 2.0,
+    ) -> None:
         super().__init__(tap)
         self.command = command
         self.args = list(args or [])
@@ -115,7 +125,7 @@ class StdioTransport(Transport):
         self._watch_task: asyncio.Task[None] | None = None
         self._close_task: asyncio.Task[None] | None = None
         self._closing = False
-        self._closed_noted = False   # the "closed" note is made once, by whoever sees the end first
+        self._closed_noted = False  # the "closed" note is made once, by whoever sees the end first
 
     @property
     def pid(self) -> int | None:
@@ -136,10 +146,15 @@ class StdioTransport(Transport):
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _Protocol(limit=CHUNK * 4, loop=loop),
-                resolve_command(self.command), *self.args,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                resolve_command(self.command),
+                *self.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=server_environment(self.env, self.inherit_env), cwd=self.cwd, start_new_session=True)
+                env=server_environment(self.env, self.inherit_env),
+                cwd=self.cwd,
+                start_new_session=True,
+            )
         except (OSError, ValueError) as exc:
             message = self._spawn_error(exc)
             self.tap.note("error", message, command=self.command)
@@ -159,8 +174,10 @@ class StdioTransport(Transport):
         if isinstance(exc, FileNotFoundError):
             if any(c.isspace() for c in self.command.strip()):
                 # Saved before the server form split command lines, or set by hand (admin, API).
-                return (f"cannot start {self.command!r}: command not found (a whole command line? The program "
-                        "and its arguments go separately: saving the server's form splits it)")
+                return (
+                    f"cannot start {self.command!r}: command not found (a whole command line? The program "
+                    "and its arguments go separately: saving the server's form splits it)"
+                )
             return f"cannot start {self.command!r}: command not found"
         if isinstance(exc, PermissionError):
             return f"cannot start {self.command!r}: not executable (permission denied)"
@@ -202,8 +219,9 @@ class StdioTransport(Transport):
         if not self._closed_noted:
             self._closed_noted = True
             code = proc.returncode
-            self.tap.note("closed", f"stopped server (pid {proc.pid}): {how}; {describe_exit(code)}",
-                          returncode=code, how=how)
+            self.tap.note(
+                "closed", f"stopped server (pid {proc.pid}): {how}; {describe_exit(code)}", returncode=code, how=how
+            )
 
     def _close_stdin(self) -> None:
         assert self.process is not None
@@ -267,7 +285,7 @@ class StdioTransport(Transport):
         data = text if text.endswith("\n") else text + "\n"
         stdin.write(data.encode("utf-8", errors="surrogatepass"))
         if stdin.transport.get_write_buffer_size() == 0 and not stdin.is_closing():
-            return          # the pipe took it all: nothing to drain (the usual case, on every call's path)
+            return  # the pipe took it all: nothing to drain (the usual case, on every call's path)
         drain = asyncio.ensure_future(stdin.drain())
         exited = asyncio.ensure_future(protocol.exited.wait())
         try:
@@ -281,8 +299,9 @@ class StdioTransport(Transport):
             raise TransportError(f"cannot send: {describe_exit(proc.returncode)}")
         exc = drain.exception()
         if exc is not None:
-            raise TransportError(f"cannot send: the server's stdin is closed ({exc!r}); "
-                                 f"{describe_exit(proc.returncode)}") from exc
+            raise TransportError(
+                f"cannot send: the server's stdin is closed ({exc!r}); {describe_exit(proc.returncode)}"
+            ) from exc
 
     # Reading ------------------------------------------------------------------
 
@@ -299,10 +318,10 @@ class StdioTransport(Transport):
         beyond `max_line`). A line longer than `max_line` is handed to `on_overflow` cut at
         `max_line` bytes and the rest of it is skipped. A partial last line counts as a line.
         Nothing is read while the tap is paused: the server then blocks on a full pipe."""
-        buf = bytearray()          # the unfinished line so far
-        skipping = False           # inside the tail of an over-long line
+        buf = bytearray()  # the unfinished line so far
+        skipping = False  # inside the tail of an over-long line
         while True:
-            await self.tap.ready()         # paused while the tap's listener catches up
+            await self.tap.ready()  # paused while the tap's listener catches up
             # A read returns at once while the pipe's reader holds data (up to 4 chunks): without
             # this the loop ran nothing else until that ran out or the tap paused, and the worker
             # could not hand the next batch to the database thread, idle ~40% of a flood.
@@ -312,10 +331,10 @@ class StdioTransport(Transport):
                 break
             # Split in C, then one handler call a line (a flood brings hundreds a chunk).
             lines = chunk.split(b"\n")
-            tail = lines.pop()             # after the chunk's last newline: unfinished
+            tail = lines.pop()  # after the chunk's last newline: unfinished
             if lines:
                 if skipping:
-                    del lines[0]           # the end of the over-long line: skipped
+                    del lines[0]  # the end of the over-long line: skipped
                     skipping = False
                 elif buf:
                     buf += lines[0]
@@ -352,8 +371,9 @@ class StdioTransport(Transport):
             self._on_message(parsed)
 
     def _on_stdout_overflow(self, head: bytes) -> None:
-        self.tap.recv(head, problems=[
-            f"line longer than {self.max_line} bytes: recorded cut at that size, the rest was skipped"])
+        self.tap.recv(
+            head, problems=[f"line longer than {self.max_line} bytes: recorded cut at that size, the rest was skipped"]
+        )
 
     async def _watch(self) -> None:
         """Report the end of the connection when the server exits or closes stdout on its own."""

@@ -21,6 +21,7 @@ notifications and responses are POSTed inline, so `send()` keeps their order wit
 `timeout` bounds connecting, a notification's exchange, silence on a request's response, and
 how long one SSE event or JSON body may take to arrive (a slow trickle ends with a note).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -42,18 +43,29 @@ from .http_common import ACCEPT_POST, ACCEPT_SSE, DEFAULT_RETRY_MS, MAX_RECONNEC
 class StreamableHttpTransport(HttpTransportBase):
     name = "streamable-http"
 
-    def __init__(self, tap: Tap, url: str, headers: dict[str, str] | None = None, *, timeout: float = 60.0,
-                 client: httpx.AsyncClient | None = None, guard: NetGuard | None = None,
-                 auth: OAuth | None = None) -> None:
+    def __init__(
+        self,
+        tap: Tap,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        timeout: float = 60.0,
+        client: httpx.AsyncClient | None = None,
+        guard: NetGuard | None = None,
+        auth: OAuth | None = None,
+    ) -> None:
         super().__init__(tap, url, headers, timeout=timeout, client=client, guard=guard, auth=auth)
         self.session_id: str | None = None
-        self._streams: dict[str, asyncio.Task[Any]] = {}   # id key -> the task reading that request's answer
+        self._streams: dict[str, asyncio.Task[Any]] = {}  # id key -> the task reading that request's answer
         self._listen_task: asyncio.Task[Any] | None = None
 
     async def start(self) -> None:
         self._ensure_client()
-        self.tap.note("transport", f"Streamable HTTP endpoint {self._shown_url} (nothing is sent before the first frame)",
-                      url=self._shown_url)
+        self.tap.note(
+            "transport",
+            f"Streamable HTTP endpoint {self._shown_url} (nothing is sent before the first frame)",
+            url=self._shown_url,
+        )
 
     # sending -------------------------------------------------------------------------------
 
@@ -92,13 +104,15 @@ class StreamableHttpTransport(HttpTransportBase):
         body = text.encode("utf-8")
         if request_id is not None:
             key = jsonrpc.id_key(request_id)
-            task = self._spawn(self._post(body, parsed, request_headers, request_id, exchange),
-                               f"request {request_id!r}")
+            task = self._spawn(
+                self._post(body, parsed, request_headers, request_id, exchange), f"request {request_id!r}"
+            )
             self._streams[key] = task
 
             def forget(t: asyncio.Task[Any], key: str = key) -> None:
                 if self._streams.get(key) is t:
                     del self._streams[key]
+
             task.add_done_callback(forget)
         else:
             try:
@@ -119,13 +133,17 @@ class StreamableHttpTransport(HttpTransportBase):
         except Trickle as exc:
             self._fail(request_id, TransportError(str(exc)), kind="timeout")
         except httpx.HTTPError as exc:
-            self._fail(request_id, TransportError(f"POST {self._shown_url}: {describe_http_error(exc)}"),
-                       kind="timeout" if isinstance(exc, httpx.TimeoutException) else "error")
+            self._fail(
+                request_id,
+                TransportError(f"POST {self._shown_url}: {describe_http_error(exc)}"),
+                kind="timeout" if isinstance(exc, httpx.TimeoutException) else "error",
+            )
         except Exception as exc:  # never let a task die unhandled
             self._fail(request_id, TransportError(f"POST {self._shown_url}: {exc!r}"))
 
-    async def _answer(self, response: httpx.Response, facts: dict[str, Any], parsed: Any, headers: dict[str, str],
-                      request_id: Any) -> None:
+    async def _answer(
+        self, response: httpx.Response, facts: dict[str, Any], parsed: Any, headers: dict[str, str], request_id: Any
+    ) -> None:
         status = response.status_code
         method = parsed.get("method") if isinstance(parsed, dict) else None
         if self.era != "modern" and method == "initialize" and 200 <= status < 300:
@@ -157,19 +175,25 @@ class StreamableHttpTransport(HttpTransportBase):
             return
         _, message = self.tap.recv(raw, http=facts)
         if ctype != "application/json":
-            self._fail(request_id, TransportError(f"unexpected Content-Type {ctype or '(none)'!r} "
-                                                  "(expected application/json or text/event-stream)"))
+            self._fail(
+                request_id,
+                TransportError(
+                    f"unexpected Content-Type {ctype or '(none)'!r} (expected application/json or text/event-stream)"
+                ),
+            )
             return
         if message is None:
             self._fail(request_id, TransportError("response body is not valid JSON"))
             return
         self._deliver(message)
-        if request_id is not None and not (isinstance(message, dict)
-                                           and jsonrpc.id_key(message.get("id")) == jsonrpc.id_key(request_id)):
+        if request_id is not None and not (
+            isinstance(message, dict) and jsonrpc.id_key(message.get("id")) == jsonrpc.id_key(request_id)
+        ):
             self._fail(request_id, TransportError("the JSON response does not answer this request's id"))
 
-    async def _error_status(self, response: httpx.Response, facts: dict[str, Any], headers: dict[str, str],
-                            request_id: Any) -> None:
+    async def _error_status(
+        self, response: httpx.Response, facts: dict[str, Any], headers: dict[str, str], request_id: Any
+    ) -> None:
         status = response.status_code
         try:
             raw = await self._read_body(response)
@@ -187,9 +211,12 @@ class StreamableHttpTransport(HttpTransportBase):
             if self.session_id == sent_session:
                 self.session_id = None
             expired = SessionExpired(
-                status, body, message,
+                status,
+                body,
+                message,
                 f"session {sent_session} expired: the server answered HTTP 404 to a request carrying it; "
-                "a new initialize starts a new session")
+                "a new initialize starts a new session",
+            )
             self._stop_listening()
             self._fail(request_id, expired, kind="session-expired", session_id=sent_session)
             return
@@ -207,9 +234,14 @@ class StreamableHttpTransport(HttpTransportBase):
         while attempts < MAX_RECONNECTS:
             attempts += 1
             delay = (retry if retry is not None else DEFAULT_RETRY_MS) / 1000
-            self.tap.note("reconnect", f"stream for request {request_id!r} ended before its response; GET with "
-                          f"Last-Event-ID {last_id} in {delay * 1000:.0f} ms", last_event_id=last_id,
-                          retry_ms=retry, attempt=attempts)
+            self.tap.note(
+                "reconnect",
+                f"stream for request {request_id!r} ended before its response; GET with "
+                f"Last-Event-ID {last_id} in {delay * 1000:.0f} ms",
+                last_event_id=last_id,
+                retry_ms=retry,
+                attempt=attempts,
+            )
             await asyncio.sleep(delay)
             result = await self._get_stream(last_id, request_id, "resume")
             if isinstance(result, Exception):
@@ -241,8 +273,9 @@ class StreamableHttpTransport(HttpTransportBase):
         headers = self._get_headers(last_event_id)
         exchange, started = self.tap.exchange(), self.tap.clock()
         try:
-            async with client.stream("GET", self.url, headers=headers,
-                                     timeout=httpx.Timeout(self.timeout, read=None)) as response:
+            async with client.stream(
+                "GET", self.url, headers=headers, timeout=httpx.Timeout(self.timeout, read=None)
+            ) as response:
                 facts = self._response_facts("GET", self.url, response, exchange, started)
                 status = response.status_code
                 if status == 405:
@@ -256,11 +289,16 @@ class StreamableHttpTransport(HttpTransportBase):
                         _, parsed = self.tap.recv(raw, http=facts)
                     if status == 404 and self.session_id:
                         self.session_id = None
-                        return SessionExpired(404, body, parsed, "session expired: the server answered HTTP 404 "
-                                              "to GET with our session id")
+                        return SessionExpired(
+                            404,
+                            body,
+                            parsed,
+                            "session expired: the server answered HTTP 404 to GET with our session id",
+                        )
                     if 200 <= status < 300:
-                        return TransportError(f"GET answered {facts['content_type'] or 'no content type'}, "
-                                              "not text/event-stream")
+                        return TransportError(
+                            f"GET answered {facts['content_type'] or 'no content type'}, not text/event-stream"
+                        )
                     return HttpStatusError(status, body, parsed, auth_failure(response))
                 self.tap.note("http", f"GET ({purpose}) → HTTP {status}: SSE stream open", http=facts)
                 out = await self._read_sse(response, later(facts), request_id)
@@ -281,8 +319,10 @@ class StreamableHttpTransport(HttpTransportBase):
             result = await self._get_stream(last_id, None, "standalone" if last_id is None else "reconnect")
             if isinstance(result, Exception):
                 if not (isinstance(result, HttpStatusError) and result.status == 405):
-                    self.tap.note("session-expired" if isinstance(result, SessionExpired) else "error",
-                                  f"standalone SSE stream: {result}")
+                    self.tap.note(
+                        "session-expired" if isinstance(result, SessionExpired) else "error",
+                        f"standalone SSE stream: {result}",
+                    )
                 return
             if result.error is None and result.last_id is None and result.retry is None and last_id is None:
                 self.tap.note("http", "the server closed the standalone SSE stream")
@@ -294,8 +334,12 @@ class StreamableHttpTransport(HttpTransportBase):
             last_id = result.last_id or last_id
             retry = result.retry if result.retry is not None else retry
             delay = (retry if retry is not None else DEFAULT_RETRY_MS) / 1000
-            self.tap.note("reconnect", f"standalone SSE stream ended; reconnecting in {delay * 1000:.0f} ms",
-                          last_event_id=last_id, retry_ms=retry)
+            self.tap.note(
+                "reconnect",
+                f"standalone SSE stream ended; reconnecting in {delay * 1000:.0f} ms",
+                last_event_id=last_id,
+                retry_ms=retry,
+            )
             await asyncio.sleep(delay)
 
     def _stop_listening(self) -> None:
@@ -314,8 +358,11 @@ class StreamableHttpTransport(HttpTransportBase):
         if task is not None and not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-            self.tap.note("cancelled", f"closed the response stream of request {request_id!r} (cancellation)",
-                          request_id=request_id)
+            self.tap.note(
+                "cancelled",
+                f"closed the response stream of request {request_id!r} (cancellation)",
+                request_id=request_id,
+            )
         return True
 
     async def close(self) -> None:
@@ -343,6 +390,5 @@ class StreamableHttpTransport(HttpTransportBase):
         if response.status_code == 405:
             self.tap.note("http", "DELETE → HTTP 405: the server does not let clients end sessions", http=facts)
         else:
-            self.tap.note("http", f"DELETE (end session {self.session_id}) → HTTP {response.status_code}",
-                          http=facts)
+            self.tap.note("http", f"DELETE (end session {self.session_id}) → HTTP {response.status_code}", http=facts)
         self.session_id = None

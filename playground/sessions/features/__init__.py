@@ -6,6 +6,7 @@ session page and sessions/urls.py (a feature's own pages: `get_urls()`) find it 
 A feature with pages of its own is a package, as model_view/ and replay/ are: the feature, its
 views, and what both use.
 """
+
 from __future__ import annotations
 
 from .auto_refresh import AutoRefresh
@@ -28,8 +29,23 @@ from .tasks import Tasks
 from .timeout import Timeout
 
 FEATURES: tuple[type[Feature], ...] = (
-    AutoRefresh, Timeout, Feed, Subscriptions, Listen, Logging, NotificationCounts, Roots, Completion, InputRounds,
-    ServerRequests, Tasks, Authorization, SchemaLint, Check, Replay, ModelView,
+    AutoRefresh,
+    Timeout,
+    Feed,
+    Subscriptions,
+    Listen,
+    Logging,
+    NotificationCounts,
+    Roots,
+    Completion,
+    InputRounds,
+    ServerRequests,
+    Tasks,
+    Authorization,
+    SchemaLint,
+    Check,
+    Replay,
+    ModelView,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

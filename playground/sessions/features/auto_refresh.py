@@ -1,5 +1,6 @@
 """Lists refreshed when the server says they changed (`notifications/*/list_changed`), unless
 the person turns it off to watch the notifications alone."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,8 +10,9 @@ from ..protocol import Command
 from .base import Feature, render
 from .context import SessionContext, TabContext
 
-LIST_CHANGED = frozenset({"notifications/tools/list_changed", "notifications/prompts/list_changed",
-                          "notifications/resources/list_changed"})
+LIST_CHANGED = frozenset(
+    {"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"}
+)
 
 
 class AutoRefresh(Feature):
@@ -36,4 +38,6 @@ class AutoRefresh(Feature):
             self.ctx.spawn("refresh", self.ctx.refresh_catalogue())
 
     def state_html(self) -> str:
-        return oob("auto-refresh-state", "innerHTML", render("sessions/features/auto_refresh_state.html", {"on": self.on}))
+        return oob(
+            "auto-refresh-state", "innerHTML", render("sessions/features/auto_refresh_state.html", {"on": self.on})
+        )

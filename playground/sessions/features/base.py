@@ -21,6 +21,7 @@ Register a feature by adding its class to `FEATURES` in `features/__init__.py`. 
 `sessions.protocol`, `sessions.fragments`, `sessions.http` (its views) and `playground.mcp` —
 never `sessions.live` (the worker, the sockets) nor `sessions.views` (tests/project checks it).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from playground.registry.models import Server
     from playground.transcripts.models import Session
 
-ALL = "*"           # `notifications = ALL`: every notification but progress (the calls have those)
+ALL = "*"  # `notifications = ALL`: every notification but progress (the calls have those)
 
 
 class Feature:
@@ -53,18 +54,18 @@ class Feature:
     actions: ClassVar[frozenset[str]] = frozenset()
     commands: ClassVar[frozenset[str]] = frozenset()
     notifications: ClassVar[frozenset[str] | str] = frozenset()
-    ignored_notifications: ClassVar[frozenset[str]] = frozenset()      # with ALL: but these
+    ignored_notifications: ClassVar[frozenset[str]] = frozenset()  # with ALL: but these
     server_requests: ClassVar[frozenset[str]] = frozenset()
-    answers_first: ClassVar[bool] = False      # sees every server request first (`answer_first`)
-    checks_frames: ClassVar[bool] = False      # `check_frames` sees every batch of events before it is saved
+    answers_first: ClassVar[bool] = False  # sees every server request first (`answer_first`)
+    checks_frames: ClassVar[bool] = False  # `check_frames` sees every batch of events before it is saved
     head_template: ClassVar[str | None] = None
     panel_template: ClassVar[str | None] = None
     # A region of the work column, above the workspace (a replay's Differences, a check's report).
     region_template: ClassVar[str | None] = None
     # What a share page shows of this feature (read-only, redacted): rendered with `share_context`.
     share_template: ClassVar[str | None] = None
-    stylesheets: ClassVar[tuple[str, ...]] = ()     # static files the session and share pages link
-    scripts: ClassVar[tuple[str, ...]] = ()         # static scripts they load (plain JS, after the page's own)
+    stylesheets: ClassVar[tuple[str, ...]] = ()  # static files the session and share pages link
+    scripts: ClassVar[tuple[str, ...]] = ()  # static scripts they load (plain JS, after the page's own)
 
     # Page side ------------------------------------------------------------------------
 
@@ -111,7 +112,7 @@ class Feature:
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         self.ctx = ctx
         self.options = options or {}
-        self.error = ""                 # why this feature's last action failed (the panels' error line)
+        self.error = ""  # why this feature's last action failed (the panels' error line)
         self._state_due = False
 
     async def publish(self, event: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ Entries are kept as they came and completed (`finish`) only when shown: building
 of a flood was the reader's largest single cost. Each burst is rendered here once, for every
 tab (50 tabs of a flood rendered it 50 times, 20 times a second).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,8 +22,17 @@ Entry = dict[str, Any]
 
 
 class Bursts:
-    def __init__(self, feature: Feature, *, template: str, target: str, finish: Callable[[Entry], Entry],
-                 window: float = 0.05, shown: int = 20, kept: int = 200) -> None:
+    def __init__(
+        self,
+        feature: Feature,
+        *,
+        template: str,
+        target: str,
+        finish: Callable[[Entry], Entry],
+        window: float = 0.05,
+        shown: int = 20,
+        kept: int = 200,
+    ) -> None:
         """Entries of `feature`'s panel list `target`, each burst rendered by `template`
         (with `entries` and `skipped`)."""
         self.feature = feature
@@ -32,7 +42,7 @@ class Bursts:
         self._pending: collections.deque[Entry] = collections.deque(maxlen=shown)
         self._shown = shown
         self._skipped = 0
-        self._scheduled = False             # a send is due (cheaper to test than a task, per entry)
+        self._scheduled = False  # a send is due (cheaper to test than a task, per entry)
 
     def add(self, entry: Entry) -> None:
         self.kept.append(entry)

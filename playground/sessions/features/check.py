@@ -5,6 +5,7 @@ shows it) and ends the session when the battery is done.
 
 The person chose on the check form which tools may be called (`prepare`'s `check` hint):
 calling a tool runs its side effects."""
+
 from __future__ import annotations
 
 import logging
@@ -42,8 +43,13 @@ def report_html(report: Report, *, running: bool) -> str:
 
 
 def report_context(report: Report, *, running: bool = False) -> dict[str, Any]:
-    return {"check_rows": report.rows, "check_summary": report.summary(), "check_running": running,
-            "check_failed": report.failed, "check_tools": report.tools_line()}
+    return {
+        "check_rows": report.rows,
+        "check_summary": report.summary(),
+        "check_running": running,
+        "check_failed": report.failed,
+        "check_tools": report.tools_line(),
+    }
 
 
 class Check(Feature):
@@ -86,7 +92,7 @@ class Check(Feature):
 
     def _on_event(self, event: TranscriptEvent) -> None:
         if event.kind == "error" and not self.started and event.text:
-            self.connect_error = event.text        # why the session could not connect, if it cannot
+            self.connect_error = event.text  # why the session could not connect, if it cannot
 
     async def start(self) -> None:
         if self.runner is None or self.ctx.client is None:
@@ -100,7 +106,7 @@ class Check(Feature):
         oauth = self.ctx.feature("oauth")
         auth = oauth.client_auth() if oauth is not None else None
 
-        async def connect(changed: ServerConfig, tap: Tap) -> McpClient:      # on the session's tap, marked
+        async def connect(changed: ServerConfig, tap: Tap) -> McpClient:  # on the session's tap, marked
             return await open_client(changed, tap=tap, guard=security.net_guard(), auth=auth)
 
         async def on_row(row: CheckResult) -> None:
@@ -126,7 +132,7 @@ class Check(Feature):
         await self._save()
         try:
             await self._show()
-        except Exception:       # the channel layer may be going away with the process
+        except Exception:  # the channel layer may be going away with the process
             log.exception("check %s: could not show the final report", self.ctx.session_id)
 
     async def _save(self) -> None:

@@ -1,5 +1,6 @@
 """`completion/complete` as the user types in a prompt's or a template's field: suggestions
 for the asking tab only, and only if no newer keystroke for the same field asked again."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from ..protocol import Command
 from .base import Feature, render
 from .context import SessionContext, TabContext
 
-MAX_VALUES = 100             # suggestions shown for one field
+MAX_VALUES = 100  # suggestions shown for one field
 
 
 class Completion(Feature):
@@ -31,10 +32,19 @@ class Completion(Feature):
             context = json.loads(content.get("context") or "{}")
         except ValueError:
             context = {}
-        context = {str(k): str(v) for k, v in context.items() if v not in ("", None)} if isinstance(context, dict) else {}
-        return {"command": "complete", "reply_channel": tab.channel_name, "key": target,
-                "params": {"ref": ref, "context": context,
-                           "argument": {"name": str(content["argument"]), "value": str(content.get("value") or "")}}}
+        context = (
+            {str(k): str(v) for k, v in context.items() if v not in ("", None)} if isinstance(context, dict) else {}
+        )
+        return {
+            "command": "complete",
+            "reply_channel": tab.channel_name,
+            "key": target,
+            "params": {
+                "ref": ref,
+                "context": context,
+                "argument": {"name": str(content["argument"]), "value": str(content.get("value") or "")},
+            },
+        }
 
     @classmethod
     def fragments(cls, event: dict[str, Any], tab: TabContext) -> list[str]:
@@ -42,7 +52,7 @@ class Completion(Feature):
 
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
-        self._asked: dict[str, int] = {}          # field -> the latest question's number
+        self._asked: dict[str, int] = {}  # field -> the latest question's number
 
     async def handle(self, command: Command) -> None:
         if self.ctx.client is None or self.ctx.client.closed:

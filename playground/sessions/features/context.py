@@ -4,6 +4,7 @@ The worker implements `SessionContext`; tests implement it with a fake. A featur
 receives the worker itself (as the SDK's client extensions never receive the client): what it
 may do is listed here, and nothing else is reachable.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine

@@ -1,5 +1,6 @@
 """Notification counts: how many of each method the server sent this session, busiest first.
 A summary the Notifications panel cannot give once a flood scrolled it away."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -8,8 +9,8 @@ from ..fragments.html import oob
 from .base import ALL, Feature, render
 from .context import SessionContext
 
-UPDATE_EVERY = 0.25          # seconds: the table reaches the page at most this often
-METHODS_KEPT = 100           # distinct methods counted by name; a server inventing more is counted as "other"
+UPDATE_EVERY = 0.25  # seconds: the table reaches the page at most this often
+METHODS_KEPT = 100  # distinct methods counted by name; a server inventing more is counted as "other"
 OTHER = "(other methods)"
 
 
@@ -30,5 +31,10 @@ class NotificationCounts(Feature):
         self.publish_state_soon(UPDATE_EVERY)
 
     def state_html(self) -> str:
-        return oob("notification-counts", "outerHTML", render(
-            "sessions/features/counts_table.html", {"counts": sorted(self.counts.items(), key=lambda kv: -kv[1])}))
+        return oob(
+            "notification-counts",
+            "outerHTML",
+            render(
+                "sessions/features/counts_table.html", {"counts": sorted(self.counts.items(), key=lambda kv: -kv[1])}
+            ),
+        )

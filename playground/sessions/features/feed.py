@@ -1,5 +1,6 @@
 """The Notifications panel: the server's notifications as they come (log messages have their
 own panel, see logging.py; progress belongs to its call)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -9,21 +10,25 @@ from playground.mcp.secrets import Redactor
 
 from ..protocol import FeatureEvent
 from .base import ALL, Feature
-from .context import SessionContext
 from .bursts import Bursts, Entry
+from .context import SessionContext
 from .summaries import params_of, summarize
 
 
 class Feed(Feature):
     name = "feed"
     notifications = ALL
-    ignored_notifications = frozenset({"notifications/message"})      # the Log panel's
+    ignored_notifications = frozenset({"notifications/message"})  # the Log panel's
     panel_template = "sessions/features/feed_panel.html"
 
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
-        self.bursts = Bursts(self, template="sessions/features/feed_entries.html", target="feed-notes",
-                             finish=lambda entry: _finished(entry, ctx.secrets()))
+        self.bursts = Bursts(
+            self,
+            template="sessions/features/feed_entries.html",
+            target="feed-notes",
+            finish=lambda entry: _finished(entry, ctx.secrets()),
+        )
 
     def on_notification(self, message: dict[str, Any]) -> None:
         method = message["method"]
@@ -31,8 +36,9 @@ class Feed(Feature):
         meta = params.get("_meta")
         tag = meta.get(META_SUBSCRIPTION) if type(meta) is dict else None
         # Kept as it came; completed only if shown (see bursts.py).
-        self.bursts.add({"method": method, "params": params, "subscription": tag,
-                         "t": self.ctx.tap.clock() - self.ctx.tap.start})
+        self.bursts.add(
+            {"method": method, "params": params, "subscription": tag, "t": self.ctx.tap.clock() - self.ctx.tap.start}
+        )
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event(self.bursts.replay())]
@@ -45,4 +51,3 @@ def _finished(entry: Entry, secrets: Redactor) -> Entry:
         entry["summary"] = summarize(entry["method"], entry.pop("params"), secrets)
         entry["t"] = round(entry["t"] * 1000, 1)
     return entry
-

@@ -1,5 +1,6 @@
 """Modern subscriptions (2026-07-28): one `subscriptions/listen` stream at a time, its filter,
 what the server acknowledged (and left out), and how many notifications it carried."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,13 +18,13 @@ if TYPE_CHECKING:
     from playground.transcripts.models import Session
 
 LISTEN_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
-UPDATE_EVERY = 0.05          # seconds: a stream's count reaches the page at most this often
+UPDATE_EVERY = 0.05  # seconds: a stream's count reaches the page at most this often
 
 
 class Listen(Feature):
     name = "listen"
     actions = frozenset({"listen", "stop_listen"})
-    notifications = ALL          # a stream's notifications are any method, tagged in `_meta`
+    notifications = ALL  # a stream's notifications are any method, tagged in `_meta`
     panel_template = "sessions/features/listen_panel.html"
 
     @classmethod
@@ -35,8 +36,10 @@ class Listen(Feature):
         if action == "stop_listen":
             return {"command": "stop_listen"}
         uris = [u.strip() for u in str(content.get("uris") or "").splitlines() if u.strip()]
-        return {"command": "listen", "params": {**{flag: bool(content.get(flag)) for flag in LISTEN_FLAGS},
-                                                "resourceSubscriptions": uris}}
+        return {
+            "command": "listen",
+            "params": {**{flag: bool(content.get(flag)) for flag in LISTEN_FLAGS}, "resourceSubscriptions": uris},
+        }
 
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
@@ -62,8 +65,13 @@ class Listen(Feature):
         if uris:
             requested["resourceSubscriptions"] = uris
         request_id, task = await client.listen(requested)
-        self.stream = {"id": request_id, "requested": requested, "acknowledged": None,
-                       "status": "waiting for the acknowledgement", "count": 0}
+        self.stream = {
+            "id": request_id,
+            "requested": requested,
+            "acknowledged": None,
+            "status": "waiting for the acknowledgement",
+            "count": 0,
+        }
         self._task = task
         task.add_done_callback(lambda t: self.ctx.spawn("listen-ended", self._ended(request_id, t)))
 
@@ -97,14 +105,17 @@ class Listen(Feature):
             self.stream["status"] = "open"
         else:
             self.stream["count"] += 1
-        self.publish_state_soon(UPDATE_EVERY)       # a stream's flood updates the page a few times a second
+        self.publish_state_soon(UPDATE_EVERY)  # a stream's flood updates the page a few times a second
 
     def state_html(self) -> str:
         stream = dict(self.stream) if self.stream else None
         if stream and stream["acknowledged"] is not None:
             stream["refused"] = refused(stream["requested"], stream["acknowledged"])
-        return oob("listen-state", "innerHTML", render("sessions/features/listen_state.html",
-                                                       {"l": stream, "flags": LISTEN_FLAGS}))
+        return oob(
+            "listen-state",
+            "innerHTML",
+            render("sessions/features/listen_state.html", {"l": stream, "flags": LISTEN_FLAGS}),
+        )
 
 
 def refused(requested: dict[str, Any], acknowledged: dict[str, Any]) -> list[str]:

@@ -2,6 +2,7 @@
 
 In the modern era there is no setLevel request: the level goes in each request's `_meta`
 (the client core does that once a level is set)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -40,8 +41,12 @@ class Logging(Feature):
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         self.level = ""
-        self.bursts = Bursts(self, template="sessions/features/logging_entries.html", target="feed-log",
-                             finish=lambda entry: _finished(entry, ctx.secrets()))
+        self.bursts = Bursts(
+            self,
+            template="sessions/features/logging_entries.html",
+            target="feed-log",
+            finish=lambda entry: _finished(entry, ctx.secrets()),
+        )
 
     async def handle(self, command: Command) -> None:
         level = str(command.get("name") or "")
@@ -55,13 +60,21 @@ class Logging(Feature):
 
     def on_notification(self, message: dict[str, Any]) -> None:
         tap, params = self.ctx.tap, message.get("params")
-        self.bursts.add({"method": "notifications/message", "params": params if type(params) is dict else {},
-                         "t": tap.clock() - tap.start})
+        self.bursts.add(
+            {
+                "method": "notifications/message",
+                "params": params if type(params) is dict else {},
+                "t": tap.clock() - tap.start,
+            }
+        )
 
     def state_html(self) -> str:
         client = self.ctx.client
-        return oob("log-state", "innerHTML", render("sessions/features/logging_state.html",
-                                                    {"level": self.level, "era": client.era if client else ""}))
+        return oob(
+            "log-state",
+            "innerHTML",
+            render("sessions/features/logging_state.html", {"level": self.level, "era": client.era if client else ""}),
+        )
 
     def snapshot(self) -> list[FeatureEvent]:
         return [*super().snapshot(), self.event(self.bursts.replay())]
@@ -71,8 +84,10 @@ def _finished(entry: Entry, secrets: Redactor) -> Entry:
     """Summary, level and logger instead of the params (dropped once done), time in ms. In place."""
     if "params" in entry:
         params = entry.pop("params")
-        entry.update(summary=summarize("notifications/message", params, secrets), t=round(entry["t"] * 1000, 1),
-                     level=secrets.cut(str(params.get("level") or ""), 40),
-                     logger=secrets.cut(str(params.get("logger") or ""), 200))
+        entry.update(
+            summary=summarize("notifications/message", params, secrets),
+            t=round(entry["t"] * 1000, 1),
+            level=secrets.cut(str(params.get("level") or ""), 40),
+            logger=secrets.cut(str(params.get("logger") or ""), 200),
+        )
     return entry
-

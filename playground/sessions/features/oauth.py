@@ -1,6 +1,7 @@
 """OAuth 2.1 in a page session: the connection's authorization (HTTP servers), the
 "Authorize" card that sends the person to the authorization server, and the commands the
 OAuth pages send (the callback's response, Refresh, Revoke). The only importer of oauth.page."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -29,8 +30,13 @@ class Authorization(Feature):
             return {}
         auth = page.settings_of(server.pk)
         secret = auth.auth_settings().client_secret if auth else ""
-        return {"server_pk": server.pk, "url": server.url, "auth": auth, "callback_url": callback_url,
-                "secrets": [secret] if secret else []}
+        return {
+            "server_pk": server.pk,
+            "url": server.url,
+            "auth": auth,
+            "callback_url": callback_url,
+            "secrets": [secret] if secret else [],
+        }
 
     @classmethod
     def fragments(cls, event: dict[str, Any], tab: TabContext) -> list[str]:
@@ -47,9 +53,16 @@ class Authorization(Feature):
         self.oauth: OAuth | None = None
         self.authorizer: page.PageAuthorizer | None = None
         if self.options.get("url"):
-            made = page.make_oauth(ctx.tap, ctx.session_id, self.options["server_pk"], self.options["url"],
-                                   self.options.get("auth"), self.options.get("callback_url"), ctx.config.timeout,
-                                   self.publish)
+            made = page.make_oauth(
+                ctx.tap,
+                ctx.session_id,
+                self.options["server_pk"],
+                self.options["url"],
+                self.options.get("auth"),
+                self.options.get("callback_url"),
+                ctx.config.timeout,
+                self.publish,
+            )
             if made is not None:
                 self.oauth, self.authorizer = made
 
@@ -58,8 +71,12 @@ class Authorization(Feature):
 
     async def handle(self, command: Command) -> None:
         # Refresh and revoke make requests: a task of the session, as a call is.
-        self.ctx.spawn(str(command.get("command")), page.handle_command(
-            self.oauth, self.authorizer, self.ctx.tap, str(command.get("command")), command.get("params") or {}))
+        self.ctx.spawn(
+            str(command.get("command")),
+            page.handle_command(
+                self.oauth, self.authorizer, self.ctx.tap, str(command.get("command")), command.get("params") or {}
+            ),
+        )
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event({"pending": p}) for p in (self.authorizer.pending() if self.authorizer else [])]

@@ -1,6 +1,7 @@
 """Roots: answered from the server's settings without asking; edited on the server's page, a
 live session answers from the new list at once (and tells a legacy server it changed).
 The Client panel shows them with the capabilities the page declares."""
+
 from __future__ import annotations
 
 import contextlib
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 class Roots(Feature):
     name = "roots"
-    commands = frozenset({"set_roots"})           # sent by the server's edit page
+    commands = frozenset({"set_roots"})  # sent by the server's edit page
     server_requests = frozenset({"roots/list"})
     panel_template = "sessions/features/roots_panel.html"
 
@@ -50,5 +51,11 @@ class Roots(Feature):
     def state_html(self) -> str:
         client = self.ctx.client
         caps = json.dumps(client.capabilities() if client else {}, ensure_ascii=False)
-        return oob("client-state", "innerHTML", render("sessions/features/roots_state.html", {
-            "roots": self.roots, "caps_json": caps, "era": client.era if client else ""}))
+        return oob(
+            "client-state",
+            "innerHTML",
+            render(
+                "sessions/features/roots_state.html",
+                {"roots": self.roots, "caps_json": caps, "era": client.era if client else ""},
+            ),
+        )

@@ -7,6 +7,7 @@ no second write and no line patched later. The checking runs in a thread, never 
 loop, within a budget (`lint.LintBudget`): under a flood only some frames are checked, and
 a note in the transcript says how many once it is over (a frame too large to check says so itself). The header counts the problems.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -29,8 +30,8 @@ if TYPE_CHECKING:
 POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="schema-lint")
 # The process's sessions together check within a quarter of a core (each within its own tenth).
 PROCESS_SHARE = ProcessShare(share=0.25, burst=1.0)
-UPDATE_EVERY = 0.25          # seconds: the header's count reaches the page at most this often
-QUIET = 1.0                  # seconds without an unchecked frame: the flood is over, say how it went
+UPDATE_EVERY = 0.25  # seconds: the header's count reaches the page at most this often
+QUIET = 1.0  # seconds without an unchecked frame: the flood is over, say how it went
 
 
 class SchemaLint(Feature):
@@ -43,8 +44,8 @@ class SchemaLint(Feature):
         super().__init__(ctx, options)
         self.linter = FrameLinter(budget=LintBudget(shared=PROCESS_SHARE))
         self.problems = 0
-        self._order = asyncio.Lock()        # batches are observed and checked in order
-        self._flood: tuple[int, int] | None = None   # (seen, checked) when frames began to go unchecked
+        self._order = asyncio.Lock()  # batches are observed and checked in order
+        self._flood: tuple[int, int] | None = None  # (seen, checked) when frames began to go unchecked
         self._last_skip = 0.0
         self._stopping = False
 
@@ -76,7 +77,7 @@ class SchemaLint(Feature):
                 secrets = self.ctx.secrets()
                 found = sum(apply(pick, report, secrets) for pick, report in zip(picks, reports))
             if self._stopping:
-                self._note()        # (out of time as the session ended: saved by the same flush)
+                self._note()  # (out of time as the session ended: saved by the same flush)
         if found:
             self.problems += found
             self.publish_state_soon(UPDATE_EVERY)
@@ -103,11 +104,19 @@ class SchemaLint(Feature):
         checked = self.linter.checked - self._flood[1]
         self._flood = None
         budget = self.linter.budget
-        limits = (f"at most {budget.rate:g} frames a second from the server, within {budget.share:.0%} of a CPU"
-                  + (f" and the process's sessions together within {budget.shared.share:.0%}" if budget.shared else "")
-                  if budget is not None else "")
-        self.ctx.tap.note("lint", f"schema lint: {checked:,} of {seen:,} frames checked ({limits}); "
-                                  f"the other {seen - checked:,} were not checked", checked=checked, seen=seen)
+        limits = (
+            f"at most {budget.rate:g} frames a second from the server, within {budget.share:.0%} of a CPU"
+            + (f" and the process's sessions together within {budget.shared.share:.0%}" if budget.shared else "")
+            if budget is not None
+            else ""
+        )
+        self.ctx.tap.note(
+            "lint",
+            f"schema lint: {checked:,} of {seen:,} frames checked ({limits}); "
+            f"the other {seen - checked:,} were not checked",
+            checked=checked,
+            seen=seen,
+        )
 
     async def stop(self) -> None:
         """The session ends: say now what a flood left unchecked (its note's task was cancelled
@@ -118,5 +127,6 @@ class SchemaLint(Feature):
         self._note()
 
     def state_html(self) -> str:
-        return oob("schema-lint", "outerHTML", render("sessions/features/schema_lint_count.html",
-                                                      {"count": self.problems}))
+        return oob(
+            "schema-lint", "outerHTML", render("sessions/features/schema_lint_count.html", {"count": self.problems})
+        )

@@ -1,6 +1,7 @@
 """The server's own requests a person answers on the page (legacy sampling and elicitation,
 and the same requests inside a modern call's `input_required` round): a "Server request" card
 on every tab until one of them answers it."""
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,7 @@ from .context import SessionContext, TabContext
 from .input_rounds import InputRounds
 
 ANSWERED = frozenset({"sampling/createMessage", "elicitation/create"})
-RELATED_TASK = "io.modelcontextprotocol/related-task"      # the `_meta` key naming a request's task
+RELATED_TASK = "io.modelcontextprotocol/related-task"  # the `_meta` key naming a request's task
 
 
 class ServerRequests(Feature):
@@ -35,8 +36,11 @@ class ServerRequests(Feature):
         if not key:
             return None
         if content.get("reject"):
-            return {"command": "answer", "key": key,
-                    "error": str(content.get("reject_reason") or "rejected by the user")}
+            return {
+                "command": "answer",
+                "key": key,
+                "error": str(content.get("reject_reason") or "rejected by the user"),
+            }
         try:
             result = json.loads(content.get("result") or "{}")
         except ValueError:
@@ -65,10 +69,10 @@ class ServerRequests(Feature):
     async def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         key = f"q{next(self._keys)}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        rounds = self.ctx.feature("input_rounds")          # an input round of one of our calls?
+        rounds = self.ctx.feature("input_rounds")  # an input round of one of our calls?
         context = rounds.request_context() if isinstance(rounds, InputRounds) else None
         if context is None and (call_id := CURRENT_CALL.get()) is not None:
-            context = {"call_id": call_id}                 # a legacy request caused by one of our calls
+            context = {"call_id": call_id}  # a legacy request caused by one of our calls
         asked = {"key": key, "method": method, "params": params, "context": context}
         self.waiting[key] = (asked, future)
         await self.publish(asked)
@@ -96,9 +100,13 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
     params = message.get("params")
     params = params if isinstance(params, dict) else {}
     method = message.get("method")
-    out: dict[str, Any] = {"key": message["key"], "method": method, "params": params,
-                           "params_json": jsontext.pretty(params),
-                           "context": message.get("context")}
+    out: dict[str, Any] = {
+        "key": message["key"],
+        "method": method,
+        "params": params,
+        "params_json": jsontext.pretty(params),
+        "context": message.get("context"),
+    }
     meta = params.get("_meta")
     meta = meta if isinstance(meta, dict) else {}
     related = meta.get(RELATED_TASK)
@@ -117,8 +125,11 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
             out["form_html"] = render_form(schema, prefix=f"elicit-{message['key']}", limits=ELICITATION)
             out["schema_json"] = json.dumps(schema)
     elif method == "sampling/createMessage":
-        out["messages"] = [{"role": str(m.get("role", "")), "html": content_block(content_item(m.get("content")))}
-                           for m in params.get("messages") or [] if isinstance(m, dict)]
+        out["messages"] = [
+            {"role": str(m.get("role", "")), "html": content_block(content_item(m.get("content")))}
+            for m in params.get("messages") or []
+            if isinstance(m, dict)
+        ]
         out["system_prompt"] = str(params.get("systemPrompt") or "")
         out["max_tokens"] = params.get("maxTokens")
         out["temperature"] = params.get("temperature")
@@ -127,6 +138,7 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
         prefs = params.get("modelPreferences")
         prefs = prefs if isinstance(prefs, dict) else {}
         out["hints"] = ", ".join(str(h.get("name")) for h in prefs.get("hints") or [] if isinstance(h, dict))
-        out["priorities"] = [(k, prefs[k]) for k in ("costPriority", "speedPriority", "intelligencePriority")
-                             if k in prefs]
+        out["priorities"] = [
+            (k, prefs[k]) for k in ("costPriority", "speedPriority", "intelligencePriority") if k in prefs
+        ]
     return out

@@ -1,5 +1,6 @@
 """Legacy resource subscriptions: `resources/subscribe` and `resources/unsubscribe` (the
 catalogue's Subscribe buttons). The updates themselves show in the Notifications panel."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,7 +25,7 @@ class Subscriptions(Feature):
 
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
-        self.subscribed: list[str] = []           # in the order subscribed
+        self.subscribed: list[str] = []  # in the order subscribed
 
     async def handle(self, command: Command) -> None:
         uri, action = str(command.get("uri") or ""), str(command.get("command"))
@@ -46,5 +47,11 @@ class Subscriptions(Feature):
         caps = (client.server_capabilities or {}) if client else {}
         resources = caps.get("resources")
         resources = resources if isinstance(resources, dict) else {}
-        return oob("subs-state", "innerHTML", render("sessions/features/subscriptions_state.html", {
-            "subscribed": self.subscribed, "can_subscribe": bool(resources.get("subscribe"))}))
+        return oob(
+            "subs-state",
+            "innerHTML",
+            render(
+                "sessions/features/subscriptions_state.html",
+                {"subscribed": self.subscribed, "can_subscribe": bool(resources.get("subscribe"))},
+            ),
+        )

@@ -1,5 +1,6 @@
 """One line for a notification in a panel, cut to SUMMARY_CHARS: a panel's entries are replayed
 whole to a reloading page, and a 50 MB log message made that one websocket message too large."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ from typing import Any
 
 from playground.mcp.secrets import CUT, NO_SECRETS, Redactor
 
-SUMMARY_CHARS = 500         # characters of one notification shown in a panel (the transcript has all)
+SUMMARY_CHARS = 500  # characters of one notification shown in a panel (the transcript has all)
 
 
 def summarize(method: str, params: dict[str, Any], secrets: Redactor = NO_SECRETS) -> str:

@@ -5,6 +5,7 @@ When the task needs input (`input_required`) its `tasks/result` is called at onc
 where the server's questions arrive (the Server request card shows them); when it ends, its
 result is fetched too. Polling runs here, in the worker, and stops at a terminal status, when
 the session ends, and when the person dismisses the card."""
+
 from __future__ import annotations
 
 import asyncio
@@ -18,17 +19,17 @@ from playground.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
 from playground.mcp.transports.base import TransportError
 
 from ..fragments.html import oob
-from ..protocol import CURRENT_CALL, Command, FeatureEvent, Outcome
 from ..fragments.result import TERMINAL_TASK_STATES, describe_task
+from ..protocol import CURRENT_CALL, Command, FeatureEvent, Outcome
 from .base import Feature, render
 from .context import SessionContext, TabContext
 
-POLL_DEFAULT = 1.0          # seconds between polls when the server suggests none
-POLL_FLOOR = 0.5            # a server's pollInterval below this is not honoured (nor above the ceiling)
+POLL_DEFAULT = 1.0  # seconds between polls when the server suggests none
+POLL_FLOOR = 0.5  # a server's pollInterval below this is not honoured (nor above the ceiling)
 POLL_CEILING = 60.0
-MAX_FAILURES = 3            # polls in a row that failed before the card stops polling
-MAX_AUTO_RESULTS = 3        # tasks/result calls the card makes by itself for one task
-MAX_CARDS = 20              # cards followed at once; the oldest goes when another comes
+MAX_FAILURES = 3  # polls in a row that failed before the card stops polling
+MAX_AUTO_RESULTS = 3  # tasks/result calls the card makes by itself for one task
+MAX_CARDS = 20  # cards followed at once; the oldest goes when another comes
 FETCH_AT = frozenset({"input_required", "completed", "failed"})
 
 
@@ -42,14 +43,14 @@ def poll_seconds(poll_interval: Any) -> float:
 
 @dataclass
 class Followed:
-    key: str                            # the card's own id (a task id is the server's: any text)
+    key: str  # the card's own id (a task id is the server's: any text)
     task_id: str
-    call_id: str                        # the tools/call that created it
+    call_id: str  # the tools/call that created it
     tool: str
-    task: dict[str, Any]                # the Task as last heard of
+    task: dict[str, Any]  # the Task as last heard of
     error: str = ""
-    stopped: str = ""                   # why polling stopped, once it has
-    result_call: str | None = None      # a tasks/result in flight (ours or the page's)
+    stopped: str = ""  # why polling stopped, once it has
+    result_call: str | None = None  # a tasks/result in flight (ours or the page's)
     result_fetched: bool = False
     auto_results: int = 0
     polls: int = 0
@@ -87,7 +88,7 @@ class Tasks(Feature):
 
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
-        self.followed: dict[str, Followed] = {}      # by card key, oldest first
+        self.followed: dict[str, Followed] = {}  # by card key, oldest first
         self._keys = itertools.count(1)
 
     def _by_task(self, task_id: Any) -> Followed | None:
@@ -118,13 +119,14 @@ class Tasks(Feature):
         params = message.get("params")
         followed = self._by_task(params.get("taskId")) if isinstance(params, dict) else None
         if followed is not None:
-            self._heard(followed, params)   # type: ignore[arg-type]
+            self._heard(followed, params)  # type: ignore[arg-type]
 
     def _follow(self, call_id: str, tool: str, task: dict[str, Any]) -> None:
         while len(self.followed) >= MAX_CARDS:
             self._forget(next(iter(self.followed)))
-        followed = Followed(key=f"t{next(self._keys)}", task_id=task["taskId"], call_id=call_id, tool=tool,
-                            task=dict(task))
+        followed = Followed(
+            key=f"t{next(self._keys)}", task_id=task["taskId"], call_id=call_id, tool=tool, task=dict(task)
+        )
         self.followed[followed.key] = followed
         self._heard(followed, task)
         self._start_polling(followed)
@@ -143,8 +145,13 @@ class Tasks(Feature):
     def _fetch_if_due(self, followed: Followed) -> None:
         """`input_required`: call tasks/result now (its stream brings the server's questions);
         completed or failed: fetch the result, once."""
-        if (followed.status in FETCH_AT and followed.result_call is None and not followed.result_fetched
-                and followed.auto_results < MAX_AUTO_RESULTS and followed.key in self.followed):
+        if (
+            followed.status in FETCH_AT
+            and followed.result_call is None
+            and not followed.result_fetched
+            and followed.auto_results < MAX_AUTO_RESULTS
+            and followed.key in self.followed
+        ):
             followed.auto_results += 1
             command: Command = {"command": "task_result", "task_id": followed.task_id, "name": followed.task_id}
             if followed.status == "input_required":
@@ -209,12 +216,25 @@ class Tasks(Feature):
     # The card -------------------------------------------------------------------------------
 
     def _card(self, followed: Followed) -> dict[str, Any]:
-        task = describe_task(followed.task) or {"id": followed.task_id, "status": followed.status, "message": "",
-                                               "ttl": None, "poll": None, "created": "", "terminal": False}
-        html = render("sessions/features/task_card.html", {
-            "f": followed, "task": task, "updated": str(followed.task.get("lastUpdatedAt") or ""),
-            "every": f"{poll_seconds(followed.task.get('pollInterval')):g}",
-            "fetching": followed.result_call is not None})
+        task = describe_task(followed.task) or {
+            "id": followed.task_id,
+            "status": followed.status,
+            "message": "",
+            "ttl": None,
+            "poll": None,
+            "created": "",
+            "terminal": False,
+        }
+        html = render(
+            "sessions/features/task_card.html",
+            {
+                "f": followed,
+                "task": task,
+                "updated": str(followed.task.get("lastUpdatedAt") or ""),
+                "every": f"{poll_seconds(followed.task.get('pollInterval')):g}",
+                "fetching": followed.result_call is not None,
+            },
+        )
         return {"key": followed.key, "html": html}
 
     def _show(self, followed: Followed) -> None:
@@ -224,7 +244,7 @@ class Tasks(Feature):
     def _forget(self, key: str) -> None:
         followed = self.followed.pop(key, None)
         if followed is not None:
-            followed.wake.set()                      # its poller sees it gone and ends
+            followed.wake.set()  # its poller sees it gone and ends
             self.ctx.spawn(f"task-{key}-gone", self.publish({"key": key, "gone": True}))
 
     async def handle(self, command: Command) -> None:
@@ -234,11 +254,11 @@ class Tasks(Feature):
             return
         if command.get("command") == "task_dismiss":
             self._forget(key)
-        elif followed.polling:                # task_poll: now, not at the next beat
+        elif followed.polling:  # task_poll: now, not at the next beat
             followed.wake.set()
-        elif followed.terminal:               # a last look (its ttl may have run out), in a task of
-            self.ctx.spawn(f"task-{key}-look", self._look(followed))     # its own: it waits on the server
-        else:                                 # polling had stopped after failures: start again
+        elif followed.terminal:  # a last look (its ttl may have run out), in a task of
+            self.ctx.spawn(f"task-{key}-look", self._look(followed))  # its own: it waits on the server
+        else:  # polling had stopped after failures: start again
             self._start_polling(followed)
             followed.wake.set()
 

@@ -1,4 +1,5 @@
 """The session's request timeout, set in the page's header (each call may still set its own)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from .context import TabContext
 if TYPE_CHECKING:
     from playground.transcripts.models import Session
 
-MAX_TIMEOUT = 24 * 3600     # seconds: the longest per-request timeout the page accepts
+MAX_TIMEOUT = 24 * 3600  # seconds: the longest per-request timeout the page accepts
 
 
 class Timeout(Feature):

@@ -5,6 +5,7 @@ is unescaped. The Result (result.py) and the server-request cards show them the 
 Images and audio are shown from data URLs only for known media types (a server chooses the
 MIME type; `image/svg+xml` can carry script, so it is never rendered inline).
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,13 +22,31 @@ from playground.transcripts.storable import without_surrogates
 from .html import esc as _e
 
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp"})
-AUDIO_TYPES = frozenset({"audio/wav", "audio/x-wav", "audio/mpeg", "audio/mp3", "audio/ogg", "audio/webm",
-                         "audio/flac", "audio/aac", "audio/mp4"})
+AUDIO_TYPES = frozenset(
+    {
+        "audio/wav",
+        "audio/x-wav",
+        "audio/mpeg",
+        "audio/mp3",
+        "audio/ogg",
+        "audio/webm",
+        "audio/flac",
+        "audio/aac",
+        "audio/mp4",
+    }
+)
 MAX_INLINE_MEDIA = 20 * 1024 * 1024
 TEXT_PREVIEW_CHARS = 100_000
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "application/yaml",
-              "application/x-yaml", "application/toml")
-MAX_TEXT = 500_000        # characters of one text block shown on the page; the transcript has the frame
+TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "application/yaml",
+    "application/x-yaml",
+    "application/toml",
+)
+MAX_TEXT = 500_000  # characters of one text block shown on the page; the transcript has the frame
 
 
 def _capped(text: str) -> str:
@@ -49,8 +68,13 @@ def _is_base64(data: Any) -> bool:
 # What each content block type must hold, as the protocol's schema has it (ContentBlock:
 # TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource): a block missing one
 # used to be drawn empty, hiding the server's mistake where the person looks for the result.
-REQUIRED = {"text": ("text",), "image": ("data", "mimeType"), "audio": ("data", "mimeType"),
-            "resource_link": ("uri", "name"), "resource": ("resource",)}
+REQUIRED = {
+    "text": ("text",),
+    "image": ("data", "mimeType"),
+    "audio": ("data", "mimeType"),
+    "resource_link": ("uri", "name"),
+    "resource": ("resource",),
+}
 
 
 def problems(item: Any) -> list[str]:
@@ -63,8 +87,13 @@ def problems(item: Any) -> list[str]:
     if kind not in REQUIRED:
         return [f"`{kind}` is not a content type of the protocol (text, image, audio, resource_link, resource)"]
     article = "an" if kind[0] in "aeiou" else "a"
-    found = [f"{article} {kind} block needs `{field}` (a string)" if field != "resource" else "a resource block needs `resource`"
-             for field in REQUIRED[kind] if not isinstance(item.get(field), dict if field == "resource" else str)]
+    found = [
+        f"{article} {kind} block needs `{field}` (a string)"
+        if field != "resource"
+        else "a resource block needs `resource`"
+        for field in REQUIRED[kind]
+        if not isinstance(item.get(field), dict if field == "resource" else str)
+    ]
     resource = item.get("resource")
     if kind == "resource" and isinstance(resource, dict):
         if not isinstance(resource.get("uri"), str):
@@ -93,15 +122,24 @@ def content_item(item: Any) -> dict[str, Any]:
             return {"kind": "audio", "src": f"data:{mime};base64,{item['data']}", "mime": mime}
         return {"kind": "blocked", "mime": mime, "why": "audio not playable: unsupported type or bad data"}
     if kind == "resource_link":
-        return {"kind": "resource_link", "uri": str(item.get("uri", "")), "name": str(item.get("name", "")),
-                "mime": mime, "description": str(item.get("description") or "")}
+        return {
+            "kind": "resource_link",
+            "uri": str(item.get("uri", "")),
+            "name": str(item.get("name", "")),
+            "mime": mime,
+            "description": str(item.get("description") or ""),
+        }
     if kind == "resource":
         res = item.get("resource")
         res = res if isinstance(res, dict) else {}
         res_mime = str(res.get("mimeType") or "")
         if "text" in res:
-            return {"kind": "resource_text", "uri": str(res.get("uri", "")), "mime": res_mime,
-                    "text": _capped(str(res.get("text", "")))}
+            return {
+                "kind": "resource_text",
+                "uri": str(res.get("uri", "")),
+                "mime": res_mime,
+                "text": _capped(str(res.get("text", ""))),
+            }
         return blob_item(str(res.get("uri", "")), res_mime, res.get("blob"))
     return {"kind": "json", "json": jsontext.pretty(item)}
 
@@ -111,9 +149,15 @@ def blob_item(uri: str, mime: str, blob: Any) -> dict[str, Any]:
     (as application/octet-stream, so the browser never renders it)."""
     valid = _is_base64(blob)
     size = len(blob) * 3 // 4 if isinstance(blob, str) else 0
-    item: dict[str, Any] = {"kind": "resource_blob", "uri": uri, "mime": mime, "size": size, "preview": "",
-                            "src": f"data:application/octet-stream;base64,{blob}" if valid else "",
-                            "filename": (uri.rstrip("/").rsplit("/", 1)[-1] or "resource")[:100] or "resource"}
+    item: dict[str, Any] = {
+        "kind": "resource_blob",
+        "uri": uri,
+        "mime": mime,
+        "size": size,
+        "preview": "",
+        "src": f"data:application/octet-stream;base64,{blob}" if valid else "",
+        "filename": (uri.rstrip("/").rsplit("/", 1)[-1] or "resource")[:100] or "resource",
+    }
     low = mime.lower().split(";", 1)[0].strip()
     if valid and low in IMAGE_TYPES:
         item.update(preview="image", media=f"data:{low};base64,{blob}")
@@ -139,9 +183,12 @@ def url_parts(url: str) -> dict[str, Any]:
     start = url.find(parts.netloc) if parts.netloc else -1
     if not host or start < 0 or parts.scheme.lower() not in ("http", "https"):
         return {"before": "", "host": "", "after": url, "openable": False}
-    return {"before": url[:start], "host": url[start:start + len(parts.netloc)], "after": url[start + len(parts.netloc):],
-            "openable": True}
-
+    return {
+        "before": url[:start],
+        "host": url[start : start + len(parts.netloc)],
+        "after": url[start + len(parts.netloc) :],
+        "openable": True,
+    }
 
 
 COPY = '<button type="button" class="copy" data-copy="closest:.copyable pre">Copy</button>'
@@ -151,8 +198,10 @@ def _more(more: dict[str, Any] | None) -> str:
     """Where the rest of a long text is appended, piece by piece, in a closed <details>."""
     if not more:
         return ""
-    return (f'<details class="more"><summary>{_e(more["chars"])} more characters</summary>'
-            f'<pre class="text" id="{_e(more["id"])}"></pre></details>')
+    return (
+        f'<details class="more"><summary>{_e(more["chars"])} more characters</summary>'
+        f'<pre class="text" id="{_e(more["id"])}"></pre></details>'
+    )
 
 
 def copyable(css: str, text: str, more: dict[str, Any] | None = None, dom_id: str = "") -> str:
@@ -188,13 +237,19 @@ def content_html(item: dict[str, Any]) -> str:
     elif kind == "audio":
         out.append(f'<audio controls src="{_e(item["src"])}"></audio>')
     elif kind == "resource_link":
-        out.append(f'<div class="resource-link">🔗 {_resource_link(item["uri"])} {_e(item["name"])} '
-                   f'{_e(item["mime"])} <span class="dim">{_e(item["description"])}</span></div>')
+        out.append(
+            f'<div class="resource-link">🔗 {_resource_link(item["uri"])} {_e(item["name"])} '
+            f'{_e(item["mime"])} <span class="dim">{_e(item["description"])}</span></div>'
+        )
     elif kind == "resource_text":
-        out.append(f'<div class="mono dim">{_e(item["uri"])} {_e(item["mime"])}</div>'
-                   + copyable("text", item["text"], item.get("text_more")))
+        out.append(
+            f'<div class="mono dim">{_e(item["uri"])} {_e(item["mime"])}</div>'
+            + copyable("text", item["text"], item.get("text_more"))
+        )
     elif kind == "resource_blob":
-        out.append(f'<div class="mono dim">{_e(item["uri"])} {_e(item["mime"])} (blob, {_e(item["size"])} bytes)</div>\n  ')
+        out.append(
+            f'<div class="mono dim">{_e(item["uri"])} {_e(item["mime"])} (blob, {_e(item["size"])} bytes)</div>\n  '
+        )
         preview = item.get("preview")
         if preview == "image":
             out.append(f'<img src="{_e(item["media"])}" alt="blob preview ({_e(item["mime"])})">')
@@ -211,9 +266,12 @@ def content_html(item: dict[str, Any]) -> str:
     elif kind == "blocked":
         out.append(f'<p class="dim">{_e(item["why"])} ({_e(item["mime"])})</p>')
     elif kind == "invalid":
-        out.append('<p class="content-problems" role="note"><span class="badge bad">schema problem</span> '
-                   + "; ".join(_e(p) for p in item["problems"]) + ". As the server sent it:</p>"
-                   + copyable("json", item.get("json", "")))
+        out.append(
+            '<p class="content-problems" role="note"><span class="badge bad">schema problem</span> '
+            + "; ".join(_e(p) for p in item["problems"])
+            + ". As the server sent it:</p>"
+            + copyable("json", item.get("json", ""))
+        )
     else:
         out.append(copyable("json", item.get("json", "")))
     out.append("\n</div>\n")

@@ -7,6 +7,7 @@ the Result); nothing a server sent is ever marked safe unescaped.
 Every fragment the websocket carries is an htmx out-of-band swap (the connect element has
 `hx-swap="none"`: bare HTML would replace its content), made by `oob`.
 """
+
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal

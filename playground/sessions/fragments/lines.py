@@ -5,6 +5,7 @@ line, a variable lookup per field) a line cost ~90 µs, most of the worker proce
 Autoescaping is kept by hand: every value that comes from an event goes through `esc`, and
 only the markup written here is unescaped.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,8 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
 from playground.mcp import jsontext
-from playground.mcp.lint import spec_sections
 from playground.mcp.events import ON_PURPOSE
+from playground.mcp.lint import spec_sections
 
 from .html import esc as _e
 from .html import latency_ms, oob
@@ -28,7 +29,7 @@ PREVIEW_CHARS = 160
 # daphne) even after escaping.
 PRETTY_LIMIT = 64 * 1024
 RAW_LIMIT = 64 * 1024
-FRAME_BUDGET = 256 * 1024   # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
+FRAME_BUDGET = 256 * 1024  # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
 
 
 def line(row: Mapping[str, Any], *, owner: bool = False) -> dict[str, Any]:
@@ -56,10 +57,12 @@ def line(row: Mapping[str, Any], *, owner: bool = False) -> dict[str, Any]:
     elif row["dir"] == "note":
         label, preview = row.get("kind") or "note", row.get("text") or ""
         is_error = row.get("kind") in ("error", "timeout") or (
-            row.get("kind") == "auth" and (row.get("data") or {}).get("status") in ("failed", "refused"))
+            row.get("kind") == "auth" and (row.get("data") or {}).get("status") in ("failed", "refused")
+        )
         if row.get("data") or row.get("http"):
-            pretty = json.dumps({k: row[k] for k in ("data", "http") if row.get(k)}, indent=2,
-                                ensure_ascii=False)[:PRETTY_LIMIT]
+            pretty = json.dumps({k: row[k] for k in ("data", "http") if row.get(k)}, indent=2, ensure_ascii=False)[
+                :PRETTY_LIMIT
+            ]
     elif row["dir"] == "stderr":
         label, preview = "stderr", row.get("text") or ""
     else:
@@ -68,7 +71,7 @@ def line(row: Mapping[str, Any], *, owner: bool = False) -> dict[str, Any]:
         preview = (row.get("raw") or "")[:PREVIEW_CHARS]
         is_error = True
     problems = list(row.get("problems") or [])
-    if len(preview) > RAW_LIMIT:      # a note or stderr line quoting megabytes a server sent
+    if len(preview) > RAW_LIMIT:  # a note or stderr line quoting megabytes a server sent
         preview = preview[:RAW_LIMIT]
         problems.append(f"text shown up to {RAW_LIMIT} characters (the export has all of it)")
     raw = row.get("raw")
@@ -81,14 +84,31 @@ def line(row: Mapping[str, Any], *, owner: bool = False) -> dict[str, Any]:
         problems.append(f"truncated: {row.get('size')} bytes, shown up to the cap")
     http = row.get("http")
     return {
-        "seq": row["seq"], "t_ms": f"{row['t'] * 1000:.1f}", "dir": row["dir"], "arrow": ARROWS.get(row["dir"], "?"),
-        "label": label, "rpc_id": rpc_id, "preview": preview, "pretty": pretty, "raw": raw,
-        "latency": row.get("latency_ms"), "reply_to": row.get("reply_to"), "problems": problems,
-        "is_error": is_error or bool(problems), "http": http, "sse_id": row.get("sse_id"),
-        "kind": row.get("kind") or "", "progress": progress, "request": bool(http) and is_request(row),
-        "resend": owner and row["dir"] == "send" and isinstance(message, dict) and "id" in message
-                  and isinstance(message.get("method"), str),
-        "schema_problems": row.get("schema_problems"), "schema_lint": row.get("schema_lint"),
+        "seq": row["seq"],
+        "t_ms": f"{row['t'] * 1000:.1f}",
+        "dir": row["dir"],
+        "arrow": ARROWS.get(row["dir"], "?"),
+        "label": label,
+        "rpc_id": rpc_id,
+        "preview": preview,
+        "pretty": pretty,
+        "raw": raw,
+        "latency": row.get("latency_ms"),
+        "reply_to": row.get("reply_to"),
+        "problems": problems,
+        "is_error": is_error or bool(problems),
+        "http": http,
+        "sse_id": row.get("sse_id"),
+        "kind": row.get("kind") or "",
+        "progress": progress,
+        "request": bool(http) and is_request(row),
+        "resend": owner
+        and row["dir"] == "send"
+        and isinstance(message, dict)
+        and "id" in message
+        and isinstance(message.get("method"), str),
+        "schema_problems": row.get("schema_problems"),
+        "schema_lint": row.get("schema_lint"),
     }
 
 
@@ -124,9 +144,15 @@ def transcript_lines(rows: Sequence[Mapping[str, Any]], owner: bool = False) -> 
     return lines_html([line(r, owner=owner) for r in rows])
 
 
-def transcript_replace_frames(rows: Sequence[Mapping[str, Any]], total: int, session_id: int,
-                              window: Any = None, *, owner: bool = False,
-                              export_url: str | None = None) -> list[str]:
+def transcript_replace_frames(
+    rows: Sequence[Mapping[str, Any]],
+    total: int,
+    session_id: int,
+    window: Any = None,
+    *,
+    owner: bool = False,
+    export_url: str | None = None,
+) -> list[str]:
     """The replay on (re)connect: the first fragment replaces the lines, the others append the
     rest, each under FRAME_BUDGET (1,000 lines of a few KB each were one 3 MB message, which
     closed the socket on every connect, and htmx reconnected in a loop). `window`
@@ -134,9 +160,21 @@ def transcript_replace_frames(rows: Sequence[Mapping[str, Any]], total: int, ses
     `owner`: lines for the owner's page (see `line`). `export_url`: where "Export all" points
     (a share page's own export; the owner's by default)."""
     chunks = _line_chunks(rows, owner) or [""]
-    first = oob("transcript-lines", "innerHTML", render_to_string("sessions/_transcript_replace.html", {
-        "first": SafeString(chunks[0]), "total": total, "shown": len(rows), "session_id": session_id,
-        "window": window, "export_url": export_url}))
+    first = oob(
+        "transcript-lines",
+        "innerHTML",
+        render_to_string(
+            "sessions/_transcript_replace.html",
+            {
+                "first": SafeString(chunks[0]),
+                "total": total,
+                "shown": len(rows),
+                "session_id": session_id,
+                "window": window,
+                "export_url": export_url,
+            },
+        ),
+    )
     return [first] + [_append(chunk) for chunk in chunks[1:]]
 
 
@@ -176,8 +214,9 @@ def transcript_append_frames(rows: Sequence[Mapping[str, Any]], owner: bool = Fa
 def skipped(session_id: int, count: int, export_url: str | None = None) -> str:
     """The marker for lines a flood left out of the page (the export has them; `export_url` as
     in transcript_replace_frames)."""
-    return _append(render_to_string("sessions/_skipped.html", {"session_id": session_id, "count": count,
-                                                               "export_url": export_url}))
+    return _append(
+        render_to_string("sessions/_skipped.html", {"session_id": session_id, "count": count, "export_url": export_url})
+    )
 
 
 def line_html(line: dict[str, Any]) -> str:
@@ -207,10 +246,12 @@ def line_html(line: dict[str, Any]) -> str:
     # the button (its name is its label): the transcript's text filter must not find "Copy" in every line.
     # The time as recorded (ms since the session started); the page shows it as the time of day.
     source = "pre.json" if line.get("pretty") else "details.raw pre" if line.get("raw") is not None else ".preview"
-    out.append(f'>\n  <summary><button type="button" class="copy" aria-label="Copy" data-copy="closest:.ev {source}">'
-               f'</button><span class="arrow" aria-label="{dir_}">{_e(line["arrow"])}</span>'
-               f'<span class="t" data-ms="{t_ms}">{t_ms}</span><span class="seq" title="event {_e(line["seq"])}">'
-               f'{_e(line["seq"])}</span><span class="label">{label}</span>')
+    out.append(
+        f'>\n  <summary><button type="button" class="copy" aria-label="Copy" data-copy="closest:.ev {source}">'
+        f'</button><span class="arrow" aria-label="{dir_}">{_e(line["arrow"])}</span>'
+        f'<span class="t" data-ms="{t_ms}">{t_ms}</span><span class="seq" title="event {_e(line["seq"])}">'
+        f'{_e(line["seq"])}</span><span class="label">{label}</span>'
+    )
     # One numbering everywhere: a line shows its event number (what a check row, a search result,
     # "answers event N" and the exports cite); the JSON-RPC id is the message's own, said as such.
     if line.get("rpc_id") is not None:
@@ -234,29 +275,37 @@ def line_html(line: dict[str, Any]) -> str:
         out.append(f'<pre class="json">{_e(line["pretty"])}</pre>')
     out.append("\n  ")
     if http:
-        facts = f'{_e(http.get("method", ""))} {_e(http.get("url", ""))}'
+        facts = f"{_e(http.get('method', ''))} {_e(http.get('url', ''))}"
         if status:
             facts += f" → {_e(status)}"
         if line.get("sse_id"):
             facts += f" · SSE id {_e(line['sse_id'])}"
         if line.get("request"):
-            facts += f' <button type="button" class="small curl" data-copy-fetch="{_e(line["seq"])}">Copy as curl</button>'
+            facts += (
+                f' <button type="button" class="small curl" data-copy-fetch="{_e(line["seq"])}">Copy as curl</button>'
+            )
         out.append(f'<div class="httpfacts">{facts}</div>')
         if line["dir"] == "send":
             out.append(f'<pre class="headers" aria-label="Request headers">{_e(_headers(http.get("headers")))}</pre>')
         elif line["dir"] == "recv" and status:
             if http.get("request_headers"):
-                out.append('<details class="hdrs"><summary>request headers, as sent</summary><pre class="headers">'
-                           f'{_e(_headers(http["request_headers"]))}</pre></details>')
-            out.append(f'<details class="hdrs"><summary>response headers</summary><pre class="headers">'
-                       f'{_e(_headers(http.get("headers")))}</pre></details>')
+                out.append(
+                    '<details class="hdrs"><summary>request headers, as sent</summary><pre class="headers">'
+                    f"{_e(_headers(http['request_headers']))}</pre></details>"
+                )
+            out.append(
+                f'<details class="hdrs"><summary>response headers</summary><pre class="headers">'
+                f"{_e(_headers(http.get('headers')))}</pre></details>"
+            )
     out.append("\n  ")
     if line.get("raw") is not None:
         out.append(f'<details class="raw"><summary>raw</summary><pre>{_e(line["raw"])}</pre></details>')
     if line.get("resend"):
         # Relative to the owner's session page (/sessions/<pk>/): the composer, prefilled from this event.
-        out.append(f'<button type="button" class="small resend" data-open="raw/?from_seq={_e(line["seq"])}">'
-                   'Edit and resend</button>')
+        out.append(
+            f'<button type="button" class="small resend" data-open="raw/?from_seq={_e(line["seq"])}">'
+            "Edit and resend</button>"
+        )
     out.append("\n</details>")
     return "".join(out)
 
@@ -274,25 +323,40 @@ def schema_badge(problems: Any, info: Any) -> tuple[str, str] | None:
     count = len(problems)
     said = "schema problem" if count == 1 else f"{count} schema problems"
     on_purpose = info.get(ON_PURPOSE)
-    flag = (f'<span class="schema-flag on-purpose">{said}, sent on purpose</span>' if on_purpose
-            else f'<span class="schema-flag">{said}</span>')
+    flag = (
+        f'<span class="schema-flag on-purpose">{said}, sent on purpose</span>'
+        if on_purpose
+        else f'<span class="schema-flag">{said}</span>'
+    )
     items = []
     for problem in problems:
         problem = problem if isinstance(problem, dict) else {"message": str(problem)}
-        items.append(f'<li><code class="pointer">{_e(problem.get("pointer") or "(the message)")}</code> '
-                     f'{_e(problem.get("message", ""))} <span class="schema-path">{_e(problem.get("schema_path", ""))}</span></li>')
+        items.append(
+            f'<li><code class="pointer">{_e(problem.get("pointer") or "(the message)")}</code> '
+            f'{_e(problem.get("message", ""))} <span class="schema-path">{_e(problem.get("schema_path", ""))}</span></li>'
+        )
     if info.get("more"):
         items.append("<li>more problems were found than are listed</li>")
     spec = info.get("spec")
     definition, version = _e(info.get("definition", "")), _e(info.get("version", ""))
     against = f"{definition} of MCP {version}" if definition else "the MCP schema"
     if isinstance(spec, str) and spec.startswith(spec_sections.BASE + "/"):
-        against += (f' · <a href="{_e(spec)}" target="_blank" rel="noopener noreferrer">spec: '
-                    f"{_e(spec_sections.title(spec))}</a>")
-    why = (f'<p class="schema-on-purpose">Sent invalid on purpose ({_e(on_purpose)}): not counted among the '
-           "session's schema problems.</p>") if on_purpose else ""
-    body = (f'<div class="schema-problems" role="group" aria-label="schema problem"><p>Breaks {against}</p>'
-            f'{why}<ul>{"".join(items)}</ul></div>')
+        against += (
+            f' · <a href="{_e(spec)}" target="_blank" rel="noopener noreferrer">spec: '
+            f"{_e(spec_sections.title(spec))}</a>"
+        )
+    why = (
+        (
+            f'<p class="schema-on-purpose">Sent invalid on purpose ({_e(on_purpose)}): not counted among the '
+            "session's schema problems.</p>"
+        )
+        if on_purpose
+        else ""
+    )
+    body = (
+        f'<div class="schema-problems" role="group" aria-label="schema problem"><p>Breaks {against}</p>'
+        f"{why}<ul>{''.join(items)}</ul></div>"
+    )
     return flag, body
 
 

@@ -6,6 +6,7 @@ Everything a server sent is untrusted: it only ever reaches HTML through Django'
 autoescaping templates, or `html.esc` where a fragment is built in Python (no `|safe` on
 server data anywhere). Every fragment is an out-of-band swap made by `html.oob`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -39,9 +40,14 @@ def capped_state(state: SessionState) -> dict[str, Any]:
         if isinstance(text, str) and len(text) > STATE_TEXT_LIMIT:
             return f"{text[:STATE_TEXT_LIMIT]}… ({len(text)} characters; the transcript has all of it)"
         return text
+
     info = state.get("server_info")
-    return {**state, "instructions": cut(state.get("instructions")), "end_reason": cut(state.get("end_reason")),
-            "server_info": {k: cut(v) for k, v in info.items()} if isinstance(info, dict) else info}
+    return {
+        **state,
+        "instructions": cut(state.get("instructions")),
+        "end_reason": cut(state.get("end_reason")),
+        "server_info": {k: cut(v) for k, v in info.items()} if isinstance(info, dict) else info,
+    }
 
 
 def sendable(text: str, session_id: Any) -> str:
@@ -67,8 +73,10 @@ def too_large(fragment: str, size: int) -> str:
     """What the page gets instead of a fragment over WS_MESSAGE_LIMIT: a notice naming the region."""
     target = re.search(r'\bid="([^"]{1,80})"', fragment[:300])
     where = f"#{target.group(1)}" if target else "the page"
-    return notice(f"An update for {where} ({size} bytes) was too large to show here and was left out; "
-                  "the transcript export has everything the server sent.")
+    return notice(
+        f"An update for {where} ({size} bytes) was too large to show here and was left out; "
+        "the transcript export has everything the server sent."
+    )
 
 
 def catalogue(session_id: int, catalogue: Catalogue) -> str:
@@ -83,8 +91,9 @@ def catalogue_html(session_id: int, catalogue: Catalogue) -> str:
     try:
         return render_to_string("sessions/_catalogue.html", {"session_id": session_id, "catalogue": catalogue})
     except UnicodeEncodeError:
-        return render_to_string("sessions/_catalogue.html", {"session_id": session_id,
-                                                             "catalogue": without_surrogates(catalogue)})
+        return render_to_string(
+            "sessions/_catalogue.html", {"session_id": session_id, "catalogue": without_surrogates(catalogue)}
+        )
 
 
 def notice(text: str) -> str:

@@ -7,6 +7,7 @@ waits on, where an include per content block and a lookup per field made the Res
 one-line echo cost ~0.6 ms, a third of the relay's time in the process. As in lines.py, every
 value that comes from a server goes through `_e`; only the markup written here is unescaped.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,7 +17,7 @@ from django.template.loader import render_to_string
 from playground.mcp import jsontext
 
 from ..protocol import CallStarted, Outcome
-from .content import content_html, copyable, content_item, url_parts
+from .content import content_html, content_item, copyable, url_parts
 from .html import esc as _e
 from .html import latency_ms as _latency_ms
 from .html import oob
@@ -24,7 +25,7 @@ from .regions import WS_MESSAGE_LIMIT
 
 TERMINAL_TASK_STATES = frozenset({"completed", "failed", "cancelled"})
 URL_ELICITATION_REQUIRED = -32042
-ERROR_CHARS = 4000        # characters of an error message shown above the raw JSON
+ERROR_CHARS = 4000  # characters of an error message shown above the raw JSON
 
 
 def describe_task(task: Any) -> dict[str, Any] | None:
@@ -32,9 +33,15 @@ def describe_task(task: Any) -> dict[str, Any] | None:
     if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
         return None
     status = str(task.get("status") or "")
-    return {"id": task["taskId"], "status": status, "message": str(task.get("statusMessage") or ""),
-            "ttl": task.get("ttl"), "poll": task.get("pollInterval"), "created": str(task.get("createdAt") or ""),
-            "terminal": status in TERMINAL_TASK_STATES}
+    return {
+        "id": task["taskId"],
+        "status": status,
+        "message": str(task.get("statusMessage") or ""),
+        "ttl": task.get("ttl"),
+        "poll": task.get("pollInterval"),
+        "created": str(task.get("createdAt") or ""),
+        "terminal": status in TERMINAL_TASK_STATES,
+    }
 
 
 def _error(error: Any) -> Any:
@@ -47,8 +54,16 @@ def _error(error: Any) -> Any:
 
 # What the page calls a call: the protocol's method, not the internal command's name ("call_tool"
 # showed above every result).
-LABELS = {"call_tool": "tools/call", "read_resource": "resources/read", "get_prompt": "prompts/get", "ping": "ping",
-          "task_get": "tasks/get", "task_result": "tasks/result", "task_cancel": "tasks/cancel", "raw": "request"}
+LABELS = {
+    "call_tool": "tools/call",
+    "read_resource": "resources/read",
+    "get_prompt": "prompts/get",
+    "ping": "ping",
+    "task_get": "tasks/get",
+    "task_result": "tasks/result",
+    "task_cancel": "tasks/cancel",
+    "raw": "request",
+}
 
 
 def label(command: Any) -> str:
@@ -59,10 +74,18 @@ def describe_result(outcome: Outcome) -> dict[str, Any]:
     result = outcome.get("result")
     described: dict[str, Any] = {
         "error": _error(outcome.get("error")),
-        "raw": jsontext.pretty(result if "error" not in outcome else outcome["error"])[:500_000],
-        "items": [], "is_error": False, "structured": None, "structured_errors": [], "has_output_schema": False,
-        "messages": [], "contents": [], "task": None, "rounds": outcome.get("rounds") or [],
-        "url_elicitations": url_elicitations(outcome.get("error")), "description": "",
+        "raw": jsontext.pretty(outcome.get("error", result))[:500_000],
+        "items": [],
+        "is_error": False,
+        "structured": None,
+        "structured_errors": [],
+        "has_output_schema": False,
+        "messages": [],
+        "contents": [],
+        "task": None,
+        "rounds": outcome.get("rounds") or [],
+        "url_elicitations": url_elicitations(outcome.get("error")),
+        "description": "",
     }
     if not isinstance(result, dict):
         return described
@@ -87,8 +110,9 @@ def describe_result(outcome: Outcome) -> dict[str, Any]:
         described["description"] = str(result.get("description") or "")
         for message in result.get("messages") or []:
             if isinstance(message, dict):
-                described["messages"].append({"role": str(message.get("role", "")),
-                                              "item": content_item(message.get("content"))})
+                described["messages"].append(
+                    {"role": str(message.get("role", "")), "item": content_item(message.get("content"))}
+                )
     return described
 
 
@@ -101,12 +125,19 @@ def url_elicitations(error: Any) -> list[dict[str, Any]]:
     out = []
     for item in data.get("elicitations") or []:
         if isinstance(item, dict) and isinstance(item.get("url"), str):
-            out.append({"url": item["url"], "parts": url_parts(item["url"]), "message": str(item.get("message") or ""),
-                        "id": str(item.get("elicitationId") or "")})
+            out.append(
+                {
+                    "url": item["url"],
+                    "parts": url_parts(item["url"]),
+                    "message": str(item.get("message") or ""),
+                    "id": str(item.get("elicitationId") or ""),
+                }
+            )
     return out[:20]
 
 
 # The Result as HTML ----------------------------------------------------------------------
+
 
 def _badges(error: dict[str, Any] | None, is_error: bool) -> str:
     """Whose error it was: the server's (JSON-RPC, with its code), the transport's, or ours."""
@@ -152,14 +183,18 @@ def _url_elicitations(elicitations: list[dict[str, Any]]) -> str:
         row = '<div class="url-elicitation">' + (f"<p>{_e(e['message'])}</p>" if e.get("message") else "")
         row += render_to_string("sessions/_url.html", {"parts": e["parts"], "url": e["url"]})
         if e["parts"].get("openable"):
-            row += (f' <a href="{_e(e["url"])}" target="_blank" rel="noopener noreferrer" class="button small">'
-                    "Open in a new tab</a>")
+            row += (
+                f' <a href="{_e(e["url"])}" target="_blank" rel="noopener noreferrer" class="button small">'
+                "Open in a new tab</a>"
+            )
         if e.get("id"):
             row += f' <span class="dim">elicitationId {_e(e["id"])}</span>'
         rows.append(row + "</div>")
-    return (f'  <div class="url-elicitations" role="group" aria-label="URL elicitations required">\n'
-            f"    <p>The server needs you to open {these} first (nothing is opened unless you click), then call again:</p>\n"
-            f'    {"".join(rows)}\n  </div>\n')
+    return (
+        f'  <div class="url-elicitations" role="group" aria-label="URL elicitations required">\n'
+        f"    <p>The server needs you to open {these} first (nothing is opened unless you click), then call again:</p>\n"
+        f"    {''.join(rows)}\n  </div>\n"
+    )
 
 
 def _rounds(rounds: list[dict[str, Any]]) -> str:
@@ -170,10 +205,14 @@ def _rounds(rounds: list[dict[str, Any]]) -> str:
         keys = ", ".join(f"<code>{_e(k)}</code>" for k in r.get("keys") or []) or "nothing"
         state = ""
         if r.get("request_state") is not None:
-            state = (f'<details><summary>requestState ({_e(r.get("state_size"))} characters, sent back unchanged)'
-                     f'</summary>{copyable("json state", r["request_state"])}</details>')
-        items.append(f"<li>input_required round {_e(r.get('round'))}: {_e(r.get('method'))} asked for {keys}; "
-                     f"answered and retried{state}</li>")
+            state = (
+                f"<details><summary>requestState ({_e(r.get('state_size'))} characters, sent back unchanged)"
+                f"</summary>{copyable('json state', r['request_state'])}</details>"
+            )
+        items.append(
+            f"<li>input_required round {_e(r.get('round'))}: {_e(r.get('method'))} asked for {keys}; "
+            f"answered and retried{state}</li>"
+        )
     return f'<ol class="rounds" aria-label="Input rounds">{"".join(items)}</ol>'
 
 
@@ -183,11 +222,19 @@ def _task(task: dict[str, Any] | None, created: bool) -> str:
     if not task:
         return ""
     poll = f' <span class="dim">poll every {_e(task["poll"])} ms</span>' if task.get("poll") else ""
-    where = ('\n    <p class="dim">Its card above follows it (tasks/get at the server\'s pace) and fetches its '
-             "result when it needs input or ends.</p>") if created else ""
-    return (f'<div class="task" role="group" aria-label="Task">\n    <p>task <code>{_e(task["id"])}</code> '
-            f'<span class="badge task-{_e(task["status"])}">{_e(task["status"])}</span> {_e(task["message"])}{poll}'
-            f"</p>{where}\n  </div>")
+    where = (
+        (
+            '\n    <p class="dim">Its card above follows it (tasks/get at the server\'s pace) and fetches its '
+            "result when it needs input or ends.</p>"
+        )
+        if created
+        else ""
+    )
+    return (
+        f'<div class="task" role="group" aria-label="Task">\n    <p>task <code>{_e(task["id"])}</code> '
+        f'<span class="badge task-{_e(task["status"])}">{_e(task["status"])}</span> {_e(task["message"])}{poll}'
+        f"</p>{where}\n  </div>"
+    )
 
 
 def _structured(d: dict[str, Any]) -> str:
@@ -199,15 +246,24 @@ def _structured(d: dict[str, Any]) -> str:
         if found and all(e.get("keyword") == "not-checked" for e in found):
             check = '<span class="badge warn">not checked against outputSchema</span>'
         else:
-            check = ('<span class="badge bad">does not match outputSchema</span>' if found
-                     else '<span class="badge ok">matches outputSchema</span>')
+            check = (
+                '<span class="badge bad">does not match outputSchema</span>'
+                if found
+                else '<span class="badge ok">matches outputSchema</span>'
+            )
     errors = ""
     if d.get("structured_errors"):
-        errors = '<ul class="problems">' + "".join(
-            f'<li><code>{_e(e.get("path") or "/")}</code> {_e(e.get("message"))}</li>'
-            for e in d["structured_errors"]) + "</ul>"
-    return (f"\n  <h4>structuredContent {check}</h4>\n  {errors}\n  "
-            + copyable("json", d.get("structured") or "", d.get("structured_more")))
+        errors = (
+            '<ul class="problems">'
+            + "".join(
+                f"<li><code>{_e(e.get('path') or '/')}</code> {_e(e.get('message'))}</li>"
+                for e in d["structured_errors"]
+            )
+            + "</ul>"
+        )
+    return f"\n  <h4>structuredContent {check}</h4>\n  {errors}\n  " + copyable(
+        "json", d.get("structured") or "", d.get("structured_more")
+    )
 
 
 def result_html(outcome: Outcome, d: dict[str, Any]) -> str:
@@ -215,31 +271,45 @@ def result_html(outcome: Outcome, d: dict[str, Any]) -> str:
     the page was shown one."""
     error, is_error = d.get("error"), d.get("is_error")
     out = []
-    out.append(f'<section id="result" role="region" aria-label="Result" '
-               f'class="result{" result-error" if error or is_error else ""}">\n'
-               f'  <header><strong>{_e(label(outcome.get("command")))}</strong> {_e(outcome.get("name"))} '
-               f'{_badges(error, bool(is_error))}{_latency(outcome, bool(d.get("rounds")))}'
-               '<button type="button" class="copy" data-copy="#result-raw" title="Copy the result (raw JSON)">Copy</button>'
-               '</header>\n')
+    out.append(
+        f'<section id="result" role="region" aria-label="Result" '
+        f'class="result{" result-error" if error or is_error else ""}">\n'
+        f"  <header><strong>{_e(label(outcome.get('command')))}</strong> {_e(outcome.get('name'))} "
+        f"{_badges(error, bool(is_error))}{_latency(outcome, bool(d.get('rounds')))}"
+        '<button type="button" class="copy" data-copy="#result-raw" title="Copy the result (raw JSON)">Copy</button>'
+        "</header>\n"
+    )
     if error:
         out.append(f'  <p class="error-message">{_e(error.get("message"))}</p>\n')
     if d.get("too_large"):
-        out.append(f'  <p class="error-message">This result is too large to show here ({_e(d["too_large"])} bytes of '
-                   "HTML); the transcript and the export have the whole frame.</p>\n")
+        out.append(
+            f'  <p class="error-message">This result is too large to show here ({_e(d["too_large"])} bytes of '
+            "HTML); the transcript and the export have the whole frame.</p>\n"
+        )
     out.append(_url_elicitations(d.get("url_elicitations") or []))
     if d.get("description"):
         out.append(f'  <p class="desc">{_e(d["description"])}</p>\n')
     out.append(f"  {_rounds(d.get('rounds') or [])}{_task(d.get('task'), outcome.get('command') == 'call_tool')}\n  ")
     out.extend(content_html(item) for item in d.get("items") or [])
     out.extend(content_html(item) for item in d.get("contents") or [])
-    out.extend(f'<div class="prompt-message"><span class="role">{_e(m["role"])}</span>{content_html(m["item"])}</div>'
-               for m in d.get("messages") or [])
+    out.extend(
+        f'<div class="prompt-message"><span class="role">{_e(m["role"])}</span>{content_html(m["item"])}</div>'
+        for m in d.get("messages") or []
+    )
     out.append(_structured(d))
     # Open when it is all there is to see (a ping, a raw request, an error with data).
-    alone = not (d.get("items") or d.get("contents") or d.get("messages") or d.get("has_structured")
-                 or d.get("task") or d.get("url_elicitations")) and (not error or error.get("data"))
-    out.append(f'\n  <details class="raw"{" open" if alone else ""}><summary>raw JSON</summary>'
-               f'{copyable("json", d.get("raw") or "", d.get("raw_more"), "result-raw")}</details>\n</section>')
+    alone = not (
+        d.get("items")
+        or d.get("contents")
+        or d.get("messages")
+        or d.get("has_structured")
+        or d.get("task")
+        or d.get("url_elicitations")
+    ) and (not error or error.get("data"))
+    out.append(
+        f'\n  <details class="raw"{" open" if alone else ""}><summary>raw JSON</summary>'
+        f"{copyable('json', d.get('raw') or '', d.get('raw_more'), 'result-raw')}</details>\n</section>"
+    )
     region = oob("result", "outerHTML", "".join(out))
     if outcome.get("announced", True):
         return oob(f"call-{outcome.get('call_id')}", "delete") + "\n" + region
@@ -279,8 +349,9 @@ def _fit_media(items: list[dict[str, Any]]) -> None:
             item[key] = ""
             if key == "media":
                 item["preview"] = ""
-            item["why"] = (f"{len(value) * 3 // 4} bytes: too large to show in the page; "
-                           "the session's export has the whole frame")
+            item["why"] = (
+                f"{len(value) * 3 // 4} bytes: too large to show in the page; the session's export has the whole frame"
+            )
             if item.get("kind") in ("image", "audio"):
                 item["kind"] = "blocked"
 
@@ -288,8 +359,8 @@ def _fit_media(items: list[dict[str, Any]]) -> None:
 def result_frames(outcome: Outcome) -> list[str]:
     """The Result region, then the appends that complete its long texts."""
     described = describe_result(outcome)
-    described["has_structured"] = bool(described.get("structured"))   # even if all of it comes in pieces
-    fields: list[tuple[dict[str, Any], str, str]] = []       # (holder, key, dom id of the rest)
+    described["has_structured"] = bool(described.get("structured"))  # even if all of it comes in pieces
+    fields: list[tuple[dict[str, Any], str, str]] = []  # (holder, key, dom id of the rest)
     items = described["items"] + described["contents"] + [m["item"] for m in described["messages"]]
     _fit_media(items)
     for index, item in enumerate(items):
@@ -303,7 +374,7 @@ def result_frames(outcome: Outcome) -> list[str]:
         if len(text) > room:
             holder[key], tail = text[:room], text[room:]
             holder[f"{key}_more"] = {"id": dom_id, "chars": len(tail)}
-            rest += [(dom_id, tail[i:i + RESULT_PIECE]) for i in range(0, len(tail), RESULT_PIECE)]
+            rest += [(dom_id, tail[i : i + RESULT_PIECE]) for i in range(0, len(tail), RESULT_PIECE)]
         room -= len(holder[key] or "")
     first = result_html(outcome, described)
     size = len(first.encode("utf-8", "surrogatepass"))
@@ -322,10 +393,14 @@ def result(outcome: Outcome) -> str:
 
 # A call in flight ------------------------------------------------------------------------
 
+
 def call_started(message: CallStarted) -> str:
     started = message.get("started")
-    call = {**message, "started": int(started * 1000) if isinstance(started, (int, float)) else "",
-            "command": label(message.get("command"))}
+    call = {
+        **message,
+        "started": int(started * 1000) if isinstance(started, (int, float)) else "",
+        "command": label(message.get("command")),
+    }
     return oob("inflight", "beforeend", render_to_string("sessions/_call_started.html", {"call": call}))
 
 
@@ -335,5 +410,11 @@ def progress(call_id: str, params: dict[str, Any]) -> str:
     percent = None
     if isinstance(total, (int, float)) and total > 0 and isinstance(value, (int, float)):
         percent = max(0, min(100, round(100 * value / total)))
-    return oob(f"progress-{call_id}", "outerHTML", render_to_string("sessions/_progress.html", {
-        "call_id": call_id, "params": params, "percent": percent, "value": value, "total": total}))
+    return oob(
+        f"progress-{call_id}",
+        "outerHTML",
+        render_to_string(
+            "sessions/_progress.html",
+            {"call_id": call_id, "params": params, "percent": percent, "value": value, "total": total},
+        ),
+    )

@@ -6,6 +6,7 @@ Every message is masked on its way out (`to_layer`): a server may echo an OAuth 
 result, a log entry, a request. The transcript's lines, saved first (transcripts.recorder), are
 throttled (throttle.py) and rendered here once for every tab, and once more for the shares.
 """
+
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
@@ -39,7 +40,7 @@ class Audience:
         # server's header and env secrets, a replay's source's too; the OAuth ones are the masker's).
         self.share_viewers: set[str] = set()
         self.share_redactor = NO_SECRETS
-        self._secrets = (NO_SECRETS, NO_SECRETS, NO_SECRETS)    # (share's, masker, both together): secrets()
+        self._secrets = (NO_SECRETS, NO_SECRETS, NO_SECRETS)  # (share's, masker, both together): secrets()
 
     def attach(self, features: FeatureHub) -> None:
         """The session's features, once made: their OAuth flow's values are masked in everything
@@ -55,8 +56,9 @@ class Audience:
         if self.share_viewers and message.get("type") == "session.state":
             await self.to_layer(self.layer.group_send, share_group_name(self.session_id), message)
 
-    async def to_layer(self, send: Callable[[str, dict[str, Any]], Awaitable[None]], to: str,
-                       message: TabMessage) -> None:
+    async def to_layer(
+        self, send: Callable[[str, dict[str, Any]], Awaitable[None]], to: str, message: TabMessage
+    ) -> None:
         """Send on the channel layer, OAuth values masked (a server may echo a token in a
         result, a log entry, a request; transcript lines are masked before they are rendered,
         where a preview could cut a token in two). A server's unpaired surrogates ("\\ud800"
@@ -79,8 +81,11 @@ class Audience:
     async def publish_shared(self, feature: str, event: Callable[[Redactor], dict[str, Any]]) -> None:
         """A feature's event for the share viewers, made with the share's redactor, if one watches."""
         if self.share_viewers:
-            await self.to_layer(self.layer.group_send, share_group_name(self.session_id),
-                                {"type": "session.feature", "feature": feature, "event": event(self.share_redactor)})
+            await self.to_layer(
+                self.layer.group_send,
+                share_group_name(self.session_id),
+                {"type": "session.feature", "feature": feature, "event": event(self.share_redactor)},
+            )
 
     async def send_lines(self, rows: list[EventRow], skipped: int) -> None:
         """One throttled piece of transcript for every tab, rendered once: a marker for the lines
@@ -88,13 +93,18 @@ class Audience:
         made 30 tabs of a flood cost 30 times the rendering."""
         rows = self.masker().obj(rows)
         frames = [lines.skipped(self.session_id, skipped)] if skipped else []
-        await self.broadcast({"type": "session.lines", "frames": frames + lines.transcript_append_frames(rows, owner=True)})
+        await self.broadcast(
+            {"type": "session.lines", "frames": frames + lines.transcript_append_frames(rows, owner=True)}
+        )
         if self.share_viewers:
             # Rendered again for the shares: without the owner's controls, every secret masked.
             shared = self.share_redactor.obj(rows) if self.share_redactor else rows
             frames = [lines.skipped(self.session_id, skipped, export_url="#share-downloads")] if skipped else []
-            await self.to_layer(self.layer.group_send, share_group_name(self.session_id),
-                                {"type": "session.lines", "frames": frames + lines.transcript_append_frames(shared)})
+            await self.to_layer(
+                self.layer.group_send,
+                share_group_name(self.session_id),
+                {"type": "session.lines", "frames": frames + lines.transcript_append_frames(shared)},
+            )
 
     # Share viewers ------------------------------------------------------------------------
 

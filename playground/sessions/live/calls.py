@@ -13,6 +13,7 @@
 
 Its fragments (the Result, the in-flight card, the progress bar) are fragments/result.py's.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,18 +40,18 @@ if TYPE_CHECKING:
     from .worker import SessionWorker
 
 # The page's commands that are calls (a Result each).
-CALLS = frozenset({"call_tool", "read_resource", "get_prompt", "ping", "raw", "task_get", "task_result",
-                   "task_cancel"})
+CALLS = frozenset({"call_tool", "read_resource", "get_prompt", "ping", "raw", "task_get", "task_result", "task_cancel"})
 _TASK_METHODS = {"task_get": "tasks/get", "task_result": "tasks/result", "task_cancel": "tasks/cancel"}
-TASK_TTL_MS = 300_000     # lifetime asked for a task-augmented tool call
+TASK_TTL_MS = 300_000  # lifetime asked for a task-augmented tool call
 # A call is shown in flight (spinner, progress bar, "Cancel request") once it has lasted this
 # long, or as soon as it reports progress: a card that flashes for a millisecond tells nobody
 # anything, and costs a render and a websocket message on the path a person waits on.
 INFLIGHT_AFTER = 0.1
-RESULTS_KEPT = 5          # outcomes a reloading tab gets (it shows the last)
+RESULTS_KEPT = 5  # outcomes a reloading tab gets (it shows the last)
 
 
 # 1. Page side: the page's call actions as commands ---------------------------------------
+
 
 class CallTab(Protocol):
     """The tab a call's form is sent from (live/session_socket.py)."""
@@ -69,7 +70,7 @@ class CallForms:
 
     def __init__(self, tab: CallTab) -> None:
         self.tab = tab
-        self._boxes_shown: set[str] = set()       # message boxes (`_box`) showing something now
+        self._boxes_shown: set[str] = set()  # message boxes (`_box`) showing something now
 
     async def simple(self, content: dict[str, Any]) -> Command | None:
         return {"command": str(content["action"])}
@@ -84,7 +85,7 @@ class CallForms:
             await self.notice(f"Not sent: {too_large}.")
             return None
         await self.notice("")
-        args = {k[len("args."):]: str(v) for k, v in content.items() if k.startswith("args.") and v != ""}
+        args = {k[len("args.") :]: str(v) for k, v in content.items() if k.startswith("args.") and v != ""}
         return {"command": "get_prompt", "name": str(content["name"]), "arguments": args}
 
     async def cancel(self, content: dict[str, Any]) -> Command | None:
@@ -100,7 +101,7 @@ class CallForms:
         tool = catalogue_item(self.tab.catalogue, "tools", name)
         schema = (tool or {}).get("inputSchema") or {"type": "object"}
         if too_large := form_too_large(content, "args"):
-            await self.form_errors([{"path": "", "message": f"Not sent: {too_large}."}])   # even with "send anyway"
+            await self.form_errors([{"path": "", "message": f"Not sent: {too_large}."}])  # even with "send anyway"
             return None
         if content.get("mode") == "json":
             try:
@@ -118,8 +119,12 @@ class CallForms:
             return None
         await self.form_errors([])
         timeout = content.get("timeout")
-        command: Command = {"command": "call_tool", "name": name, "arguments": arguments,
-                   "timeout": float(timeout) if timeout not in (None, "") else None}
+        command: Command = {
+            "command": "call_tool",
+            "name": name,
+            "arguments": arguments,
+            "timeout": float(timeout) if timeout not in (None, "") else None,
+        }
         if content.get("as_task"):
             command["task"] = {"ttl": TASK_TTL_MS}
         return command
@@ -133,8 +138,9 @@ class CallForms:
             await self.notice(f"Not read: {too_large}.")
             return None
         await self.notice("")
-        variables: dict[str, VariableValue] = {k[len("vars."):]: str(v) for k, v in content.items()
-                                               if k.startswith("vars.") and v != ""}
+        variables: dict[str, VariableValue] = {
+            k[len("vars.") :]: str(v) for k, v in content.items() if k.startswith("vars.") and v != ""
+        }
         return {"command": "read_resource", "uri": uritemplate.expand(template, variables)}
 
     async def raw(self, content: dict[str, Any]) -> Command | None:
@@ -153,12 +159,12 @@ class CallForms:
         try:
             params = json.loads(params_text) if params_text else None
         except ValueError as exc:
-            await self.raw_errors([
-                f"params is not valid JSON ({exc}); to send broken JSON on purpose, use the exact frame"])
+            await self.raw_errors(
+                [f"params is not valid JSON ({exc}); to send broken JSON on purpose, use the exact frame"]
+            )
             return None
         await self.raw_errors([])
-        return {"command": "raw", "method": method, "params": params,
-                "notification": bool(content.get("notification"))}
+        return {"command": "raw", "method": method, "params": params, "notification": bool(content.get("notification"))}
 
     # The forms' message boxes --------------------------------------------------------------
 
@@ -202,6 +208,7 @@ ACTIONS: dict[str, Action] = {
 
 # 2. Worker side: the calls of one session -----------------------------------------------
 
+
 class Calls:
     """A live session's calls (its worker hands it every command in CALLS, and `cancel`)."""
 
@@ -209,11 +216,11 @@ class Calls:
         self.session = session
         self._tasks: dict[str, asyncio.Task[Any]] = {}
         self._ids = itertools.count(1)
-        self.results: list[Outcome] = []                  # recent outcomes, for a reloading tab
+        self.results: list[Outcome] = []  # recent outcomes, for a reloading tab
         self.progress: dict[str, dict[str, Any]] = {}
-        self.inflight: dict[str, CallStarted] = {}       # the calls under way, for a reloading tab
+        self.inflight: dict[str, CallStarted] = {}  # the calls under way, for a reloading tab
         self._announcing: dict[str, asyncio.Task[None]] = {}
-        self.ended: str | None = None                     # why the session ended, once it has
+        self.ended: str | None = None  # why the session ended, once it has
 
     def start(self, command: str, message: Command) -> str:
         """Run one call in a task of its own; its call id (the page's, or a new one)."""
@@ -237,20 +244,30 @@ class Calls:
 
     async def _perform(self, command: str, message: Command, call_id: str) -> None:
         client = self.session.client
-        outcome: Outcome = {"type": "session.result", "call_id": call_id, "command": command,
-                            "name": message.get("name") or message.get("uri") or message.get("method") or ""}
+        outcome: Outcome = {
+            "type": "session.result",
+            "call_id": call_id,
+            "command": command,
+            "name": message.get("name") or message.get("uri") or message.get("method") or "",
+        }
         if client is None or client.closed:
             outcome["error"] = {"message": "not connected"}
             await self._publish(outcome)
             return
-        started: CallStarted = {"type": "session.call_started", "call_id": call_id, "command": command,
-                                "name": outcome["name"], "started": time.time()}
+        started: CallStarted = {
+            "type": "session.call_started",
+            "call_id": call_id,
+            "command": command,
+            "name": outcome["name"],
+            "started": time.time(),
+        }
         self.inflight[call_id] = started
         announce = asyncio.get_running_loop().call_later(INFLIGHT_AFTER, self._announce, call_id)
         CURRENT_CALL.set(call_id)
         try:
-            outcome["result"] = await request(client, command, message,
-                                              lambda params: self._on_progress(call_id, params))
+            outcome["result"] = await request(
+                client, command, message, lambda params: self._on_progress(call_id, params)
+            )
         except JsonRpcError as exc:
             outcome["error"] = {"code": exc.code, "message": exc.message, "data": exc.data}
         except RequestTimeout as exc:
@@ -283,12 +300,12 @@ class Calls:
 
     async def _publish(self, outcome: Outcome) -> None:
         session = self.session
-        await check_structured(outcome, session.catalogue)     # (still in flight meanwhile)
+        await check_structured(outcome, session.catalogue)  # (still in flight meanwhile)
         started = self.inflight.get(outcome["call_id"])
-        outcome["announced"] = bool(started and started.get("announced"))     # the Result removes the card, if any
+        outcome["announced"] = bool(started and started.get("announced"))  # the Result removes the card, if any
         announcing = self._announcing.pop(outcome["call_id"], None)
         if announcing is not None:
-            await asyncio.shield(announcing)     # the card reaches the group before the Result does
+            await asyncio.shield(announcing)  # the card reaches the group before the Result does
         self.progress.pop(outcome["call_id"], None)
         self.inflight.pop(outcome["call_id"], None)
         session.features.call_ended(outcome["call_id"], outcome)
@@ -297,9 +314,11 @@ class Calls:
 
     def _on_progress(self, call_id: str, params: dict[str, Any]) -> None:
         self.progress[call_id] = params
-        self._announce(call_id)                  # the progress bar is in the in-flight card
-        self.session.spawn("progress", self.session.audience.broadcast(
-            {"type": "session.progress", "call_id": call_id, "progress": params}))
+        self._announce(call_id)  # the progress bar is in the in-flight card
+        self.session.spawn(
+            "progress",
+            self.session.audience.broadcast({"type": "session.progress", "call_id": call_id, "progress": params}),
+        )
 
     def snapshot(self) -> tuple[list[Outcome], dict[str, dict[str, Any]], list[CallStarted]]:
         """(results, progress, calls in flight) for a reloading tab, which shows the calls in
@@ -311,17 +330,24 @@ class Calls:
 
 # 3. The request each call makes -----------------------------------------------------------
 
-async def request(client: McpClient, command: str, message: Command,
-                  on_progress: Callable[[dict[str, Any]], None]) -> Any:
+
+async def request(
+    client: McpClient, command: str, message: Command, on_progress: Callable[[dict[str, Any]], None]
+) -> Any:
     """One call's request; its result (or the error it raises)."""
     timeout = message.get("timeout")
     if command == "call_tool" and message.get("task") is not None:
         # Task-augmented (2025-11-25 tasks): the answer is a CreateTaskResult to poll.
-        return await client.request("tools/call", {"name": message["name"], "arguments": message.get("arguments") or {},
-                                                   "task": message["task"]}, timeout=timeout, on_progress=on_progress)
+        return await client.request(
+            "tools/call",
+            {"name": message["name"], "arguments": message.get("arguments") or {}, "task": message["task"]},
+            timeout=timeout,
+            on_progress=on_progress,
+        )
     if command == "call_tool":
-        return await client.call_tool(message["name"], message.get("arguments"), timeout=timeout,
-                                      on_progress=on_progress)
+        return await client.call_tool(
+            message["name"], message.get("arguments"), timeout=timeout, on_progress=on_progress
+        )
     if command in _TASK_METHODS:
         return await client.request(_TASK_METHODS[command], {"taskId": message["task_id"]}, timeout=timeout)
     if command == "read_resource":
@@ -381,6 +407,10 @@ def http_error(exc: HttpStatusError) -> CallError:
     body = exc.json if isinstance(exc.json, dict) else None
     error = body.get("error") if body else None
     if isinstance(error, dict) and isinstance(error.get("code"), int):
-        return {"code": error["code"], "message": str(error.get("message", "")), "data": error.get("data"),
-                "http": exc.status}
+        return {
+            "code": error["code"],
+            "message": str(error.get("message", "")),
+            "data": error.get("data"),
+            "http": exc.status,
+        }
     return {"message": str(exc), "kind": "transport", "http": exc.status}

@@ -1,6 +1,7 @@
 """The server's lists — tools, resources, resource templates, prompts — as a live session shows
 them: every page of each list the server declared a capability for, fetched, saved on the
 session, shown to every tab, then handed to the features (`on_catalogue`)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -51,20 +52,23 @@ class CatalogueRefresh:
             return
         caps = client.server_capabilities or {}
         catalogue: Catalogue = {"tools": [], "resources": [], "templates": [], "prompts": [], "errors": {}}
-        for key, cap, fetch in (("tools", "tools", client.list_tools),
-                                ("resources", "resources", client.list_resources),
-                                ("templates", "resources", client.list_resource_templates),
-                                ("prompts", "prompts", client.list_prompts)):
+        for key, cap, fetch in (
+            ("tools", "tools", client.list_tools),
+            ("resources", "resources", client.list_resources),
+            ("templates", "resources", client.list_resource_templates),
+            ("prompts", "prompts", client.list_prompts),
+        ):
             if cap not in caps:
                 continue
             try:
-                catalogue[key] = await fetch()      # type: ignore[literal-required]
+                catalogue[key] = await fetch()  # type: ignore[literal-required]
             except (JsonRpcError, RequestTimeout, TransportError) as exc:
                 catalogue["errors"][key] = str(exc)
         # Legacy per-resource subscriptions (modern ones go through subscriptions/listen).
         catalogue["subscribe"] = client.era == "legacy" and bool((caps.get("resources") or {}).get("subscribe"))
         session.catalogue = catalogue
-        await database_sync_to_async(lambda: Session.objects.filter(pk=session.session_id).update(
-            catalogue=storable(catalogue)))()
+        await database_sync_to_async(
+            lambda: Session.objects.filter(pk=session.session_id).update(catalogue=storable(catalogue))
+        )()
         await session.audience.broadcast({"type": "session.catalogue", "catalogue": catalogue})
         session.features.catalogue_changed()

@@ -6,6 +6,7 @@ it. The transcript already records every step, so the step is read from its even
 pass (no hook in the client core): the request sent and not yet answered, the process
 started, the SSE stream opened, the authorization step. The page adds the elapsed time.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -11,6 +11,7 @@ connect, and in `playground_setup`; a tab showing a live session checks its own 
 so a viewer on another process sees the session end. It appends a note to the transcript.
 A process stopped cleanly (SIGTERM, SIGINT) ends its own sessions first: see shutdown.py.
 """
+
 from __future__ import annotations
 
 import logging
@@ -60,15 +61,23 @@ def _end(pk: int, dead: Q) -> bool:
     """End one session if it is still live and still dead (a racing sweep or its worker may have won)."""
     with transaction.atomic():
         updated = Session.objects.filter(dead, pk=pk, status__in=_LIVE).update(
-            status=Session.Status.ENDED, end_reason=WORKER_ENDED, ended_at=timezone.now(), worker_channel="")
+            status=Session.Status.ENDED, end_reason=WORKER_ENDED, ended_at=timezone.now(), worker_channel=""
+        )
         if not updated:
             return False
         last = Event.objects.filter(session_id=pk).order_by("-seq").values("seq", "t").first() or {"seq": 0, "t": 0.0}
         seq = last["seq"] + 1
-        text = (f"{WORKER_ENDED}: the process that ran this session's worker stopped "
-                "(no heartbeat); the transcript is saved up to that point")
-        Event.objects.create(session_id=pk, seq=seq, t=last["t"], dir="note", data={
-            "seq": seq, "t": last["t"], "dir": "note", "message": None, "kind": "error", "text": text})
+        text = (
+            f"{WORKER_ENDED}: the process that ran this session's worker stopped "
+            "(no heartbeat); the transcript is saved up to that point"
+        )
+        Event.objects.create(
+            session_id=pk,
+            seq=seq,
+            t=last["t"],
+            dir="note",
+            data={"seq": seq, "t": last["t"], "dir": "note", "message": None, "kind": "error", "text": text},
+        )
         Session.objects.filter(pk=pk).update(event_count=seq)
     return True
 
@@ -82,5 +91,5 @@ def reap_once_at_start(**_kwargs: object) -> None:
         _started_done = True
     try:
         reap_dead_sessions(at_start=True)
-    except Exception:   # never fail a request over housekeeping
+    except Exception:  # never fail a request over housekeeping
         log.exception("sweeping dead sessions at process start failed")

@@ -7,6 +7,7 @@ hooks at the core's moments — the connection up or ending, a call's end, a new
 reloading tab, a share viewer joining — where a feature's failure is logged and never breaks
 the core (a Result that never came, a snapshot failing on every reconnect).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -45,12 +46,13 @@ class FeatureHub:
             if feature.notifications != ALL:
                 for method in feature.notifications:
                     self._by_method.setdefault(method, []).append(feature)
-        self._listeners: dict[str, tuple[Feature, ...]] = {}      # by method, built as methods come
+        self._listeners: dict[str, tuple[Feature, ...]] = {}  # by method, built as methods come
         self._answering = {method: f for f in listed for method in f.server_requests}
         self._first = [f for f in listed if f.answers_first]
         # What the recorder runs on every batch of events before it is saved.
         self.checks: list[Callable[[list[TranscriptEvent]], Awaitable[None]]] = [
-            f.check_frames for f in listed if f.checks_frames]
+            f.check_frames for f in listed if f.checks_frames
+        ]
         self.client_auth: OAuth | None = next((a for f in listed if (a := f.client_auth()) is not None), None)
 
     # The connection's responder: the server's requests -----------------------------------
@@ -73,14 +75,16 @@ class FeatureHub:
     # The connection's listeners ---------------------------------------------------------
 
     def on_notification(self, message: dict[str, Any]) -> None:
-        method = message["method"]          # (a str: the client only calls listeners with notifications)
+        method = message["method"]  # (a str: the client only calls listeners with notifications)
         if method == "notifications/progress":
-            return                          # the call's own (calls.py)
+            return  # the call's own (calls.py)
         listeners = self._listeners.get(method)
         if listeners is None:
-            listeners = (*(f for f in self._every if method not in f.ignored_notifications),
-                         *self._by_method.get(method, ()))
-            if len(self._listeners) < 1000:         # (a server may invent methods without end)
+            listeners = (
+                *(f for f in self._every if method not in f.ignored_notifications),
+                *self._by_method.get(method, ()),
+            )
+            if len(self._listeners) < 1000:  # (a server may invent methods without end)
                 self._listeners[method] = listeners
         for feature in listeners:
             try:

@@ -1,6 +1,7 @@
 """The base of a tab's socket, the owner's (session_socket.py) and a share viewer's
 (share_socket.py): every fragment made sendable on its way out, a feature's events turned into
 its fragments, and the cards already shown remembered."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,7 +20,7 @@ class FragmentSocket(AsyncWebsocketConsumer):
     (the features' `TabContext.first_time`)."""
 
     session_id: int
-    catalogue: Catalogue = {}          # the server's lists as this tab last got them (a share's: none)
+    catalogue: Catalogue = {}  # the server's lists as this tab last got them (a share's: none)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -37,15 +38,19 @@ class FragmentSocket(AsyncWebsocketConsumer):
     async def session_feature(self, message: FeatureEvent) -> None:
         """A feature's event (a share's: made for shares, masked): its fragments for this tab."""
         feature = BY_NAME.get(message.get("feature", ""))
-        if feature is None:          # (a worker of a newer deployment)
+        if feature is None:  # (a worker of a newer deployment)
             return
         for html in feature.fragments(message["event"], self):
             await self.send(text_data=html)
 
     # (AsyncWebsocketConsumer.send's own signature, which replaces AsyncConsumer.send(message): its
     # stub in types-channels ignores the override too)
-    async def send(self, text_data: str | None = None, bytes_data: bytes | None = None,  # type: ignore[override]
-                   close: bool = False) -> None:
+    async def send(  # type: ignore[override]
+        self,
+        text_data: str | None = None,
+        bytes_data: bytes | None = None,
+        close: bool = False,
+    ) -> None:
         if text_data is not None:
             text_data = sendable(text_data, getattr(self, "session_id", None))
         await super().send(text_data=text_data, bytes_data=bytes_data, close=close)

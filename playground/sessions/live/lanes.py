@@ -7,6 +7,7 @@ stdio a request's timeout is paused while a person answers: nothing moved any mo
 Disconnect). In a lane, a feature's commands still run one after the other, in the order they
 came (a subscribe then an unsubscribe), and a wait holds back only that feature's later ones.
 """
+
 from __future__ import annotations
 
 import logging
@@ -43,7 +44,7 @@ class Lanes:
                 job = queue.popleft()
                 try:
                     await job()
-                except Exception:       # one job's failure is not the lane's end
+                except Exception:  # one job's failure is not the lane's end
                     log.exception("a job of lane %s failed", lane)
         finally:
             del self._queues[lane]

@@ -6,6 +6,7 @@ than the copy of the message itself. Messages are still copied per member, as th
 and Redis (by serializing) do, so a receiver never shares a dict with the sender.
 Scale-out uses `channels_redis` unchanged (settings: REDIS_URL).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,9 +19,9 @@ class DirectInMemoryChannelLayer(InMemoryChannelLayer):
     async def group_send(self, group: str, message: dict[str, Any]) -> None:
         assert isinstance(message, dict), "Message is not a dict"
         self.require_valid_group_name(group)
-        self._clean_expired()       # type: ignore[attr-defined]  # (types-channels lists only its public methods)
+        self._clean_expired()  # type: ignore[attr-defined]  # (types-channels lists only its public methods)
         for channel in list(self.groups.get(group, {})):
             try:
                 await self.send(channel, message)
             except ChannelFull:
-                pass            # as the stock layer: a full channel drops (the database is the truth)
+                pass  # as the stock layer: a full channel drops (the database is the truth)

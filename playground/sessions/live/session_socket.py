@@ -5,6 +5,7 @@ socket, reloads happen mid-call), then relays the session group's messages as ex
 htmx out-of-band fragments, and forwards the page's commands to the worker's channel —
 wherever that worker lives. The page's calls are checked and made commands by calls.py.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,8 +21,19 @@ from playground.transcripts.models import Session
 
 from ..features import BY_ACTION
 from ..fragments import lines, regions, result
-from ..protocol import (CallStarted, Catalogue, CatalogueEvent, Command, Lines, Outcome, ProgressEvent, Snapshot, StateEvent,
-                        group_name, to_layer)
+from ..protocol import (
+    CallStarted,
+    Catalogue,
+    CatalogueEvent,
+    Command,
+    Lines,
+    Outcome,
+    ProgressEvent,
+    Snapshot,
+    StateEvent,
+    group_name,
+    to_layer,
+)
 from ..transcript_window import seq_param, transcript_window
 from .calls import ACTIONS as CALL_ACTIONS
 from .calls import Action, CallForms
@@ -49,7 +61,7 @@ class SessionConsumer(FragmentSocket):
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.around = seq_param((query.get("around") or [""])[0])
-        self.calls = CallForms(self)              # the page's calls: checked, made commands (calls.py)
+        self.calls = CallForms(self)  # the page's calls: checked, made commands (calls.py)
         await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
         if session is None or not session.visible_to(self.scope.get("user")):
@@ -61,10 +73,13 @@ class SessionConsumer(FragmentSocket):
         await self.accept()
         await self._replay(session)
         if session.worker_channel:
-            await self.channel_layer.send(session.worker_channel, {"command": "sync", "reply_channel": self.channel_name})
+            await self.channel_layer.send(
+                session.worker_channel, {"command": "sync", "reply_channel": self.channel_name}
+            )
             # Its worker's process may die: this tab (in another process) must see the end.
-            self._watchdog = asyncio.create_task(watch_worker(self.channel_layer, self.session_id,
-                                                              lambda: bool(self.worker_channel)))
+            self._watchdog = asyncio.create_task(
+                watch_worker(self.channel_layer, self.session_id, lambda: bool(self.worker_channel))
+            )
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Channels' own dispatch first closes stale database connections, a hop to its single
@@ -110,7 +125,7 @@ class SessionConsumer(FragmentSocket):
             return
         action = content.get("action")
         if not self.worker_channel:
-            session = await self._session()     # only when the cache says it ended: make sure
+            session = await self._session()  # only when the cache says it ended: make sure
             if session is None:
                 return
             self.worker_channel = session.worker_channel

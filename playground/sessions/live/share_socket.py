@@ -21,6 +21,7 @@ for it, and replays from the database only when the worker answers (`share.follo
 line the worker sent before that answer was saved before it, so the replay has it; every line
 after comes through the group.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -40,7 +41,6 @@ from ..transcript_window import transcript_window
 from .durability import reap_dead_sessions
 from .fragment_socket import FragmentSocket
 from .watchdog import watch_worker
-
 
 # How long a viewer waits for the worker's answer before replaying anyway (a worker whose
 # process died: the session is then a snapshot).
@@ -92,11 +92,14 @@ class ShareConsumer(FragmentSocket):
             return
         self.worker_channel = session.worker_channel
         await self.channel_layer.group_add(share_group_name(link.session_id), self.channel_name)
-        await self.channel_layer.send(self.worker_channel, {"command": "share_join", "reply_channel": self.channel_name})
+        await self.channel_layer.send(
+            self.worker_channel, {"command": "share_join", "reply_channel": self.channel_name}
+        )
         self._fallback = asyncio.create_task(self._follow_anyway())
         # No owner's tab may be open to see the worker's process die: the viewer watches too.
-        self._watchdog = asyncio.create_task(watch_worker(self.channel_layer, link.session_id,
-                                                          lambda: bool(self.worker_channel)))
+        self._watchdog = asyncio.create_task(
+            watch_worker(self.channel_layer, link.session_id, lambda: bool(self.worker_channel))
+        )
 
     async def _follow_anyway(self) -> None:
         await asyncio.sleep(FOLLOW_WAIT)
@@ -122,8 +125,9 @@ class ShareConsumer(FragmentSocket):
             self.link_id = None
         if self.session_id and self.worker_channel:
             await self.channel_layer.group_discard(share_group_name(self.session_id), self.channel_name)
-            await self.channel_layer.send(self.worker_channel, {"command": "share_leave",
-                                                                "reply_channel": self.channel_name})
+            await self.channel_layer.send(
+                self.worker_channel, {"command": "share_leave", "reply_channel": self.channel_name}
+            )
             self.worker_channel = ""
 
     # The database ----------------------------------------------------------------------
@@ -141,15 +145,15 @@ class ShareConsumer(FragmentSocket):
         """The replay as the share page shows it, or None when the link was revoked meanwhile."""
         if self.link_id is None:
             return [], None
-        link = ShareLink.objects.select_related("session").filter(
-            pk=self.link_id, revoked_at__isnull=True).first()
+        link = ShareLink.objects.select_related("session").filter(pk=self.link_id, revoked_at__isnull=True).first()
         if link is None:
             return [], None
         session = link.session
         window = transcript_window(session.pk)
         export = reverse("sessions:share_jsonl", args=[self.token])
-        frames = lines.transcript_replace_frames(session.share_redactor().obj(window.rows), window.total, session.pk,
-                                                 export_url=export)
+        frames = lines.transcript_replace_frames(
+            session.share_redactor().obj(window.rows), window.total, session.pk, export_url=export
+        )
         return frames + [regions.state(shared_state(session))], session
 
     async def _replay(self) -> None:
@@ -171,8 +175,13 @@ class ShareConsumer(FragmentSocket):
 
     async def _gone(self, why: str) -> None:
         await self.send(text_data=mode("revoked"))
-        await self.send(text_data=oob("share-notice", "innerHTML", render_to_string(
-            "sessions/_notice.html", {"text": f"{why} The page keeps what it had received."})))
+        await self.send(
+            text_data=oob(
+                "share-notice",
+                "innerHTML",
+                render_to_string("sessions/_notice.html", {"text": f"{why} The page keeps what it had received."}),
+            )
+        )
         await self._leave()
         await self.close(code=CLOSE_GONE)
 
@@ -188,12 +197,12 @@ class ShareConsumer(FragmentSocket):
     async def session_lines(self, message: Lines) -> None:
         """Lines the worker rendered for shares (redacted for them)."""
         if not self._replayed:
-            return          # the replay, still to come, has them
+            return  # the replay, still to come, has them
         for frame in message["frames"]:
             await self.send(text_data=frame)
 
     async def session_state(self, message: StateEvent) -> None:
-        session = await self._session()          # (its OAuth values may have grown since)
+        session = await self._session()  # (its OAuth values may have grown since)
         if session is None or not self._replayed:
             return
         state = shared_state(session, message["state"])
@@ -208,6 +217,7 @@ class ShareConsumer(FragmentSocket):
 def close_share_viewers(link: ShareLink) -> None:
     """Revoking a link: its live viewers' sockets close (from a sync view)."""
     from asgiref.sync import async_to_sync
+
     from playground.channel_layer import channel_layer
 
     async_to_sync(channel_layer().group_send)(share_link_group_name(link.pk), {"type": "share.revoked"})

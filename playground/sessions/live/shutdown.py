@@ -11,6 +11,7 @@ told why, the server stopped (stdin closed, then SIGTERM, then SIGKILL), the tra
 flushed, the session marked ended with PROCESS_STOPPED — all at once, for STOP_TIMEOUT
 seconds at most. A worker still at it then is left to the heartbeat sweep of another process.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -35,7 +36,7 @@ def install() -> None:
     reactor's (not in tests, the CLI or a runner without Twisted). Called as workers start."""
     global _installed
     loop = asyncio.get_running_loop()
-    reactor = sys.modules.get("twisted.internet.reactor")       # never import it: that installs one
+    reactor = sys.modules.get("twisted.internet.reactor")  # never import it: that installs one
     if _installed is loop or reactor is None or getattr(reactor, "_asyncioEventloop", None) is not loop:
         return
     from twisted.internet import defer

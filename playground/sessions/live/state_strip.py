@@ -5,6 +5,7 @@ While connecting, the strip says what the session waits for (connecting.ConnectW
 step from the transcript's events as they pass) and is sent again shortly after each step;
 once failed, it offers what the evidence suggests trying (a `hint`).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -41,7 +42,7 @@ class StateStrip:
         self._step_task: asyncio.Task[None] | None = None
         self.hint: dict[str, Any] | None = None  # what a failed connection's evidence suggests trying
         self.era_evidence = ""
-        tap.subscribe(self._observe)            # until connected (`connected`)
+        tap.subscribe(self._observe)  # until connected (`connected`)
 
     def started(self, state: SessionState) -> None:
         """The session's state as its row was created."""
@@ -62,22 +63,31 @@ class StateStrip:
 
     async def save_connected(self, client: McpClient) -> None:
         """The connection is up: its facts saved and shown."""
+
         def save() -> None:
             Session.objects.filter(pk=self.session_id).update(
-                status=Session.Status.CONNECTED, era=client.era,
+                status=Session.Status.CONNECTED,
+                era=client.era,
                 protocol_version=storable(str(client.protocol_version or ""))[:40],
-                server_info=storable(client.server_info), capabilities=storable(client.server_capabilities),
-                instructions=storable(client.instructions or ""), transport=client.transport.name,
-                era_evidence=storable(self.era_evidence))
+                server_info=storable(client.server_info),
+                capabilities=storable(client.server_capabilities),
+                instructions=storable(client.instructions or ""),
+                transport=client.transport.name,
+                era_evidence=storable(self.era_evidence),
+            )
+
         await database_sync_to_async(save)()
         await self._steps_done()
         await self.audience.broadcast({"type": "session.state", "state": await self.state()})
 
     async def save_end(self, status: str, reason: str) -> None:
         """The session has ended: its status and reason saved and shown."""
+
         def save() -> None:
             Session.objects.filter(pk=self.session_id).update(
-                status=status, end_reason=storable(reason), ended_at=timezone.now(), worker_channel="")
+                status=status, end_reason=storable(reason), ended_at=timezone.now(), worker_channel=""
+            )
+
         await database_sync_to_async(save)()
         await self._steps_done()
         await self.audience.broadcast({"type": "session.state", "state": await self.state()})

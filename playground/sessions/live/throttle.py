@@ -12,6 +12,7 @@ the export and for replay.
 
 Items are opaque to the throttle (the worker passes each saved row).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,18 +26,24 @@ Items = list[Any]
 
 
 class LineThrottle:
-    def __init__(self, send: Callable[[Items, int], Awaitable[None]], *, rate: float, tail: float = 0.05,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        send: Callable[[Items, int], Awaitable[None]],
+        *,
+        rate: float,
+        tail: float = 0.05,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """`send(items, skipped)` renders and sends one fragment: a marker for `skipped`, then `items`."""
         self.send = send
         self.rate = max(1.0, rate)
         self.clock = clock
-        self._tokens = self.rate                      # the bucket holds one second's worth
+        self._tokens = self.rate  # the bucket holds one second's worth
         self._last = clock()
         self._held: collections.deque[Any] = collections.deque(maxlen=max(1, round(self.rate * tail)))
         self._skipped = 0
         self._timer: asyncio.Task[None] | None = None
-        self.due = 0.0                                 # on `clock`, when held lines go out
+        self.due = 0.0  # on `clock`, when held lines go out
 
     def _refill(self) -> None:
         now = self.clock()

@@ -16,6 +16,7 @@ ended), and it routes each command. The rest it delegates, each to one component
   and requests it declared, and a `SessionContext` (this worker) to act through; the worker
   never names one.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -58,28 +59,30 @@ Handler = Callable[[Command], Awaitable[None]]
 class SessionWorker:
     """One live session; the `SessionContext` its features act through."""
 
-    def __init__(self, session_id: int, config: ServerConfig, *,
-                 options: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self, session_id: int, config: ServerConfig, *, options: dict[str, dict[str, Any]] | None = None
+    ) -> None:
         self.session_id = session_id
         self.config = config
         self.layer = channel_layer()
         self.channel: str = ""
         self.client: McpClient | None = None
-        self.catalogue: Catalogue = {}           # the server's lists as last fetched (catalogue.py)
+        self.catalogue: Catalogue = {}  # the server's lists as last fetched (catalogue.py)
         self.tap = Tap(max_raw=settings.PLAYGROUND_MAX_FRAME_BYTES)
         self.audience = Audience(session_id, self.layer)
-        self.recorder = Recorder(session_id, on_saved=self.audience.throttle.push, pause=self.tap.pause,
-                                 resume=self.tap.resume)
-        self.strip = StateStrip(session_id, config, self.tap, self.audience)   # (follows the tap first)
+        self.recorder = Recorder(
+            session_id, on_saved=self.audience.throttle.push, pause=self.tap.pause, resume=self.tap.resume
+        )
+        self.strip = StateStrip(session_id, config, self.tap, self.audience)  # (follows the tap first)
         self.tap.subscribe(self.recorder.add)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._spawned: set[asyncio.Task[Any]] = set()
-        self._lanes = Lanes(self.spawn)          # features' commands, beside the command loop
-        self._end_reason: str | None = None     # set once the session is ending
-        self._stop_reason: str | None = None    # why this side ended it, if it says (stop(reason))
-        self._running = False                   # its task has started (its cleanup will run)
-        self._serving = False                   # connected and listed: waiting for the end
+        self._lanes = Lanes(self.spawn)  # features' commands, beside the command loop
+        self._end_reason: str | None = None  # set once the session is ending
+        self._stop_reason: str | None = None  # why this side ended it, if it says (stop(reason))
+        self._running = False  # its task has started (its cleanup will run)
+        self._serving = False  # connected and listed: waiting for the end
         self.calls = Calls(self)
         self.catalogue_refresh = CatalogueRefresh(self)
         self.features = FeatureHub(self, options or {})
@@ -87,9 +90,13 @@ class SessionWorker:
         self.recorder.checks = self.features.checks
         # The core's commands (a feature's go to its lane, a call to the calls).
         self._core: dict[str, Handler] = {
-            "disconnect": self._disconnect, "sync": self._sync, "cancel": self.calls.cancel,
-            "refresh": self.catalogue_refresh.command, "share_join": self.audience.join,
-            "share_leave": self.audience.leave}
+            "disconnect": self._disconnect,
+            "sync": self._sync,
+            "cancel": self.calls.cancel,
+            "refresh": self.catalogue_refresh.command,
+            "share_join": self.audience.join,
+            "share_leave": self.audience.leave,
+        }
 
     # SessionContext (features/context.py) -------------------------------------------------
 
@@ -114,7 +121,7 @@ class SessionWorker:
 
     def spawn(self, name: str, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coro, name=f"session-{self.session_id}-{name}")
-        self._spawned.add(task)                 # (the loop keeps only a weak reference)
+        self._spawned.add(task)  # (the loop keeps only a weak reference)
         task.add_done_callback(self._spawn_done)
 
     def _spawn_done(self, task: asyncio.Task[Any]) -> None:
@@ -147,8 +154,10 @@ class SessionWorker:
         # blocking receive on "specific.…!" — commands reached the worker late or never.
         self.channel = await self.layer.new_channel()
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
-            worker_channel=self.channel, heartbeat_at=timezone.now(),
-            clock_origin=datetime.datetime.fromtimestamp(self.tap.epoch, datetime.UTC))
+            worker_channel=self.channel,
+            heartbeat_at=timezone.now(),
+            clock_origin=datetime.datetime.fromtimestamp(self.tap.epoch, datetime.UTC),
+        )
         self.strip.started(session.state())
         self.audience.share_redactor = session.share_redactor()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"session-worker-{self.session_id}")
@@ -167,8 +176,8 @@ class SessionWorker:
         if task is None:
             return
         if not self._serving and self._end_reason is None and not task.cancelling():
-            while not self._running:     # cancelled before its first step, it would skip its cleanup:
-                await asyncio.sleep(0)   # the session left "connecting", the worker listed as live
+            while not self._running:  # cancelled before its first step, it would skip its cleanup:
+                await asyncio.sleep(0)  # the session left "connecting", the worker listed as live
             task.cancel()
         await asyncio.wait({task})
 
@@ -189,8 +198,13 @@ class SessionWorker:
                 status, reason = Session.Status.FAILED, str(exc)
                 return
             try:
-                self.client = await open_client(self.config, tap=self.tap, responder=self.features,
-                                                guard=security.net_guard(), auth=self.features.client_auth)
+                self.client = await open_client(
+                    self.config,
+                    tap=self.tap,
+                    responder=self.features,
+                    guard=security.net_guard(),
+                    auth=self.features.client_auth,
+                )
             except ConnectError as exc:
                 status, reason = Session.Status.FAILED, str(exc)
                 self.strip.hint = exc.hint
@@ -209,7 +223,7 @@ class SessionWorker:
                 reason = self.client.close_reason or "connection closed"
             elif self._stop_reason is not None:
                 reason = self._stop_reason
-        except asyncio.CancelledError:      # stop() before the session was up
+        except asyncio.CancelledError:  # stop() before the session was up
             reason = self._stop_reason or "stopped while connecting"
             raise
         except Exception as exc:  # never let a worker die silently
@@ -224,7 +238,7 @@ class SessionWorker:
             for task in list(self._spawned):
                 task.cancel()
             await self.features.stop()
-            self.tap.resume()       # the transport's readers must drain while it closes
+            self.tap.resume()  # the transport's readers must drain while it closes
             if self.client is not None:
                 with contextlib.suppress(Exception):
                     await self.client.close()
@@ -237,7 +251,7 @@ class SessionWorker:
                 await saver
             await self.recorder.final_flush()
             with contextlib.suppress(Exception):
-                await self.audience.throttle.flush()        # the last lines (the note saying why it ended)
+                await self.audience.throttle.flush()  # the last lines (the note saying why it ended)
             await self.strip.save_end(status, reason)
             workers.remove(self.session_id)
 
@@ -279,16 +293,28 @@ class SessionWorker:
     def snapshot(self) -> Snapshot:
         """What a (re)connecting page needs besides the transcript."""
         results, progress, inflight = self.calls.snapshot()
-        snapshot: Snapshot = {"type": "session.snapshot", "catalogue": self.catalogue, "results": results,
-                              "progress": progress, "inflight": inflight, "features": self.features.snapshot()}
+        snapshot: Snapshot = {
+            "type": "session.snapshot",
+            "catalogue": self.catalogue,
+            "results": results,
+            "progress": progress,
+            "inflight": inflight,
+            "features": self.features.snapshot(),
+        }
         if (state := self.strip.connecting_state()) is not None:
-            snapshot["state"] = state              # (a reloaded tab: what it waits for)
+            snapshot["state"] = state  # (a reloaded tab: what it waits for)
         return snapshot
 
 
-async def start_session(server: Server, owner: Any, *, oauth_redirect_uri: str | None = None,
-                        kind: str = Session.Kind.SESSION, hints: dict[str, Any] | None = None,
-                        replay_of: Session | None = None) -> Session:
+async def start_session(
+    server: Server,
+    owner: Any,
+    *,
+    oauth_redirect_uri: str | None = None,
+    kind: str = Session.Kind.SESSION,
+    hints: dict[str, Any] | None = None,
+    replay_of: Session | None = None,
+) -> Session:
     """Create the Session row and start its worker in this process. Each feature reads its
     options from the server first (`prepare`, given `hints` from the starting page); HTTP servers
     authorize with OAuth 2.1 on a 401 (`oauth_redirect_uri`: the page's callback as the browser
@@ -296,18 +322,29 @@ async def start_session(server: Server, owner: Any, *, oauth_redirect_uri: str |
     config: ServerConfig = server.to_config()
 
     def create() -> tuple[Session, dict[str, dict[str, Any]]]:
-        options = {cls.name: cls.prepare(server, callback_url=oauth_redirect_uri, replay_of=replay_of, **(hints or {}))
-                   for cls in FEATURES}
+        options = {
+            cls.name: cls.prepare(server, callback_url=oauth_redirect_uri, replay_of=replay_of, **(hints or {}))
+            for cls in FEATURES
+        }
         masked = sorted({value for o in options.values() for value in o.get("secrets", []) if value})
         secrets = [s for s in config.secret_values() if s]
-        if replay_of is not None:       # its frames reach this session's pages (the Differences): so do its secrets
+        if replay_of is not None:  # its frames reach this session's pages (the Differences): so do its secrets
             secrets += [s for s in replay_of.secret_values or [] if s not in secrets]
             masked = sorted({*masked, *(replay_of.oauth_secret_values or [])})
-        session = Session.objects.create(server=server, server_name=server.name, owner=owner,
-                                         transport=config.transport, secret_values=secrets,
-                                         oauth_secret_values=masked, heartbeat_at=timezone.now(), viewed_at=timezone.now(),
-                                         kind=Session.Kind.REPLAY if replay_of else kind, source=replay_of)
+        session = Session.objects.create(
+            server=server,
+            server_name=server.name,
+            owner=owner,
+            transport=config.transport,
+            secret_values=secrets,
+            oauth_secret_values=masked,
+            heartbeat_at=timezone.now(),
+            viewed_at=timezone.now(),
+            kind=Session.Kind.REPLAY if replay_of else kind,
+            source=replay_of,
+        )
         return session, options
+
     session, options = await database_sync_to_async(create)()
     worker = SessionWorker(session.pk, config, options=options)
     await worker.start(session)

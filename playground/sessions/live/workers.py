@@ -3,6 +3,7 @@
 Kept apart from the worker: the durability sweep and the clean stop need the list, and the
 worker needs neither of them.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -58,9 +59,11 @@ async def _heartbeat_loop() -> None:
     """Tell other processes that this process's workers live (see durability.reap_dead_sessions):
     one UPDATE for all of them every beat. (A task and a write per worker made 100 idle sessions
     cost 1-2% of a core: ten writes a second.) Ends when the process has no worker left."""
+
     def touch(beats: dict[int, str]) -> None:
         Session.objects.filter(pk__in=list(beats), worker_channel__in=list(beats.values())).update(
-            heartbeat_at=timezone.now())
+            heartbeat_at=timezone.now()
+        )
 
     while WORKERS:
         await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
@@ -85,8 +88,9 @@ async def end_idle(beats: dict[int, str]) -> list[int]:
     if minutes <= 0:
         return []
     cutoff = timezone.now() - timedelta(minutes=minutes)
-    idle = await database_sync_to_async(lambda: list(Session.objects.filter(
-        pk__in=list(beats), viewed_at__lt=cutoff).values_list("pk", flat=True)))()
+    idle = await database_sync_to_async(
+        lambda: list(Session.objects.filter(pk__in=list(beats), viewed_at__lt=cutoff).values_list("pk", flat=True))
+    )()
     ended = []
     for session_id in idle:
         worker = WORKERS.get(session_id)

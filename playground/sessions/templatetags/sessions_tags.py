@@ -14,6 +14,7 @@ def safe_icon(icons):
     """The first icon that is an inline raster image; remote URLs are not fetched (a server's
     icon URL would tell a third party who opened the page) and SVG can carry script."""
     from playground.sessions.fragments.content import IMAGE_TYPES
+
     for icon in icons or []:
         src = icon.get("src") if isinstance(icon, dict) else None
         if isinstance(src, str) and src.startswith("data:"):
@@ -27,4 +28,5 @@ def safe_icon(icons):
 def transcript_lines(lines):
     """Transcript lines (lines.line dicts) as HTML; every value escaped in lines.py."""
     from playground.sessions.fragments.lines import lines_html
+
     return lines_html(lines)

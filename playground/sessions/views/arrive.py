@@ -4,6 +4,7 @@ The link's token is redeemed by the login view, which remembers the server in th
 session (`LoginToken.ARRIVING`); this view takes it from there, once. Another page sending the
 browser here starts nothing: it cannot put a server into that session.
 """
+
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required

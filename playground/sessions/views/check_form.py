@@ -5,6 +5,7 @@ A GET never contacts the server: it offers the tools of the server's last sessio
 any. Listing them now starts the server (a stdio command runs) and is the person's decision: a
 POST with the CSRF token ("Fetch the tool list"), so that no page elsewhere can make it happen
 by linking here (a top-level navigation carries the SameSite=Lax session cookie)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,14 +25,14 @@ from playground.transcripts.models import Session
 
 from .connect import start_and_show, startable_server
 
-LIST_TIMEOUT = 15.0         # the quick listing's requests
+LIST_TIMEOUT = 15.0  # the quick listing's requests
 MAX_TICKED = 500
 
 
 def last_tools(server: Server, user: Any) -> tuple[list[dict[str, Any]], Session | None]:
     """The tools of the server's latest session that listed any (the catalogue it saved)."""
     latest = Session.objects.filter(server=server, owner=user).order_by("-started_at")[:20]
-    for session in latest.only("pk", "started_at", "catalogue").iterator(chunk_size=1):   # (usually the first)
+    for session in latest.only("pk", "started_at", "catalogue").iterator(chunk_size=1):  # (usually the first)
         tools = (session.catalogue or {}).get("tools") if isinstance(session.catalogue, dict) else None
         if isinstance(tools, list) and tools:
             return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)], session
@@ -66,8 +67,9 @@ async def check_form(request: HttpRequest, server_pk: int) -> HttpResponse:
     fetched = request.method == "POST" and request.POST.get("fetch") == "1"
     if request.method == "POST" and not fetched:
         names = [n for n in request.POST.getlist("call_tools") if n][:MAX_TICKED]
-        return await start_and_show(request, user, server, kind=Session.Kind.CHECK,
-                                    hints={"check": {"call_tools": names}})
+        return await start_and_show(
+            request, user, server, kind=Session.Kind.CHECK, hints={"check": {"call_tools": names}}
+        )
     tools, source = await sync_to_async(last_tools)(server, user)
     fetch_error = ""
     if fetched:
@@ -76,7 +78,14 @@ async def check_form(request: HttpRequest, server_pk: int) -> HttpResponse:
         except (ConnectError, security.PolicyError, JsonRpcError, RequestTimeout, TransportError, OSError) as exc:
             fetch_error = str(exc) or type(exc).__name__
     rows = [{"tool": t, "read_only": read_only(t), "index": i} for i, t in enumerate(tools)]
-    return await sync_to_async(render)(request, "sessions/check_form.html", {
-        "server": server, "rows": rows, "source": source, "fetched": fetched and not fetch_error,
-        "fetch_error": fetch_error,
-    })
+    return await sync_to_async(render)(
+        request,
+        "sessions/check_form.html",
+        {
+            "server": server,
+            "rows": rows,
+            "source": source,
+            "fetched": fetched and not fetch_error,
+            "fetch_error": fetch_error,
+        },
+    )

@@ -1,5 +1,6 @@
 """Starting a session: the server's Connect button, and what every page that starts one
 (a retry on another transport, a replay, a check) goes through."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,8 +19,9 @@ from playground.registry.services import own_server
 from ..live.worker import start_session
 
 
-async def startable_server(request: HttpRequest, server_pk: int, *,
-                           refused: str | None = None) -> tuple[Any, Any, HttpResponse | None]:
+async def startable_server(
+    request: HttpRequest, server_pk: int, *, refused: str | None = None
+) -> tuple[Any, Any, HttpResponse | None]:
     """(user, server, None) when this user may start a session of the server (404 if not theirs);
     else a response that says why: the login page, or `refused` (by default the server's page)
     with the stdio policy's message."""
@@ -38,8 +40,9 @@ async def startable_server(request: HttpRequest, server_pk: int, *,
 
 async def start_and_show(request: HttpRequest, user: Any, server: Server, **options: Any) -> HttpResponse:
     """Start a session on `server` (a replay, a check: `options` of `start_session`) and show it."""
-    session = await start_session(server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")),
-                                  **options)
+    session = await start_session(
+        server, user, oauth_redirect_uri=request.build_absolute_uri(reverse("oauth:callback")), **options
+    )
     return redirect("sessions:detail", pk=session.pk)
 
 

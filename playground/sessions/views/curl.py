@@ -1,6 +1,7 @@
 """Copy as curl: a request the client sent over HTTP, as a curl command. The owner's is masked
 as the owner's exports are (OAuth values), and may have the real values put back
 (`?secrets=1`); a share's masks every secret and never offers them."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -53,9 +54,11 @@ def _ended_notes(session: Session | None, row: dict[str, Any]) -> list[str]:
     headers = http.get("headers") if row.get("dir") == "send" else http.get("request_headers")
     if not isinstance(headers, dict) or not any(str(k).lower() == "mcp-session-id" for k in headers):
         return []
-    return ["this request belongs to an MCP session that has ended: the server will likely answer 404 "
-            "\"Session not found\" for its Mcp-Session-Id; send an initialize request first (without that "
-            "header) and use the Mcp-Session-Id the server answers with"]
+    return [
+        "this request belongs to an MCP session that has ended: the server will likely answer 404 "
+        '"Session not found" for its Mcp-Session-Id; send an initialize request first (without that '
+        "header) and use the Mcp-Session-Id the server answers with"
+    ]
 
 
 def _with_secrets(session: Session, row: dict[str, Any]) -> HttpResponse:
@@ -67,18 +70,29 @@ def _with_secrets(session: Session, row: dict[str, Any]) -> HttpResponse:
     the masked one, and its first line says why."""
     server = session.server
     if server is None:
-        return _curl(session.owner_redactor().obj(row), session,
-                     notes=["secrets not filled in: the session's server was deleted"])
+        return _curl(
+            session.owner_redactor().obj(row),
+            session,
+            notes=["secrets not filled in: the session's server was deleted"],
+        )
     config = server.to_config()
     url = str(row["http"].get("url"))
     current = shown_url(config.url) if config.url else ""
     if not current or not (url == current or (session.transport == "sse" and same_origin(url, config.url))):
-        return _curl(session.owner_redactor().obj(row), session, notes=[
-            f"secrets not filled in: this request went to {url}, not to the server's URL now ({current or 'none'})"])
+        return _curl(
+            session.owner_redactor().obj(row),
+            session,
+            notes=[
+                f"secrets not filled in: this request went to {url}, not to the server's URL now ({current or 'none'})"
+            ],
+        )
     records = [AuthRecord.from_dict(r.data) for r in OAuthRecord.objects.filter(server=server).order_by("-updated")]
     tokens = next((r.tokens for r in records if r.tokens is not None and r.issued_for(config.url)), None)
-    notes = ([f"the OAuth token is not filled in: the stored ones were issued for another URL than {current}"]
-             if tokens is None and any(r.tokens is not None for r in records) else [])
+    notes = (
+        [f"the OAuth token is not filled in: the stored ones were issued for another URL than {current}"]
+        if tokens is None and any(r.tokens is not None for r in records)
+        else []
+    )
     configured = {k.lower(): v for k, v in config.headers.items()}
 
     def unmask(name: str, value: str) -> str:
@@ -87,6 +101,7 @@ def _with_secrets(session: Session, row: dict[str, Any]) -> HttpResponse:
         if name.lower() == "authorization" and tokens is not None and value.lower().startswith("bearer"):
             return f"Bearer {tokens.access_token}"
         return value
+
     return _curl(row, session, unmask=unmask, real_url=config.url if url == current else None, notes=notes)
 
 

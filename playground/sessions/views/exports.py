@@ -2,6 +2,7 @@
 masked by default, the owner's too (people attach exports to bug reports, and a server may echo
 a configured header or environment value): the owner's `?secrets=1` ("exports: include secrets")
 keeps the configured values as the owner's pages show them. OAuth values are masked always."""
+
 from __future__ import annotations
 
 import json
@@ -25,11 +26,16 @@ def _jsonl(session: Session, redact: Redactor) -> Iterator[str]:
 
 def _json_document(session: Session, redact: Redactor) -> Iterator[str]:
     state = session.state()
-    header = {"session": {**redact.obj(state), "server_name": session.server_name,
-                          "started_at": session.started_at.isoformat(),
-                          # when the events' `t` was 0: an event happened at clock_origin + t
-                          "clock_origin": session.clock_origin.isoformat() if session.clock_origin else None,
-                          "ended_at": session.ended_at.isoformat() if session.ended_at else None}}
+    header = {
+        "session": {
+            **redact.obj(state),
+            "server_name": session.server_name,
+            "started_at": session.started_at.isoformat(),
+            # when the events' `t` was 0: an event happened at clock_origin + t
+            "clock_origin": session.clock_origin.isoformat() if session.clock_origin else None,
+            "ended_at": session.ended_at.isoformat() if session.ended_at else None,
+        }
+    }
     yield json.dumps(header, ensure_ascii=False)[:-1] + ', "events": ['
     first = True
     for text in _jsonl(session, redact):
@@ -46,15 +52,20 @@ def owner_export(request: HttpRequest, session: Session) -> Redactor:
 @login_required
 def export_jsonl(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = own_session(request.user, pk)
-    return stream(request, _jsonl(session, owner_export(request, session)), "application/x-ndjson",
-                   f"session-{session.pk}.jsonl")
+    return stream(
+        request, _jsonl(session, owner_export(request, session)), "application/x-ndjson", f"session-{session.pk}.jsonl"
+    )
 
 
 @login_required
 def export_json(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = own_session(request.user, pk)
-    return stream(request, _json_document(session, owner_export(request, session)), "application/json",
-                   f"session-{session.pk}.json")
+    return stream(
+        request,
+        _json_document(session, owner_export(request, session)),
+        "application/json",
+        f"session-{session.pk}.json",
+    )
 
 
 def share_jsonl(request: HttpRequest, token: str) -> StreamingHttpResponse:
@@ -68,17 +79,25 @@ def share_json(request: HttpRequest, token: str) -> StreamingHttpResponse:
 
 
 def _har(session: Session, redact: Redactor) -> Iterator[str]:
-    rows = (redact.obj(data) for data in session.events.exclude(dir="stderr").order_by("seq")
-            .values_list("data", flat=True).iterator(chunk_size=2000))
-    comment = redact.text(f"{session.server_name}, session {session.pk} ({session.transport or 'HTTP'}), "
-                          "recorded by MCP Playground")
-    return har.document(rows, session.time_zero, comment)   # as the page's times
+    rows = (
+        redact.obj(data)
+        for data in session.events.exclude(dir="stderr")
+        .order_by("seq")
+        .values_list("data", flat=True)
+        .iterator(chunk_size=2000)
+    )
+    comment = redact.text(
+        f"{session.server_name}, session {session.pk} ({session.transport or 'HTTP'}), recorded by MCP Playground"
+    )
+    return har.document(rows, session.time_zero, comment)  # as the page's times
 
 
 @login_required
 def export_har(request: HttpRequest, pk: int) -> StreamingHttpResponse:
     session = own_session(request.user, pk)
-    return stream(request, _har(session, owner_export(request, session)), "application/json", f"session-{session.pk}.har")
+    return stream(
+        request, _har(session, owner_export(request, session)), "application/json", f"session-{session.pk}.har"
+    )
 
 
 def share_har(request: HttpRequest, token: str) -> StreamingHttpResponse:

@@ -1,6 +1,7 @@
 """The person's live sessions, listed on the home page with **Stop**: a session keeps its server
 process running until it ends, and one nobody watches ends by itself only after
 PLAYGROUND_IDLE_MINUTES (live/workers.end_idle)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,11 +30,14 @@ def _live(user) -> list[Session]:
 @login_required
 @require_GET
 def live_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "sessions/live_list.html", {"live": _live(request.user),
-                                                       "idle_minutes": settings.PLAYGROUND_IDLE_MINUTES})
+    return render(
+        request,
+        "sessions/live_list.html",
+        {"live": _live(request.user), "idle_minutes": settings.PLAYGROUND_IDLE_MINUTES},
+    )
 
 
-STOP_WAIT = 10.0           # seconds the Stop button waits for the session to have ended
+STOP_WAIT = 10.0  # seconds the Stop button waits for the session to have ended
 
 
 async def _ended(pk: int) -> None:

@@ -1,5 +1,6 @@
 """Edit and resend: a request the client sent, read back from the transcript to prefill the
 raw composer, or the tool's form when it called a listed tool."""
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,10 @@ def listed_tool_call(session: Session, message: dict[str, Any]) -> tuple[dict[st
 def composer_values(message: dict[str, Any]) -> dict[str, str]:
     """The raw composer's method and params (what the client adds itself left out: it adds it again)."""
     params = user_params(message.get("params"))
-    return {"method": message["method"],
-            "params": "" if params is None else json.dumps(params, indent=2, ensure_ascii=False)}
+    return {
+        "method": message["method"],
+        "params": "" if params is None else json.dumps(params, indent=2, ensure_ascii=False),
+    }
 
 
 def fits_form(schema: Any, arguments: dict[str, Any]) -> bool:

@@ -4,6 +4,7 @@ A server registered as Streamable HTTP whose endpoint only speaks HTTP+SSE (or t
 round) fails with a status that says so (connect.transport_hint); the failed session's state
 strip offers this switch as a button, the owner's CSRF-checked POST.
 """
+
 from __future__ import annotations
 
 from asgiref.sync import sync_to_async
@@ -38,8 +39,9 @@ async def retry(request: HttpRequest, pk: int) -> HttpResponse:
         server.transport = transport
         await sync_to_async(server.save)(update_fields=["transport", "updated"])
         await sync_to_async(messages.info)(
-            request, f"{server.name} now uses the {server.get_transport_display()} transport.")
-    started = await connect.connect(request, server.pk)          # (a redirect: to the new session's page)
+            request, f"{server.name} now uses the {server.get_transport_display()} transport."
+        )
+    started = await connect.connect(request, server.pk)  # (a redirect: to the new session's page)
     return go_to(request, started["Location"])
 
 

@@ -1,5 +1,6 @@
 """The session page: the transcript's window, the catalogue, the state strip and every feature's
 parts (head, panel, region, assets); the websocket (live/session_socket.py) keeps it live."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,9 +15,9 @@ from ..features import FEATURES
 from ..fragments.lines import line
 from ..fragments.regions import catalogue_html
 from ..http import page
-from ..protocol import Catalogue
 from ..live.connecting import with_hint
 from ..live.durability import reap_dead_sessions
+from ..protocol import Catalogue
 from ..transcript_window import seq_param, transcript_window
 
 
@@ -32,21 +33,30 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     context: dict[str, Any] = {}
     for feature in FEATURES:
         context.update(feature.page_context(session))
-    return page(request, "sessions/session.html", {
-        **context, "session": session, "state": with_hint(session.state(), rows),
-        "catalogue_html": catalogue_html(session.pk, session.catalogue or Catalogue()),
-        "lines": [line(r, owner=True) for r in rows], "window": window,
-        "ws_url": f"/ws/sessions/{session.pk}/" + (f"?around={at}" if at else ""),
-        "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
-        "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
-        "feature_heads": [f.head_template for f in FEATURES if f.head_template],
-        "feature_regions": [f.region_template for f in FEATURES if f.region_template],
-        **feature_assets(),
-        "feature_panels": [f.panel_template for f in FEATURES if f.panel_template],
-    })
+    return page(
+        request,
+        "sessions/session.html",
+        {
+            **context,
+            "session": session,
+            "state": with_hint(session.state(), rows),
+            "catalogue_html": catalogue_html(session.pk, session.catalogue or Catalogue()),
+            "lines": [line(r, owner=True) for r in rows],
+            "window": window,
+            "ws_url": f"/ws/sessions/{session.pk}/" + (f"?around={at}" if at else ""),
+            "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
+            "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
+            "feature_heads": [f.head_template for f in FEATURES if f.head_template],
+            "feature_regions": [f.region_template for f in FEATURES if f.region_template],
+            **feature_assets(),
+            "feature_panels": [f.panel_template for f in FEATURES if f.panel_template],
+        },
+    )
 
 
 def feature_assets() -> dict[str, list[str]]:
     """The stylesheets and scripts the features add to the session and share pages."""
-    return {"feature_stylesheets": [css for f in FEATURES for css in f.stylesheets],
-            "feature_scripts": [js for f in FEATURES for js in f.scripts]}
+    return {
+        "feature_stylesheets": [css for f in FEATURES for css in f.stylesheets],
+        "feature_scripts": [js for f in FEATURES for js in f.scripts],
+    }

@@ -1,5 +1,6 @@
 """Share links: made and revoked by the owner; the read-only share page (no login), every secret
 masked, live while the session is (live/share_socket.py). Its exports are exports.py's."""
+
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
@@ -50,13 +51,23 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
     window = transcript_window(session.pk)
     total, rows = window.total, window.rows
     live = session.is_live
-    return page(request, "sessions/share.html", {
-        "session": session, "token": token, "total": total, "state": shared_state(session),
-        "lines": [line(redact.obj(r)) for r in rows], "live": live, "snapshot": not live,
-        "mode": "live" if live else "snapshot", "ws_url": f"/ws/share/{token}/",
-        "feature_parts": _share_parts(session, redact, token),
-        **feature_assets(),
-    })
+    return page(
+        request,
+        "sessions/share.html",
+        {
+            "session": session,
+            "token": token,
+            "total": total,
+            "state": shared_state(session),
+            "lines": [line(redact.obj(r)) for r in rows],
+            "live": live,
+            "snapshot": not live,
+            "mode": "live" if live else "snapshot",
+            "ws_url": f"/ws/share/{token}/",
+            "feature_parts": _share_parts(session, redact, token),
+            **feature_assets(),
+        },
+    )
 
 
 def _share_parts(session: Session, redact: Redactor, token: str) -> list[str]:

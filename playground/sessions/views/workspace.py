@@ -4,6 +4,7 @@ catalogue or a `resource_link` in a result), and a tool's fields rendered for gi
 the forms it shows: a tool's, a prompt's, a resource template's, the raw request composer (with
 Edit and resend, resend.py). The page's behaviour around them is static/workspace.js.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,8 @@ from playground.transcripts.models import Session
 from ..protocol import catalogue_item
 from . import resend
 
-MAX_URI = 8 * 1024                 # characters of a resource URI the view accepts
-MAX_VALUES = 512 * 1024            # characters of the values a tool's fields are rendered for
+MAX_URI = 8 * 1024  # characters of a resource URI the view accepts
+MAX_VALUES = 512 * 1024  # characters of the values a tool's fields are rendered for
 
 
 @login_required
@@ -37,7 +38,9 @@ def resource_view(request: HttpRequest, pk: int) -> HttpResponse:
     if not uri or len(uri) > MAX_URI:
         return HttpResponseBadRequest("give the URI of a resource")
     listed = catalogue_item(session.catalogue, "resources", uri)
-    return render(request, "sessions/resource_view.html", {"uri": uri, "resource": listed or {}, "listed": bool(listed)})
+    return render(
+        request, "sessions/resource_view.html", {"uri": uri, "resource": listed or {}, "listed": bool(listed)}
+    )
 
 
 @login_required
@@ -51,8 +54,11 @@ def tool_fields(request: HttpRequest, pk: int) -> HttpResponse:
         return HttpResponseBadRequest("no such tool in this session's list")
     text = request.POST.get("arguments", "")
     if len(text) > MAX_VALUES:
-        return HttpResponse(f"the arguments hold {len(text)} characters; the form takes at most {MAX_VALUES}",
-                            status=413, content_type="text/plain")
+        return HttpResponse(
+            f"the arguments hold {len(text)} characters; the form takes at most {MAX_VALUES}",
+            status=413,
+            content_type="text/plain",
+        )
     try:
         values: Any = jsontext.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -74,23 +80,36 @@ def tool_form(request: HttpRequest, pk: int) -> HttpResponse:
     return _tool_form(request, session, _tool(session, request.GET.get("name", "")))
 
 
-def _tool_form(request: HttpRequest, session: Session, tool: dict[str, Any], *, arguments: dict[str, Any] | None = None,
-               from_seq: int | None = None) -> HttpResponse:
+def _tool_form(
+    request: HttpRequest,
+    session: Session,
+    tool: dict[str, Any],
+    *,
+    arguments: dict[str, Any] | None = None,
+    from_seq: int | None = None,
+) -> HttpResponse:
     """A tool's form; `arguments` prefill it (Edit and resend of event `from_seq`)."""
     schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {"type": "object"}
     execution = tool.get("execution")
     execution = execution if isinstance(execution, dict) else {}
     task_support = execution.get("taskSupport") if _server_tasks_tools(session) else None
     json_mode = arguments is not None and not resend.fits_form(schema, arguments)
-    return render(request, "sessions/tool_form.html", {
-        "tool": tool, "form_html": render_form(schema, prefix="args", values=arguments if not json_mode else None),
-        "session_id": session.pk,
-        "task_support": task_support if task_support in ("optional", "required") else None,
-        "schema_json": json.dumps(schema), "input_schema_pretty": json.dumps(schema, indent=2, ensure_ascii=False),
-        "output_schema_json": json.dumps(tool.get("outputSchema"), indent=2, ensure_ascii=False),
-        "from_seq": from_seq, "json_mode": json_mode,
-        "arguments_json": json.dumps(arguments, indent=2, ensure_ascii=False) if json_mode else "",
-    })
+    return render(
+        request,
+        "sessions/tool_form.html",
+        {
+            "tool": tool,
+            "form_html": render_form(schema, prefix="args", values=arguments if not json_mode else None),
+            "session_id": session.pk,
+            "task_support": task_support if task_support in ("optional", "required") else None,
+            "schema_json": json.dumps(schema),
+            "input_schema_pretty": json.dumps(schema, indent=2, ensure_ascii=False),
+            "output_schema_json": json.dumps(tool.get("outputSchema"), indent=2, ensure_ascii=False),
+            "from_seq": from_seq,
+            "json_mode": json_mode,
+            "arguments_json": json.dumps(arguments, indent=2, ensure_ascii=False) if json_mode else "",
+        },
+    )
 
 
 @login_required
@@ -101,8 +120,11 @@ def prompt_form(request: HttpRequest, pk: int) -> HttpResponse:
     if prompt is None:
         raise Http404("no such prompt in this session's list")
     arguments = [a for a in prompt.get("arguments") or [] if isinstance(a, dict) and isinstance(a.get("name"), str)]
-    return render(request, "sessions/prompt_form.html", {"prompt": prompt, "arguments": arguments,
-                                                         "can_complete": _can_complete(session)})
+    return render(
+        request,
+        "sessions/prompt_form.html",
+        {"prompt": prompt, "arguments": arguments, "can_complete": _can_complete(session)},
+    )
 
 
 @login_required
@@ -115,17 +137,38 @@ def template_form(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404("no such resource template in this session's list")
     try:
         variables = list(uritemplate.URITemplate(uri_template).variable_names)
-    except Exception:   # a malformed template from the server: show it, with no fields
+    except Exception:  # a malformed template from the server: show it, with no fields
         variables = []
-    return render(request, "sessions/template_form.html", {"template": template, "variables": variables,
-                                                           "can_complete": _can_complete(session)})
+    return render(
+        request,
+        "sessions/template_form.html",
+        {"template": template, "variables": variables, "can_complete": _can_complete(session)},
+    )
 
 
-RAW_METHODS = ("tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list",
-               "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete",
-               "logging/setLevel", "ping", "tasks/list", "tasks/get", "tasks/result", "tasks/cancel",
-               "server/discover", "subscriptions/listen", "notifications/cancelled",
-               "notifications/roots/list_changed", "notifications/initialized")
+RAW_METHODS = (
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "ping",
+    "tasks/list",
+    "tasks/get",
+    "tasks/result",
+    "tasks/cancel",
+    "server/discover",
+    "subscriptions/listen",
+    "notifications/cancelled",
+    "notifications/roots/list_changed",
+    "notifications/initialized",
+)
 
 
 @login_required

@@ -9,6 +9,7 @@ matches are marked and masked of the session's OAuth values as the owner's pages
 is in both indexes (query.owned): a query reads the person's own entries only, and the backlog
 a page reports ("not searchable yet") is the person's own.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,11 +26,10 @@ from ..models import Session
 from .indexer import ENGINES
 from .query import MAX_QUERY, Query, parse_query
 
-__all__ = ["MAX_QUERY", "PAGE", "Hit", "Results", "SessionHits", "acatch_up", "asearch", "catch_up", "engine",
-           "search"]
+__all__ = ["MAX_QUERY", "PAGE", "Hit", "Results", "SessionHits", "acatch_up", "asearch", "catch_up", "engine", "search"]
 
 PAGE = 50
-CATCH_UP_SECONDS = 0.5     # indexing a search may do first (what the background indexer has not done yet)
+CATCH_UP_SECONDS = 0.5  # indexing a search may do first (what the background indexer has not done yet)
 _LABELS = {"stderr": "stderr", "note": "note"}
 
 
@@ -38,7 +38,7 @@ class Hit:
     event_id: int
     seq: int
     dir: str
-    label: str               # the method, or what the line is (response, stderr, note)
+    label: str  # the method, or what the line is (response, stderr, note)
     at: datetime
     excerpt: SafeString
 
@@ -46,6 +46,7 @@ class Hit:
 @dataclass
 class SessionHits:
     """Consecutive hits in one session (the newest first)."""
+
     session: Session
     hits: list[Hit] = field(default_factory=list)
 
@@ -54,9 +55,9 @@ class SessionHits:
 class Results:
     query: Query
     groups: list[SessionHits] = field(default_factory=list)
-    more_before: int | None = None      # the next page: hits older than this event id
-    pending: int = 0                    # the person's saved events not searchable yet (a flood was just saved)
-    available: bool = True              # False on a database without full-text search here
+    more_before: int | None = None  # the next page: hits older than this event id
+    pending: int = 0  # the person's saved events not searchable yet (a flood was just saved)
+    available: bool = True  # False on a database without full-text search here
 
 
 def engine() -> ModuleType | None:
@@ -122,11 +123,16 @@ def _page(user: Any, query: Query, before: int | None, page: int, pending: int) 
     redactors = {pk: session.owner_redactor() for pk, session in sessions.items()}
     for event_id, session_id, seq, t, dir_, method, body in rows:
         session = sessions.get(session_id)
-        if session is None:                     # (find already keeps to the owner's sessions)
+        if session is None:  # (find already keeps to the owner's sessions)
             continue
-        hit = Hit(event_id=event_id, seq=seq, dir=dir_, label=method or _LABELS.get(dir_, "response"),
-                  at=session.time_zero + timedelta(seconds=t or 0),
-                  excerpt=query.excerpt(redactors[session_id].text(body or "")))
+        hit = Hit(
+            event_id=event_id,
+            seq=seq,
+            dir=dir_,
+            label=method or _LABELS.get(dir_, "response"),
+            at=session.time_zero + timedelta(seconds=t or 0),
+            excerpt=query.excerpt(redactors[session_id].text(body or "")),
+        )
         if not results.groups or results.groups[-1].session.pk != session_id:
             results.groups.append(SessionHits(session))
         results.groups[-1].hits.append(hit)

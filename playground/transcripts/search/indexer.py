@@ -11,6 +11,7 @@ A search indexes what is still pending itself before it looks (search.acatch_up:
 call in the same thread, for half a second at most), so nothing is
 missed when this task is behind or has not run (another process saved the events).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,15 +26,15 @@ ENGINES = {"sqlite": sqlite, "postgresql": postgresql}
 
 log = logging.getLogger(__name__)
 
-QUIET = 0.5               # seconds without a full batch before indexing
-MAX_DEFER = 10.0          # seconds a flood may hold indexing back
+QUIET = 0.5  # seconds without a full batch before indexing
+MAX_DEFER = 10.0  # seconds a flood may hold indexing back
 
 
 class Indexer:
     def __init__(self) -> None:
         self._task: asyncio.Task[None] | None = None
         self._dirty = False
-        self._flood_until = 0.0       # loop time before which a flood is being saved
+        self._flood_until = 0.0  # loop time before which a flood is being saved
 
     def saved(self, full: bool) -> None:
         """Events were saved (`full`: a full batch, by the recorder's limits): index them once no

@@ -1,4 +1,5 @@
 """The page of matches both databases return: the newest first, older than an event id."""
+
 from __future__ import annotations
 
 from typing import Any

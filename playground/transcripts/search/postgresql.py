@@ -19,6 +19,7 @@ The words are those query.py cuts (runs of letters and digits, lower case), writ
 keep `tools/call` or `example.com` as one token, and might split an owned word): no stemming, the
 lexemes exactly the query's. The query is a `tsquery` literal of the same words (query.py).
 """
+
 from __future__ import annotations
 
 import functools
@@ -30,11 +31,11 @@ from . import matches
 from .query import Query, index_words
 from .text import stored_text
 
-CHUNK = 500                # events indexed in one transaction
-CHUNK_CHARS = 2_000_000    # ... and at most about this much stored JSON read and parsed, whatever the count
-_ENTRIES = 20              # queued ranges taken at once
-MAX_LEXEME_BYTES = 2046    # PostgreSQL's limit for a word in a tsvector (to_tsvector drops longer ones too)
-MAX_POSITION = 16383       # ... and for a position (a TEXT_CAP text has ~2000 words at most)
+CHUNK = 500  # events indexed in one transaction
+CHUNK_CHARS = 2_000_000  # ... and at most about this much stored JSON read and parsed, whatever the count
+_ENTRIES = 20  # queued ranges taken at once
+MAX_LEXEME_BYTES = 2046  # PostgreSQL's limit for a word in a tsvector (to_tsvector drops longer ones too)
+MAX_POSITION = 16383  # ... and for a position (a TEXT_CAP text has ~2000 words at most)
 
 
 def tsvector(owner_id: int | None, body: str) -> str:
@@ -53,8 +54,11 @@ def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
     a time from a server-side cursor, as text (what the driver would parse), so what is past the
     budget is never sent: a queue of 1 MB frames is indexed a couple at a time."""
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SELECT id, session_id, first_seq, last_seq FROM transcripts_event_search_queue "
-                       "ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED", [_ENTRIES])
+        cursor.execute(
+            "SELECT id, session_id, first_seq, last_seq FROM transcripts_event_search_queue "
+            "ORDER BY id LIMIT %s FOR UPDATE SKIP LOCKED",
+            [_ENTRIES],
+        )
         entries = cursor.fetchall()
         if not entries:
             return False
@@ -66,7 +70,7 @@ def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
             cursor.execute("SELECT owner_id FROM transcripts_session WHERE id = %s", [session_id])
             owner = cursor.fetchone()
             taken, done = _take(session_id, first, last, budget, chars - read, first_of_chunk=not values)
-            for event_id, seq, text in taken:
+            for event_id, _seq, text in taken:
                 read += len(text)
                 body = stored_text(text)
                 values += (event_id, owner[0] if owner else None, body, tsvector(owner[0] if owner else None, body))
@@ -74,26 +78,32 @@ def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
             if done:
                 cursor.execute("DELETE FROM transcripts_event_search_queue WHERE id = %s", [entry_id])
             elif taken:
-                cursor.execute("UPDATE transcripts_event_search_queue SET first_seq = %s WHERE id = %s",
-                               [taken[-1][1] + 1, entry_id])
+                cursor.execute(
+                    "UPDATE transcripts_event_search_queue SET first_seq = %s WHERE id = %s",
+                    [taken[-1][1] + 1, entry_id],
+                )
         for start in range(0, len(values), 4 * CHUNK):
-            part = values[start:start + 4 * CHUNK]
+            part = values[start : start + 4 * CHUNK]
             cursor.execute(_insert(len(part) // 4), part)
     return True
 
 
-def _take(session_id: int, first: int, last: int, limit: int, chars: int,
-          first_of_chunk: bool) -> tuple[list[tuple[int, int, str]], bool]:
+def _take(
+    session_id: int, first: int, last: int, limit: int, chars: int, first_of_chunk: bool
+) -> tuple[list[tuple[int, int, str]], bool]:
     """The events of one queued range that fit (id, seq, JSON text), and whether the range is done."""
     taken: list[tuple[int, int, str]] = []
     read = 0
-    with connection.chunked_cursor() as rows:          # a named (server-side) cursor: fetched a row at a time
-        rows.execute("SELECT id, seq, data::text FROM transcripts_event WHERE session_id = %s "
-                     "AND seq BETWEEN %s AND %s ORDER BY seq LIMIT %s", [session_id, first, last, limit])
+    with connection.chunked_cursor() as rows:  # a named (server-side) cursor: fetched a row at a time
+        rows.execute(
+            "SELECT id, seq, data::text FROM transcripts_event WHERE session_id = %s "
+            "AND seq BETWEEN %s AND %s ORDER BY seq LIMIT %s",
+            [session_id, first, last, limit],
+        )
         while len(taken) < limit and (read < chars or (first_of_chunk and not taken)):
             row = rows.fetchone()
             if row is None:
-                return taken, True                     # nothing left in the range
+                return taken, True  # nothing left in the range
             taken.append(row)
             read += len(row[2])
     return taken, taken[-1][1] >= last
@@ -101,10 +111,12 @@ def _take(session_id: int, first: int, last: int, limit: int, chars: int,
 
 @functools.lru_cache(maxsize=8)
 def _insert(count: int) -> str:
-    return ("INSERT INTO transcripts_event_search (event_id, owner_id, body, words) VALUES "
-            + ", ".join(["(%s, %s, %s, %s::tsvector)"] * count)
-            + " ON CONFLICT (event_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, body = EXCLUDED.body, "
-              "words = EXCLUDED.words")
+    return (
+        "INSERT INTO transcripts_event_search (event_id, owner_id, body, words) VALUES "
+        + ", ".join(["(%s, %s, %s, %s::tsvector)"] * count)
+        + " ON CONFLICT (event_id) DO UPDATE SET owner_id = EXCLUDED.owner_id, body = EXCLUDED.body, "
+        "words = EXCLUDED.words"
+    )
 
 
 def pending(owner_id: int | None = None) -> int:
@@ -114,9 +126,12 @@ def pending(owner_id: int | None = None) -> int:
         if owner_id is None:
             cursor.execute("SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM transcripts_event_search_queue")
         else:
-            cursor.execute("SELECT coalesce(sum(q.last_seq - q.first_seq + 1), 0) "
-                           "FROM transcripts_event_search_queue q JOIN transcripts_session s ON s.id = q.session_id "
-                           "WHERE s.owner_id = %s", [owner_id])
+            cursor.execute(
+                "SELECT coalesce(sum(q.last_seq - q.first_seq + 1), 0) "
+                "FROM transcripts_event_search_queue q JOIN transcripts_session s ON s.id = q.session_id "
+                "WHERE s.owner_id = %s",
+                [owner_id],
+            )
         return int(cursor.fetchone()[0])
 
 
@@ -125,7 +140,12 @@ def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tu
     the owner's words (GIN) or the owner's rows newest first (B-tree), whichever the planner picks,
     never another user's. (The join still checks the session's owner: the index keeps the owner
     the session had when indexed.)"""
-    return matches.newest(f"SELECT {matches.COLUMNS}, x.body FROM transcripts_event_search x "
-                          f"{matches.OWNED.format(key='x.event_id')} "
-                          "WHERE x.owner_id = %s AND x.words @@ %s::tsquery AND s.owner_id = %s",
-                          [owner_id, query.tsquery(owner_id), owner_id], "x.event_id", before, limit)
+    return matches.newest(
+        f"SELECT {matches.COLUMNS}, x.body FROM transcripts_event_search x "
+        f"{matches.OWNED.format(key='x.event_id')} "
+        "WHERE x.owner_id = %s AND x.words @@ %s::tsquery AND s.owner_id = %s",
+        [owner_id, query.tsquery(owner_id), owner_id],
+        "x.event_id",
+        before,
+        limit,
+    )

@@ -13,6 +13,7 @@ entries and never another user's (filtering by owner after the match walked ever
 matches: 50,000 of alice's events holding a word made bob's search for it 0.7 -> 15-31 ms on
 SQLite, 1.3 -> 47-49 ms on PostgreSQL, bench/README.md).
 """
+
 from __future__ import annotations
 
 import re
@@ -22,7 +23,7 @@ from functools import cached_property
 from django.utils.html import escape as esc
 from django.utils.safestring import SafeString
 
-MAX_QUERY = 200          # characters of a query considered
+MAX_QUERY = 200  # characters of a query considered
 MAX_TERMS = 12
 EXCERPT_CHARS = 220
 
@@ -33,7 +34,7 @@ _PART = re.compile(r'"([^"]*)"?|([^\s"]+)')
 @dataclass(frozen=True)
 class Term:
     words: tuple[str, ...]
-    prefix: bool             # the last word matches as a prefix
+    prefix: bool  # the last word matches as a prefix
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,10 @@ class Query:
     def fts5(self, owner_id: int | None) -> str:
         """An FTS5 MATCH expression of the owner's words: each term a quoted phrase
         ("12xget 12xweather"*), ANDed."""
-        return " AND ".join('"' + " ".join(owned(owner_id, word) for word in t.words) + '"'
-                            + ("*" if t.prefix else "") for t in self.terms)
+        return " AND ".join(
+            '"' + " ".join(owned(owner_id, word) for word in t.words) + '"' + ("*" if t.prefix else "")
+            for t in self.terms
+        )
 
     def tsquery(self, owner_id: int | None) -> str:
         """A `tsquery` literal of the owner's words: each word quoted, followed by <->, the terms
@@ -71,8 +74,9 @@ class Query:
                 if alternatives.get(word) != "":
                     alternatives[word] = "" if prefix else r"(?![^\W_])"
         ordered = sorted(alternatives, key=len, reverse=True)
-        return re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(w) + alternatives[w] for w in ordered) + ")",
-                          re.IGNORECASE)
+        return re.compile(
+            r"(?<![^\W_])(?:" + "|".join(re.escape(w) + alternatives[w] for w in ordered) + ")", re.IGNORECASE
+        )
 
     def excerpt(self, text: str, chars: int = EXCERPT_CHARS) -> SafeString:
         """`chars` characters of `text` around its first match, escaped, each match in <mark>."""
@@ -91,7 +95,7 @@ class Query:
                 continue
             if match.end() > end:
                 break
-            out += [esc(text[pos:match.start()]), "<mark>", esc(match.group()), "</mark>"]
+            out += [esc(text[pos : match.start()]), "<mark>", esc(match.group()), "</mark>"]
             pos = match.end()
         out.append(esc(text[pos:end]))
         if end < len(text):

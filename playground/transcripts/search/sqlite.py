@@ -13,6 +13,7 @@ a time and ids that only grow (AUTOINCREMENT), so an event with a lower id than 
 one was committed before it. Every event gets a row, if empty, so that mark moves on; a
 deleted event's row goes with it (the migration's trigger), and re-indexing is idempotent.
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,15 +26,17 @@ from .query import Query, index_words
 from .text import stored_text
 
 TABLE = "transcripts_event_search"
-CHUNK = 500                 # events indexed in one transaction (~10 ms when small: a save waits that long)
-CHUNK_CHARS = 2_000_000     # ... and at most about this much stored JSON read and parsed (one 1 MB frame
-                            # is ~2 MB: its raw text and its parsed message), whatever the count
+CHUNK = 500  # events indexed in one transaction (~10 ms when small: a save waits that long)
+CHUNK_CHARS = 2_000_000  # ... and at most about this much stored JSON read and parsed (one 1 MB frame
+# is ~2 MB: its raw text and its parsed message), whatever the count
 
 _LAST = f"SELECT rowid FROM {TABLE} ORDER BY rowid DESC LIMIT 1"
 # Made by migration 0008; made again after every migrate: SQLite alters a table by copying it
 # into a new one and dropping the old, and the old one's triggers go with it.
-DELETE_TRIGGER = (f"CREATE TRIGGER IF NOT EXISTS {TABLE}_delete AFTER DELETE ON transcripts_event BEGIN "
-                  f"DELETE FROM {TABLE} WHERE rowid = old.id; END")
+DELETE_TRIGGER = (
+    f"CREATE TRIGGER IF NOT EXISTS {TABLE}_delete AFTER DELETE ON transcripts_event BEGIN "
+    f"DELETE FROM {TABLE} WHERE rowid = old.id; END"
+)
 
 
 def _last_indexed(cursor: Any) -> int:
@@ -52,9 +55,12 @@ def index_pending(limit: int = CHUNK, chars: int = CHUNK_CHARS) -> bool:
     read = 0
     with connection.cursor() as cursor:
         mark = _last_indexed(cursor)
-        cursor.execute("SELECT e.id, e.data, s.owner_id FROM transcripts_event e "
-                       "LEFT JOIN transcripts_session s ON s.id = e.session_id "
-                       "WHERE e.id > %s ORDER BY e.id LIMIT %s", [mark, limit])
+        cursor.execute(
+            "SELECT e.id, e.data, s.owner_id FROM transcripts_event e "
+            "LEFT JOIN transcripts_session s ON s.id = e.session_id "
+            "WHERE e.id > %s ORDER BY e.id LIMIT %s",
+            [mark, limit],
+        )
         for event_id, data, owner_id in cursor.cursor:  # the driver's cursor: a row stepped each time
             read += len(data) if isinstance(data, (str, bytes)) else 0
             body = stored_text(data)
@@ -92,10 +98,12 @@ def pending(owner_id: int | None = None) -> int:
         mark = _last_indexed(cursor)
         if owner_id is None:
             cursor.execute("SELECT count(*) FROM transcripts_event WHERE id > %s", [mark])
-        else:                   # the backlog's rows, each's session looked up (CROSS JOIN keeps that order):
-            cursor.execute(     # not every event of the owner's sessions, which is unbounded
+        else:  # the backlog's rows, each's session looked up (CROSS JOIN keeps that order):
+            cursor.execute(  # not every event of the owner's sessions, which is unbounded
                 "SELECT count(*) FROM transcripts_event e CROSS JOIN transcripts_session s "
-                "ON s.id = e.session_id WHERE e.id > %s AND s.owner_id = %s", [mark, owner_id])
+                "ON s.id = e.session_id WHERE e.id > %s AND s.owner_id = %s",
+                [mark, owner_id],
+            )
         return cursor.fetchone()[0]
 
 
@@ -104,6 +112,11 @@ def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tu
     The MATCH is of the owner's words only (query.owned): FTS5 never reads another user's entries.
     It walks its matches by rowid, descending: the newest are found first and LIMIT stops it. (The
     join still checks the session's owner: the index keeps the owner the session had when indexed.)"""
-    return matches.newest(f"SELECT {matches.COLUMNS}, f.body FROM {TABLE} f {matches.OWNED.format(key='f.rowid')} "
-                          f"WHERE {TABLE} MATCH %s AND s.owner_id = %s",
-                          [query.fts5(owner_id), owner_id], "f.rowid", before, limit)
+    return matches.newest(
+        f"SELECT {matches.COLUMNS}, f.body FROM {TABLE} f {matches.OWNED.format(key='f.rowid')} "
+        f"WHERE {TABLE} MATCH %s AND s.owner_id = %s",
+        [query.fts5(owner_id), owner_id],
+        "f.rowid",
+        before,
+        limit,
+    )

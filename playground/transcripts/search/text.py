@@ -12,6 +12,7 @@ not indexed whole.
 
 Both databases' indexes are filled from this function (search/sqlite.py, search/postgresql.py).
 """
+
 from __future__ import annotations
 
 import re
@@ -38,7 +39,7 @@ def searchable_text(row: Mapping[str, Any], cap: int = TEXT_CAP) -> str:
 
     def add(value: str) -> None:
         nonlocal size
-        part = value[:cap - size]
+        part = value[: cap - size]
         parts.append(part)
         size += len(part) + 1
 
@@ -53,7 +54,7 @@ def searchable_text(row: Mapping[str, Any], cap: int = TEXT_CAP) -> str:
         stack = list(reversed(message))
     else:
         raw = row.get("raw")
-        if isinstance(raw, str) and raw and not parts:      # (a stderr line's raw text is its text)
+        if isinstance(raw, str) and raw and not parts:  # (a stderr line's raw text is its text)
             add(raw)
         stack = []
     while stack and size < cap:
@@ -68,9 +69,9 @@ def searchable_text(row: Mapping[str, Any], cap: int = TEXT_CAP) -> str:
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             add(str(value))
     out = " ".join(parts)[:cap]
-    if not out.isascii():       # a lone surrogate (a server's "\ud800") cannot be stored in either database
+    if not out.isascii():  # a lone surrogate (a server's "\ud800") cannot be stored in either database
         out = out.encode("utf-8", "replace").decode("utf-8")
-    return out.replace("\x00", " ") if "\x00" in out else out       # nor NUL in PostgreSQL's text
+    return out.replace("\x00", " ") if "\x00" in out else out  # nor NUL in PostgreSQL's text
 
 
 def stored_text(data: Any) -> str:

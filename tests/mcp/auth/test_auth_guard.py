@@ -1,5 +1,6 @@
 """The OAuth flow's own requests (metadata, registration, tokens) pass the same address guard
 as MCP traffic: a server's WWW-Authenticate must not steer the playground at refused addresses."""
+
 from __future__ import annotations
 
 from playground.mcp.auth.recorder import Recorder
@@ -17,4 +18,4 @@ async def test_flow_requests_go_through_the_guard():
     assert exchange.status is None and "refused in this test" in (exchange.error or "")
     allow_all = NetGuard(lambda ip: None)
     exchange = await Recorder(tap, lambda: [], 5.0, allow_all.client).send("prm", "GET", "http://127.0.0.1:9/x")
-    assert exchange.error and "refused in this test" not in exchange.error   # the OS refused, not the guard
+    assert exchange.error and "refused in this test" not in exchange.error  # the OS refused, not the guard

@@ -1,4 +1,5 @@
 """The structural JSON diff a replay compares responses with, and its ignore rules."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,32 +17,40 @@ def test_paths_old_and_new_by_key_and_index():
     new = {"result": {"content": [{"type": "text", "text": "b"}, {"type": "text", "text": "c"}], "isError": False}}
     assert changes(old, new) == [
         {"path": "/result/content/0/text", "old": "a", "new": "b"},
-        {"path": "/result/content/1", "new": {"type": "text", "text": "c"}},     # added: no "old"
+        {"path": "/result/content/1", "new": {"type": "text", "text": "c"}},  # added: no "old"
     ]
     assert changes(new, old)[1] == {"path": "/result/content/1", "old": {"type": "text", "text": "c"}}
 
 
 def test_json_equality_not_python_equality():
-    assert changes({"a": 1}, {"a": 1.0}) == []                       # one JSON number
+    assert changes({"a": 1}, {"a": 1.0}) == []  # one JSON number
     assert changes({"a": [True]}, {"a": [1]}) == [{"path": "/a/0", "old": True, "new": 1}]
-    assert changes({"a": None}, {}) == [{"path": "/a", "old": None}]   # null is not absent
-    assert changes({"a": {"b": 1, "c": 2}}, {"a": {"c": 2, "b": 1}}) == []    # key order is not a change
+    assert changes({"a": None}, {}) == [{"path": "/a", "old": None}]  # null is not absent
+    assert changes({"a": {"b": 1, "c": 2}}, {"a": {"c": 2, "b": 1}}) == []  # key order is not a change
     assert changes("x", {"x": 1}) == [{"path": "", "old": "x", "new": {"x": 1}}]
 
 
 def test_equal_values_in_another_key_order_are_not_walked():
     """A reordered response is the same response: found so at once, not node by node until the
     node limit stops the walk and reports a change where there is none."""
-    old = {"result": {"content": [{"type": "text", "text": str(i), "meta": {"a": i, "b": [True, None]}}
-                                  for i in range(2000)], "isError": False}}
-    reordered = {"result": {"isError": False, "content": [{"meta": {"b": [True, None], "a": i}, "text": str(i),
-                                                           "type": "text"} for i in range(2000)]}}
+    old = {
+        "result": {
+            "content": [{"type": "text", "text": str(i), "meta": {"a": i, "b": [True, None]}} for i in range(2000)],
+            "isError": False,
+        }
+    }
+    reordered = {
+        "result": {
+            "isError": False,
+            "content": [{"meta": {"b": [True, None], "a": i}, "text": str(i), "type": "text"} for i in range(2000)],
+        }
+    }
     found = diff.diff(old, reordered, max_nodes=10)
     assert found.changes == [] and found.complete
-    reordered["result"]["content"][1500]["meta"]["b"][0] = 1            # true -> 1: a change, even reordered
+    reordered["result"]["content"][1500]["meta"]["b"][0] = 1  # true -> 1: a change, even reordered
     found = diff.diff(old, reordered, max_nodes=10)
     assert found.to_list() == [{"path": "/result/content/1500/meta/b/0", "old": True, "new": 1}] and found.complete
-    assert changes({"a": [2 ** 70, "\ud800"]}, {"a": [2 ** 70, "\ud800"]}) == []     # what orjson cannot write
+    assert changes({"a": [2**70, "\ud800"]}, {"a": [2**70, "\ud800"]}) == []  # what orjson cannot write
     assert changes({"a": [1, {"b": 2.0}]}, {"a": [1.0, {"b": 2}]}) == []
 
 
@@ -65,26 +74,39 @@ def test_keys_are_escaped_as_json_pointers():
     assert jsonpointer.unescape("~01") == "~1" and jsonpointer.unescape(jsonpointer.escape("~/~1")) == "~/~1"
 
 
-@pytest.mark.parametrize("rule, path, ignored", [
-    ("/result/content/*/text", "/result/content/3/text", True),
-    ("/result/content/*/text", "/result/content/3/type", False),
-    ("/result/content/*/text", "/result/content/3/text/deeper", True),     # and everything under it
-    ("/**/_meta", "/_meta", True),
-    ("/**/_meta", "/result/content/0/_meta/x", True),
-    ("/**/_meta", "/result/meta", False),
-    ("/result/**/at", "/result/at", True),                                  # ** may match nothing
-    ("/result/**/at", "/result/a/b/c/at", True),
-    ("/a/*", "/a", False),
-])
+@pytest.mark.parametrize(
+    "rule, path, ignored",
+    [
+        ("/result/content/*/text", "/result/content/3/text", True),
+        ("/result/content/*/text", "/result/content/3/type", False),
+        ("/result/content/*/text", "/result/content/3/text/deeper", True),  # and everything under it
+        ("/**/_meta", "/_meta", True),
+        ("/**/_meta", "/result/content/0/_meta/x", True),
+        ("/**/_meta", "/result/meta", False),
+        ("/result/**/at", "/result/at", True),  # ** may match nothing
+        ("/result/**/at", "/result/a/b/c/at", True),
+        ("/a/*", "/a", False),
+    ],
+)
 def test_rules_match_segment_by_segment(rule, path, ignored):
     assert ignores(diff.Rules([rule]), path) is ignored
 
 
 def test_default_rules_leave_out_ids_meta_progress_tokens_and_timestamps():
-    old = {"id": 1, "result": {"_meta": {"x": 1}, "task": {"taskId": "t1", "createdAt": "2026-01-01T00:00:00Z",
-                                                          "status": "working"}}}
-    new = {"id": 7, "result": {"_meta": {"x": 2}, "task": {"taskId": "t9", "createdAt": "2026-02-02T00:00:00Z",
-                                                          "status": "completed"}}}
+    old = {
+        "id": 1,
+        "result": {
+            "_meta": {"x": 1},
+            "task": {"taskId": "t1", "createdAt": "2026-01-01T00:00:00Z", "status": "working"},
+        },
+    }
+    new = {
+        "id": 7,
+        "result": {
+            "_meta": {"x": 2},
+            "task": {"taskId": "t9", "createdAt": "2026-02-02T00:00:00Z", "status": "completed"},
+        },
+    }
     assert changes(old, new) == [{"path": "/result/task/status", "old": "working", "new": "completed"}]
 
 
@@ -128,18 +150,21 @@ def test_a_deep_value_is_compared_once_not_once_a_level(monkeypatch):
     costs the children's size: asked again at every level, a value 300 levels deep cost its size
     300 times over (seconds). Below C_LEVELS the values get tokens once, bottom-up: the JSON
     texts are made at C_LEVELS levels at most, and the answers are JSON's all the same."""
+
     def deep(leaf, depth=300, order=("big", "leaf")):
         parts = {"big": [{"k": i, "v": [True, 1.0, None, "x"]} for i in range(200)], "leaf": leaf}
         node = {k: parts[k] for k in order}
         for _ in range(depth):
             node = {"a": node, "n": 1}
         return node
+
     texts = []
     real = diff._canonical_equal
 
     def counting(old, new):
         texts.append(1)
         return real(old, new)
+
     monkeypatch.setattr(diff, "_canonical_equal", counting)
     path = "/a" * 300 + "/leaf"
     assert changes(deep([True]), deep([1])) == [{"path": path + "/0", "old": True, "new": 1}]

@@ -1,6 +1,7 @@
 """A recorded transcript read back as a plan (mcp/replay/recordings.py) and replayed (replayer.py), with an
 in-memory server playing two builds. The protocol logic only: the same against real servers
 is in test_cli_replay.py and tests/sessions/test_replay.py."""
+
 from __future__ import annotations
 
 import asyncio
@@ -13,9 +14,8 @@ import pytest
 from playground.mcp.client import McpClient
 from playground.mcp.events import Tap
 from playground.mcp.replay import RecordingError, Replayer, read_rows, recording, user_params
-from playground.mcp.replay.recordings import Exchange, Notify
+from playground.mcp.replay.recordings import Notify
 from playground.mcp.responder import NoResponder, StaticResponder
-
 from tests.mcp.memory import MemoryTransport
 
 
@@ -26,50 +26,95 @@ def server(build: str = "a", *, modern: bool = False, question: str = "Name?"):
 
     async def handle(t: MemoryTransport, msg: dict) -> None:
         method, params = msg.get("method"), msg.get("params") or {}
-        if method is None:                                   # the client's answer to our request
+        if method is None:  # the client's answer to our request
             waiting = asked.pop(str(msg.get("id")), None)
             if waiting is not None:
                 name = (msg.get("result") or {}).get("content", {}).get("name", "?")
                 t.reply(waiting, {"content": [{"type": "text", "text": f"Hello, {name}!"}]})
             return
         if method == "initialize":
-            t.reply(msg, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                          "serverInfo": {"name": "mem", "version": build}})
+            t.reply(
+                msg,
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "mem", "version": build},
+                },
+            )
         elif method == "tools/list":
-            t.reply(msg, {"tools": [{"name": n, "inputSchema": {"type": "object"}}
-                                    for n in ("version", "slow", "ask", "log", "hang")]})
+            t.reply(
+                msg,
+                {
+                    "tools": [
+                        {"name": n, "inputSchema": {"type": "object"}}
+                        for n in ("version", "slow", "ask", "log", "hang")
+                    ]
+                },
+            )
         elif method == "tools/call":
             name = params.get("name")
             if name == "version":
-                t.reply(msg, {"content": [{"type": "text", "text": "1.0" if build == "a" else "2.0"}],
-                              "_meta": {"build": build}})
+                t.reply(
+                    msg,
+                    {
+                        "content": [{"type": "text", "text": "1.0" if build == "a" else "2.0"}],
+                        "_meta": {"build": build},
+                    },
+                )
             elif name == "slow":
                 token = params["_meta"]["progressToken"]
                 for i in (1, 2):
-                    t.deliver({"jsonrpc": "2.0", "method": "notifications/progress",
-                               "params": {"progressToken": token, "progress": i, "total": 2}})
+                    t.deliver(
+                        {
+                            "jsonrpc": "2.0",
+                            "method": "notifications/progress",
+                            "params": {"progressToken": token, "progress": i, "total": 2},
+                        }
+                    )
                 t.reply(msg, {"content": [{"type": "text", "text": "done"}]})
             elif name == "ask" and modern:
                 if "inputResponses" in params:
                     answer = params["inputResponses"]["who"]["content"]["name"]
                     t.reply(msg, {"content": [{"type": "text", "text": f"Hello, {answer}!"}]})
                 else:
-                    t.reply(msg, {"resultType": "input_required", "requestState": f"opaque-{build}",
-                                  "inputRequests": {"who": {"method": "elicitation/create", "params": {
-                                      "message": "Name?", "requestedSchema": {"type": "object"}}}}})
+                    t.reply(
+                        msg,
+                        {
+                            "resultType": "input_required",
+                            "requestState": f"opaque-{build}",
+                            "inputRequests": {
+                                "who": {
+                                    "method": "elicitation/create",
+                                    "params": {"message": "Name?", "requestedSchema": {"type": "object"}},
+                                }
+                            },
+                        },
+                    )
             elif name == "ask":
                 asked["s1"] = msg
-                t.deliver({"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create",
-                           "params": {"message": question, "requestedSchema": {"type": "object"}}})
+                t.deliver(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": "s1",
+                        "method": "elicitation/create",
+                        "params": {"message": question, "requestedSchema": {"type": "object"}},
+                    }
+                )
             elif name == "log":
                 if build == "a":
-                    t.deliver({"jsonrpc": "2.0", "method": "notifications/message",
-                               "params": {"level": "info", "data": "logged"}})
+                    t.deliver(
+                        {
+                            "jsonrpc": "2.0",
+                            "method": "notifications/message",
+                            "params": {"level": "info", "data": "logged"},
+                        }
+                    )
                 t.reply(msg, {"content": []})
             elif name == "hang":
                 pass
         elif method == "no/such":
             t.error(msg, -32601, "Method not found")
+
     return handle
 
 
@@ -83,8 +128,9 @@ def client_for(handler, *, responder=None, era="legacy") -> tuple[McpClient, Tap
 async def record(*, modern: bool = False, build: str = "a") -> list[dict]:
     """A session with `build`: every kind of step, as the tap records it."""
     responder = StaticResponder(elicitation="accept", elicitation_content={"name": "Ada"})
-    client, tap, events = client_for(server(build, modern=modern), responder=responder,
-                                     era="modern" if modern else "legacy")
+    client, tap, events = client_for(
+        server(build, modern=modern), responder=responder, era="modern" if modern else "legacy"
+    )
     await client.start()
     if not modern:
         await client.initialize()
@@ -104,7 +150,7 @@ async def record(*, modern: bool = False, build: str = "a") -> list[dict]:
     await client.notify("notifications/roots/list_changed")
     with pytest.raises(Exception):
         await client.request("no/such", {})
-    await client.transport.send('{"jsonrpc": "2.0", "id": 99, "method": ')        # malformed on purpose
+    await client.transport.send('{"jsonrpc": "2.0", "id": 99, "method": ')  # malformed on purpose
     await client.close()
     return [e.to_dict() for e in events]
 
@@ -113,18 +159,26 @@ async def test_the_plan_is_the_clients_requests_in_order():
     rows = await record()
     rec = recording(rows)
     methods = [("notify", s.method) if isinstance(s, Notify) else (s.method, s.name) for s in rec.steps]
-    assert methods == [("tools/list", ""), ("tools/call", "version"), ("tools/call", "slow"), ("tools/call", "ask"),
-                       ("tools/call", "log"), ("tools/call", "hang"), ("notify", "notifications/roots/list_changed"),
-                       ("no/such", "")]
+    assert methods == [
+        ("tools/list", ""),
+        ("tools/call", "version"),
+        ("tools/call", "slow"),
+        ("tools/call", "ask"),
+        ("tools/call", "log"),
+        ("tools/call", "hang"),
+        ("notify", "notifications/roots/list_changed"),
+        ("no/such", ""),
+    ]
     slow, ask, log, hang = rec.exchanges[2:6]
-    assert slow.progress and slow.params == {"name": "slow", "arguments": {}}      # the token is renumbered
+    assert slow.progress and slow.params == {"name": "slow", "arguments": {}}  # the token is renumbered
     assert [s.method for s in slow.notifications] == ["notifications/progress"] * 2
     assert [s.method for s in ask.requests] == ["elicitation/create"]
     assert [s.method for s in log.notifications] == ["notifications/message"]
     assert hang.response is None and not hang.answered and 0.04 < hang.cancel_after < 5
     assert rec.exchanges[-1].response["error"]["code"] == -32601
     assert [(a.method, a.result) for a in rec.answers] == [
-        ("elicitation/create", {"action": "accept", "content": {"name": "Ada"}})]
+        ("elicitation/create", {"action": "accept", "content": {"name": "Ada"}})
+    ]
     assert rec.capabilities == {"elicitation": {"form": {}}}
     assert rec.unsolicited == 1
     assert len(rec.skipped) == 1 and "not JSON" in rec.skipped[0]
@@ -137,7 +191,8 @@ async def test_a_modern_input_round_is_one_request_and_its_answer_is_recorded():
     assert "inputResponses" not in ask.params and "_meta" not in ask.params
     assert [s.method for s in ask.requests] == ["elicitation/create"]
     assert [(a.method, a.result) for a in rec.answers] == [
-        ("elicitation/create", {"action": "accept", "content": {"name": "Ada"}})]
+        ("elicitation/create", {"action": "accept", "content": {"name": "Ada"}})
+    ]
     assert [e.name for e in rec.exchanges].count("ask") == 1
 
 
@@ -156,25 +211,50 @@ def test_interleaved_input_rounds_are_matched_by_their_request_state():
         tap.frame("recv", json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}))
 
     def waiting(state, who):
-        return {"resultType": "input_required", "requestState": state, "inputRequests": {"q": {
-            "method": "elicitation/create", "params": {"message": f"Name for {who}?", "requestedSchema": {}}}}}
+        return {
+            "resultType": "input_required",
+            "requestState": state,
+            "inputRequests": {
+                "q": {"method": "elicitation/create", "params": {"message": f"Name for {who}?", "requestedSchema": {}}}
+            },
+        }
+
     send(1, {"name": "ask", "arguments": {"who": "a"}})
     send(2, {"name": "ask", "arguments": {"who": "b"}})
     recv(1, waiting("state-a", "a"))
     recv(2, waiting("state-b", "b"))
-    send(3, {"name": "ask", "arguments": {"who": "a"}, "requestState": "state-a",
-             "inputResponses": {"q": {"action": "accept", "content": {"name": "Ann"}}}})
-    send(4, {"name": "ask", "arguments": {"who": "b"}, "requestState": "state-b",
-             "inputResponses": {"q": {"action": "accept", "content": {"name": "Bo"}}}})
+    send(
+        3,
+        {
+            "name": "ask",
+            "arguments": {"who": "a"},
+            "requestState": "state-a",
+            "inputResponses": {"q": {"action": "accept", "content": {"name": "Ann"}}},
+        },
+    )
+    send(
+        4,
+        {
+            "name": "ask",
+            "arguments": {"who": "b"},
+            "requestState": "state-b",
+            "inputResponses": {"q": {"action": "accept", "content": {"name": "Bo"}}},
+        },
+    )
     recv(3, {"resultType": "complete", "content": [{"type": "text", "text": "Hello, Ann!"}]})
     recv(4, {"resultType": "complete", "content": [{"type": "text", "text": "Hello, Bo!"}]})
     send(5, {"name": "ask", "arguments": {"who": "c"}, "requestState": "made-up"})
     recv(5, {"resultType": "complete", "content": [{"type": "text", "text": "?"}]})
     rec = recording([e.to_dict() for e in events])
     assert [(e.params["arguments"]["who"], e.response["result"]["content"][0]["text"]) for e in rec.exchanges] == [
-        ("a", "Hello, Ann!"), ("b", "Hello, Bo!"), ("c", "?")]
+        ("a", "Hello, Ann!"),
+        ("b", "Hello, Bo!"),
+        ("c", "?"),
+    ]
     assert [(a.params["message"], a.result["content"]["name"]) for a in rec.answers] == [
-        ("Name for a?", "Ann"), ("Name for b?", "Bo")]
+        ("Name for a?", "Ann"),
+        ("Name for b?", "Bo"),
+    ]
 
 
 async def replay(rows, build: str, *, modern: bool = False, ignore=()):
@@ -188,6 +268,7 @@ async def replay(rows, build: str, *, modern: bool = False, ignore=()):
 
     async def on_row(row):
         seen.append(row)
+
     report = await replayer.run(client, on_row)
     await client.close()
     assert seen == report["rows"]
@@ -238,10 +319,11 @@ async def test_responses_are_compared_off_the_event_loop(monkeypatch):
     def spy(*args, **kwargs):
         threads.append(threading.current_thread())
         return real(*args, **kwargs)
+
     monkeypatch.setattr(diff, "diff", spy)
     rows = await record()
     report, _ = await replay(rows, "a")
-    assert report["answered_from_recording"] == 1          # a recorded answer looked up, too
+    assert report["answered_from_recording"] == 1  # a recorded answer looked up, too
     assert len(threads) >= 7 and threading.main_thread() not in threads
 
 
@@ -251,9 +333,10 @@ async def test_against_another_build_exactly_what_changed_shows():
     different = [r for r in report["rows"] if r["status"] != "same"]
     assert [(r["status"], r["kind"], r["method"], r.get("name")) for r in different] == [
         ("changed", "request", "tools/call", "version"),
-        ("missing", "notification", "notifications/message", None)]
+        ("missing", "notification", "notifications/message", None),
+    ]
     version, missing = different
-    assert version["changes"] == [{"path": "/result/content/0/text", "old": "1.0", "new": "2.0"}]    # _meta ignored
+    assert version["changes"] == [{"path": "/result/content/0/text", "old": "1.0", "new": "2.0"}]  # _meta ignored
     assert json.loads(version["old_raw"])["result"]["content"][0]["text"] == "1.0"
     assert json.loads(version["new_raw"])["result"]["content"][0]["text"] == "2.0"
     assert missing["during"]["name"] == "log" and isinstance(missing["seq"], int)
@@ -264,8 +347,10 @@ async def test_against_another_build_exactly_what_changed_shows():
     # The other way round: what build "a" sends now and "b" did not (a log entry during `log`) is new.
     report, _ = await replay(await record(build="b"), "a")
     new = [r for r in report["rows"] if r["status"] == "new"]
-    assert [(r["kind"], r["method"], r["during"]["name"]) for r in new] == [("notification", "notifications/message", "log")]
-    assert "seq" not in new[0] and isinstance(new[0]["new_seq"], int)          # nothing recorded: only now
+    assert [(r["kind"], r["method"], r["during"]["name"]) for r in new] == [
+        ("notification", "notifications/message", "log")
+    ]
+    assert "seq" not in new[0] and isinstance(new[0]["new_seq"], int)  # nothing recorded: only now
     assert report["counts"] == {"same": 6, "changed": 1, "new": 1}
 
 
@@ -273,8 +358,9 @@ async def test_without_a_recorded_answer_the_fallback_is_asked_and_the_request_i
     rows = await record()
     rec = recording(rows)
     rec.answers.clear()
-    report = await replay_against(rec, server("a"),
-                                  responder=StaticResponder(elicitation="accept", elicitation_content={"name": "Bo"}))
+    report = await replay_against(
+        rec, server("a"), responder=StaticResponder(elicitation="accept", elicitation_content={"name": "Bo"})
+    )
     ask = next(r for r in report["rows"] if r.get("name") == "ask")
     assert ask["status"] == "changed" and ask["changes"][0]["new"] == "Hello, Bo!"
     assert report["answered_from_recording"] == 0
@@ -286,13 +372,12 @@ async def test_the_servers_ignore_rules_do_not_match_its_requests_to_recorded_an
     the answer another one got: only the default rules (ids, _meta, progress tokens) apply there."""
     rec = recording(await record())
     decline = StaticResponder(elicitation="decline")
-    report = await replay_against(rec, server("a", question="Your password?"), responder=decline,
-                                  ignore=["/params/*"])
+    report = await replay_against(rec, server("a", question="Your password?"), responder=decline, ignore=["/params/*"])
     ask = next(r for r in report["rows"] if r.get("name") == "ask")
     assert report["answered_from_recording"] == 0 and ask["changes"][0]["new"] == "Hello, ?!"
     rec = recording(await record())
     report = await replay_against(rec, server("a"), responder=decline, ignore=["/params/*"])
-    assert report["answered_from_recording"] == 1            # the same question: the recorded answer
+    assert report["answered_from_recording"] == 1  # the same question: the recorded answer
 
 
 async def test_a_request_never_answered_nor_cancelled_waits_as_long_as_the_replay_runs():
@@ -307,9 +392,10 @@ async def test_a_request_never_answered_nor_cancelled_waits_as_long_as_the_repla
     timeout = 0.3
 
     async def slow_last(t, msg):
-        if msg.get("method") == "no/such":          # the step after the hanging call: outlasts its timeout
+        if msg.get("method") == "no/such":  # the step after the hanging call: outlasts its timeout
             await asyncio.sleep(3 * timeout)
         await server("a")(t, msg)
+
     report = await replay_against(rec, slow_last, timeout=timeout)
     row = next(r for r in report["rows"] if r.get("name") == "hang")
     assert row["status"] == "same" and row["detail"] == "no response, as recorded", row
@@ -323,14 +409,17 @@ async def test_a_failure_where_it_succeeded_is_an_error_row():
             t.error(msg, -32603, "broken")
         else:
             await server("a")(t, msg)
+
     report = await replay_against(recording(rows), refusing)
     version = next(r for r in report["rows"] if r.get("name") == "version")
     assert version["status"] == "error" and "succeeded in the recording, failed now" in version["detail"]
 
 
 def test_files_in_both_export_formats_and_what_is_not_a_transcript():
-    lines = [{"seq": 2, "t": 0.1, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
-             {"seq": 1, "t": 0.0, "dir": "note", "message": None, "kind": "connected", "text": "x"}]
+    lines = [
+        {"seq": 2, "t": 0.1, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
+        {"seq": 1, "t": 0.0, "dir": "note", "message": None, "kind": "connected", "text": "x"},
+    ]
     jsonl = "\n".join(json.dumps(line) for line in lines) + "\n"
     document = json.dumps({"session": {"id": 1}, "events": lines}) + "\n"
     assert [r["seq"] for r in read_rows(jsonl)] == [r["seq"] for r in read_rows(document)] == [1, 2]
@@ -339,21 +428,31 @@ def test_files_in_both_export_formats_and_what_is_not_a_transcript():
             read_rows(bad)
 
 
-@pytest.mark.parametrize("field, value, why", [
-    ("t", [], "t is [], not a number of seconds"),
-    ("t", "0.5", 't is "0.5", not a number of seconds'),
-    ("t", True, "t is true"),
-    ("reply_to", [1], "reply_to is [1], not an event number"),
-    ("reply_to", "2", 'reply_to is "2"'),
-    ("seq", True, "every line needs seq (an integer)"),
-])
+@pytest.mark.parametrize(
+    "field, value, why",
+    [
+        ("t", [], "t is [], not a number of seconds"),
+        ("t", "0.5", 't is "0.5", not a number of seconds'),
+        ("t", True, "t is true"),
+        ("reply_to", [1], "reply_to is [1], not an event number"),
+        ("reply_to", "2", 'reply_to is "2"'),
+        ("seq", True, "every line needs seq (an integer)"),
+    ],
+)
 def test_every_malformed_value_in_a_recording_is_a_recording_error(field, value, why):
     """What a plan reads of a line is checked: a file edited by hand (or by a broken tool) is a
     usage error naming the line, never a TypeError out of the middle of the reading."""
-    good = [{"seq": 1, "t": 0.0, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
-            {"seq": 2, "t": 0.1, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                                                                       "params": {"requestId": 1}}},
-            {"seq": 3, "t": 0.2, "dir": "recv", "raw": "x" * 10, "message": None, "truncated": True, "reply_to": 1}]
+    good = [
+        {"seq": 1, "t": 0.0, "dir": "send", "raw": "", "message": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
+        {
+            "seq": 2,
+            "t": 0.1,
+            "dir": "send",
+            "raw": "",
+            "message": {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+        },
+        {"seq": 3, "t": 0.2, "dir": "recv", "raw": "x" * 10, "message": None, "truncated": True, "reply_to": 1},
+    ]
     recording(read_rows("\n".join(json.dumps(line) for line in good)))
     for i in range(len(good)):
         lines = [dict(line) for line in good]
@@ -363,8 +462,10 @@ def test_every_malformed_value_in_a_recording_is_a_recording_error(field, value,
 
 
 def test_user_params_leave_out_what_the_client_adds():
-    params = {"name": "t", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                     "progressToken": 3, "mine": 1}}
+    params = {
+        "name": "t",
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "progressToken": 3, "mine": 1},
+    }
     assert user_params(params) == {"name": "t", "_meta": {"mine": 1}}
     assert user_params({"_meta": {"progressToken": 1}}) == {}
 
@@ -386,8 +487,14 @@ def timing_server(when: str):
                 t.reply(waiting, {"content": [{"type": "text", "text": (msg.get("result") or {}).get("action", "?")}]})
             return
         if method == "initialize":
-            t.reply(msg, {"protocolVersion": "2025-11-25", "capabilities": {"tools": {"listChanged": True}},
-                          "serverInfo": {"name": "timing", "version": when}})
+            t.reply(
+                msg,
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {"listChanged": True}},
+                    "serverInfo": {"name": "timing", "version": when},
+                },
+            )
         elif method == "tools/list":
             if when == "list":
                 t.deliver(changed)
@@ -397,8 +504,20 @@ def timing_server(when: str):
                 t.deliver(changed)
             asked["e1"] = msg
             elicitation = random.token_hex(8)
-            t.deliver({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": {
-                "mode": "url", "message": "Sign in", "url": "https://example.com/sign-in", "elicitationId": elicitation}})
+            t.deliver(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "e1",
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "url",
+                        "message": "Sign in",
+                        "url": "https://example.com/sign-in",
+                        "elicitationId": elicitation,
+                    },
+                }
+            )
+
     return handle
 
 
@@ -421,7 +540,9 @@ async def test_a_url_elicitation_with_a_new_id_gets_its_recorded_answer_and_timi
     report = await replay_against(rec, timing_server("call"), timeout=3)
     assert report["answered_from_recording"] == 1
     assert [(r["status"], r["kind"], r["method"]) for r in report["rows"]] == [
-        ("same", "request", "tools/list"), ("same", "request", "tools/call")]
+        ("same", "request", "tools/list"),
+        ("same", "request", "tools/call"),
+    ]
 
 
 async def test_a_timed_notification_that_no_longer_comes_is_one_row_over_the_whole_replay():
@@ -429,5 +550,6 @@ async def test_a_timed_notification_that_no_longer_comes_is_one_row_over_the_who
     report = await replay_against(rec, timing_server("never"), timeout=3)
     rows = [r for r in report["rows"] if r["status"] != "same"]
     assert [(r["status"], r["method"], r["during"]["method"]) for r in rows] == [
-        ("missing", "notifications/tools/list_changed", "the whole replay")]
+        ("missing", "notifications/tools/list_changed", "the whole replay")
+    ]
     assert rows[0]["detail"].startswith("1 fewer than recorded (1 then, 0 now) over the whole replay")

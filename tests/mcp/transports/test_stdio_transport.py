@@ -1,5 +1,6 @@
 """The stdio transport against real peers (the SDK peer, server-everything) and small hostile
 scripts: every line recorded, only JSON delivered, nothing left running after close()."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +20,7 @@ from playground.mcp.transports.base import TransportError
 from playground.mcp.transports.stdio import StdioTransport, group_alive
 from tests.conftest import PEERS
 
-WAIT = 20.0   # generous upper bound for any single wait; never a synchronisation sleep
+WAIT = 20.0  # generous upper bound for any single wait; never a synchronisation sleep
 
 LEGACY = "2025-11-25"
 
@@ -51,6 +52,7 @@ class Harness:
 
     async def event(self, pred: Callable[[TranscriptEvent], bool]) -> TranscriptEvent:
         """The first event matching `pred`, waiting for it if needed."""
+
         async def scan() -> TranscriptEvent:
             while True:
                 self._changed.clear()
@@ -58,6 +60,7 @@ class Harness:
                     if pred(event):
                         return event
                 await self._changed.wait()
+
         return await asyncio.wait_for(scan(), WAIT)
 
     async def count(self, pred: Callable[[TranscriptEvent], bool], n: int) -> None:
@@ -65,6 +68,7 @@ class Harness:
             while sum(1 for e in self.events if pred(e)) < n:
                 self._changed.clear()
                 await self._changed.wait()
+
         await asyncio.wait_for(scan(), WAIT)
 
     async def wait_closed(self) -> None:
@@ -83,7 +87,7 @@ def proc_state(pid: int) -> str | None:
         stat = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
         return None
-    return stat[stat.rfind(b")") + 2:].split()[0].decode()
+    return stat[stat.rfind(b")") + 2 :].split()[0].decode()
 
 
 def assert_reaped(pid: int) -> None:
@@ -121,9 +125,11 @@ def script(code: str) -> tuple[str, list[str]]:
 
 
 def initialize(id: int = 1) -> dict[str, Any]:
-    return jsonrpc.request(id, "initialize", {
-        "protocolVersion": LEGACY, "capabilities": {},
-        "clientInfo": {"name": "playground-tests", "version": "0"}})
+    return jsonrpc.request(
+        id,
+        "initialize",
+        {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "playground-tests", "version": "0"}},
+    )
 
 
 # Real peers ---------------------------------------------------------------------
@@ -136,7 +142,7 @@ async def test_sdk_peer_handshake_and_tools_list(make, python_exe):
     started = h.notes("started")
     assert len(started) == 1 and started[0].data == {"pid": pid}
     assert started[0].text == f"spawned {python_exe} (pid {pid})"
-    assert h.notes("connected") == []       # nothing answered yet
+    assert h.notes("connected") == []  # nothing answered yet
 
     await h.transport.send(initialize(1))
     init = await h.message()
@@ -151,9 +157,12 @@ async def test_sdk_peer_handshake_and_tools_list(make, python_exe):
     # The transcript, frame by frame: what was sent, what came back, and which answers what.
     frames = [e for e in h.events if e.dir in ("send", "recv")]
     assert [(e.dir, e.method, e.rpc_id) for e in frames] == [
-        ("send", "initialize", 1), ("recv", None, 1),
+        ("send", "initialize", 1),
+        ("recv", None, 1),
         ("send", "notifications/initialized", None),
-        ("send", "tools/list", 2), ("recv", None, 2)]
+        ("send", "tools/list", 2),
+        ("recv", None, 2),
+    ]
     sent_init, got_init, sent_note, sent_list, got_list = frames
     assert sent_init.raw == jsonrpc.encode(initialize(1))
     assert all(e.parse_error is None and e.problems is None for e in frames)
@@ -163,7 +172,9 @@ async def test_sdk_peer_handshake_and_tools_list(make, python_exe):
     assert got_list.message == listed and json.loads(got_list.raw) == listed
 
     # A tool that writes on stderr: the line is recorded as a stderr event.
-    await h.transport.send(jsonrpc.request(3, "tools/call", {"name": "stderr_line", "arguments": {"text": "hello-stderr"}}))
+    await h.transport.send(
+        jsonrpc.request(3, "tools/call", {"name": "stderr_line", "arguments": {"text": "hello-stderr"}})
+    )
     called = await h.message()
     assert called["id"] == 3 and not called["result"].get("isError")
     line = await h.event(lambda e: e.dir == "stderr" and "hello-stderr" in (e.text or ""))
@@ -173,7 +184,7 @@ async def test_sdk_peer_handshake_and_tools_list(make, python_exe):
     assert_reaped(pid)
     closed = h.notes("closed")
     assert len(closed) == 1 and closed[0].data["returncode"] is not None
-    assert h.closed_reasons == []   # closing on purpose is not "closed on its own"
+    assert h.closed_reasons == []  # closing on purpose is not "closed on its own"
 
 
 async def test_server_everything_over_stdio(make, everything_cmd):
@@ -221,8 +232,14 @@ async def test_garbage_partial_lines_and_exit(make):
     await h.transport.start()
     await h.wait_closed()
     raws = [e.raw for e in h.of("recv")]
-    assert raws == ["not json at all", '{"jsonrpc":"2.0","method":"notifications/hello"}', "[1, 2]", "42", "",
-                    '{"jsonrpc":"2.0","method":"trunc']
+    assert raws == [
+        "not json at all",
+        '{"jsonrpc":"2.0","method":"notifications/hello"}',
+        "[1, 2]",
+        "42",
+        "",
+        '{"jsonrpc":"2.0","method":"trunc',
+    ]
     parse_failed = [e.raw for e in h.of("recv") if e.parse_error]
     assert parse_failed == ["not json at all", "", '{"jsonrpc":"2.0","method":"trunc']
     # Only objects and arrays are delivered; the rest is only recorded.
@@ -249,7 +266,7 @@ async def test_a_paused_tap_stops_the_reading_until_resumed(make):
     h.tap.pause()
     await h.transport.start()
     await asyncio.wait_for(h.transport._protocol.exited.wait(), WAIT)
-    assert h.of("recv") == [] and h.messages.empty()        # it wrote and exited; we read nothing
+    assert h.of("recv") == [] and h.messages.empty()  # it wrote and exited; we read nothing
     h.tap.resume()
     await h.wait_closed()
     assert [e.method for e in h.of("recv")] == ["notifications/n0", "notifications/n1", "notifications/n2"]
@@ -374,7 +391,7 @@ async def test_grandchild_holding_the_pipes_does_not_hide_a_crash(make):
     pid = h.transport.pid
     grandchild = (await h.message())["params"]["pid"]
     await h.transport.send(jsonrpc.notification("notifications/initialized"))
-    await h.wait_closed()   # the grandchild still holds stdout open: exit is seen anyway
+    await h.wait_closed()  # the grandchild still holds stdout open: exit is seen anyway
     assert h.closed_reasons == ["server process exited with code 5"]
     await h.transport.close()
     assert_reaped(pid)
@@ -429,7 +446,7 @@ async def test_line_longer_than_max_line_is_recorded_cut_and_skipped(make):
     """)
     h = make(cmd, args, max_line=100_000)
     await h.transport.start()
-    assert (await h.message())["method"] == "after"   # the huge one was not delivered
+    assert (await h.message())["method"] == "after"  # the huge one was not delivered
     huge, after = h.of("recv")
     assert huge.size == 100_000 and huge.parse_error
     assert any("longer than 100000 bytes" in p for p in huge.problems)
@@ -457,11 +474,12 @@ async def test_a_server_gets_only_the_default_environment_and_its_own_variables(
     env = facts["env"]
     assert "PLAYGROUND_SECRET_KEY" not in env and "DATABASE_URL" not in env
     assert env["PLAYGROUND_GIVEN"] == "from-config" and env["HOME"] == "/home/someone"
-    assert set(env) - {"PLAYGROUND_GIVEN", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER",
-                       "LC_CTYPE", "PWD"} == set()       # (Python itself may add LC_CTYPE; a shell PWD)
+    assert (
+        set(env) - {"PLAYGROUND_GIVEN", "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LC_CTYPE", "PWD"} == set()
+    )  # (Python itself may add LC_CTYPE; a shell PWD)
     assert Path(facts["cwd"]).resolve() == tmp_path.resolve()
-    assert facts["pid"] == h.transport.pid and facts["pgid"] == h.transport.pid   # its own group
-    assert "PLAYGROUND_GIVEN" not in os.environ   # the parent's environment is untouched
+    assert facts["pid"] == h.transport.pid and facts["pgid"] == h.transport.pid  # its own group
+    assert "PLAYGROUND_GIVEN" not in os.environ  # the parent's environment is untouched
 
 
 async def test_inheriting_the_whole_environment_is_a_choice(make, monkeypatch):
@@ -492,19 +510,23 @@ async def test_str_frames_are_sent_exactly(make):
     """)
     h = make(cmd, args)
     await h.transport.start()
-    await h.transport.send('{"jsonrpc": "2.0", "id": 7, "method": "ping"')        # malformed on purpose
-    await h.transport.send('{"jsonrpc":"2.0","method":"x"}\n')                     # has its newline already
+    await h.transport.send('{"jsonrpc": "2.0", "id": 7, "method": "ping"')  # malformed on purpose
+    await h.transport.send('{"jsonrpc":"2.0","method":"x"}\n')  # has its newline already
     await h.transport.send({"jsonrpc": "2.0", "id": "é", "method": "ping"})
     await h.count(lambda e: e.dir == "recv", 3)
     sent = h.of("send")
-    assert [e.raw for e in sent] == ['{"jsonrpc": "2.0", "id": 7, "method": "ping"',
-                                     '{"jsonrpc":"2.0","method":"x"}\n',
-                                     '{"jsonrpc":"2.0","id":"é","method":"ping"}']
+    assert [e.raw for e in sent] == [
+        '{"jsonrpc": "2.0", "id": 7, "method": "ping"',
+        '{"jsonrpc":"2.0","method":"x"}\n',
+        '{"jsonrpc":"2.0","id":"é","method":"ping"}',
+    ]
     assert sent[0].parse_error and sent[2].parse_error is None
     # The echo shows what went over the wire: one line each, no doubled newline.
-    assert [e.raw for e in h.of("recv")] == ['{"jsonrpc": "2.0", "id": 7, "method": "ping"',
-                                             '{"jsonrpc":"2.0","method":"x"}',
-                                             '{"jsonrpc":"2.0","id":"é","method":"ping"}']
+    assert [e.raw for e in h.of("recv")] == [
+        '{"jsonrpc": "2.0", "id": 7, "method": "ping"',
+        '{"jsonrpc":"2.0","method":"x"}',
+        '{"jsonrpc":"2.0","id":"é","method":"ping"}',
+    ]
 
 
 async def test_stdout_closed_while_the_process_lives(make):
@@ -576,7 +598,7 @@ async def test_command_not_found(make):
         await h.transport.start()
     assert [e.kind for e in h.events] == ["error"]
     assert h.transport.pid is None
-    await h.transport.close()   # nothing to release, no error
+    await h.transport.close()  # nothing to release, no error
 
 
 async def test_command_not_executable(make, tmp_path):
@@ -598,7 +620,7 @@ async def test_missing_cwd(make, tmp_path):
 async def test_close_is_idempotent_and_send_after_close_fails(make):
     cmd, args = script("import sys; sys.stdin.read()")
     unused = make(cmd, args)
-    await unused.transport.close()   # before start: nothing to release, and it stays closed
+    await unused.transport.close()  # before start: nothing to release, and it stays closed
     assert unused.events == []
     with pytest.raises(TransportError, match="closed"):
         await unused.transport.start()
@@ -634,9 +656,8 @@ async def test_lines_are_split_the_same_however_the_pipe_cuts_them(cut):
     same output gives the same lines; a line that outgrows max_line before its newline comes is
     handed over cut once and the rest of it skipped, whatever follows it in the same chunk kept;
     a failing handler loses only its own line (noted); a last line without a newline counts."""
-    output = (b'{"a":1}\n' + b"x" * 40 + b"\n\n" + b"y" * 300 + b'\n{"b":2}\r\n' + b"z" * 25
-              + b"\nboom\nlast")
-    chunks = [output[i:i + cut] for i in range(0, len(output), cut)]
+    output = b'{"a":1}\n' + b"x" * 40 + b"\n\n" + b"y" * 300 + b'\n{"b":2}\r\n' + b"z" * 25 + b"\nboom\nlast"
+    chunks = [output[i : i + cut] for i in range(0, len(output), cut)]
     tap = Tap()
     notes: list[TranscriptEvent] = []
     tap.subscribe(notes.append)
@@ -650,11 +671,12 @@ async def test_lines_are_split_the_same_however_the_pipe_cuts_them(cut):
         lines.append(line)
 
     await transport._read_lines(_Chunks(chunks), on_line, overflows.append)
-    if cut < 1000:       # 300 y's never fit in the 50 bytes held before their newline comes
+    if cut < 1000:  # 300 y's never fit in the 50 bytes held before their newline comes
         assert overflows == [b"y" * 50]
         assert lines == [b'{"a":1}', b"x" * 40, b"", b'{"b":2}\r', b"z" * 25, b"last"]
-    else:                # one chunk: every line is whole, none outgrows what is held
+    else:  # one chunk: every line is whole, none outgrows what is held
         assert overflows == []
         assert lines == [b'{"a":1}', b"x" * 40, b"", b"y" * 300, b'{"b":2}\r', b"z" * 25, b"last"]
     assert [e.text for e in notes if e.kind == "error"] == [
-        "handling a line from the server failed: RuntimeError('handler failed')"]
+        "handling a line from the server failed: RuntimeError('handler failed')"
+    ]

@@ -1,5 +1,6 @@
 """Auto refresh: list_changed refreshes the catalogue, until turned off (alone; and with a listen
 stream of the SDK peer)."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,20 +28,31 @@ async def test_with_auto_refresh_turned_off_list_changed_is_shown_but_refreshes_
         await send(comm, action="listen", toolsListChanged="1", uris="peer://greeting\npeer://nothing")
         await receive_until(comm, "<strong>open</strong>")
         await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
-        await receive_until(comm, "notifications/resources/updated</code> <span class=\"tag\"",
-                            "notifications/tools/list_changed</code>",
-                            'data-method="tools/list"')        # list_changed refreshed the list
+        await receive_until(
+            comm,
+            'notifications/resources/updated</code> <span class="tag"',
+            "notifications/tools/list_changed</code>",
+            'data-method="tools/list"',
+        )  # list_changed refreshed the list
         # With the toggle off, list_changed is shown but refreshes nothing.
         await send(comm, action="auto_refresh")
-        await receive_until(comm, '<div id="auto-refresh-state" hx-swap-oob="innerHTML"><label><input type="checkbox" '
-                                  'name="on" value="1" data-auto-refresh> ')
+        await receive_until(
+            comm,
+            '<div id="auto-refresh-state" hx-swap-oob="innerHTML"><label><input type="checkbox" '
+            'name="on" value="1" data-auto-refresh> ',
+        )
         await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
         await receive_until(comm, "<strong>tools/call</strong> touch")
         await send(comm, action="call_tool", name="echo", **{"args.text": "after"})
         await receive_until(comm, "<strong>tools/call</strong> echo")
     rows = await events(session.pk)
-    touched = [i for i, r in enumerate(rows) if r["dir"] == "recv"
-               and (r.get("message") or {}).get("method") == "notifications/tools/list_changed"]
+    touched = [
+        i
+        for i, r in enumerate(rows)
+        if r["dir"] == "recv" and (r.get("message") or {}).get("method") == "notifications/tools/list_changed"
+    ]
     assert len(touched) == 2
-    lists = [i for i, r in enumerate(rows) if r["dir"] == "send" and (r.get("message") or {}).get("method") == "tools/list"]
+    lists = [
+        i for i, r in enumerate(rows) if r["dir"] == "send" and (r.get("message") or {}).get("method") == "tools/list"
+    ]
     assert any(touched[0] < i < touched[1] for i in lists) and not any(i > touched[1] for i in lists)

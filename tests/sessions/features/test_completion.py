@@ -1,5 +1,6 @@
 """Completion: suggestions for the asking tab only (alone; and from server-everything, narrowed by
 the context)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -27,7 +28,7 @@ async def test_completion_answers_the_asking_tab_only_with_the_latest_question()
     first.set_result({"completion": {"values": ["stale"]}})
     await session.settle()
     assert [(c, e["values"]) for c, _, e in session.replies] == [("tab-1", ["Ada", "Alan"])]
-    fragment, = BY_NAME["completion"].fragments(session.replies[0][2], tab)
+    (fragment,) = BY_NAME["completion"].fragments(session.replies[0][2], tab)
     assert 'id="f1"' in fragment and "Alan" in fragment and "stale" not in fragment
 
 
@@ -35,13 +36,32 @@ async def test_completion_answers_the_asking_tab_only_with_the_latest_question()
 async def test_completion_suggests_to_the_asking_tab_narrowed_by_the_context():
     """Against server-everything: only this tab gets the suggestions; context.arguments narrows
     the second field."""
-    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<",
-                        **everything_server()) as (_, _session, comm):
-        await send(comm, action="complete", ref_type="ref/prompt", ref="completable-prompt", argument="department",
-                   value="E", context="{}", target="sugg-parg-1")
+    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<", **everything_server()) as (
+        _,
+        _session,
+        comm,
+    ):
+        await send(
+            comm,
+            action="complete",
+            ref_type="ref/prompt",
+            ref="completable-prompt",
+            argument="department",
+            value="E",
+            context="{}",
+            target="sugg-parg-1",
+        )
         got = await receive_until(comm, 'id="sugg-parg-1"')
         assert 'data-suggest="Engineering"' in got and "Sales" not in got
-        await send(comm, action="complete", ref_type="ref/prompt", ref="completable-prompt", argument="name",
-                   value="", context=json.dumps({"department": "Engineering"}), target="sugg-parg-2")
+        await send(
+            comm,
+            action="complete",
+            ref_type="ref/prompt",
+            ref="completable-prompt",
+            argument="name",
+            value="",
+            context=json.dumps({"department": "Engineering"}),
+            target="sugg-parg-2",
+        )
         got = await receive_until(comm, 'id="sugg-parg-2"')
         assert all(f'data-suggest="{n}"' in got for n in ("Alice", "Bob", "Charlie"))

@@ -1,5 +1,6 @@
 """subscriptions/listen (modern): the stream, what the server acknowledged and did not honour
 (alone, its panel; and against the SDK peer)."""
+
 from __future__ import annotations
 
 import re
@@ -15,12 +16,23 @@ async def test_listen_counts_only_its_own_stream_and_lists_what_was_refused():
 
     session = FakeSession(FakeClient(era="modern"))
     listen = session.add("listen")
-    listen.stream = {"id": 5, "requested": {"toolsListChanged": True, "resourceSubscriptions": ["a://1"]},
-                     "acknowledged": None, "status": "waiting", "count": 0}
-    listen.on_notification({"method": "notifications/subscriptions/acknowledged",
-                            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": 5},
-                                       "notifications": {"toolsListChanged": True}}})
-    listen.on_notification({"method": "notifications/tools/list_changed", "params": {}})          # untagged
+    listen.stream = {
+        "id": 5,
+        "requested": {"toolsListChanged": True, "resourceSubscriptions": ["a://1"]},
+        "acknowledged": None,
+        "status": "waiting",
+        "count": 0,
+    }
+    listen.on_notification(
+        {
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {
+                "_meta": {"io.modelcontextprotocol/subscriptionId": 5},
+                "notifications": {"toolsListChanged": True},
+            },
+        }
+    )
+    listen.on_notification({"method": "notifications/tools/list_changed", "params": {}})  # untagged
     assert listen.stream["status"] == "open" and listen.stream["count"] == 0
     assert refused(listen.stream["requested"], listen.stream["acknowledged"]) == ["a://1"]
 
@@ -47,13 +59,18 @@ async def test_a_listen_stream_shows_what_was_acknowledged_then_its_notification
         assert '<span class="cap">toolsListChanged</span>' in acked and "peer://greeting" in acked
         await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
         # The feed (gathered in bursts) and the transcript arrive in either order.
-        got = await receive_until(comm, "notifications/resources/updated</code> <span class=\"tag\"",
-                                  "notifications/tools/list_changed</code>",
-                                  'data-method="tools/list"')        # list_changed refreshed the list
+        got = await receive_until(
+            comm,
+            'notifications/resources/updated</code> <span class="tag"',
+            "notifications/tools/list_changed</code>",
+            'data-method="tools/list"',
+        )  # list_changed refreshed the list
         await send(comm, action="stop_listen")
         got = await receive_until(comm, "closed by us")
     rows = await events(session.pk)
     listen = sent(rows, "subscriptions/listen")[0]
-    assert listen["params"]["notifications"] == {"toolsListChanged": True,
-                                                 "resourceSubscriptions": ["peer://greeting", "peer://nothing"]}
+    assert listen["params"]["notifications"] == {
+        "toolsListChanged": True,
+        "resourceSubscriptions": ["peer://greeting", "peer://nothing"],
+    }
     assert sent(rows, "notifications/cancelled")[-1]["params"]["requestId"] == listen["id"]

@@ -1,5 +1,6 @@
 """Logging: the level set, the server's log messages shown in bursts (alone; and against
 server-everything)."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,13 +23,14 @@ async def test_logging_sets_the_level_and_says_when_the_server_refuses():
     await logging.handle({"command": "set_level", "name": "debug"})
     assert logging.level == "debug" and logging.error == ""
 
+
 async def test_logging_shows_log_messages_in_bursts_and_not_in_the_feed():
     session = FakeSession(FakeClient())
     logging, feed = session.add("logging"), session.add("feed")
     message = {"method": "notifications/message", "params": {"level": "error", "logger": "db", "data": "<b>down</b>"}}
     logging.on_notification(message)
-    assert "notifications/message" in feed.ignored_notifications         # the worker never hands it to the feed
-    await session.settle()                                # the burst, sent once its window closed
+    assert "notifications/message" in feed.ignored_notifications  # the worker never hands it to the feed
+    await session.settle()  # the burst, sent once its window closed
     published = [(name, e["html"]) for name, e in session.published]
     assert [name for name, _ in published] == ["logging"]
     assert 'id="feed-log"' in published[0][1] and "&lt;b&gt;down&lt;/b&gt;" in published[0][1]
@@ -46,12 +48,16 @@ async def test_logging_shows_log_messages_in_bursts_and_not_in_the_feed():
 async def test_the_level_set_reaches_the_server_and_its_log_messages_are_shown():
     """Against server-everything: the level set, then a subscription, which the server logs (a
     log notification, shown in the Log panel)."""
-    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<",
-                        **everything_server()) as (_, session, comm):
+    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<", **everything_server()) as (
+        _,
+        session,
+        comm,
+    ):
         await send(comm, action="set_level", level="debug")
         await receive_until(comm, "level set to <strong>debug</strong>")
         await send(comm, action="subscribe", uri="demo://resource/static/document/architecture.md")
-        await receive_until(comm, 'aria-label="Subscribed resources"', "Received Subscribe Resource request",
-                            'id="feed-log"')
+        await receive_until(
+            comm, 'aria-label="Subscribed resources"', "Received Subscribe Resource request", 'id="feed-log"'
+        )
     rows = await events(session.pk)
     assert sent(rows, "logging/setLevel")[0]["params"] == {"level": "debug"}

@@ -2,6 +2,7 @@
 (redacted), fetched again by a live session's tabs when the catalogue changes (a tool call
 publishes nothing: the last result is shown when the person asks for it), and downloadable as
 one JSON document."""
+
 from __future__ import annotations
 
 import json
@@ -17,9 +18,15 @@ from tests.sessions.fakes import FakeSession
 
 SECRET = "sk-live-model-view-0123456789"
 TOOLS = [
-    {"name": "lookup", "description": f"Looks things up with key {SECRET}.",
-     "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "description": "The query"}},
-                     "required": ["q"]}},
+    {
+        "name": "lookup",
+        "description": f"Looks things up with key {SECRET}.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"q": {"type": "string", "description": "The query"}},
+            "required": ["q"],
+        },
+    },
     {"name": "bad name", "inputSchema": {"type": "object", "properties": {"xs": {"type": "array"}}}},
 ]
 
@@ -27,15 +34,30 @@ TOOLS = [
 @pytest.fixture
 def saved(client):
     user = get_user_model().objects.create_user("mv", password="pw")
-    server = Server.objects.create(name="s", transport="http", url="http://127.0.0.1:1/mcp",
-                                   headers={"X-Key": SECRET}, owner=user)
-    session = Session.objects.create(server=server, server_name="s", owner=user, status="ended",
-                                     catalogue={"tools": TOOLS}, secret_values=server.to_config().secret_values())
+    server = Server.objects.create(
+        name="s", transport="http", url="http://127.0.0.1:1/mcp", headers={"X-Key": SECRET}, owner=user
+    )
+    session = Session.objects.create(
+        server=server,
+        server_name="s",
+        owner=user,
+        status="ended",
+        catalogue={"tools": TOOLS},
+        secret_values=server.to_config().secret_values(),
+    )
     call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "x"}}}
-    answer = {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": f"found {SECRET}"}],
-                                                   "structuredContent": {"found": 1}}}
-    save_events(session.pk, [{"seq": 1, "t": 0.1, "dir": "send", "raw": json.dumps(call), "message": call},
-                    {"seq": 2, "t": 0.2, "dir": "recv", "raw": json.dumps(answer), "message": answer, "reply_to": 1}])
+    answer = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "result": {"content": [{"type": "text", "text": f"found {SECRET}"}], "structuredContent": {"found": 1}},
+    }
+    save_events(
+        session.pk,
+        [
+            {"seq": 1, "t": 0.1, "dir": "send", "raw": json.dumps(call), "message": call},
+            {"seq": 2, "t": 0.2, "dir": "recv", "raw": json.dumps(answer), "message": answer, "reply_to": 1},
+        ],
+    )
     client.force_login(user)
     return session
 
@@ -44,17 +66,22 @@ def saved(client):
 def test_owner_page_shows_each_provider_its_findings_and_the_last_result(client, saved):
     page = client.get(reverse("sessions:detail", args=[saved.pk])).content.decode()
     panel_url = reverse("sessions:model_view", args=[saved.pk])
-    assert "Model view" in page and f'data-model-view-url="{panel_url}"' in page     # fetched by the page, once opened
+    assert "Model view" in page and f'data-model-view-url="{panel_url}"' in page  # fetched by the page, once opened
     panel = client.get(panel_url).content.decode()
-    assert panel.startswith('<div id="model-view"')                  # replaces the loader (outerHTML)
-    for label in ("OpenAI Chat Completions tools", "OpenAI Responses tools", "Anthropic Messages tools",
-                  "Google Gemini tools", "SDK simple chatbot text"):
+    assert panel.startswith('<div id="model-view"')  # replaces the loader (outerHTML)
+    for label in (
+        "OpenAI Chat Completions tools",
+        "OpenAI Responses tools",
+        "Anthropic Messages tools",
+        "Google Gemini tools",
+        "SDK simple chatbot text",
+    ):
         assert f'aria-label="{label}"' in panel
     assert 'data-rule="openai.name"' in panel and 'data-rule="openai.array-items"' in panel
     assert 'data-rule="gemini.array-items"' in panel and "Tokens: ≈ 1 token per 4 characters" in panel
-    assert SECRET in panel                         # the owner sees what the server sent (no OAuth value here)
+    assert SECRET in panel  # the owner sees what the server sent (no OAuth value here)
     result = client.get(reverse("sessions:model_view_result", args=[saved.pk])).content.decode()
-    assert "Last tool result" in result and "Tool execution result: meta=None" in result   # the SDK chatbot's text
+    assert "Last tool result" in result and "Tool execution result: meta=None" in result  # the SDK chatbot's text
     assert "&quot;functionResponse&quot;" in result and "&quot;found&quot;: 1" in result
 
 
@@ -67,7 +94,7 @@ def test_share_page_and_its_download_mask_every_secret(client, saved):
     result_url = reverse("sessions:share_model_view_result", args=[link.token])
     assert "Model view" in page and f'data-model-view-url="{panel_url}"' in page and f'hx-get="{result_url}"' in page
     assert SECRET not in page
-    panel = client.get(panel_url).content.decode()                  # fetched, as the owner's page does
+    panel = client.get(panel_url).content.decode()  # fetched, as the owner's page does
     assert 'aria-label="Anthropic Messages tools"' in panel and SECRET not in panel and "••••" in panel
     assert reverse("sessions:share_model_view_json", args=[link.token]) in panel
     result = client.get(result_url).content.decode()
@@ -108,9 +135,14 @@ def test_the_last_result_passes_over_newer_calls_that_have_none(client, saved):
     running = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "y"}}}
     failed = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "lookup", "arguments": {"q": "z"}}}
     refusal = {"jsonrpc": "2.0", "id": 5, "error": {"code": -32602, "message": "no"}}
-    save_events(saved.pk, [{"seq": 3, "t": 0.3, "dir": "send", "raw": json.dumps(running), "message": running},
-                  {"seq": 4, "t": 0.4, "dir": "send", "raw": json.dumps(failed), "message": failed},
-                  {"seq": 5, "t": 0.5, "dir": "recv", "raw": json.dumps(refusal), "message": refusal, "reply_to": 4}])
+    save_events(
+        saved.pk,
+        [
+            {"seq": 3, "t": 0.3, "dir": "send", "raw": json.dumps(running), "message": running},
+            {"seq": 4, "t": 0.4, "dir": "send", "raw": json.dumps(failed), "message": failed},
+            {"seq": 5, "t": 0.5, "dir": "recv", "raw": json.dumps(refusal), "message": refusal, "reply_to": 4},
+        ],
+    )
     result = client.get(reverse("sessions:model_view_result", args=[saved.pk])).content.decode()
     assert "Last tool result" in result and "&quot;found&quot;: 1" in result
     assert "No tool result in this session yet" not in result
@@ -123,14 +155,14 @@ async def test_a_live_session_makes_its_tabs_fetch_the_panel_again():
     feature = session.add("model_view")
     feature.on_catalogue()
     await session.settle()
-    (name, event), = session.published
+    ((name, event),) = session.published
     html = event["html"]
     assert name == "model_view" and 'hx-swap-oob="outerHTML' in html and "hx-trigger" not in html
     assert f'data-model-view-url="{reverse("sessions:model_view", args=[1])}"' in html and len(html) < 400
     assert [e["event"] for e in feature.snapshot()] == [event]
     feature.on_call_end("c1", {"command": "call_tool", "name": "lookup", "result": {"content": []}})
     await session.settle()
-    assert len(session.published) == 1                      # nothing on the relay path
+    assert len(session.published) == 1  # nothing on the relay path
 
 
 def test_megabytes_in_names_and_descriptions_keep_the_panel_small():
@@ -138,8 +170,15 @@ def test_megabytes_in_names_and_descriptions_keep_the_panel_small():
     from playground.sessions.features.model_view.panel import body_html, result_html
 
     huge = "n" * 3_000_000
-    catalogue = {"tools": [{"name": huge, "description": huge,
-                            "inputSchema": {"type": "object", "properties": {huge: {"type": "string"}}}}]}
+    catalogue = {
+        "tools": [
+            {
+                "name": huge,
+                "description": huge,
+                "inputSchema": {"type": "object", "properties": {huge: {"type": "string"}}},
+            }
+        ]
+    }
     html = body_html(catalogue, "/download")
     assert len(html) < 200_000 and "too large to show here" in html
     shown = result_html({"content": [{"type": "text", "text": huge}]}, huge)
@@ -147,9 +186,19 @@ def test_megabytes_in_names_and_descriptions_keep_the_panel_small():
 
 
 def _catalogue(tools: int, width: int) -> dict:
-    return {"tools": [{"name": f"t{i}", "description": "A tool.", "inputSchema": {
-        "type": "object", "properties": {f"p{j}": {"type": "string", "description": "P."} for j in range(width)}}}
-        for i in range(tools)]}
+    return {
+        "tools": [
+            {
+                "name": f"t{i}",
+                "description": "A tool.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {f"p{j}": {"type": "string", "description": "P."} for j in range(width)},
+                },
+            }
+            for i in range(tools)
+        ]
+    }
 
 
 @pytest.mark.django_db
@@ -160,14 +209,15 @@ def test_the_panel_is_computed_once_per_catalogue(client, saved):
 
     catalogue = _catalogue(40, 20)
     Session.objects.filter(pk=saved.pk).update(catalogue=catalogue)
-    other = Session.objects.create(server=saved.server, server_name="s", owner=saved.owner, status="ended",
-                                   catalogue=catalogue)
+    other = Session.objects.create(
+        server=saved.server, server_name="s", owner=saved.owner, status="ended", catalogue=catalogue
+    )
     link = ShareLink.objects.create(session=saved, created_by=saved.owner)
     before = VIEWS.computed
     first = client.get(reverse("sessions:model_view", args=[saved.pk])).content.decode()
     assert VIEWS.computed == before + 1 and "The 40 tools of this server" in first
     assert client.get(reverse("sessions:model_view", args=[saved.pk])).content.decode() == first
-    client.get(reverse("sessions:model_view", args=[other.pk]))                 # same tools, another session
+    client.get(reverse("sessions:model_view", args=[other.pk]))  # same tools, another session
     client.get(reverse("sessions:share_model_view", args=[link.token]))
     client.get(reverse("sessions:model_view_json", args=[saved.pk]))
     assert VIEWS.computed == before + 1
@@ -189,6 +239,7 @@ def test_the_memo_computes_once_for_concurrent_callers_and_stays_bounded():
         calls.append(1)
         assert gate.wait(30)
         return 42
+
     results: list[int] = []
     threads = [threading.Thread(target=lambda: results.append(memo.get("k", 10, slow))) for _ in range(4)]
     for thread in threads:
@@ -198,15 +249,15 @@ def test_the_memo_computes_once_for_concurrent_callers_and_stays_bounded():
         thread.join(30)
     assert results == [42] * 4 and calls == [1]
     memo.get("a", 10, lambda: 1)
-    memo.get("b", 10, lambda: 2)                       # two entries at most: "k" goes
+    memo.get("b", 10, lambda: 2)  # two entries at most: "k" goes
     assert memo.get("k", 10, lambda: 7) == 7
-    assert memo.get("big", 101, lambda: 3) == 3 and memo.get("big", 101, lambda: 4) == 4    # too big to keep
+    assert memo.get("big", 101, lambda: 3) == 3 and memo.get("big", 101, lambda: 4) == 4  # too big to keep
 
 
 def test_a_catalogue_of_thousands_of_tools_says_what_it_did_not_check():
     from playground.sessions.features.model_view.panel import body_html
 
-    html = body_html(_catalogue(400, 49), "/download")          # 20,000 subschemas: past the validation budget
+    html = body_html(_catalogue(400, 49), "/download")  # 20,000 subschemas: past the validation budget
     assert 'data-rule="anthropic.draft-2020-12"' in html and "not checked" in html
     assert 'class="mv-unchecked"' in html
 
@@ -222,23 +273,35 @@ async def test_the_panel_is_computed_off_the_database_thread():
     from tests.sessions.offthread import computed_off_the_database_thread
 
     user = await sync_to_async(get_user_model().objects.create_user)("mv-async", password="pw")
-    session = await sync_to_async(Session.objects.create)(server_name="s", owner=user, status="ended",
-                                                          catalogue={"tools": TOOLS})
+    session = await sync_to_async(Session.objects.create)(
+        server_name="s", owner=user, status="ended", catalogue={"tools": TOOLS}
+    )
     browser = AsyncClient()
     await browser.aforce_login(user)
     response, count = await computed_off_the_database_thread(
-        model_view_views, "body_html", browser.get(reverse("sessions:model_view", args=[session.pk])))
-    assert count >= 1 and response.status_code == 200 and 'aria-label="Google Gemini tools"' in response.content.decode()
+        model_view_views, "body_html", browser.get(reverse("sessions:model_view", args=[session.pk]))
+    )
+    assert (
+        count >= 1 and response.status_code == 200 and 'aria-label="Google Gemini tools"' in response.content.decode()
+    )
 
 
 def _inlining_bomb(name: str, depth: int = 20, words: int = 200) -> dict:
     """A tool whose inputSchema doubles at every `$defs` level and ends in an enum: a few KB here,
     2^depth copies of the enum once every `$ref` is inlined, as Gemini's rendering must."""
-    defs = {f"d{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"},
-                                                         "b": {"$ref": f"#/$defs/d{i + 1}"}}} for i in range(depth)}
+    defs = {
+        f"d{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"}, "b": {"$ref": f"#/$defs/d{i + 1}"}},
+        }
+        for i in range(depth)
+    }
     defs[f"d{depth}"] = {"type": "string", "enum": [f"value-{i:05d}-{name}" for i in range(words)]}
-    return {"name": name, "description": "bomb",
-            "inputSchema": {"type": "object", "$defs": defs, "properties": {"root": {"$ref": "#/$defs/d0"}}}}
+    return {
+        "name": name,
+        "description": "bomb",
+        "inputSchema": {"type": "object", "$defs": defs, "properties": {"root": {"$ref": "#/$defs/d0"}}},
+    }
 
 
 @pytest.mark.django_db
@@ -257,13 +320,20 @@ def test_a_catalogue_whose_gemini_rendering_inlines_to_gigabytes_stays_within_th
     client.logout()
     response = client.get(reverse("sessions:share_model_view_json", args=[link.token]))
     body = b"".join(response.streaming_content)
-    assert len(body) < 2 * 5 * MODEL_VIEW_TOOL.output    # each tool's part, plus the other renderings
+    assert len(body) < 2 * 5 * MODEL_VIEW_TOOL.output  # each tool's part, plus the other renderings
     document = json.loads(body)
-    details = {name: [d for f in findings for d in f["details"]] for name, findings in document["findings"]["gemini"].items()}
+    details = {
+        name: [d for f in findings for d in f["details"]] for name, findings in document["findings"]["gemini"].items()
+    }
     for i in range(5):
-        assert "its rendering is too large to show: more than 1 MB of output: the rest is left empty" in details[f"bomb{i}"]
+        assert (
+            "its rendering is too large to show: more than 1 MB of output: the rest is left empty"
+            in details[f"bomb{i}"]
+        )
     lookup = document["gemini"]["tools"][0]["functionDeclarations"][-1]
-    assert lookup["name"] == "lookup" and lookup["parameters"]["properties"]["q"]["type"] == "STRING"   # the others whole
+    assert (
+        lookup["name"] == "lookup" and lookup["parameters"]["properties"]["q"]["type"] == "STRING"
+    )  # the others whole
 
 
 def test_a_missing_description_is_advice_not_a_change():

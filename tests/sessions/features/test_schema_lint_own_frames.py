@@ -4,6 +4,7 @@ server-everything), and not one `send` line of the transcript has a schema probl
 of these sessions was checked (none skipped by the budget), each feature really sent its frames
 (the methods are listed), and a request made invalid on purpose (the Raw request composer) is the
 one frame flagged."""
+
 from __future__ import annotations
 
 import html
@@ -15,29 +16,47 @@ import pytest
 
 from playground.sessions.live.worker import start_session
 from playground.sessions.live.workers import WORKERS
-from tests.sessions.helpers import (EVERYTHING, card_key, communicator, edit_server, events, make_user_and_server,
-                                    receive_fragment, receive_until, send, stop_all)
+from tests.sessions.helpers import (
+    EVERYTHING,
+    card_key,
+    communicator,
+    edit_server,
+    events,
+    make_user_and_server,
+    receive_fragment,
+    receive_until,
+    send,
+    stop_all,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
-SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "a reply"}, "model": "human", "stopReason": "endTurn"}
+SAMPLED = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "a reply"},
+    "model": "human",
+    "stopReason": "endTurn",
+}
 
 
-BROKEN_ON_PURPOSE = {"name": 5}      # a raw tools/call's params: the control, the one frame that must be flagged
+BROKEN_ON_PURPOSE = {"name": 5}  # a raw tools/call's params: the control, the one frame that must be flagged
 
 
 def assert_own_frames_clean(rows: list[dict[str, Any]], linter: Any, methods: set[str]) -> None:
     ours = [r for r in rows if r["dir"] == "send"]
-    def on_purpose(row: dict[str, Any]) -> bool:       # (modern: with the client's _meta added)
+
+    def on_purpose(row: dict[str, Any]) -> bool:  # (modern: with the client's _meta added)
         params = (row.get("message") or {}).get("params")
         return isinstance(params, dict) and params.get("name") == BROKEN_ON_PURPOSE["name"]
 
-    flagged = [(r["seq"], r["message"], r["schema_problems"]) for r in ours if r.get("schema_problems")
-               and not on_purpose(r)]
+    flagged = [
+        (r["seq"], r["message"], r["schema_problems"]) for r in ours if r.get("schema_problems") and not on_purpose(r)
+    ]
     assert flagged == [], flagged
     [control] = [r for r in ours if on_purpose(r)]
     assert [(p["pointer"], p["message"]) for p in control["schema_problems"]] == [
-        ("/params/name", "5 is not of type 'string'")]
-    assert linter.skipped == 0 and linter.checked == linter.seen       # every frame was checked
+        ("/params/name", "5 is not of type 'string'")
+    ]
+    assert linter.skipped == 0 and linter.checked == linter.seen  # every frame was checked
     sent = {r["message"].get("method") for r in ours if isinstance(r.get("message"), dict)}
     assert methods - {"answers"} <= sent, methods - {"answers"} - sent
     # "answers": our responses to the server's requests were among them.
@@ -45,8 +64,9 @@ def assert_own_frames_clean(rows: list[dict[str, Any]], linter: Any, methods: se
 
 
 async def result(comm, command: str, name: str, *more: str, timeout: float = 20) -> str:
-    return await receive_fragment(comm, 'aria-label="Result"', f"<strong>{command}</strong> {name}", *more,
-                                  timeout=timeout)
+    return await receive_fragment(
+        comm, 'aria-label="Result"', f"<strong>{command}</strong> {name}", *more, timeout=timeout
+    )
 
 
 async def call(comm, name: str, *, wait: float = 20, **fields: str) -> str:
@@ -74,9 +94,15 @@ async def cancel_hang(comm) -> None:
 
 async def task(comm, topic: str) -> str:
     """A task-augmented call (server-everything's research); its task id."""
-    await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
-               **{"args.topic": topic, "args.ambiguous": ""}, send_anyway="1")
-    got = await receive_until(comm, 'class="task-card task"', 'name="task_id" value="')   # its card (features/tasks.py)
+    await send(
+        comm,
+        action="call_tool",
+        name="simulate-research-query",
+        as_task="1",
+        **{"args.topic": topic, "args.ambiguous": ""},
+        send_anyway="1",
+    )
+    got = await receive_until(comm, 'class="task-card task"', 'name="task_id" value="')  # its card (features/tasks.py)
     return html.unescape(re.search(r'name="task_id" value="([^"]+)"', got).group(1))
 
 
@@ -96,7 +122,7 @@ async def open_session(**server: Any) -> tuple[Any, Any, int, Any, Any]:
     return user, srv, session.pk, WORKERS[session.pk].feature("schema_lint").linter, comm
 
 
-@pytest.mark.parametrize("offered", ["", "2024-11-05"])       # the latest of the era, and the oldest
+@pytest.mark.parametrize("offered", ["", "2024-11-05"])  # the latest of the era, and the oldest
 async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
     user, server, session, linter, comm = await open_session(protocol_version=offered)
     try:
@@ -112,8 +138,16 @@ async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
         await result(comm, "resources/read", "peer://items/7")
         await send(comm, action="get_prompt", name="review", **{"args.code": "x = 1", "args.language": "python"})
         await result(comm, "prompts/get", "review")
-        await send(comm, action="complete", ref_type="ref/prompt", ref="review", argument="language", value="py",
-                   context=json.dumps({"code": "x = 1"}), target="sugg-1")
+        await send(
+            comm,
+            action="complete",
+            ref_type="ref/prompt",
+            ref="review",
+            argument="language",
+            value="py",
+            context=json.dumps({"code": "x = 1"}),
+            target="sugg-1",
+        )
         await receive_until(comm, 'id="sugg-1"')
         await send(comm, action="set_level", level="debug")
         await receive_until(comm, 'data-method="logging/setLevel"')
@@ -132,26 +166,56 @@ async def test_every_page_feature_against_the_sdk_peer_legacy(offered):
         await receive_until(comm, "<strong>request</strong>")
         await send(comm, action="raw", method="notifications/roots/list_changed", notification="1")
         await send(comm, action="refresh")
-        await edit_server(user, server.pk, {"name": "peer", "transport": "stdio", "command": server.command,
-                                            "args": "\n".join(server.args), "env": "", "cwd": "", "url": "",
-                                            "headers": "", "era": "legacy", "protocol_version": offered,
-                                            "roots": "file:///tmp/a A"})
+        await edit_server(
+            user,
+            server.pk,
+            {
+                "name": "peer",
+                "transport": "stdio",
+                "command": server.command,
+                "args": "\n".join(server.args),
+                "env": "",
+                "cwd": "",
+                "url": "",
+                "headers": "",
+                "era": "legacy",
+                "protocol_version": offered,
+                "roots": "file:///tmp/a A",
+            },
+        )
         await control_then_ping(comm)
     finally:
         await comm.disconnect()
         await stop_all()
-    assert_own_frames_clean(await events(session), linter, {
-        "initialize", "notifications/initialized", "tools/list", "resources/list", "resources/templates/list",
-        "prompts/list", "tools/call", "resources/read", "prompts/get", "completion/complete", "logging/setLevel",
-        "notifications/cancelled", "ping", "notifications/roots/list_changed", "answers"})
-    assert linter.version == (offered or "2025-11-25")          # checked against the version in use
+    assert_own_frames_clean(
+        await events(session),
+        linter,
+        {
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "resources/list",
+            "resources/templates/list",
+            "prompts/list",
+            "tools/call",
+            "resources/read",
+            "prompts/get",
+            "completion/complete",
+            "logging/setLevel",
+            "notifications/cancelled",
+            "ping",
+            "notifications/roots/list_changed",
+            "answers",
+        },
+    )
+    assert linter.version == (offered or "2025-11-25")  # checked against the version in use
 
 
 async def test_every_page_feature_against_the_sdk_peer_modern():
     _user, _server, session, linter, comm = await open_session(era="modern")
     try:
         await receive_until(comm, 'id="catalogue"', ">greet<", "peer://items/{item_id}")
-        await send(comm, action="set_level", level="debug")        # modern: per request, in _meta
+        await send(comm, action="set_level", level="debug")  # modern: per request, in _meta
         await receive_until(comm, "debug")
         await call(comm, "echo", **{"args.text": "hi"})
         await call(comm, "slow", timeout="30", **{"args.steps": "2"})
@@ -164,12 +228,26 @@ async def test_every_page_feature_against_the_sdk_peer_modern():
         await result(comm, "resources/read", "peer://items/a%20b")
         await send(comm, action="get_prompt", name="review", **{"args.code": "x"})
         await result(comm, "prompts/get", "review")
-        await send(comm, action="complete", ref_type="ref/resource", ref="peer://items/{item_id}", argument="item_id",
-                   value="", context="{}", target="sugg-2")
+        await send(
+            comm,
+            action="complete",
+            ref_type="ref/resource",
+            ref="peer://items/{item_id}",
+            argument="item_id",
+            value="",
+            context="{}",
+            target="sugg-2",
+        )
         await receive_until(comm, 'id="sugg-2"')
         # subscriptions/listen, a notification on it, and its end (notifications/cancelled).
-        await send(comm, action="listen", toolsListChanged="1", resourcesListChanged="1", promptsListChanged="1",
-                   uris="peer://greeting")
+        await send(
+            comm,
+            action="listen",
+            toolsListChanged="1",
+            resourcesListChanged="1",
+            promptsListChanged="1",
+            uris="peer://greeting",
+        )
         await receive_until(comm, "<strong>open</strong>")
         await send(comm, action="call_tool", name="touch", **{"args.uri": "peer://greeting"})
         await receive_until(comm, "notifications/resources/updated</code>")
@@ -184,20 +262,46 @@ async def test_every_page_feature_against_the_sdk_peer_modern():
     finally:
         await comm.disconnect()
         await stop_all()
-    assert_own_frames_clean(await events(session), linter, {
-        "server/discover", "tools/list", "resources/list", "resources/templates/list", "prompts/list", "tools/call",
-        "resources/read", "prompts/get", "completion/complete", "subscriptions/listen", "notifications/cancelled"})
+    assert_own_frames_clean(
+        await events(session),
+        linter,
+        {
+            "server/discover",
+            "tools/list",
+            "resources/list",
+            "resources/templates/list",
+            "prompts/list",
+            "tools/call",
+            "resources/read",
+            "prompts/get",
+            "completion/complete",
+            "subscriptions/listen",
+            "notifications/cancelled",
+        },
+    )
 
 
 async def test_every_page_feature_against_server_everything():
     if not EVERYTHING.exists():
         pytest.fail("server-everything is not installed: run `make peers`")
     _user, _server, session, linter, comm = await open_session(
-        name="everything", command=str(EVERYTHING), args=["stdio"], roots=[{"uri": "file:///tmp/first", "name": "First"}])
+        name="everything",
+        command=str(EVERYTHING),
+        args=["stdio"],
+        roots=[{"uri": "file:///tmp/first", "name": "First"}],
+    )
     try:
         await receive_until(comm, 'id="catalogue"', ">get-roots-list<", ">trigger-sampling-request<")
-        await send(comm, action="complete", ref_type="ref/prompt", ref="completable-prompt", argument="department",
-                   value="E", context="{}", target="sugg-3")
+        await send(
+            comm,
+            action="complete",
+            ref_type="ref/prompt",
+            ref="completable-prompt",
+            argument="department",
+            value="E",
+            context="{}",
+            target="sugg-3",
+        )
         await receive_until(comm, 'id="sugg-3"')
         await send(comm, action="get_prompt", name="args-prompt", **{"args.city": "Paris", "args.state": "IdF"})
         await result(comm, "prompts/get", "args-prompt")
@@ -208,7 +312,7 @@ async def test_every_page_feature_against_server_everything():
         await call(comm, "get-roots-list")
         await answer_card(comm, "trigger-sampling-request", SAMPLED, **{"args.prompt": "hello"})
         await result(comm, "tools/call", "trigger-sampling-request")
-        await answer_card(comm, "trigger-sampling-request", None, **{"args.prompt": "again"})    # an error response
+        await answer_card(comm, "trigger-sampling-request", None, **{"args.prompt": "again"})  # an error response
         await result(comm, "tools/call", "trigger-sampling-request")
         await answer_card(comm, "trigger-elicitation-request", {"action": "cancel"})
         await result(comm, "tools/call", "trigger-elicitation-request")
@@ -231,13 +335,32 @@ async def test_every_page_feature_against_server_everything():
         await comm.disconnect()
         await stop_all()
     rows = await events(session)
-    assert_own_frames_clean(rows, linter, {
-        "initialize", "notifications/initialized", "completion/complete", "prompts/get", "resources/read",
-        "tools/call", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/get",
-        "tasks/result", "tasks/cancel", "ping", "answers"})
-    answered = [r["message"] for r in rows if r["dir"] == "send" and isinstance(r["message"], dict)
-                and "method" not in r["message"]]
-    assert any("roots" in (m.get("result") or {}) for m in answered)               # roots/list
+    assert_own_frames_clean(
+        rows,
+        linter,
+        {
+            "initialize",
+            "notifications/initialized",
+            "completion/complete",
+            "prompts/get",
+            "resources/read",
+            "tools/call",
+            "logging/setLevel",
+            "resources/subscribe",
+            "resources/unsubscribe",
+            "tasks/get",
+            "tasks/result",
+            "tasks/cancel",
+            "ping",
+            "answers",
+        },
+    )
+    answered = [
+        r["message"]
+        for r in rows
+        if r["dir"] == "send" and isinstance(r["message"], dict) and "method" not in r["message"]
+    ]
+    assert any("roots" in (m.get("result") or {}) for m in answered)  # roots/list
     assert any((m.get("result") or {}).get("model") == "human" for m in answered)  # sampling
-    assert any("error" in m for m in answered)                                      # the rejected one
+    assert any("error" in m for m in answered)  # the rejected one
     assert any((m.get("result") or {}).get("action") == "cancel" for m in answered)  # elicitation

@@ -2,6 +2,7 @@
 polls, what it does on a status notification and on `input_required`, when it stops. Against
 server-everything: the last test here (consumer ↔ worker) and tests/browser/test_workspace.py
 (the page)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -18,7 +19,7 @@ from playground.sessions.features.tasks import poll_seconds
 from tests.sessions.fakes import FakeSession, FakeTab
 from tests.sessions.helpers import events, everything_server, live_tab, receive_fragment, send, sent, task_status
 
-FAST = 0.02          # the poll interval these tests run at (the floor is lowered to allow it)
+FAST = 0.02  # the poll interval these tests run at (the floor is lowered to allow it)
 
 
 class TaskServer:
@@ -42,8 +43,15 @@ class TaskServer:
 
 
 def task(status: str, poll_ms: float = FAST * 1000) -> dict[str, Any]:
-    return {"taskId": "T", "status": status, "statusMessage": f"now {status}", "pollInterval": poll_ms,
-            "createdAt": "2025-11-25T10:00:00Z", "lastUpdatedAt": "2025-11-25T10:00:01Z", "ttl": 60000}
+    return {
+        "taskId": "T",
+        "status": status,
+        "statusMessage": f"now {status}",
+        "pollInterval": poll_ms,
+        "createdAt": "2025-11-25T10:00:00Z",
+        "lastUpdatedAt": "2025-11-25T10:00:01Z",
+        "ttl": 60000,
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +62,9 @@ def fast_polls(monkeypatch: pytest.MonkeyPatch) -> None:
 def start(server: TaskServer) -> tuple[FakeSession, Any]:
     session = FakeSession(client=server)
     feature = session.add("tasks")
-    feature.on_call_end("c1", {"command": "call_tool", "name": "research", "result": {"task": task("working", server.poll_ms)}})
+    feature.on_call_end(
+        "c1", {"command": "call_tool", "name": "research", "result": {"task": task("working", server.poll_ms)}}
+    )
     return session, feature
 
 
@@ -70,8 +80,8 @@ def cards(session: FakeSession) -> list[str]:
 
 def test_poll_interval_within_floor_and_ceiling() -> None:
     assert poll_seconds(5000) == 5.0
-    assert poll_seconds(1) == tasks_module.POLL_FLOOR            # a server asking for 1 ms gets the floor
-    assert poll_seconds(10 ** 9) == tasks_module.POLL_CEILING
+    assert poll_seconds(1) == tasks_module.POLL_FLOOR  # a server asking for 1 ms gets the floor
+    assert poll_seconds(10**9) == tasks_module.POLL_CEILING
     assert poll_seconds(None) == poll_seconds("fast") == poll_seconds(True) == tasks_module.POLL_DEFAULT
     assert poll_seconds(float("nan")) == tasks_module.POLL_DEFAULT
 
@@ -83,8 +93,8 @@ async def test_polls_at_the_servers_pace_until_a_terminal_status_then_fetches_th
     assert session.calls == [{"command": "task_result", "task_id": "T", "name": "T"}]
     assert len(server.gets) == 3
     gaps = [b - a for a, b in zip(server.gets, server.gets[1:])]
-    assert all(gap >= 2 * FAST * 0.9 for gap in gaps)        # pollInterval honoured
-    await session.settle()                                    # the poller ended by itself
+    assert all(gap >= 2 * FAST * 0.9 for gap in gaps)  # pollInterval honoured
+    await session.settle()  # the poller ended by itself
     assert 'data-status="completed"' in cards(session)[-1] and "not polling" in cards(session)[-1]
     fetching = feature.followed["t1"].result_call
     feature.on_call_end(fetching, {"command": "task_result", "name": "T", "result": {"content": []}})
@@ -93,7 +103,7 @@ async def test_polls_at_the_servers_pace_until_a_terminal_status_then_fetches_th
 
 
 async def test_a_status_notification_updates_the_card_and_input_required_calls_tasks_result_at_once() -> None:
-    server = TaskServer("working", poll_ms=60_000)            # polls a minute apart: only the notification counts
+    server = TaskServer("working", poll_ms=60_000)  # polls a minute apart: only the notification counts
     session, feature = start(server)
     feature.on_notification({"method": "notifications/tasks/status", "params": task("input_required", 60_000)})
     # No click, no poll; it waits for the task's end, however long (the card polls meanwhile).
@@ -106,8 +116,10 @@ async def test_a_status_notification_updates_the_card_and_input_required_calls_t
     assert len(session.calls) == 1
     # A tasks/result that timed out fetched nothing: the next input_required asks again, a few times at most.
     for _ in range(5):
-        feature.on_call_end(feature.followed["t1"].result_call, {"command": "task_result", "name": "T",
-                                      "error": {"message": "timed out", "timeout": True}})
+        feature.on_call_end(
+            feature.followed["t1"].result_call,
+            {"command": "task_result", "name": "T", "error": {"message": "timed out", "timeout": True}},
+        )
         feature.on_notification({"method": "notifications/tasks/status", "params": task("input_required", 60_000)})
     assert len(session.calls) == tasks_module.MAX_AUTO_RESULTS
     feature._forget("t1")
@@ -118,7 +130,9 @@ async def test_notifications_about_other_tasks_are_ignored() -> None:
     server = TaskServer("working", poll_ms=60_000)
     session, feature = start(server)
     before = len(session.published)
-    feature.on_notification({"method": "notifications/tasks/status", "params": {**task("completed"), "taskId": "other"}})
+    feature.on_notification(
+        {"method": "notifications/tasks/status", "params": {**task("completed"), "taskId": "other"}}
+    )
     feature.on_notification({"method": "notifications/tasks/status", "params": "junk"})
     assert session.calls == [] and len(session.published) == before
     feature._forget("t1")
@@ -132,12 +146,13 @@ async def test_dismissing_the_card_stops_polling() -> None:
     await feature.handle({"command": "task_dismiss", "key": "t1"})
     polls = len(server.gets)
     async with asyncio.timeout(5):
-        await session.settle()                                # the poller has ended (one still polling never would)
-    assert len(server.gets) <= polls + 1                      # at most the poll under way as it was dismissed
+        await session.settle()  # the poller has ended (one still polling never would)
+    assert len(server.gets) <= polls + 1  # at most the poll under way as it was dismissed
     assert ("tasks", {"key": "t1", "gone": True}) in session.published
     tab = FakeTab()
     assert tasks_module.Tasks.fragments({"key": "t1", "gone": True}, tab) == [
-        '<div id="task-t1" hx-swap-oob="delete"></div>']
+        '<div id="task-t1" hx-swap-oob="delete"></div>'
+    ]
 
 
 async def test_polling_stops_after_failures_or_at_once_when_the_task_is_gone() -> None:
@@ -191,18 +206,18 @@ async def test_poll_status_on_a_finished_task_returns_at_once_and_polls_in_a_tas
         await answer.wait()
         return await plain(method, params, **kw)
 
-    server.request = waits_for_the_person            # type: ignore[method-assign]
+    server.request = waits_for_the_person  # type: ignore[method-assign]
     async with asyncio.timeout(5):
         await feature.handle({"command": "task_poll", "key": "t1"})
-    assert len(server.gets) == 1                     # asked, not answered yet
+    assert len(server.gets) == 1  # asked, not answered yet
     answer.set()
     await session.settle()
     assert len(server.gets) == 2 and "2 polls" in cards(session)[-1]
 
 
 def test_a_poll_interval_no_float_holds_is_clamped() -> None:
-    assert poll_seconds(10 ** 400) == tasks_module.POLL_CEILING
-    assert poll_seconds(-(10 ** 400)) == poll_seconds(float("-inf")) == tasks_module.POLL_FLOOR
+    assert poll_seconds(10**400) == tasks_module.POLL_CEILING
+    assert poll_seconds(-(10**400)) == poll_seconds(float("-inf")) == tasks_module.POLL_FLOOR
     assert poll_seconds(float("inf")) == tasks_module.POLL_CEILING
 
 
@@ -219,10 +234,10 @@ async def test_a_server_request_during_a_poll_is_not_the_ended_call_s() -> None:
         seen.append(CURRENT_CALL.get())
         return await plain(method, params, **kw)
 
-    server.request = records                         # type: ignore[method-assign]
+    server.request = records  # type: ignore[method-assign]
     session = FakeSession(client=server)
     feature = session.add("tasks")
-    CURRENT_CALL.set("c1")                           # as in the worker's _publish_result of c1
+    CURRENT_CALL.set("c1")  # as in the worker's _publish_result of c1
     feature.on_call_end("c1", {"command": "call_tool", "name": "research", "result": {"task": task("working")}})
     CURRENT_CALL.set(None)
     await session.settle()
@@ -234,12 +249,21 @@ async def test_a_task_augmented_call_is_followed_by_its_card_until_its_result():
     """Against server-everything: a task-augmented call returns a task; its card follows it on its
     own: tasks/get at the server's pollInterval, then the result once the task has completed,
     with no click; Dismiss removes the card."""
-    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<",
-                        **everything_server()) as (_, session, comm):
-        await send(comm, action="call_tool", name="simulate-research-query", as_task="1",
-                   **{"args.topic": "tides", "args.ambiguous": ""}, send_anyway="1")
+    async with live_tab('id="catalogue"', ">get-roots-list<", ">simulate-research-query<", **everything_server()) as (
+        _,
+        session,
+        comm,
+    ):
+        await send(
+            comm,
+            action="call_tool",
+            name="simulate-research-query",
+            as_task="1",
+            **{"args.topic": "tides", "args.ambiguous": ""},
+            send_anyway="1",
+        )
         got = await receive_fragment(comm, 'aria-label="Result"', "<strong>tools/call</strong> simulate-research-query")
-        assert task_status(got) == "working"            # a CreateTaskResult starts working
+        assert task_status(got) == "working"  # a CreateTaskResult starts working
         assert "Its card above follows it" in got
         card = await receive_fragment(comm, 'id="task-cards"', 'aria-label="Task"')
         task_id = html.unescape(re.search(r'name="task_id" value="([^"]+)"', card).group(1))
@@ -258,5 +282,5 @@ async def test_a_task_augmented_call_is_followed_by_its_card_until_its_result():
     polls = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "tasks/get"]
     assert len(polls) >= 2 and all(p["message"]["params"] == {"taskId": task_id} for p in polls)
     gaps = [b["t"] - a["t"] for a, b in zip(polls, polls[1:])]
-    assert all(gap >= 0.95 for gap in gaps)                 # never faster than the server's pollInterval
+    assert all(gap >= 0.95 for gap in gaps)  # never faster than the server's pollInterval
     assert sent(rows, "tasks/result")[0]["params"] == {"taskId": task_id}

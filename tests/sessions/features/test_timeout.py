@@ -1,4 +1,5 @@
 """The per-request timeout."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,8 +8,10 @@ from playground.sessions.features import BY_NAME
 from tests.sessions.fakes import FakeClient, FakeSession, FakeTab
 
 
-@pytest.mark.parametrize(("given", "applied"), [("2.5", 2.5), ("0", None), ("-1", None), ("nan", None),
-                                                ("abc", None), (str(24 * 3600 + 1), None)])
+@pytest.mark.parametrize(
+    ("given", "applied"),
+    [("2.5", 2.5), ("0", None), ("-1", None), ("nan", None), ("abc", None), (str(24 * 3600 + 1), None)],
+)
 async def test_the_timeout_takes_a_sensible_number_of_seconds_only(given, applied):
     session = FakeSession(FakeClient())
     before = session.config.timeout

@@ -1,6 +1,7 @@
 """A page's call through the live path without a browser — tab ↔ consumer ↔ channel layer ↔ worker,
 against a real server (live/calls.py): relayed to every tab and saved, shown in flight,
 cancelled, its form checked; a reload in the middle of a call still shows its result."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,17 @@ import pytest
 from channels.testing import WebsocketCommunicator
 
 from playground.sessions.live.worker import start_session
-from tests.sessions.helpers import (communicator, events, live_tab, make_user_and_server, receive_fragment,
-                                    receive_until, send, sent, stop_all)
+from tests.sessions.helpers import (
+    communicator,
+    events,
+    live_tab,
+    make_user_and_server,
+    receive_fragment,
+    receive_until,
+    send,
+    sent,
+    stop_all,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,14 +34,19 @@ async def test_a_call_reaches_every_tab_and_its_exchange_is_saved_paired(monkeyp
     a, b = communicator(session.pk, user), communicator(session.pk, user)
     try:
         assert (await a.connect())[0] and (await b.connect())[0]
-        await receive_until(a, 'id="catalogue"')        # the tool list arrived
-        await a.send_to(text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2", "args.b": "40",
-                                              "headers": {}}))
-        for tab in (a, b):   # the second tab sees it too
+        await receive_until(a, 'id="catalogue"')  # the tool list arrived
+        await a.send_to(
+            text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2", "args.b": "40", "headers": {}})
+        )
+        for tab in (a, b):  # the second tab sees it too
             # The Result region, the request's line and the reply's line (its compact preview):
             # lines are broadcast only once saved, so the database has both afterwards.
-            got = await receive_until(tab, 'aria-label="Result"', 'data-method="tools/call"',
-                                      '&quot;structuredContent&quot;: {&quot;result&quot;: 42}')
+            got = await receive_until(
+                tab,
+                'aria-label="Result"',
+                'data-method="tools/call"',
+                "&quot;structuredContent&quot;: {&quot;result&quot;: 42}",
+            )
             assert "&quot;result&quot;: 42" in got
             # A quick call: no in-flight card was sent, so the Result has none to remove.
             assert 'class="inflight"' not in got and 'hx-swap-oob="delete"' not in got
@@ -41,7 +56,7 @@ async def test_a_call_reaches_every_tab_and_its_exchange_is_saved_paired(monkeyp
         call = next(r for r in rows if (r["message"] or {}).get("method") == "tools/call")
         params = call["message"]["params"]
         assert params["name"] == "add" and params["arguments"] == {"a": 2, "b": 40}
-        assert params["_meta"]["progressToken"]     # page calls always carry a progress token
+        assert params["_meta"]["progressToken"]  # page calls always carry a progress token
         reply = next(r for r in rows if r.get("reply_to") == call["seq"])
         assert reply["message"]["result"]["structuredContent"] == {"result": 42}
     finally:
@@ -79,11 +94,12 @@ async def test_invalid_arguments_are_shown_and_can_be_sent_anyway():
         await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2"}))
         errors = await receive_until(comm, "form-errors")
         assert "&#x27;b&#x27; is a required property" in errors or "required" in errors
-        await comm.send_to(text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2",
-                                                 "send_anyway": "1"}))
+        await comm.send_to(
+            text_data=json.dumps({"action": "call_tool", "name": "add", "args.a": "2", "send_anyway": "1"})
+        )
         result = await receive_until(comm, 'aria-label="Result"')
-        assert "isError" in result   # the server itself rejected the bad call
-        assert '<div id="form-errors" hx-swap-oob="innerHTML"></div>' in result   # the errors shown were cleared
+        assert "isError" in result  # the server itself rejected the bad call
+        assert '<div id="form-errors" hx-swap-oob="innerHTML"></div>' in result  # the errors shown were cleared
     finally:
         await comm.disconnect()
         await stop_all()
@@ -104,27 +120,33 @@ async def reload_mid_call(call: dict, under_way: str) -> tuple[WebsocketCommunic
     await second.connect()
     return second, seen
 
+
 @pytest.mark.django_db(transaction=True)
 async def test_a_reload_mid_call_shows_the_pending_request_and_then_the_result():
     try:
         second, seen = await reload_mid_call({"action": "call_tool", "name": "ask_name"}, "server-request-q")
         key = re.search(r'id="server-request-(q\d+)"', seen).group(1)
-        replay = await receive_until(second, f"server-request-{key}")   # the worker's sync snapshot
+        replay = await receive_until(second, f"server-request-{key}")  # the worker's sync snapshot
         assert "What is your name?" in replay
-        await second.send_to(text_data=json.dumps({"action": "answer", "key": key, "result": json.dumps(
-            {"action": "accept", "content": {"name": "Ada"}})}))
+        await second.send_to(
+            text_data=json.dumps(
+                {"action": "answer", "key": key, "result": json.dumps({"action": "accept", "content": {"name": "Ada"}})}
+            )
+        )
         assert "Hello, Ada!" in await receive_until(second, 'aria-label="Result"', "Hello, Ada!")
         await second.disconnect()
     finally:
         await stop_all()
 
+
 @pytest.mark.django_db(transaction=True)
 async def test_a_reload_during_a_long_call_shows_it_in_flight_and_then_its_result():
     try:
-        second, _ = await reload_mid_call({"action": "call_tool", "name": "slow", "args.steps": "50",
-                                           "args.delay": "0.1"}, "step 1")
+        second, _ = await reload_mid_call(
+            {"action": "call_tool", "name": "slow", "args.steps": "50", "args.delay": "0.1"}, "step 1"
+        )
         seen = await receive_until(second, 'aria-label="Result"', "done after 50 steps")
-        assert 'class="inflight"' in seen.split('aria-label="Result"')[0]     # shown in flight first
+        assert 'class="inflight"' in seen.split('aria-label="Result"')[0]  # shown in flight first
         await second.disconnect()
     finally:
         await stop_all()
@@ -134,7 +156,7 @@ async def test_a_template_read_expands_its_variables_first():
     """A template read: the variable is expanded (RFC 6570) before resources/read."""
     async with live_tab('id="catalogue"', "peer://items/{item_id}") as (_, _session, comm):
         await send(comm, action="read_template", template="peer://items/{item_id}", **{"vars.item_id": "a b"})
-        got = await receive_until(comm, 'aria-label="Result"', "<pre class=\"text\">item a b</pre>")
+        got = await receive_until(comm, 'aria-label="Result"', '<pre class="text">item a b</pre>')
         assert "<strong>resources/read</strong> peer://items/a%20b" in got
 
 
@@ -149,7 +171,8 @@ async def test_cancelling_a_call_in_flight_tells_the_server_and_the_result_says_
     rows = await events(session.pk)
     hang = next(m for m in sent(rows, "tools/call") if m["params"]["name"] == "hang")
     assert sent(rows, "notifications/cancelled")[0]["params"]["requestId"] == next(
-        r["message"]["id"] for r in rows if r["dir"] == "send" and r["message"] == hang)
+        r["message"]["id"] for r in rows if r["dir"] == "send" and r["message"] == hang
+    )
 
 
 async def test_a_raw_frame_goes_out_as_typed_and_one_with_an_id_of_its_own_gets_its_response():
@@ -158,8 +181,12 @@ async def test_a_raw_frame_goes_out_as_typed_and_one_with_an_id_of_its_own_gets_
         await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": 99, "method": ')
         await receive_until(comm, "&quot;method&quot;: </pre>")
         # A hand-made request with an id of its own: its response is the call's result.
-        await send(comm, action="raw", frame='{"jsonrpc": "2.0", "id": "mine", "method": "tools/call", '
-                                             '"params": {"name": "echo", "arguments": {"text": "by hand"}}}')
+        await send(
+            comm,
+            action="raw",
+            frame='{"jsonrpc": "2.0", "id": "mine", "method": "tools/call", '
+            '"params": {"name": "echo", "arguments": {"text": "by hand"}}}',
+        )
         await receive_until(comm, "<strong>request</strong>")
     rows = await events(session.pk)
     assert any(r["dir"] == "send" and r["raw"] == '{"jsonrpc": "2.0", "id": 99, "method": ' for r in rows)

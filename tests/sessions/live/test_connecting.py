@@ -1,6 +1,7 @@
 """Connecting, as the state strip tells it: what the session waits for while it connects, a
 transcript that says "connected" only once the server answered, and a failed connection on the
 wrong transport offering the switch to Auto (live, after a reload, and the switch itself)."""
+
 from __future__ import annotations
 
 import json
@@ -34,13 +35,17 @@ def test_each_step_of_a_connection_is_said_in_words():
     tap.note("started", "spawned npx (pid 42)", pid=42)
     tap.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
     tap.recv(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {}}))
-    tap.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))   # not awaited: no step
+    tap.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))  # not awaited: no step
     tap.note("auth", "authorization request to https://as.example/authorize", step="authorization-request")
-    assert steps == ["process started (pid 42), about to send initialize",
-                     "waiting for the server's answer to initialize",
-                     "waiting for you to authorize (the Authorization required card)"]
-    assert ConnectWatch(ServerConfig(transport="sse", url="http://u:pw@h/sse")).text == \
-        "opening the SSE stream at http://u:••••@h/sse"
+    assert steps == [
+        "process started (pid 42), about to send initialize",
+        "waiting for the server's answer to initialize",
+        "waiting for you to authorize (the Authorization required card)",
+    ]
+    assert (
+        ConnectWatch(ServerConfig(transport="sse", url="http://u:pw@h/sse")).text
+        == "opening the SSE stream at http://u:••••@h/sse"
+    )
 
 
 async def test_a_step_that_changes_while_the_strip_is_being_sent_is_sent_too():
@@ -60,27 +65,36 @@ async def test_a_step_that_changes_while_the_strip_is_being_sent_is_sent_too():
         if len(sent) == 1:
             await release.wait()
 
-    worker.audience.broadcast = slow_broadcast                   # type: ignore[method-assign]
+    worker.audience.broadcast = slow_broadcast  # type: ignore[method-assign]
     tap = worker.tap
-    tap.note("started", "spawned npx (pid 42)", pid=42)             # a step: the strip is due
+    tap.note("started", "spawned npx (pid 42)", pid=42)  # a step: the strip is due
     async with asyncio.timeout(10):
         while not sent:
             await asyncio.sleep(0.01)
-        tap.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))   # meanwhile
+        tap.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))  # meanwhile
         release.set()
         while len(sent) < 2:
             await asyncio.sleep(0.01)
-    assert sent == ["process started (pid 42), about to send initialize",
-                    "waiting for the server's answer to initialize"]
+    assert sent == [
+        "process started (pid 42), about to send initialize",
+        "waiting for the server's answer to initialize",
+    ]
     await worker.strip._steps_done()
 
 
 def test_a_failed_sessions_hint_is_found_in_its_transcript():
-    hint_row = {"dir": "note", "kind": "hint", "text": "This looks like an SSE endpoint …",
-                "data": {"suggest": "auto", "looks_like": "sse"}}
+    hint_row = {
+        "dir": "note",
+        "kind": "hint",
+        "text": "This looks like an SSE endpoint …",
+        "data": {"suggest": "auto", "looks_like": "sse"},
+    }
     rows = [{"dir": "send"}, hint_row, {"dir": "note", "kind": "closed"}]
-    assert with_hint({"status": "failed"}, rows)["hint"] == {"suggest": "auto", "looks_like": "sse",
-                                                              "text": "This looks like an SSE endpoint …"}
+    assert with_hint({"status": "failed"}, rows)["hint"] == {
+        "suggest": "auto",
+        "looks_like": "sse",
+        "text": "This looks like an SSE endpoint …",
+    }
     assert "hint" not in with_hint({"status": "ended"}, rows)
     assert "hint" not in with_hint({"status": "failed"}, rows[:1])
 
@@ -94,12 +108,13 @@ async def test_the_strip_says_what_a_slow_server_is_awaited_for(tmp_path):
     script = f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.05; done; exec {peer}"
     user, server = await make_user_and_server(command="sh", args=["-c", script])
     from playground.sessions.live.worker import start_session
+
     session = await start_session(server, user)
     comm = communicator(session.pk, user)
     try:
         await comm.connect()
         seen = await receive_until(comm, WAITING_INITIALIZE)
-        strip = seen[seen.rindex('<div id="session-state"'):]
+        strip = seen[seen.rindex('<div id="session-state"') :]
         assert 'class="status" role="status">connecting<' in strip
         assert 'class="elapsed" data-since="' in strip and 'title="a request gives up after 60 s' in strip
         # A reloading tab is told too (the worker's snapshot carries the strip while connecting).
@@ -117,7 +132,8 @@ async def test_the_strip_says_what_a_slow_server_is_awaited_for(tmp_path):
     answered = next(r["seq"] for r in rows if r["dir"] == "recv" and (r["message"] or {}).get("id") == 1)
     assert notes[0][0] == "started"
     assert [seq for kind, seq in notes if kind == "connected"] and all(
-        seq > answered for kind, seq in notes if kind == "connected")
+        seq > answered for kind, seq in notes if kind == "connected"
+    )
 
 
 @pytest.fixture
@@ -132,6 +148,7 @@ def sdk_sse():
 async def test_the_wrong_transport_offers_auto_and_the_switch_connects(sdk_sse):
     user, server = await make_user_and_server(transport="http", url=sdk_sse, command="")
     from playground.sessions.live.worker import start_session
+
     session = await start_session(server, user)
     comm = communicator(session.pk, user)
     try:
@@ -143,14 +160,14 @@ async def test_the_wrong_transport_offers_auto_and_the_switch_connects(sdk_sse):
     browser = Client()
     await database_sync_to_async(browser.force_login)(user)
     page = unescape((await database_sync_to_async(browser.get)(f"/sessions/{session.pk}/")).content.decode())
-    assert "This looks like an SSE endpoint" in page and "Switch to Auto and retry" in page   # after a reload
+    assert "This looks like an SSE endpoint" in page and "Switch to Auto and retry" in page  # after a reload
     # The share of that session shows what failed, not the switch.
     share = await database_sync_to_async(browser.post)(f"/sessions/{session.pk}/share/")
     token = share.content.decode().split("/share/")[1].split("/")[0]
     shared = (await database_sync_to_async(Client().get)(f"/share/{token}/")).content.decode()
     assert "HTTP 405" in shared and "Switch to" not in shared and "/retry/" not in shared
 
-    owner = AsyncClient()        # (async: the new session's worker lives in this test's loop)
+    owner = AsyncClient()  # (async: the new session's worker lives in this test's loop)
     await owner.aforce_login(user)
     response = await owner.post(f"/sessions/{session.pk}/retry/", {"transport": "auto"}, headers={"HX-Request": "true"})
     assert response.status_code == 204
@@ -169,8 +186,10 @@ async def test_the_wrong_transport_offers_auto_and_the_switch_connects(sdk_sse):
     # Only its owner may switch, and only to a URL transport.
     other = Client()
     await database_sync_to_async(other.force_login)(
-        await database_sync_to_async(type(user).objects.create_user)("mallory", password="pw"))
-    assert (await database_sync_to_async(other.post)(f"/sessions/{session.pk}/retry/",
-                                                     {"transport": "auto"})).status_code == 404
+        await database_sync_to_async(type(user).objects.create_user)("mallory", password="pw")
+    )
+    assert (
+        await database_sync_to_async(other.post)(f"/sessions/{session.pk}/retry/", {"transport": "auto"})
+    ).status_code == 404
     assert not WORKERS
     assert (await owner.post(f"/sessions/{session.pk}/retry/", {"transport": "stdio"})).status_code == 400

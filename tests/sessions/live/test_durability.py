@@ -1,6 +1,7 @@
 """Durability: a worker whose process
 died leaves its session ended (not 'connected' forever) with the transcript intact; a process
 stopped by a signal ends its sessions itself, transcript saved and servers stopped."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,17 +23,34 @@ from playground.sessions.live.shutdown import PROCESS_STOPPED
 from playground.sessions.live.worker import start_session
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
-from tests.daphne_process import (app_env, children, connect, free_port, ignored_signals, log_in, set_up, start_daphne,
-                                  stop_daphne, tab, until)
+from tests.daphne_process import (
+    app_env,
+    children,
+    connect,
+    free_port,
+    ignored_signals,
+    log_in,
+    set_up,
+    start_daphne,
+    stop_daphne,
+    tab,
+    until,
+)
 from tests.sessions.helpers import closed_with, communicator, make_user_and_server, receive_until, stop_all, viewer
 
 
 def live_session(**kw) -> Session:
-    session = Session.objects.create(server_name="gone", status=Session.Status.CONNECTED,
-                                     worker_channel="specific.worker!abc", **kw)
+    session = Session.objects.create(
+        server_name="gone", status=Session.Status.CONNECTED, worker_channel="specific.worker!abc", **kw
+    )
     for seq in (1, 2):
-        Event.objects.create(session=session, seq=seq, t=seq / 10, dir="recv",
-                             data={"seq": seq, "t": seq / 10, "dir": "recv", "raw": "{}", "message": {}})
+        Event.objects.create(
+            session=session,
+            seq=seq,
+            t=seq / 10,
+            dir="recv",
+            data={"seq": seq, "t": seq / 10, "dir": "recv", "raw": "{}", "message": {}},
+        )
     Session.objects.filter(pk=session.pk).update(event_count=2)
     return session
 
@@ -50,29 +68,33 @@ async def test_an_open_tab_sees_the_session_end_when_its_worker_stops_beating(se
         seen = await receive_until(comm, "status-ended", "worker process ended", 'id="ev-3"')
     finally:
         await comm.disconnect()
-    assert "status-connected" in seen.split("status-ended")[0]      # it was shown live first
+    assert "status-connected" in seen.split("status-ended")[0]  # it was shown live first
     assert await database_sync_to_async(lambda: Session.objects.get(pk=session.pk).status)() == "ended"
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_share_viewer_sees_the_session_end_when_its_worker_stops_beating_with_no_owner_tab(settings, monkeypatch):
+async def test_a_share_viewer_sees_the_session_end_when_its_worker_stops_beating_with_no_owner_tab(
+    settings, monkeypatch
+):
     """No owner's tab is open to notice: the viewer's own watch ends the session, and the viewer
     gets the note (masked for a share) and the end, then turns into a snapshot."""
     from playground.sessions.live import share_socket as share_live
     from playground.transcripts.models import ShareLink
 
     settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.2
-    monkeypatch.setattr(share_live, "FOLLOW_WAIT", 0.05)        # no worker answers share_join: replay soon
+    monkeypatch.setattr(share_live, "FOLLOW_WAIT", 0.05)  # no worker answers share_join: replay soon
     user, _ = await make_user_and_server()
-    session = await database_sync_to_async(live_session)(heartbeat_at=timezone.now() + timedelta(hours=1),
-                                                         owner=user, secret_values=["s3cr3t"])
+    session = await database_sync_to_async(live_session)(
+        heartbeat_at=timezone.now() + timedelta(hours=1), owner=user, secret_values=["s3cr3t"]
+    )
     link = await database_sync_to_async(ShareLink.objects.create)(session=session, created_by=user)
     comm = viewer(link.token)
     try:
         assert (await comm.connect())[0]
-        await receive_until(comm, "status-connected", 'id="ev-2"')       # shown live first
+        await receive_until(comm, "status-connected", 'id="ev-2"')  # shown live first
         await database_sync_to_async(Session.objects.filter(pk=session.pk).update)(
-            heartbeat_at=timezone.now() - timedelta(hours=1))          # the worker's process has died
+            heartbeat_at=timezone.now() - timedelta(hours=1)
+        )  # the worker's process has died
         seen = await receive_until(comm, "status-ended", "worker process ended", 'id="ev-3"', "Snapshot")
         assert await closed_with(comm) == share_live.CLOSE_ENDED
     finally:
@@ -95,17 +117,17 @@ def test_a_stale_heartbeat_ends_the_session_with_its_transcript_and_a_note(setti
     rows = list(dead.events.order_by("seq").values_list("data", flat=True))
     assert [r["seq"] for r in rows] == [1, 2, 3] and dead.event_count == 3
     assert rows[-1]["kind"] == "error" and "worker process ended" in rows[-1]["text"]
-    assert durability.reap_dead_sessions() == []                 # once
+    assert durability.reap_dead_sessions() == []  # once
 
 
 @pytest.mark.django_db
 def test_with_the_in_memory_layer_sessions_older_than_the_process_are_dead_at_start(settings):
     older = live_session(heartbeat_at=timezone.now(), started_at=durability.PROCESS_STARTED - timedelta(seconds=1))
-    assert durability.reap_dead_sessions() == []                 # heartbeat is fresh: not by that rule
+    assert durability.reap_dead_sessions() == []  # heartbeat is fresh: not by that rule
     assert durability.reap_dead_sessions(at_start=True) == [older.pk]
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer"}}
     other = live_session(heartbeat_at=timezone.now(), started_at=durability.PROCESS_STARTED - timedelta(seconds=1))
-    assert durability.reap_dead_sessions(at_start=True) == []   # Redis: another process may own it
+    assert durability.reap_dead_sessions(at_start=True) == []  # Redis: another process may own it
     assert Session.objects.get(pk=other.pk).status == "connected"
 
 
@@ -133,17 +155,18 @@ async def test_one_heartbeat_task_keeps_every_live_worker_of_the_process_fresh(s
     beat = live.heartbeat()
     assert beat is not None and not beat.done()
     started = {s.pk: s.heartbeat_at for s in sessions}
-    get = database_sync_to_async(lambda: dict(Session.objects.filter(pk__in=list(started))
-                                              .values_list("pk", "heartbeat_at")))
+    get = database_sync_to_async(
+        lambda: dict(Session.objects.filter(pk__in=list(started)).values_list("pk", "heartbeat_at"))
+    )
     try:
         async with asyncio.timeout(20):
             while not all(at > started[pk] for pk, at in (await get()).items()):
-                await asyncio.sleep(0.05)                    # polling the database for the condition
-        assert live.heartbeat() is beat              # the same one task for both
+                await asyncio.sleep(0.05)  # polling the database for the condition
+        assert live.heartbeat() is beat  # the same one task for both
     finally:
         await stop_all()
     await asyncio.wait({beat}, timeout=5)
-    assert beat.cancelled()                                  # no worker left: stopped, not left to run out
+    assert beat.cancelled()  # no worker left: stopped, not left to run out
 
 
 def poll(condition, what: str, timeout: float = 30) -> None:
@@ -153,7 +176,7 @@ def poll(condition, what: str, timeout: float = 30) -> None:
         time.sleep(0.02)
 
 
-STEPS = 1000      # progress notifications: fewer than the backlog (2,000) at which the worker stops reading
+STEPS = 1000  # progress notifications: fewer than the backlog (2,000) at which the worker stops reading
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
@@ -169,12 +192,13 @@ def test_a_process_stopped_by_a_signal_ends_its_sessions_saved_whole_and_stops_t
     port = free_port()
     link = set_up(env, port)
     proc = start_daphne(env, port, tmp_path / "daphne.log")
-    assert signum not in ignored_signals(proc.pid)           # (inherited from a background job, it would be)
+    assert signum not in ignored_signals(proc.pid)  # (inherited from a background job, it would be)
     db = sqlite3.connect(db_path, isolation_level=None, timeout=20)
     browser = None
 
     def saved(session_id: int) -> int:
         return db.execute("SELECT count(*) FROM transcripts_event WHERE session_id = ?", (session_id,)).fetchone()[0]
+
     try:
         browser = log_in(link)
         session_id = connect(browser, port, "peer", [str(PEERS / "sdk_server.py"), "stdio"])
@@ -184,12 +208,13 @@ def test_a_process_stopped_by_a_signal_ends_its_sessions_saved_whole_and_stops_t
             try:
                 await until(ws, 'id="catalogue"', ">slow<")
                 peer = next(pid for pid, cmd in children(proc.pid).items() if "sdk_server.py" in cmd)
-                db.execute("BEGIN IMMEDIATE")                # the worker's writes wait from here on
+                db.execute("BEGIN IMMEDIATE")  # the worker's writes wait from here on
                 before = saved(session_id)
-                await ws.send(json.dumps({"action": "call_tool", "name": "slow", "args.steps": str(STEPS),
-                                          "args.delay": "0"}))
+                await ws.send(
+                    json.dumps({"action": "call_tool", "name": "slow", "args.steps": str(STEPS), "args.delay": "0"})
+                )
                 await until(ws, 'aria-label="Result"', f"done after {STEPS} steps")
-                assert saved(session_id) == before           # the worker has the whole call, unsaved
+                assert saved(session_id) == before  # the worker has the whole call, unsaved
                 os.kill(proc.pid, signum)
                 return peer
             finally:
@@ -197,16 +222,21 @@ def test_a_process_stopped_by_a_signal_ends_its_sessions_saved_whole_and_stops_t
 
         peer = asyncio.run(call_then_signal())
         poll(lambda: not group_alive(peer), "the stdio server to stop")
-        assert proc.poll() is None                           # still there: its last flush waits on our lock
+        assert proc.poll() is None  # still there: its last flush waits on our lock
         db.execute("ROLLBACK")
         assert proc.wait(30) == 0
         status, reason, channel, count = db.execute(
             "SELECT status, end_reason, worker_channel, event_count FROM transcripts_session WHERE id = ?",
-            (session_id,)).fetchone()
-        rows = [json.loads(data) for (data,) in db.execute(
-            "SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,))]
+            (session_id,),
+        ).fetchone()
+        rows = [
+            json.loads(data)
+            for (data,) in db.execute(
+                "SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,)
+            )
+        ]
     finally:
-        db.close()                                           # (rolls back, if the test failed holding the lock)
+        db.close()  # (rolls back, if the test failed holding the lock)
         if browser is not None:
             browser.close()
         stop_daphne(proc)
@@ -220,5 +250,5 @@ def test_a_process_stopped_by_a_signal_ends_its_sessions_saved_whole_and_stops_t
     assert answer["result"]["content"][0]["text"] == f"done after {STEPS} steps"
     notes = [(r["kind"], r["text"]) for r in rows if r["dir"] == "note"]
     assert ("info", f"ending the session: {PROCESS_STOPPED}") in notes
-    assert notes[-1][0] == "closed" and "stopped server" in notes[-1][1]       # the stdio server, last
+    assert notes[-1][0] == "closed" and "stopped server" in notes[-1][1]  # the stdio server, last
     assert not group_alive(peer)

@@ -3,6 +3,7 @@ worker's command loop (live/lanes.py), and a failing hook is logged, not raised 
 call's Result, the catalogue or a tab's snapshot. Through consumer ↔ worker against the
 misbehaving stdio peer's task modes, and the SDK server. The connection declares exactly the
 capabilities the features answer for."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,8 +18,19 @@ from playground.sessions.features.logging import Logging
 from playground.sessions.features.tasks import Tasks
 from playground.sessions.live.worker import start_session
 from playground.sessions.live.workers import WORKERS
-from tests.sessions.helpers import (MISBEHAVING, communicator, events, live_tab, make_user_and_server, receive_fragment,
-                                    receive_until, send, sent, stop_all, watch)
+from tests.sessions.helpers import (
+    MISBEHAVING,
+    communicator,
+    events,
+    live_tab,
+    make_user_and_server,
+    receive_fragment,
+    receive_until,
+    send,
+    sent,
+    stop_all,
+    watch,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,11 +70,11 @@ async def test_polling_a_finished_task_while_the_server_asks_first_blocks_nothin
         await send(comm, action="answer", key=key, result=json.dumps({"action": "accept", "content": {"ok": True}}))
         await receive_fragment(comm, 'id="task-t1"', 'data-status="completed"', "result fetched", timeout=30)
 
-        await send(comm, action="task_poll", key="t1")          # the task has ended: one more look
+        await send(comm, action="task_poll", key="t1")  # the task has ended: one more look
         asked = await receive_fragment(comm, 'aria-label="Server request"', "question 2")
         key, header = request_card(asked)
         assert "for call" not in header
-        await send(comm, action="ping")                          # while that tasks/get waits
+        await send(comm, action="ping")  # while that tasks/get waits
         await receive_fragment(comm, 'aria-label="Result"', "<strong>ping</strong>")
         await send(comm, action="answer", key=key, result=json.dumps({"action": "decline"}))
         await receive_fragment(comm, 'id="task-t1"', "2 polls")
@@ -79,11 +91,11 @@ async def test_a_400_digit_poll_interval_still_shows_the_result_the_card_and_eve
     try:
         await go_as_task(comm)
         await receive_fragment(comm, 'id="task-cards"', 'aria-label="Task"')
-        again = communicator(session.pk, user)                  # a reloading tab: its snapshot
+        again = communicator(session.pk, user)  # a reloading tab: its snapshot
         try:
             assert (await again.connect())[0]
             await receive_until(again, "<strong>tools/call</strong>")
-            await receive_fragment(again, 'aria-label="Task"', "polled every 60 s")    # the ceiling
+            await receive_fragment(again, 'aria-label="Task"', "polled every 60 s")  # the ceiling
         finally:
             await again.disconnect()
     finally:
@@ -98,6 +110,7 @@ async def test_a_feature_that_fails_in_its_hooks_breaks_neither_the_session_nor_
         def fail(*args: Any) -> Any:
             failed.append(hook)
             raise RuntimeError("a feature's bug")
+
         return fail
 
     async def broken_start(self: Any) -> None:
@@ -118,11 +131,11 @@ async def test_a_feature_that_fails_in_its_hooks_breaks_neither_the_session_nor_
         again = communicator(session.pk, user)
         try:
             assert (await again.connect())[0]
-            await receive_until(again, 'aria-label="Result"', "still here")     # the snapshot's Result
+            await receive_until(again, 'aria-label="Result"', "still here")  # the snapshot's Result
         finally:
             await again.disconnect()
         assert session.pk in WORKERS
-        assert set(failed) == {"start", "on_catalogue", "on_call_end", "snapshot"}     # each hook did fail
+        assert set(failed) == {"start", "on_catalogue", "on_call_end", "snapshot"}  # each hook did fail
     finally:
         await comm.disconnect()
         await stop_all()
@@ -150,9 +163,9 @@ async def test_a_feature_command_waiting_on_the_server_holds_back_only_that_feat
             await worker.handle({"command": "set_level", "name": "second"})
             while not ran:
                 await asyncio.sleep(0.01)
-        assert ran == ["start first"]                   # the second waits for the first
+        assert ran == ["start first"]  # the second waits for the first
         reply = await worker.layer.new_channel()
-        await worker.handle({"command": "sync", "reply_channel": reply})      # the core is not held
+        await worker.handle({"command": "sync", "reply_channel": reply})  # the core is not held
         assert (await asyncio.wait_for(worker.layer.receive(reply), 5))["type"] == "session.snapshot"
         release.set()
         async with asyncio.timeout(5):
@@ -171,9 +184,12 @@ async def test_legacy_initialize_declares_exactly_what_the_page_answers():
     _, rows, _ = await watch(await start_session(server, user), user, 'id="catalogue"', ">greet<")
     sent_init = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "initialize"]
     assert len(sent_init) == 1
-    frame = json.loads(sent_init[0]["raw"])         # the exact text written to the server
-    assert frame["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {},
-                                               "elicitation": {"form": {}, "url": {}}}
+    frame = json.loads(sent_init[0]["raw"])  # the exact text written to the server
+    assert frame["params"]["capabilities"] == {
+        "roots": {"listChanged": True},
+        "sampling": {},
+        "elicitation": {"form": {}, "url": {}},
+    }
     assert sent(rows, "notifications/initialized")
 
 

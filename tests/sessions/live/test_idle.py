@@ -1,6 +1,7 @@
 """A live session nobody watches ends after PLAYGROUND_IDLE_MINUTES (its server with it), unless
 it is at work on its own; the home page lists the live sessions with Stop (issue 31: at shutdown
 11 sessions were live and 8 server processes running)."""
+
 from __future__ import annotations
 
 import datetime
@@ -43,7 +44,7 @@ async def test_a_session_nobody_showed_for_the_idle_time_ends_and_one_shown_does
         assert await end_idle(beats) == [idle.pk]
         assert await _status(idle.pk) == ("ended", idle_reason(30)) and idle.pk not in WORKERS
         assert (await _status(watched.pk))[0] in ("connecting", "connected") and watched.pk in WORKERS
-        settings.PLAYGROUND_IDLE_MINUTES = 0                          # 0: never
+        settings.PLAYGROUND_IDLE_MINUTES = 0  # 0: never
         await _viewed(watched.pk, 10_000)
         assert await end_idle({watched.pk: WORKERS[watched.pk].channel}) == []
     finally:
@@ -56,7 +57,7 @@ async def test_a_session_busy_on_its_own_is_not_idle(settings, monkeypatch):
     session = await start_session(srv, user)
     try:
         await _viewed(session.pk, 60)
-        monkeypatch.setattr(WORKERS[session.pk].features, "busy", lambda: True)    # (a replay, a check running)
+        monkeypatch.setattr(WORKERS[session.pk].features, "busy", lambda: True)  # (a replay, a check running)
         assert await end_idle({session.pk: WORKERS[session.pk].channel}) == []
     finally:
         await stop_all()
@@ -94,7 +95,7 @@ async def test_the_home_page_lists_live_sessions_with_stop_and_stop_ends_one():
         assert response.status_code == 302
         worker = WORKERS.get(session.pk)
         if worker is not None and worker._task is not None:
-            await worker._task                                   # the worker ends the session it was sent
+            await worker._task  # the worker ends the session it was sent
         assert (await _status(session.pk))[0] == "ended"
         assert f'id="live-{session.pk}"' not in (await client.get(reverse("sessions:live"))).content.decode()
     finally:

@@ -1,6 +1,7 @@
 """The transcript's save pipeline (transcripts.recorder): a flood costs bounded memory (the tap
 is paused while too many events wait to be saved, and resumes once they are), batches stay
 bounded, two saves are in flight, and a failed save loses nothing."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +20,9 @@ from playground.transcripts.recorder import Limits, Recorder, save_events
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _recorder(session_id: int, limits: Limits = Limits(), save=None, pushed: list[int] | None = None) -> tuple[Tap, Recorder]:
+def _recorder(
+    session_id: int, limits: Limits = Limits(), save=None, pushed: list[int] | None = None
+) -> tuple[Tap, Recorder]:
     """A tap feeding a recorder, as the worker wires them; `pushed` collects the shown seqs."""
     tap = Tap()
 
@@ -61,16 +64,17 @@ async def test_unsaved_megabytes_pause_reading_and_batches_stay_bounded():
         batches.append(len(rows))
         await save(sid, rows)
 
-    tap, recorder = _recorder(session.pk, dataclasses.replace(Limits(), batch_chars=100_000, backlog_chars=400_000),
-                              save=counting)
+    tap, recorder = _recorder(
+        session.pk, dataclasses.replace(Limits(), batch_chars=100_000, backlog_chars=400_000), save=counting
+    )
     sent = 0
     while not tap.paused:
-        tap.note("info", "x" * 30_000)            # 30,000 characters each
+        tap.note("info", "x" * 30_000)  # 30,000 characters each
         sent += 1
-    assert sent == 14 and len(recorder.buffer) < recorder.limits.backlog_high   # 400,000 characters, not 2,000 events
+    assert sent == 14 and len(recorder.buffer) < recorder.limits.backlog_high  # 400,000 characters, not 2,000 events
     await recorder.flush()
     assert not tap.paused and recorder.buffer_chars == 0
-    assert batches == [4, 4, 4, 2]                             # 100,000 characters reached by the 4th
+    assert batches == [4, 4, 4, 2]  # 100,000 characters reached by the 4th
     assert await database_sync_to_async(_saved)(session) == list(range(1, sent + 1))
 
 
@@ -80,8 +84,10 @@ def test_save_events_spans_several_statements_and_saving_again_changes_nothing()
     commit) adds nothing and keeps the first text."""
     count = recorder_module.INSERT_ROWS * 2 + 7
     session = Session.objects.create(server_name="many rows")
-    rows = [{"seq": i, "t": i / 1000, "dir": "recv", "raw": f'{{"n":{i},"é":"\\u00e9"}}',
-             "message": {"n": i, "é": "é"}} for i in range(1, count + 1)]
+    rows = [
+        {"seq": i, "t": i / 1000, "dir": "recv", "raw": f'{{"n":{i},"é":"\\u00e9"}}', "message": {"n": i, "é": "é"}}
+        for i in range(1, count + 1)
+    ]
     save_events(session.pk, rows)
     again = [dict(row, raw="changed") for row in rows[-10:]]
     save_events(session.pk, again)
@@ -116,7 +122,7 @@ async def test_the_next_batch_is_handed_to_the_database_before_the_one_before_it
     async with asyncio.timeout(10):
         while len(handed) < 2:
             await asyncio.sleep(0)
-    assert handed == [1, batch + 1]                  # the second handed over, the first not saved yet
+    assert handed == [1, batch + 1]  # the second handed over, the first not saved yet
     assert pushed == [] and len(recorder.buffer) == batch * 3
     first_may_finish.set()
     await flushing

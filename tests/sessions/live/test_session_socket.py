@@ -1,5 +1,6 @@
 """A tab's socket: only the session's owner, from the app's own origin, opens one; it shows each
 card once, though the worker's snapshot and a live broadcast may both announce it."""
+
 from __future__ import annotations
 
 import pytest
@@ -26,15 +27,22 @@ async def test_cards_are_not_duplicated_by_snapshot_and_broadcast():
     comm.scope["user"] = user
     assert (await comm.connect())[0]
     while not await comm.receive_nothing(timeout=0.5):
-        await comm.receive_from()                       # the replay on connect
+        await comm.receive_from()  # the replay on connect
     layer = get_channel_layer()
-    request = {"key": "q1", "method": "elicitation/create", "params": {"message": "name?", "requestedSchema": {
-        "type": "object", "properties": {"name": {"type": "string"}}}}}
+    request = {
+        "key": "q1",
+        "method": "elicitation/create",
+        "params": {
+            "message": "name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+    }
     call = {"call_id": "c7", "command": "call_tool", "name": "slow"}
     # As after a reload: the snapshot lists them, and the live broadcasts arrive too.
     asked = {"type": "session.feature", "feature": "server_requests", "event": request}
-    await layer.group_send(group_name(session.pk), {"type": "session.snapshot", "features": [asked],
-                                                    "inflight": [call]})
+    await layer.group_send(
+        group_name(session.pk), {"type": "session.snapshot", "features": [asked], "inflight": [call]}
+    )
     await layer.group_send(group_name(session.pk), asked)
     await layer.group_send(group_name(session.pk), {"type": "session.call_started", **call})
     received = []
@@ -43,8 +51,10 @@ async def test_cards_are_not_duplicated_by_snapshot_and_broadcast():
     text = "\n".join(received)
     assert text.count('id="server-request-q1"') == 1 and text.count('id="call-c7"') == 1
     # Once answered, a new request with the same key is a new card.
-    await layer.group_send(group_name(session.pk), {"type": "session.feature", "feature": "server_requests",
-                                                    "event": {"key": "q1", "done": True}})
+    await layer.group_send(
+        group_name(session.pk),
+        {"type": "session.feature", "feature": "server_requests", "event": {"key": "q1", "done": True}},
+    )
     await layer.group_send(group_name(session.pk), asked)
     received = []
     while not await comm.receive_nothing(timeout=0.5):
@@ -62,12 +72,18 @@ async def test_other_users_and_foreign_origins_are_refused():
         connected, _ = await comm.connect()
         assert not connected
         # The real application checks Origin before anything else.
-        foreign = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
-                                        headers=[(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")])
+        foreign = WebsocketCommunicator(
+            application,
+            f"/ws/sessions/{session.pk}/",
+            headers=[(b"origin", b"http://evil.example"), (b"host", b"127.0.0.1")],
+        )
         connected, _ = await foreign.connect()
         assert not connected
-        anonymous = WebsocketCommunicator(application, f"/ws/sessions/{session.pk}/",
-                                          headers=[(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1")])
+        anonymous = WebsocketCommunicator(
+            application,
+            f"/ws/sessions/{session.pk}/",
+            headers=[(b"origin", b"http://127.0.0.1:8000"), (b"host", b"127.0.0.1")],
+        )
         connected, _ = await anonymous.connect()
         assert not connected
     finally:
@@ -84,4 +100,3 @@ async def test_a_new_tab_gets_the_transcript_replayed_from_the_database():
         replay = await c.receive_from(10)
         assert 'id="transcript-lines" hx-swap-oob="innerHTML"' in replay and "tools/call" in replay
         await c.disconnect()
-

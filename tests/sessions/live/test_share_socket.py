@@ -2,6 +2,7 @@
 sends acts), redacted for a share (header and env secrets masked, which the owner's tab shows),
 the replay-then-follow path of the owner's tab; revoking the link closes its viewers' sockets;
 a share of an ended session is a snapshot."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,14 +23,21 @@ from playground.sessions.live.worker import start_session
 from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Event, ShareLink
 from tests.conftest import PEERS
-from tests.sessions.helpers import (closed_with, communicator, make_user_and_server, receive_until, share, stop_all,
-                                    viewer)
+from tests.sessions.helpers import (
+    closed_with,
+    communicator,
+    make_user_and_server,
+    receive_until,
+    share,
+    stop_all,
+    viewer,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SECRET = "s3cr3t-env-value-789"
 MASK = "••••"
-REVOKE_DEADLINE = 1.0       # seconds from the revoke to the last viewer's socket closed (issue 14)
+REVOKE_DEADLINE = 1.0  # seconds from the revoke to the last viewer's socket closed (issue 14)
 
 
 async def owner_and_viewer(session, user) -> tuple[WebsocketCommunicator, WebsocketCommunicator, ShareLink]:
@@ -48,8 +56,11 @@ async def call_echo(owner: WebsocketCommunicator, text: str) -> None:
     await owner.send_to(text_data=json.dumps({"action": "call_tool", "name": "echo", "args.text": text}))
 
 
-REPLY = re.compile(r'<details class="ev ev-recv[^"]*" id="ev-\d+" data-dir="recv" data-method="result" '
-                   r'data-reply-to="\d+">(?:(?!</details>\n</details>).)*plain text.*?</details>\n</details>', re.S)
+REPLY = re.compile(
+    r'<details class="ev ev-recv[^"]*" id="ev-\d+" data-dir="recv" data-method="result" '
+    r'data-reply-to="\d+">(?:(?!</details>\n</details>).)*plain text.*?</details>\n</details>',
+    re.S,
+)
 
 
 async def reply_line(comm: WebsocketCommunicator) -> str:
@@ -80,8 +91,13 @@ async def followed() -> AsyncIterator[tuple[Any, Any, WebsocketCommunicator, lis
             viewers.append(v)
             # The replay from the database, then what the worker saves after it (events still in
             # the recorder's buffer when the viewer joined come as live lines): nothing is missed.
-            await receive_until(v, 'id="transcript-lines" hx-swap-oob="innerHTML"', 'id="session-state"',
-                                'data-method="initialize"', 'data-method="tools/list"')
+            await receive_until(
+                v,
+                'id="transcript-lines" hx-swap-oob="innerHTML"',
+                'id="session-state"',
+                'data-method="initialize"',
+                'data-method="tools/list"',
+            )
         yield user, session, owner, viewers, link
     finally:
         for v in viewers:
@@ -93,11 +109,13 @@ async def followed() -> AsyncIterator[tuple[Any, Any, WebsocketCommunicator, lis
 async def test_viewers_follow_live_masked():
     async with followed() as (_, session, owner, viewers, _link):
         worker = WORKERS[session.pk]
-        assert len(worker.audience.share_viewers) == 2 and worker.audience.share_redactor   # rendered once more: env secrets
+        assert (
+            len(worker.audience.share_viewers) == 2 and worker.audience.share_redactor
+        )  # rendered once more: env secrets
 
         await call_echo(owner, f"the token is {SECRET}")
-        await receive_until(owner, f"the token is {SECRET}", 'data-method="tools/call"')   # the owner's, unmasked
-        for v in viewers:        # live, without a reload, and masked
+        await receive_until(owner, f"the token is {SECRET}", 'data-method="tools/call"')  # the owner's, unmasked
+        for v in viewers:  # live, without a reload, and masked
             seen = await receive_until(v, f"the token is {MASK}", 'data-method="tools/call"')
             assert SECRET not in seen and 'id="catalogue"' not in seen and 'aria-label="Result"' not in seen
 
@@ -106,16 +124,22 @@ async def test_nothing_a_viewer_sends_acts():
     """Whatever a viewer sends is ignored: no call, no disconnect, no command to the worker."""
     async with followed() as (_, session, owner, viewers, _link):
         calls = await database_sync_to_async(Event.objects.filter(session=session, method="tools/call").count)()
-        for action in ({"action": "call_tool", "name": "echo", "args.text": "from a viewer"},
-                       {"action": "disconnect"}, {"action": "raw", "frame": '{"jsonrpc":"2.0","id":99,"method":"ping"}'},
-                       {"command": "disconnect"}):
+        for action in (
+            {"action": "call_tool", "name": "echo", "args.text": "from a viewer"},
+            {"action": "disconnect"},
+            {"action": "raw", "frame": '{"jsonrpc":"2.0","id":99,"method":"ping"}'},
+            {"command": "disconnect"},
+        ):
             await viewers[0].send_to(text_data=json.dumps(action))
         await call_echo(owner, "after the viewer's attempts")
         await receive_until(viewers[1], "after the viewer&#x27;s attempts")
-        assert await database_sync_to_async(Event.objects.filter(session=session, method="tools/call").count)() \
-            == calls + 1          # the owner's second call; nothing of the viewer's
-        rows = await database_sync_to_async(lambda: list(Event.objects.filter(session=session)
-                                                         .values_list("data", flat=True)))()
+        assert (
+            await database_sync_to_async(Event.objects.filter(session=session, method="tools/call").count)()
+            == calls + 1
+        )  # the owner's second call; nothing of the viewer's
+        rows = await database_sync_to_async(
+            lambda: list(Event.objects.filter(session=session).values_list("data", flat=True))
+        )()
         assert session.pk in WORKERS and "from a viewer" not in json.dumps(rows)
 
 
@@ -134,7 +158,7 @@ async def test_revoking_the_link_closes_every_viewers_socket_within_a_second():
         took = loop.time() - revoked
         assert took < REVOKE_DEADLINE, f"the last viewer's socket closed {took:.2f} s after the revoke"
         async with asyncio.timeout(10):
-            while worker.audience.share_viewers:          # their leaving reached the worker: no more share rendering
+            while worker.audience.share_viewers:  # their leaving reached the worker: no more share rendering
                 await asyncio.sleep(0.01)
         # A revoked link's socket gets the same answer, and nothing of the session.
         late = viewer(link.token)
@@ -150,10 +174,10 @@ async def test_without_secrets_the_owners_lines_are_shared_as_they_are_and_the_e
         owner, v, link = await owner_and_viewer(session, user)
         assert not WORKERS[session.pk].audience.share_redactor
         await call_echo(owner, "plain text")
-        assert await reply_line(v) == await reply_line(owner)         # the same line (rendered for each)
+        assert await reply_line(v) == await reply_line(owner)  # the same line (rendered for each)
         await owner.send_to(text_data=json.dumps({"action": "disconnect"}))
         seen = await receive_until(v, "status-ended", "Snapshot")
-        assert 'id="transcript-follow" hx-swap-oob="delete"' in seen         # nothing more to follow
+        assert 'id="transcript-follow" hx-swap-oob="delete"' in seen  # nothing more to follow
         assert await closed_with(v) == CLOSE_ENDED
         # A viewer of the ended session gets the snapshot and the socket closes.
         snap = viewer(link.token)

@@ -1,5 +1,6 @@
 """The worker's life against real servers: it connects as the server's settings say, ends cleanly
 when the server crashes, when it fails itself, when it is stopped while connecting or at once."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,6 +27,7 @@ async def test_crashing_server_ends_the_session_with_the_transcript_saved():
     assert any(r["dir"] == "recv" and r["raw"] == "not json" and r["parse_error"] for r in rows), rows
     assert any(r["dir"] == "stderr" and r["text"] == "dying" for r in rows)
 
+
 async def test_the_protocol_version_set_on_the_server_is_the_one_offered():
     """A server set to offer 2025-03-26: the initialize frame offers it, the SDK server (which
     knows it) agrees, and the page shows the version in use."""
@@ -43,8 +45,10 @@ async def test_the_protocol_version_set_on_the_server_is_the_one_offered():
 async def test_a_worker_that_fails_ends_its_session_with_every_event_saved(monkeypatch):
     """An exception inside the worker (here: listing the catalogue) fails the session cleanly:
     the server is stopped, the reason is noted, and everything recorded is saved."""
+
     async def broken(self) -> None:
         raise RuntimeError("boom")
+
     monkeypatch.setattr(SessionWorker, "refresh_catalogue", broken)
     user, server = await make_user_and_server()
     session = await start_session(server, user)
@@ -52,10 +56,15 @@ async def test_a_worker_that_fails_ends_its_session_with_every_event_saved(monke
     await worker._task
     saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
     rows = await events(session.pk)
-    assert (saved.status, saved.end_reason, saved.worker_channel) == ("failed", "worker error: RuntimeError('boom')", "")
+    assert (saved.status, saved.end_reason, saved.worker_channel) == (
+        "failed",
+        "worker error: RuntimeError('boom')",
+        "",
+    )
     assert [r["seq"] for r in rows] == list(range(1, worker.tap.seq + 1)) == list(range(1, saved.event_count + 1))
     assert any(r.get("kind") == "error" and "worker error" in r["text"] for r in rows)
-    assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS      # the server was stopped after
+    assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS  # the server was stopped after
+
 
 @pytest.mark.django_db(transaction=True)
 async def test_stopping_a_worker_that_is_still_connecting_ends_its_session_with_the_reason():
@@ -65,7 +74,7 @@ async def test_stopping_a_worker_that_is_still_connecting_ends_its_session_with_
     session = await start_session(server, user)
     worker = WORKERS[session.pk]
     async with asyncio.timeout(20):
-        while not worker.tap._open:                      # `initialize` is sent, awaiting its answer
+        while not worker.tap._open:  # `initialize` is sent, awaiting its answer
             await asyncio.sleep(0.01)
         await worker.stop(PROCESS_STOPPED)
     saved = await database_sync_to_async(Session.objects.get)(pk=session.pk)
@@ -75,6 +84,7 @@ async def test_stopping_a_worker_that_is_still_connecting_ends_its_session_with_
     assert [(r.get("message") or {}).get("method") for r in rows if r["dir"] == "send"][0] == "initialize"
     assert any(r["dir"] == "note" and r["text"] == f"ending the session: {PROCESS_STOPPED}" for r in rows)
     assert rows[-1]["kind"] == "closed" and session.pk not in WORKERS
+
 
 @pytest.mark.django_db(transaction=True)
 async def test_stopping_a_worker_at_once_after_its_start_ends_its_session():
@@ -97,4 +107,3 @@ async def test_an_ended_session_keeps_what_it_learnt_of_the_server():
     assert session.status == "ended" and session.worker_channel == "" and session.event_count >= len(rows)
     assert session.era == "legacy" and session.protocol_version == "2025-11-25"
     assert session.server_info["name"] == "sdk-peer"
-

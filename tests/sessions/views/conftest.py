@@ -1,4 +1,5 @@
 """The views' shared fixture: a saved session whose server's secret header a response echoed."""
+
 from __future__ import annotations
 
 import json
@@ -14,12 +15,19 @@ from tests.sessions.helpers import SAVED_SECRET
 @pytest.fixture
 def saved(client):
     user = get_user_model().objects.create_user("bob", password="pw")
-    server = Server.objects.create(name="s", transport="http", url="http://127.0.0.1:1/mcp",
-                                   headers={"Authorization": SAVED_SECRET}, owner=user)
-    session = Session.objects.create(server=server, server_name="s", owner=user, status="ended",
-                                     secret_values=server.to_config().secret_values())
+    server = Server.objects.create(
+        name="s", transport="http", url="http://127.0.0.1:1/mcp", headers={"Authorization": SAVED_SECRET}, owner=user
+    )
+    session = Session.objects.create(
+        server=server, server_name="s", owner=user, status="ended", secret_values=server.to_config().secret_values()
+    )
     echoed = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": f"you sent {SAVED_SECRET}"}]}}
-    Event.objects.create(session=session, seq=1, t=0.1, dir="recv", data={
-        "seq": 1, "t": 0.1, "dir": "recv", "raw": json.dumps(echoed), "message": echoed})
+    Event.objects.create(
+        session=session,
+        seq=1,
+        t=0.1,
+        dir="recv",
+        data={"seq": 1, "t": 0.1, "dir": "recv", "raw": json.dumps(echoed), "message": echoed},
+    )
     client.force_login(user)
     return session

@@ -1,4 +1,5 @@
 """The session page: its owner's only."""
+
 from __future__ import annotations
 
 import pytest

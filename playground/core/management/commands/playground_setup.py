@@ -2,6 +2,7 @@
 
 Run after `migrate`. Idempotent: a second run creates nothing new but prints a fresh link.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,7 +36,7 @@ def base_url() -> str:
 
 class Command(BaseCommand):
     help = "Ensure a local user and the demo server exist, then print a one-time login link."
-    requires_system_checks: list[str] = []   # the bind warning is printed below, once
+    requires_system_checks: list[str] = []  # the bind warning is printed below, once
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--no-link", action="store_true", help="Do not create or print a login link.")
@@ -69,8 +70,10 @@ class Command(BaseCommand):
             if password is None:
                 user.set_unusable_password()
                 user.save(update_fields=["password"])
-            self.stdout.write(f"Created user {username!r}"
-                              + (" (password from PLAYGROUND_PASSWORD)." if password else " (log in with the link below)."))
+            self.stdout.write(
+                f"Created user {username!r}"
+                + (" (password from PLAYGROUND_PASSWORD)." if password else " (log in with the link below).")
+            )
         elif password is not None and not user.check_password(password):
             user.set_password(password)
             user.save(update_fields=["password"])

@@ -5,6 +5,7 @@ The panel is rendered by this feature's own pages (views.py, its routes in `get_
 saved catalogue and transcript (panel.py); both the session page and a share page fetch it; a
 live session only tells its tabs to fetch it again.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,7 @@ class ModelView(Feature):
     name = "model_view"
     panel_template = "sessions/features/model_view_panel.html"
     share_template = "sessions/features/model_view_share.html"
-    scripts = ("model_view.js",)          # fetches the panel when it is opened
+    scripts = ("model_view.js",)  # fetches the panel when it is opened
 
     @classmethod
     def get_urls(cls) -> list[URLPattern]:
@@ -48,20 +49,26 @@ class ModelView(Feature):
     def share_context(cls, session: Session, redact: Redactor, token: str) -> dict[str, Any] | None:
         """The panel as on the owner's page, fetched (computed once per catalogue, off the
         database thread: views.share_model_view), masked as the share page is."""
-        return {"model_view_url": reverse("sessions:share_model_view", args=[token]),
-                "model_view_result_url": reverse("sessions:share_model_view_result", args=[token])}
+        return {
+            "model_view_url": reverse("sessions:share_model_view", args=[token]),
+            "model_view_result_url": reverse("sessions:share_model_view_result", args=[token]),
+        }
 
     @classmethod
     def page_context(cls, session: Session) -> dict[str, Any]:
-        return {"model_view_url": reverse("sessions:model_view", args=[session.pk]),
-                "model_view_result_url": reverse("sessions:model_view_result", args=[session.pk])}
+        return {
+            "model_view_url": reverse("sessions:model_view", args=[session.pk]),
+            "model_view_result_url": reverse("sessions:model_view_result", args=[session.pk]),
+        }
 
     def on_catalogue(self) -> None:
         self.ctx.spawn("model-view", self.publish(self._loader()))
 
     def _loader(self) -> dict[str, Any]:
         url = reverse("sessions:model_view", args=[self.ctx.session_id])
-        return {"html": oob("model-view", "outerHTML", render("sessions/features/model_view_loader.html", {"url": url}))}
+        return {
+            "html": oob("model-view", "outerHTML", render("sessions/features/model_view_loader.html", {"url": url}))
+        }
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event(self._loader())]

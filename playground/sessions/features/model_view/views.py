@@ -1,5 +1,6 @@
 """The Model view's own pages (its routes: `ModelView.get_urls`): the panel, the last tool result
 and the download, the owner's and a share page's (every secret masked)."""
+
 from __future__ import annotations
 
 from asgiref.sync import sync_to_async
@@ -13,10 +14,10 @@ from playground.transcripts.models import Session
 from ...http import computed, owned, shared, stream
 from .panel import body_html, download_json, last_tool_result, result_html
 
-
 # The Model view is computed from the whole catalogue: seconds for thousands of tools. These
 # views are async: they read their rows in short queries and compute in a worker thread
 # (`computed`, which says why).
+
 
 def _panel(session: Session, redact: Redactor, download_url: str) -> str:
     return body_html(redact.obj(session.catalogue or {}), download_url)

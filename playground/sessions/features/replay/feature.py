@@ -11,6 +11,7 @@ masked as the share page is, without links to the original); the report is saved
 `Session.report` at the end (or when the session ends first), and the page, its share link and
 a reload show it from there.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 class Replay(Feature):
     name = "replay"
     answers_first = True
-    commands = frozenset({"replay_compared"})     # from the ignore rules' view: the rows compared again
+    commands = frozenset({"replay_compared"})  # from the ignore rules' view: the rows compared again
     head_template = "sessions/features/replay_head.html"
     region_template = share_template = "sessions/features/replay_saved.html"
     stylesheets = ("replay.css",)
@@ -61,10 +62,16 @@ class Replay(Feature):
     def prepare(cls, server: Server, *, replay_of: Session | None = None, **hints: Any) -> dict[str, Any]:
         if replay_of is None:
             return {}
-        return {"recording": recording(replays.recorded_rows(replay_of), replay_of.share_redactor()),
-                "ignore": [r for r in server.replay_ignore or [] if isinstance(r, str)],
-                "about": {"source": replay_of.pk, "source_server": replay_of.server_name,
-                          "source_started": replay_of.started_at.strftime("%Y-%m-%d %H:%M"), "target": server.name}}
+        return {
+            "recording": recording(replays.recorded_rows(replay_of), replay_of.share_redactor()),
+            "ignore": [r for r in server.replay_ignore or [] if isinstance(r, str)],
+            "about": {
+                "source": replay_of.pk,
+                "source_server": replay_of.server_name,
+                "source_started": replay_of.started_at.strftime("%Y-%m-%d %H:%M"),
+                "target": server.name,
+            },
+        }
 
     @classmethod
     def fragments(cls, event: dict[str, Any], tab: TabContext) -> list[str]:
@@ -80,11 +87,12 @@ class Replay(Feature):
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         rec = self.options.get("recording")
-        self.replayer = (Replayer(rec, tap=ctx.tap, ignore=self.options.get("ignore") or [], secrets=ctx.secrets)
-                         if rec else None)
+        self.replayer = (
+            Replayer(rec, tap=ctx.tap, ignore=self.options.get("ignore") or [], secrets=ctx.secrets) if rec else None
+        )
         self.about = self.options.get("about") or {}
         self._saved = False
-        self._compared: dict[str, Any] | None = None     # the saved report, compared again since
+        self._compared: dict[str, Any] | None = None  # the saved report, compared again since
 
     async def answer_first(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
         return await self.replayer.answer_first(method, params) if self.replayer is not None else None
@@ -134,8 +142,9 @@ class Replay(Feature):
     async def _row(self, row: dict[str, Any]) -> None:
         summary = summary_line(self.report(), live=True)
         await self.publish(self._row_event(row, summary))
-        await self.ctx.publish_shared(self.name, lambda redact: self._row_event(redact.obj(row), redact.text(summary),
-                                                                                share=True))
+        await self.ctx.publish_shared(
+            self.name, lambda redact: self._row_event(redact.obj(row), redact.text(summary), share=True)
+        )
 
     def _row_event(self, row: dict[str, Any], summary: str, *, share: bool = False) -> dict[str, Any]:
         view = row_view(row, self.about.get("source"), owner=not share)
@@ -144,8 +153,10 @@ class Replay(Feature):
     def _region(self, share: Redactor | None = None) -> dict[str, Any]:
         """The whole region: the owner's, or (`share`: masked by it) a share viewer's."""
         report = self.report() if share is None else share.obj(self.report())
-        return {"rows": len(report["rows"]), "region": region_html(
-            report, session_id=self.ctx.session_id, owner=share is None, live=not self._saved)}
+        return {
+            "rows": len(report["rows"]),
+            "region": region_html(report, session_id=self.ctx.session_id, owner=share is None, live=not self._saved),
+        }
 
     async def _publish_region(self) -> None:
         await self.publish(self._region())

@@ -1,5 +1,6 @@
 """The Differences' ignore rules (the replay feature's own page, `Replay.get_urls`): saved on the
 replayed server, and the rows compared again from the saved responses, off the database thread."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,14 +19,13 @@ from playground.transcripts.models import Session
 from ...http import computed, owned
 from .region import region_html
 
-
-READ_BATCH = 4      # saved responses read in one database call (each may be a megabyte)
+READ_BATCH = 4  # saved responses read in one database call (each may be a megabyte)
 
 
 async def _response_data(session_id: int, seqs: list[int]) -> dict[int, Any]:
     data: dict[int, Any] = {}
     for i in range(0, len(seqs), READ_BATCH):
-        data |= await sync_to_async(replays.response_data)(session_id, seqs[i:i + READ_BATCH])
+        data |= await sync_to_async(replays.response_data)(session_id, seqs[i : i + READ_BATCH])
     return data
 
 
@@ -36,7 +36,7 @@ async def _compare_again(session: Session, rules: list[str]) -> dict[str, Any]:
     source = await sync_to_async(replays.source_of)(session)
     old: dict[int, Any] = {}
     new: dict[int, Any] = {}
-    if source is not None:          # (deleted: nothing is compared again)
+    if source is not None:  # (deleted: nothing is compared again)
         old_seqs, new_seqs = replays.responses_to_read(session)
         old, new = await _response_data(source.pk, old_seqs), await _response_data(session.pk, new_seqs)
     report = await computed(replays.compared_again, session, source, rules, old, new)
@@ -69,10 +69,17 @@ async def differences_ignore(request: HttpRequest, pk: int) -> HttpResponse:
         if session.server_id is not None:
             await sync_to_async(_save_rules)(session.server_id, rules)
         report = await _compare_again(session, rules)
-        if session.worker_channel:      # a live replay: its tabs show the new comparison too
+        if session.worker_channel:  # a live replay: its tabs show the new comparison too
             await channel_layer().send(session.worker_channel, {"command": "replay_compared", "report": report})
 
     def region() -> str:
-        return region_html(session.owner_redactor().obj(report), session_id=session.pk, owner=True, live=False,
-                           error=error, rules_text=text if error else None)
+        return region_html(
+            session.owner_redactor().obj(report),
+            session_id=session.pk,
+            owner=True,
+            live=False,
+            error=error,
+            rules_text=text if error else None,
+        )
+
     return HttpResponse(await computed(region))

@@ -1,5 +1,6 @@
 """Make every saved event searchable now: after upgrading a database that holds many sessions
 (the app indexes in the background after saves, and a search catches up for a second at most)."""
+
 from __future__ import annotations
 
 import math
@@ -20,4 +21,6 @@ class Command(BaseCommand):
             raise CommandError("Search needs SQLite (with FTS5) or PostgreSQL; this database is neither.")
         pending, started = backend.pending(), time.monotonic()
         catch_up(budget=math.inf)
-        self.stdout.write(f"Indexed {pending} event{'s' if pending != 1 else ''} in {time.monotonic() - started:.1f} s.")
+        self.stdout.write(
+            f"Indexed {pending} event{'s' if pending != 1 else ''} in {time.monotonic() - started:.1f} s."
+        )
