@@ -21,8 +21,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.daphne_process import app_env, children, connect, free_port, log_in, set_up, start_daphne, stop_daphne, until
+from tests.daphne_process import app_env, children, connect, log_in, set_up, start_daphne, stop_daphne, until
 from tests.daphne_process import tab as page_tab
+from tests.http_peers import free_port
 from tests.services import POSTGRESQL as PG
 from tests.services import REDIS
 

@@ -9,7 +9,8 @@ import pytest
 import websockets
 
 from tests.conftest import PEERS
-from tests.daphne_process import app_env, connect, free_port, log_in, set_up, start_daphne, stop_daphne
+from tests.daphne_process import app_env, connect, log_in, set_up, start_daphne, stop_daphne
+from tests.http_peers import free_port
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,6 @@ from tests.daphne_process import (
     app_env,
     children,
     connect,
-    free_port,
     ignored_signals,
     log_in,
     set_up,
@@ -36,6 +35,7 @@ from tests.daphne_process import (
     tab,
     until,
 )
+from tests.http_peers import free_port
 from tests.sessions.helpers import closed_with, communicator, make_user_and_server, receive_until, stop_all, viewer
 
 
