@@ -30,3 +30,13 @@ def transcript_lines(lines):
     from playground.sessions.fragments.lines import lines_html
 
     return lines_html(lines)
+
+
+@register.filter
+def app_ui(tool):
+    """A listed tool's MCP App UI (`_meta.ui.resourceUri`, or the older `_meta["ui/resourceUri"]`)
+    as a dict (resourceUri, visibility, legacy), or None."""
+    from playground.mcp.apps import tool_ui
+
+    ui = tool_ui(tool)
+    return ui.as_dict() if ui is not None else None
