@@ -54,6 +54,7 @@ class ServerForm(forms.ModelForm):
     apps_enabled = forms.BooleanField(
         label="Render MCP Apps",
         required=False,
+        initial=True,
         help_text="Declare the MCP Apps extension (io.modelcontextprotocol/ui) and render a tool's UI below its "
         "Result, in a frame on the sandbox origin. Off: the capability is not declared and no app runs.",
     )

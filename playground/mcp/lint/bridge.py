@@ -23,10 +23,11 @@ from playground.schema import SPECIFICATIONS, validator_class
 
 from ..apps.meta import PROTOCOL_VERSION
 from .definitions import Direction, Report, Request, Schema, _pointers, check
+from .definitions import schema as mcp_schema
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "apps" / "schema" / PROTOCOL_VERSION / "schema.json"
 SPEC = f"https://github.com/modelcontextprotocol/ext-apps/blob/main/specification/{PROTOCOL_VERSION}/apps.mdx"
-LABEL = f"MCP Apps {PROTOCOL_VERSION}"
+LABEL = f"Apps {PROTOCOL_VERSION}"  # (shown after "MCP": "Breaks … of MCP Apps 2026-01-26")
 # The MCP direction of an app's standard messages: the app is the client, the host the server.
 AS_MCP: dict[str, Direction] = {"recv": "send", "send": "recv"}
 
@@ -74,6 +75,20 @@ def _spec() -> str:
     return SPEC
 
 
+def _as_mcp(method: Any, direction: Direction, version: str) -> Direction:
+    """The MCP direction an app's (or the host's) standard message is checked in: the app speaks
+    as a client (tools/call, resources/read), except for what only a server sends in MCP, such
+    as the logging `notifications/message` the extension lets an app send its host."""
+    mcp = AS_MCP[direction]
+    if not isinstance(method, str):
+        return mcp
+    own = mcp_schema(version)
+    other: Direction = "recv" if mcp == "send" else "send"
+    known_here = method in own.requests[mcp] or method in own.notifications[mcp]
+    known_there = method in own.requests[other] or method in own.notifications[other]
+    return other if known_there and not known_here else mcp
+
+
 def check_bridge(message: Any, *, direction: Direction, request: Request | None, mcp_version: str) -> Report:
     """Check one message of the bridge (`direction` in the tap's terms: `send` host -> app)."""
     method = message.get("method") if isinstance(message, dict) else None
@@ -82,8 +97,8 @@ def check_bridge(message: Any, *, direction: Direction, request: Request | None,
         method is None and isinstance(answered, str) and answered.startswith("ui/")
     )
     if not ours:
-        return check(message, version=mcp_version, direction=AS_MCP[direction], request=request)
-    schema = apps_schema()
+        return check(message, version=mcp_version, direction=_as_mcp(method, direction, mcp_version), request=request)
+    ext = apps_schema()
     # The envelope (jsonrpc, id) as MCP has it; then the extension's definition.
     envelope = check(message, version=mcp_version, direction=AS_MCP[direction], request=None)
     problems = [
@@ -91,20 +106,25 @@ def check_bridge(message: Any, *, direction: Direction, request: Request | None,
     ]
     report = Report(LABEL, "", _spec)
     if isinstance(method, str):
-        definition = schema.by_method.get(method)
+        definition = ext.by_method.get(method)
         if definition is None:
             problems.insert(
-                0, {"pointer": "/method", "message": f"{method!r} is not a method of {LABEL}", "schema_path": "#/$defs"}
+                0,
+                {
+                    "pointer": "/method",
+                    "message": f"{method!r} is not a method of MCP {LABEL}",
+                    "schema_path": "#/$defs",
+                },
             )
         else:
             report.definition = definition
             body = {k: v for k, v in message.items() if k not in ("jsonrpc", "id")}
-            problems += schema._problems(schema.validator(definition), body, "")
+            problems += ext._problems(ext.validator(definition), body, "")
     elif isinstance(message, dict) and "result" in message and answered is not None:
-        definition = schema.result_of(answered)
+        definition = ext.result_of(answered)
         if definition is not None:
             report.definition = definition
-            problems += schema._problems(schema.validator(definition), message["result"], "/result")
+            problems += ext._problems(ext.validator(definition), message["result"], "/result")
     if not report.definition:
         report.definition = envelope.definition
     report.problems = problems[:20]

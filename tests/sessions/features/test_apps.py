@@ -34,7 +34,7 @@ def example(path) -> dict[str, Any]:
     node = shutil.which("node")
     if not path.exists() or node is None:
         pytest.fail(f"{path} is not installed: run npm install in tools/npm")
-    return dict(name=path.parent.parent.name, command=node, args=[str(path), "--stdio"])
+    return {"name": path.parent.parent.name, "command": node, "args": [str(path), "--stdio"]}
 
 
 async def inbox(comm, **wanted: Any) -> dict[str, Any]:
@@ -153,7 +153,7 @@ async def test_the_system_monitor_example_an_app_only_tool():
 
 
 async def test_a_hostile_app_is_bounded_refused_and_counted():
-    server = dict(name="hostile", command=sys.executable, args=[str(HOSTILE)])
+    server = {"name": "hostile", "command": sys.executable, "args": [str(HOSTILE)]}
     async with live_tab('id="catalogue"', ">secret<", **server) as (_user, session, comm):
         call_id = await call_with_app(comm, "show")
         await send(comm, action="app_open", instance="h1", call_id=call_id)
