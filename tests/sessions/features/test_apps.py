@@ -117,6 +117,24 @@ async def test_the_basic_example_declared_read_and_bridged():
     assert not app_tools_call.get("schema_problems")
     assert size["schema_lint"]["definition"] == "McpUiSizeChangedNotification"
     assert [p["pointer"] for p in size["schema_problems"]] == ["/params/height"]
+    # A share page shows the lane; it never runs the app.
+    page = await _share_page(session)
+    assert page.count('<span class="lane"') == 4 and "McpUiSizeChangedNotification" in page
+    assert 'id="app-bridge"' not in page and "data-app-call" not in page and "<iframe" not in page
+
+
+async def _share_page(session) -> str:
+    from channels.db import database_sync_to_async
+    from django.test import Client
+
+    from playground.transcripts.models import ShareLink
+
+    @database_sync_to_async
+    def get() -> str:
+        link = ShareLink.objects.create(session=session)
+        return Client().get(f"/share/{link.token}/").content.decode()
+
+    return await get()
 
 
 async def _session(pk: int):
@@ -150,6 +168,22 @@ async def test_the_system_monitor_example_an_app_only_tool():
     assert "app-only" in regions.catalogue(session.pk, catalogue)
     assert "<html" in opened["html"].lower()
     assert "structuredContent" in reply["result"]
+
+
+def test_apps_are_off_for_a_server_that_turned_them_off_and_in_replays(settings):
+    from playground.registry.models import Server
+    from playground.sessions.features import BY_NAME
+    from tests.sessions.fakes import FakeClient, FakeSession
+
+    apps = BY_NAME["apps"]
+    assert apps.prepare(Server(apps_enabled=True)) == {"enabled": True}
+    assert apps.prepare(Server(apps_enabled=False)) == {"enabled": False}
+    assert apps.prepare(Server(apps_enabled=True), replay_of=1) == {"enabled": False}
+    settings.PLAYGROUND_APPS_SANDBOX = ""
+    assert apps.prepare(Server(apps_enabled=True)) == {"enabled": False}
+    session = FakeSession(FakeClient())
+    assert session.add("apps", {"enabled": False}).capabilities() == {}
+    assert session.add("apps", {"enabled": True}).capabilities()["extensions"][EXTENSION_ID]
 
 
 async def test_a_hostile_app_is_bounded_refused_and_counted():
