@@ -245,6 +245,8 @@
           });
           return;
         case "ui/notifications/initialized":
+          this.ready = true;
+          this.watchSize();
           this.notify("ui/notifications/tool-input", { arguments: this.doc.arguments || {} });
           if (this.doc.result && typeof this.doc.result === "object") this.notify("ui/notifications/tool-result", this.doc.result);
           return;
@@ -317,11 +319,28 @@
       this.ask.appendChild(p);
     }
 
+    // The container's width followed (a resized window, a dragged column): told at most 4 times a second.
+    watchSize() {
+      if (this.sizes || !window.ResizeObserver) return;
+      this.width = Math.round(this.slot.getBoundingClientRect().width);
+      this.sizes = new ResizeObserver(() => {
+        if (this.sizeTimer) return;
+        this.sizeTimer = setTimeout(() => {
+          this.sizeTimer = null;
+          const width = Math.round(this.slot.getBoundingClientRect().width);
+          if (!this.el.isConnected || !width || width === this.width) return;
+          this.width = width;
+          this.notify("ui/notifications/host-context-changed", { containerDimensions: { width, maxHeight: 4000 } });
+        }, 250);
+      });
+      this.sizes.observe(this.slot);
+    }
+
     context() {
       const width = Math.round(this.slot.getBoundingClientRect().width) || 600;
       return {
         toolInfo: { tool: this.doc.tool },
-        theme: matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light",
+        theme: dark.matches ? "dark" : "light",
         displayMode: this.mode,
         availableDisplayModes: ["inline", "fullscreen"],
         containerDimensions: { width, maxHeight: 4000 },
@@ -333,10 +352,17 @@
     }
 
     teardown(why) {
+      if (this.sizes) this.sizes.disconnect();
       submit({ action: "app_frame", instance: this.id, call_id: this.call, direction: "note", frame: "app torn down: " + why });
       apps.delete(this.id);
     }
   }
+
+  // The theme follows the page (the browser's colour scheme): running apps are told.
+  const dark = matchMedia("(prefers-color-scheme: dark)");
+  dark.addEventListener("change", () => {
+    for (const app of apps.values()) if (app.ready) app.notify("ui/notifications/host-context-changed", { theme: dark.matches ? "dark" : "light" });
+  });
 
   // The app's messages: only from a frame of ours, on the sandbox origin.
   window.addEventListener("message", (e) => {

@@ -83,3 +83,24 @@ def test_bridge_messages_against_the_extension_and_mcp():
         mcp_version="2025-11-25",
     )
     assert call.definition == "CallToolRequest" and call.problems
+
+
+def test_a_replay_leaves_the_bridge_lane_out():
+    from playground.mcp.replay.recordings import recording
+
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    rows = [
+        {"seq": 1, "t": 0.0, "dir": "send", "message": ping},
+        {"seq": 2, "t": 0.1, "dir": "recv", "message": {"jsonrpc": "2.0", "id": 1, "result": {}}, "reply_to": 1},
+        {"seq": 3, "t": 0.2, "dir": "send", "message": {**ping, "id": 9}, "data": {"connection": "app"}},
+        {
+            "seq": 4,
+            "t": 0.3,
+            "dir": "recv",
+            "message": {"jsonrpc": "2.0", "id": 4, "method": "tools/call"},
+            "data": {"connection": "app"},
+        },
+    ]
+    rec = recording(rows)
+    assert [e.method for e in rec.exchanges] == ["ping"]
+    assert rec.skipped == ["2 frames of another lane (an MCP App's bridge, a server check's probes) were not replayed"]
