@@ -271,11 +271,8 @@
           if (isRequest) this.askToOpen(m.id, String(params.url || ""));
           return;
         case "ui/request-display-mode": {
-          const mode = params.mode === "fullscreen" ? "fullscreen" : "inline";
-          this.mode = mode;
-          this.el.classList.toggle("app-fullscreen", mode === "fullscreen");
+          const mode = this.setMode(params.mode === "fullscreen" ? "fullscreen" : "inline");
           if (isRequest) this.respond(m.id, { mode });
-          this.notify("ui/notifications/host-context-changed", { displayMode: mode });
           return;
         }
         case "ui/notifications/size-changed": {
@@ -291,7 +288,30 @@
       }
     }
 
+    // Full screen covers the page but for the App's header, where "Back inline" always is.
+    setMode(mode) {
+      if (mode === this.mode) return mode;
+      this.mode = mode;
+      this.el.classList.toggle("app-fullscreen", mode === "fullscreen");
+      let back = this.el.querySelector("header .app-inline");
+      if (mode === "fullscreen" && !back) {
+        back = document.createElement("button");
+        back.type = "button";
+        back.className = "small app-inline";
+        back.textContent = "Back inline";
+        back.addEventListener("click", () => this.setMode("inline"));
+        this.el.querySelector("header").appendChild(back);
+      } else if (mode === "inline" && back) back.remove();
+      if (mode === "inline" && this.frame) this.frame.style.height = "";
+      this.notify("ui/notifications/host-context-changed", { displayMode: mode });
+      return mode;
+    }
+
     askToOpen(id, url) {
+      if (this.ask.querySelectorAll(".app-open-link").length >= 3) {
+        this.respond(id, { isError: true }); // (three questions waiting: no more piled up)
+        return;
+      }
       const safe = /^https?:\/\//i.test(url);
       this.ask.hidden = false;
       const p = document.createElement("p");

@@ -64,6 +64,12 @@ class AppsTests(LiveBrowserTestCase):
         expect(time_shown).not_to_have_text(first or "")
         app.get_by_role("button", name="Send Message").click()
         expect(page.locator(".app-said")).to_contain_text("This is message text.")
+        # ui/open-link asks first; refused, the app is told so.
+        app.get_by_role("button", name="Open Link").click()
+        ask = page.locator(".app-open-link")
+        expect(ask).to_contain_text("The app asks to open https://modelcontextprotocol.io/")
+        ask.get_by_role("button", name="Refuse").click()
+        expect(ask).to_have_count(0)
         log = self.transcript()
         init = log.locator('.ev-lane-app.ev-recv[data-method="ui/initialize"]')
         expect(init).to_have_count(1)
@@ -72,6 +78,10 @@ class AppsTests(LiveBrowserTestCase):
         expect(log.locator('.ev-lane-app.ev-recv[data-method="tools/call"]')).to_have_count(1)
         expect(log.locator('.ev-send[data-method="tools/call"]:not(.ev-lane-app)')).to_have_count(2)
         expect(log.locator('.ev-lane-app.ev-send[data-method="ui/notifications/tool-result"]')).to_have_count(1)
+        link = log.locator('.ev-lane-app.ev-recv[data-method="ui/open-link"]')
+        expect(link).to_have_count(1)
+        answer = log.locator(f'.ev-lane-app.ev-send[data-reply-to="{link.get_attribute("id").removeprefix("ev-")}"]')
+        expect(answer).to_contain_text('"isError": true')
         # The app cannot reach the page: another origin, window.top's document throws.
         proxy, inner = self.app_frames()
         page_origin = page.evaluate("location.origin")
