@@ -16,6 +16,7 @@ from .meta import (
     capability,
     resource_ui,
     tool_ui,
+    tool_visibility,
 )
 from .policy import app_policy, requested_permissions
 
@@ -31,4 +32,5 @@ __all__ = [
     "requested_permissions",
     "resource_ui",
     "tool_ui",
+    "tool_visibility",
 ]

@@ -68,6 +68,12 @@ def tool_ui(tool: Any) -> ToolUi | None:
     return ToolUi(uri, visibility if visibility is not None else DEFAULT_VISIBILITY, legacy)
 
 
+def tool_visibility(tool: Any) -> tuple[str, ...]:
+    """Who may call a listed tool (`_meta.ui.visibility`; the spec's default when absent)."""
+    visibility = _visibility(_ui(_meta(tool)))
+    return visibility if visibility is not None else DEFAULT_VISIBILITY
+
+
 def app_may_call(tool: Any) -> bool:
     """Whether an app may call `tool` (a listed tool's dict): unless its `visibility` leaves out
     "app" (the default is ["model", "app"])."""

@@ -165,7 +165,8 @@ async def test_the_system_monitor_example_an_app_only_tool():
     catalogue = (await _session(session.pk)).catalogue
     only = next(t for t in catalogue["tools"] if t["name"] == "poll-system-stats")
     assert only["_meta"]["ui"]["visibility"] == ["app"]
-    assert "app-only" in regions.catalogue(session.pk, catalogue)
+    shown = regions.catalogue(session.pk, catalogue)
+    assert shown.count(">app-only<") == 1 and shown.count('class="hint app-ui"') == 1
     assert "<html" in opened["html"].lower()
     assert "structuredContent" in reply["result"]
 
