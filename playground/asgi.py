@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels (Host- and Origin-checked, authenticated)."""
+"""ASGI entry point: HTTP through Django, websockets through Channels (Host- and Origin-checked, authenticated);
+requests to the MCP Apps sandbox origin only ever get the sandbox page (core/sandbox.py)."""
 
 import gc
 import os
@@ -11,15 +12,18 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs settings loaded)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from playground.core.sandbox import SandboxHost  # noqa: E402
 from playground.security import WebsocketOriginValidator  # noqa: E402
 from playground.sessions.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter(
-    {
-        "http": django_asgi_app,
-        # (types-channels want routes typed as its own URLPattern subclass, which path() never returns)
-        "websocket": WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
-    }
+application = SandboxHost(
+    ProtocolTypeRouter(
+        {
+            "http": django_asgi_app,
+            # (types-channels want routes typed as its own URLPattern subclass, which path() never returns)
+            "websocket": WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
+        }
+    )
 )
 
 

@@ -28,6 +28,12 @@ CSRF_TRUSTED_ORIGINS = env_list("PLAYGROUND_CSRF_TRUSTED_ORIGINS")
 # Origins besides the app's own (scheme, host and port of the page) whose pages may open the
 # session websocket, e.g. https://playground.example.org behind a TLS proxy.
 PLAYGROUND_TRUSTED_ORIGINS = env_list("PLAYGROUND_TRUSTED_ORIGINS")
+# MCP Apps run in a frame on another origin that serves nothing but the sandbox page
+# (playground/core/sandbox.py): a host name (the page's scheme and port on that name: the
+# page on 127.0.0.1:8000 frames localhost:8000, another site, without its cookies) or a whole
+# origin (https://apps-sandbox.example.org, behind a proxy routed to this process). Requests to
+# it get the sandbox page or a redirect, never the playground. Empty: MCP Apps are off.
+PLAYGROUND_APPS_SANDBOX = os.environ.get("PLAYGROUND_APPS_SANDBOX", "localhost").strip()
 
 INSTALLED_APPS = [
     "daphne",

@@ -11,21 +11,25 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 
+from .sandbox import sandbox_origin
+
 POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self' data:; "
-    "font-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'; "
+    "font-src 'self'; frame-src 'self'{frames}; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'; "
     "connect-src 'self'{sockets}"
 )
 
 
 def policy(request: HttpRequest) -> str:
     """The policy; connect-src names the page's own websocket origin (older browsers do not
-    count ws: as 'self')."""
+    count ws: as 'self'); frame-src the MCP Apps sandbox origin (core/sandbox.py), the one
+    other origin a page may frame."""
     try:
         host = request.get_host()
     except DisallowedHost:
-        return POLICY.format(sockets="")
-    return POLICY.format(sockets=f" ws://{host} wss://{host}")
+        return POLICY.format(sockets="", frames="")
+    sandbox = sandbox_origin(request.scheme or "http", host)
+    return POLICY.format(sockets=f" ws://{host} wss://{host}", frames=f" {sandbox}" if sandbox else "")
 
 
 class ContentSecurityPolicyMiddleware:

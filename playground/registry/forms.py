@@ -51,6 +51,13 @@ class ServerForm(forms.ModelForm):
         help_text="Start the server with every variable of the playground's process, "
         "its own secrets included. Off: the default environment only.",
     )
+    apps_enabled = forms.BooleanField(
+        label="Render MCP Apps",
+        required=False,
+        initial=True,
+        help_text="Declare the MCP Apps extension (io.modelcontextprotocol/ui) and render a tool's UI below its "
+        "Result, in a frame on the sandbox origin. Off: the capability is not declared and no app runs.",
+    )
     cwd = forms.CharField(
         label="Working directory", required=False, max_length=1000, widget=forms.TextInput(attrs=_MONO)
     )
@@ -107,6 +114,7 @@ class ServerForm(forms.ModelForm):
             "era",
             "protocol_version",
             "replay_ignore",
+            "apps_enabled",
         ]
 
     # One line per choice saying what it does (the page shows the chosen one's).

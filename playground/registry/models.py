@@ -47,6 +47,8 @@ class Server(models.Model):
     # What a replay against this server leaves out of its comparison, on top of the defaults:
     # JSON pointer patterns (`*` one segment, `**` any number), e.g. /result/content/*/text.
     replay_ignore = models.JSONField(default=list, blank=True)
+    # MCP Apps: declare the extension and render a tool's UI below its Result (features/apps.py).
+    apps_enabled = models.BooleanField(default=True)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="mcp_servers"
     )

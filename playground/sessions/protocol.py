@@ -62,6 +62,8 @@ class Command(TypedDict, total=False):
     result: dict[str, Any]
     error: str
     report: dict[str, Any]
+    direction: str  # an app bridge frame's: send (host -> app), recv (app -> host), note
+    perform: bool  # an app's request the worker makes of the server (tools/call, resources/read)
 
 
 def as_command(message: dict[str, Any]) -> Command:
@@ -140,6 +142,8 @@ class Outcome(TypedDict, total=False):
     announced: bool
     rounds: list[dict[str, Any]]
     structured_errors: list[dict[str, Any]]  # present when checked against the tool's outputSchema
+    arguments: dict[str, Any]  # a tool call's (an app gets them as its tool-input)
+    app: dict[str, Any]  # the tool's MCP App to render below the Result (features/apps.py)
 
 
 class Snapshot(TypedDict):

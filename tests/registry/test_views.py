@@ -114,7 +114,9 @@ def test_add_form_has_exact_labels_and_options(browser):
         "Era",
         "Protocol version",
         "Replay ignore rules",
+        "Render MCP Apps",
     ]
+    assert re.search(r'<input type="checkbox" name="apps_enabled"[^>]* checked', html)
     assert options(html, "transport") == ["stdio", "Streamable HTTP", "SSE", "Auto"]
     assert options(html, "era") == ["Legacy", "Auto", "Modern"]
     assert options(html, "protocol_version") == [

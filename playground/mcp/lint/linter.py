@@ -16,9 +16,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..apps.meta import LANE
 from ..client import LATEST_LEGACY, META_VERSION
 from ..events import CONNECTION, ON_PURPOSE, TranscriptEvent
 from ..secrets import NO_SECRETS, Redactor
+from .bridge import check_bridge
 from .definitions import Report, Request, check, known
 
 MAX_BYTES = 1_000_000  # frames larger than this are not checked (a megabyte can take a second)
@@ -126,6 +128,7 @@ class Pick:
     event: TranscriptEvent
     version: str
     request: Request | None
+    lane: str | None = None  # the MCP Apps bridge (`apps.LANE`): checked against the extension's schema
 
 
 class FrameLinter:
@@ -170,7 +173,8 @@ class FrameLinter:
             other = event.data.get(CONNECTION) if event.data is not None else None
             if type(message) is dict and "id" in message:
                 request = self._observe(event, message, other)
-            version = self.version if other is None else self.others.get(other, LATEST_LEGACY)
+            # (The app bridge's lane speaks the session's MCP version for its standard messages.)
+            version = self.version if other is None or other == LANE else self.others.get(other, LATEST_LEGACY)
             if (event.size or 0) > MAX_BYTES:
                 event.schema_lint = {"version": version, "unchecked": f"larger than {MAX_BYTES:,} bytes"}
                 continue
@@ -182,7 +186,7 @@ class FrameLinter:
                     skipped += 1
                     continue
                 unasked -= 1
-            picks.append(Pick(event, version, request))
+            picks.append(Pick(event, version, request, LANE if other == LANE else None))
         if budget is not None and unasked >= 0:
             budget.frames = unasked
         self._last_seq = last
@@ -231,6 +235,8 @@ def check_all(picks: list[Pick]) -> tuple[list[Report], float]:
     started = time.thread_time()
     reports = [
         check(p.event.message, version=p.version, direction=p.event.dir, request=p.request)  # type: ignore[arg-type]
+        if p.lane is None
+        else check_bridge(p.event.message, direction=p.event.dir, request=p.request, mcp_version=p.version)  # type: ignore[arg-type]
         for p in picks
     ]
     return reports, time.thread_time() - started

@@ -25,6 +25,7 @@ from typing import Any
 
 from .. import jsonrpc, jsontext
 from ..client import META_CAPS, META_INFO, META_VERSION
+from ..events import CONNECTION
 from ..secrets import NO_SECRETS, Redactor
 
 HANDSHAKE_REQUESTS = frozenset({"initialize", "server/discover"})
@@ -200,9 +201,14 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
     awaiting_retry: dict[str, list[Exchange]] = {}  # method -> exchanges with an input round pending
     asked: dict[str, tuple[int, str, Any]] = {}  # id of a server request -> (seq, method, params)
     heard: list[tuple[int, str, bool]] = []  # server notifications and requests: (seq, method, request?)
+    other_lanes = 0  # frames of another connection: an MCP App's bridge, a check's probes
     for row in rows:
         direction, seq, message = row.get("dir"), row["seq"], row.get("message")
         if direction not in ("send", "recv"):
+            continue
+        data = row.get("data")
+        if isinstance(data, dict) and CONNECTION in data:
+            other_lanes += 1
             continue
         if not isinstance(message, dict):
             if direction == "send":
@@ -294,6 +300,10 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
                 heard.append((seq, method, True))
             elif kind == "notification" and isinstance(method, str):
                 heard.append((seq, method, False))
+    if other_lanes:
+        rec.skipped.append(
+            f"{other_lanes} frames of another lane (an MCP App's bridge, a server check's probes) were not replayed"
+        )
     _attribute(rec, heard)
     return rec
 

@@ -9,6 +9,7 @@ views, and what both use.
 
 from __future__ import annotations
 
+from .apps import Apps
 from .auto_refresh import AutoRefresh
 from .base import ALL, Feature
 from .check import Check
@@ -46,6 +47,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Check,
     Replay,
     ModelView,
+    Apps,
 )
 
 BY_NAME: dict[str, type[Feature]] = {f.name: f for f in FEATURES}

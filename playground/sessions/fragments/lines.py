@@ -16,7 +16,8 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
 from playground.mcp import jsontext
-from playground.mcp.events import ON_PURPOSE
+from playground.mcp.apps import LANE
+from playground.mcp.events import CONNECTION, ON_PURPOSE
 from playground.mcp.lint import spec_sections
 
 from .html import esc as _e
@@ -83,7 +84,10 @@ def line(row: Mapping[str, Any], *, owner: bool = False) -> dict[str, Any]:
     if row.get("truncated"):
         problems.append(f"truncated: {row.get('size')} bytes, shown up to the cap")
     http = row.get("http")
+    data = row.get("data")
+    lane = data.get(CONNECTION) if isinstance(data, dict) and data.get(CONNECTION) == LANE else None
     return {
+        "lane": lane,
         "seq": row["seq"],
         "t_ms": f"{row['t'] * 1000:.1f}",
         "dir": row["dir"],
@@ -103,6 +107,7 @@ def line(row: Mapping[str, Any], *, owner: bool = False) -> dict[str, Any]:
         "progress": progress,
         "request": bool(http) and is_request(row),
         "resend": owner
+        and lane is None
         and row["dir"] == "send"
         and isinstance(message, dict)
         and "id" in message
@@ -231,6 +236,8 @@ def line_html(line: dict[str, Any]) -> str:
         classes += " ev-bad"
     if line.get("kind"):
         classes += f" kind-{_e(line['kind'])}"
+    if line.get("lane"):
+        classes += " ev-lane-app"
     schema = schema_badge(line.get("schema_problems"), line.get("schema_lint"))
     if schema and schema[0]:
         # (The frame breaks the MCP schema — or was sent so on purpose: for filters and styles.)
@@ -250,7 +257,13 @@ def line_html(line: dict[str, Any]) -> str:
         f'>\n  <summary><button type="button" class="copy" aria-label="Copy" data-copy="closest:.ev {source}">'
         f'</button><span class="arrow" aria-label="{dir_}">{_e(line["arrow"])}</span>'
         f'<span class="t" data-ms="{t_ms}">{t_ms}</span><span class="seq" title="event {_e(line["seq"])}">'
-        f'{_e(line["seq"])}</span><span class="label">{label}</span>'
+        f"{_e(line['seq'])}</span>"
+        + (
+            '<span class="lane" title="the MCP App bridge: host ↔ app (postMessage)">app</span>'
+            if line.get("lane")
+            else ""
+        )
+        + f'<span class="label">{label}</span>'
     )
     # One numbering everywhere: a line shows its event number (what a check row, a search result,
     # "answers event N" and the exports cite); the JSON-RPC id is the message's own, said as such.

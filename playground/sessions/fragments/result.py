@@ -266,6 +266,22 @@ def _structured(d: dict[str, Any]) -> str:
     )
 
 
+def _app(outcome: Outcome) -> str:
+    """The place of the tool's MCP App, below the Result: static/apps-host.js opens it (on the
+    sandbox origin), and tears it down when this Result is replaced."""
+    app = outcome.get("app")
+    if not isinstance(app, dict) or outcome.get("error"):
+        return ""
+    call_id, uri = _e(outcome.get("call_id")), _e(app.get("uri"))
+    return (
+        f'  <section class="app-view" aria-label="MCP App" data-app-call="{call_id}" data-app-uri="{uri}">'
+        f'<header><strong>App</strong> <code>{uri}</code> <span class="app-status dim">opening…</span>'
+        '<span class="app-counts dim"></span></header>'
+        '<div class="app-ask" hidden></div><div class="app-slot"></div>'
+        '<ol class="app-said" aria-label="What the app said"></ol></section>\n'
+    )
+
+
 def result_html(outcome: Outcome, d: dict[str, Any]) -> str:
     """The Result region (an out-of-band swap); it also removes the call's in-flight card, if
     the page was shown one."""
@@ -308,7 +324,8 @@ def result_html(outcome: Outcome, d: dict[str, Any]) -> str:
     ) and (not error or error.get("data"))
     out.append(
         f'\n  <details class="raw"{" open" if alone else ""}><summary>raw JSON</summary>'
-        f"{copyable('json', d.get('raw') or '', d.get('raw_more'), 'result-raw')}</details>\n</section>"
+        f"{copyable('json', d.get('raw') or '', d.get('raw_more'), 'result-raw')}</details>\n"
+        f"{_app(outcome)}</section>"
     )
     region = oob("result", "outerHTML", "".join(out))
     if outcome.get("announced", True):

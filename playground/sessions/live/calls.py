@@ -250,6 +250,8 @@ class Calls:
             "command": command,
             "name": message.get("name") or message.get("uri") or message.get("method") or "",
         }
+        if command == "call_tool" and isinstance(message.get("arguments"), dict):
+            outcome["arguments"] = message["arguments"]
         if client is None or client.closed:
             outcome["error"] = {"message": "not connected"}
             await self._publish(outcome)

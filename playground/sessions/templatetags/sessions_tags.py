@@ -30,3 +30,18 @@ def transcript_lines(lines):
     from playground.sessions.fragments.lines import lines_html
 
     return lines_html(lines)
+
+
+@register.filter
+def app_ui(tool):
+    """A listed tool's MCP App facts: its UI (`resourceUri`, from `_meta.ui.resourceUri` or the
+    older `_meta["ui/resourceUri"]`; None without one), `legacy`, and `app_only` (its
+    `_meta.ui.visibility` leaves out the model)."""
+    from playground.mcp.apps import tool_ui, tool_visibility
+
+    ui = tool_ui(tool)
+    return {
+        "resourceUri": ui.resource_uri if ui is not None else None,
+        "legacy": ui is not None and ui.legacy_key,
+        "app_only": "model" not in tool_visibility(tool),
+    }

@@ -179,7 +179,8 @@ async def test_a_feature_command_waiting_on_the_server_holds_back_only_that_feat
 
 async def test_legacy_initialize_declares_exactly_what_the_page_answers():
     """The capabilities of the initialize frame as it went out: roots (with list_changed, which
-    the server's edit view sends), sampling, and elicitation in both modes; nothing else."""
+    the server's edit view sends), sampling, elicitation in both modes, and the MCP Apps extension
+    (the page renders apps); nothing else."""
     user, server = await make_user_and_server()
     _, rows, _ = await watch(await start_session(server, user), user, 'id="catalogue"', ">greet<")
     sent_init = [r for r in rows if r["dir"] == "send" and (r.get("message") or {}).get("method") == "initialize"]
@@ -189,16 +190,23 @@ async def test_legacy_initialize_declares_exactly_what_the_page_answers():
         "roots": {"listChanged": True},
         "sampling": {},
         "elicitation": {"form": {}, "url": {}},
+        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}},
     }
     assert sent(rows, "notifications/initialized")
 
 
 async def test_the_modern_era_declares_what_the_page_answers_in_its_own_terms():
-    """In each request's `_meta`: roots without listChanged, sampling, elicitation in both modes."""
+    """In each request's `_meta`: roots without listChanged, sampling, elicitation in both modes,
+    the MCP Apps extension."""
     async with live_tab('id="catalogue"', ">greet<", era="modern") as (_, session, comm):
         await send(comm, action="call_tool", name="echo", **{"args.text": "after"})
         await receive_until(comm, "<strong>tools/call</strong> echo")
     rows = await events(session.pk)
     # The modern era declares what the page answers in its own terms: roots without listChanged.
     caps = sent(rows, "tools/call")[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
-    assert caps == {"roots": {}, "sampling": {}, "elicitation": {"form": {}, "url": {}}}
+    assert caps == {
+        "roots": {},
+        "sampling": {},
+        "elicitation": {"form": {}, "url": {}},
+        "extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}},
+    }
