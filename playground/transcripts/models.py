@@ -72,6 +72,9 @@ class Session(models.Model):
         SESSION = "session", "Session"
         REPLAY = "replay", "Replay"
         CHECK = "check", "Server check"
+        # The traffic between a real host and the server, uploaded by a capture (playground/capture):
+        # no worker (the host is the client); live while the capture's records keep coming.
+        CAPTURED = "captured", "Captured"
 
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SESSION)
     source = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays")

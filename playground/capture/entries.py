@@ -1,0 +1,56 @@
+"""The entries a host's config takes to run a registered server through the capture, one per
+host people use: Claude Desktop, Cursor and Cline (`mcpServers`), VS Code (`servers`), Cherry
+Studio (its `mcpServers` import). The command is this playground's own Python and manage.py by
+absolute path, so the entry runs from whatever working directory the host starts it in."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from playground.registry.models import Server
+
+TOKEN_VARIABLE = "PLAYGROUND_CAPTURE_TOKEN"
+
+
+@dataclass(frozen=True)
+class HostEntry:
+    host: str  # who takes it: "Claude Desktop, Cursor, Cline"
+    where: str  # where it goes
+    text: str  # the JSON, as pasted
+
+
+def stdio_entry(server: Server, base_url: str, token: str) -> dict[str, Any]:
+    """The command, args and env that start the capture, which starts the server."""
+    args = [str(settings.BASE_DIR / "manage.py"), "mcp", "--capture", base_url, "--capture-server", str(server.pk)]
+    if server.cwd:
+        args += ["--cwd", server.cwd]
+    args += ["--", server.command, *(str(a) for a in server.args or [])]
+    env = {TOKEN_VARIABLE: token, **{str(k): str(v) for k, v in (server.env or {}).items()}}
+    return {"command": sys.executable, "args": args, "env": env}
+
+
+def host_entries(server: Server, base_url: str, token: str) -> list[HostEntry]:
+    """Each host's form of the entry; the first is the `mcpServers` one."""
+    entry = stdio_entry(server, base_url, token)
+    name = server.name
+    cherry = {"name": name, "type": "stdio", "isActive": True, **entry}
+    return [
+        HostEntry(
+            "Claude Desktop, Cursor, Cline",
+            "claude_desktop_config.json, ~/.cursor/mcp.json, cline_mcp_settings.json",
+            _dumps({"mcpServers": {name: entry}}),
+        ),
+        HostEntry("VS Code", ".vscode/mcp.json", _dumps({"servers": {name: {"type": "stdio", **entry}}})),
+        HostEntry(
+            "Cherry Studio", "Settings → MCP Servers → Add → Import from JSON", _dumps({"mcpServers": {name: cherry}})
+        ),
+    ]
+
+
+def _dumps(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False)
