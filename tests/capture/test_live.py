@@ -1,0 +1,51 @@
+"""An open session page follows its capture: each upload's lines reach the page's socket, and
+the capture's end its state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from playground.capture.models import CaptureToken
+from playground.registry.models import Server
+from tests.sessions.helpers import communicator, receive_until
+
+from .helpers import SDK_SERVER, body, post
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@database_sync_to_async
+def setup() -> tuple[Any, Server, str]:
+    user = get_user_model().objects.create_user("alice", password="pw")
+    server = Server.objects.create(owner=user, name="sdk", command=SDK_SERVER[0], args=SDK_SERVER[1:])
+    return user, server, CaptureToken.issue(user, "laptop")[1]
+
+
+@database_sync_to_async
+def upload(token: str, data: bytes) -> dict[str, Any]:
+    response = post(Client(), token, data)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+async def test_the_session_page_follows_the_capture_live(exchange):
+    user, server, token = await setup()
+    echo = next(r["i"] for r in exchange if r["kind"] == "frame" and "hello capture" in r.get("text", ""))
+    session_id = (await upload(token, body(exchange[:echo], server.pk)))["session"]
+    tab = communicator(session_id, user)
+    connected, _ = await tab.connect()
+    assert connected
+    try:
+        await receive_until(tab, 'id="transcript-lines"', "sdk-peer")  # the replay from the database
+        await upload(token, body(exchange[echo:-1], server.pk))
+        seen = await receive_until(tab, "hello capture", "Hello, Ada!", "a line on stderr")
+        assert "beforeend" in seen  # appended lines, as a live session's
+        await upload(token, body(exchange[-1:], server.pk))
+        await receive_until(tab, "the capture ended", 'state-strip status-ended')
+    finally:
+        await tab.disconnect()
