@@ -11,7 +11,7 @@ from playground.capture.entries import stdio_entry
 from playground.capture.models import CaptureToken
 from playground.registry.models import Server
 
-from .helpers import SDK_SERVER, host_exchange
+from .helpers import ENV_SECRET, SDK_SERVER, host_exchange
 
 
 @pytest.fixture(scope="session")
@@ -25,7 +25,7 @@ def owner(db: Any) -> tuple[Any, Server, str]:
     """(user, their SDK server with a secret in its env, a capture token's value)."""
     user = get_user_model().objects.create_user("alice", password="pw")
     server = Server.objects.create(
-        owner=user, name="sdk", command=SDK_SERVER[0], args=SDK_SERVER[1:], env={"API_TOKEN": "sk-env-secret-42"}
+        owner=user, name="sdk", command=SDK_SERVER[0], args=SDK_SERVER[1:], env={"API_TOKEN": ENV_SECRET}
     )
     _token, plain = CaptureToken.issue(user, "laptop")
     return user, server, plain

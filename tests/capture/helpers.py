@@ -19,6 +19,7 @@ from tests.conftest import PEERS
 RELAY = Path(__file__).resolve().parent / "relay.py"
 SDK_SERVER = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
 HOST = types.Implementation(name="test-host", version="9.8.7")
+ENV_SECRET = "sk-env-secret-42"  # the registered server's env value (conftest.owner): the host sends it once
 
 
 async def _answer(context: Any, params: Any) -> types.ElicitResult:
@@ -36,6 +37,7 @@ async def host_exchange() -> list[dict[str, Any]]:
                 await client.list_tools()
                 assert (await client.call_tool("echo", {"text": "hello capture"})).content[0].text == "hello capture"
                 await client.call_tool("stderr_line", {"text": "a line on stderr"})
+                await client.call_tool("echo", {"text": f"key {ENV_SECRET}"})
                 assert (await client.call_tool("ask_name", {})).content[0].text == "Hello, Ada!"
         with anyio.fail_after(20):  # the relay writes its `end` once the server has exited
             while not (text := path.read_text()).endswith("\n") or '"kind": "end"' not in text:

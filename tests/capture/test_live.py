@@ -14,7 +14,7 @@ from playground.capture.models import CaptureToken
 from playground.registry.models import Server
 from tests.sessions.helpers import communicator, receive_until
 
-from .helpers import SDK_SERVER, body, post
+from .helpers import ENV_SECRET, SDK_SERVER, body, post
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,7 +22,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @database_sync_to_async
 def setup() -> tuple[Any, Server, str]:
     user = get_user_model().objects.create_user("alice", password="pw")
-    server = Server.objects.create(owner=user, name="sdk", command=SDK_SERVER[0], args=SDK_SERVER[1:])
+    server = Server.objects.create(
+        owner=user, name="sdk", command=SDK_SERVER[0], args=SDK_SERVER[1:], env={"API_TOKEN": ENV_SECRET}
+    )
     return user, server, CaptureToken.issue(user, "laptop")[1]
 
 
@@ -46,6 +48,6 @@ async def test_the_session_page_follows_the_capture_live(exchange):
         seen = await receive_until(tab, "hello capture", "Hello, Ada!", "a line on stderr")
         assert "beforeend" in seen  # appended lines, as a live session's
         await upload(token, body(exchange[-1:], server.pk))
-        await receive_until(tab, "the capture ended", 'state-strip status-ended')
+        await receive_until(tab, "the capture ended", "state-strip status-ended")
     finally:
         await tab.disconnect()

@@ -16,7 +16,7 @@ from django.test import Client
 from playground.capture.models import CaptureToken
 from playground.transcripts.models import Session
 
-from .helpers import body, post
+from .helpers import ENV_SECRET, body, post
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +48,7 @@ def test_the_region_gives_each_host_a_valid_entry(owner, browser_of):
         "--",
         *[server.command, *server.args],
     ]
-    assert entry["env"] == {"PLAYGROUND_CAPTURE_TOKEN": token, "API_TOKEN": "sk-env-secret-42"}
+    assert entry["env"] == {"PLAYGROUND_CAPTURE_TOKEN": token, "API_TOKEN": ENV_SECRET}
     assert vscode["servers"]["sdk"] == {"type": "stdio", **entry}
     assert cherry["mcpServers"]["sdk"] == {"name": "sdk", "type": "stdio", "isActive": True, **entry}
     assert 'href="/capture/tokens/"' in page
@@ -62,9 +62,12 @@ def test_without_a_token_the_region_offers_one(owner, browser_of):
     answer = browser_of.post("/capture/tokens/create/", {"name": "desk", "next": f"/servers/{server.pk}/"})
     assert answer.status_code == 302 and answer["Location"] == f"/servers/{server.pk}/"
     made = CaptureToken.objects.get(owner=user, name="desk")
-    assert entries(browser_of.get(f"/servers/{server.pk}/").content.decode())[0]["mcpServers"]["sdk"]["env"][
-        "PLAYGROUND_CAPTURE_TOKEN"
-    ] == made.plain
+    assert (
+        entries(browser_of.get(f"/servers/{server.pk}/").content.decode())[0]["mcpServers"]["sdk"]["env"][
+            "PLAYGROUND_CAPTURE_TOKEN"
+        ]
+        == made.plain
+    )
 
 
 def test_the_tokens_page_creates_rotates_and_revokes(owner, browser_of, django_user_model):
@@ -109,19 +112,19 @@ def test_a_captured_session_in_the_list_and_on_its_page(exchange, owner, browser
 
 def test_exports_mask_the_entry_env_values_and_the_token(exchange, owner, browser_of):
     _user, server, token = owner
-    leak = {**exchange[0], "kind": "stderr", "text": f"env sk-env-secret-42 and token {token}"}
+    leak = {**exchange[0], "kind": "stderr", "text": f"env {ENV_SECRET} and token {token}"}
     records = [*exchange[:-1], {**leak, "i": len(exchange) - 1}]
     session_id = post(Client(), token, body(records, server.pk)).json()["session"]
     for kind in ("jsonl", "json"):
         masked = b"".join(browser_of.get(f"/sessions/{session_id}/export.{kind}").streaming_content).decode()
-        assert "sk-env-secret-42" not in masked and token not in masked and "hello capture" in masked
+        assert ENV_SECRET not in masked and token not in masked and "hello capture" in masked
     kept = b"".join(browser_of.get(f"/sessions/{session_id}/export.jsonl?secrets=1").streaming_content).decode()
-    assert "sk-env-secret-42" in kept  # the owner's own choice
+    assert ENV_SECRET in kept  # the owner's own choice
     shared = browser_of.post(f"/sessions/{session_id}/share/")
     assert shared.status_code == 200
     link = Session.objects.get(pk=session_id).shares.get()
     share_page = Client().get(f"/share/{link.token}/").content.decode()
-    assert "hello capture" in share_page and "sk-env-secret-42" not in share_page and token not in share_page
+    assert "hello capture" in share_page and ENV_SECRET not in share_page and token not in share_page
 
 
 def test_another_capture_of_the_same_server_is_another_session(exchange, owner):
