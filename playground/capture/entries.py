@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 
+from playground.mcp.secrets import mask_env
 from playground.registry.models import Server
 
 TOKEN_VARIABLE = "PLAYGROUND_CAPTURE_TOKEN"
@@ -21,7 +22,8 @@ TOKEN_VARIABLE = "PLAYGROUND_CAPTURE_TOKEN"
 class HostEntry:
     host: str  # who takes it: "Claude Desktop, Cursor, Cline"
     where: str  # where it goes
-    text: str  # the JSON, as pasted
+    text: str  # the JSON, as pasted (what Copy gives)
+    shown: str  # the same with secret-looking env values masked (what the page prints)
 
 
 def stdio_entry(server: Server, base_url: str, token: str) -> dict[str, Any]:
@@ -36,19 +38,25 @@ def stdio_entry(server: Server, base_url: str, token: str) -> dict[str, Any]:
 
 def host_entries(server: Server, base_url: str, token: str) -> list[HostEntry]:
     """Each host's form of the entry; the first is the `mcpServers` one."""
-    entry = stdio_entry(server, base_url, token)
+    real = stdio_entry(server, base_url, token)
+    masked = {**real, "env": {**mask_env(real["env"]), TOKEN_VARIABLE: token}}
     name = server.name
-    cherry = {"name": name, "type": "stdio", "isActive": True, **entry}
+
+    def forms(entry: dict[str, Any]) -> list[Any]:
+        return [
+            {"mcpServers": {name: entry}},
+            {"servers": {name: {"type": "stdio", **entry}}},
+            {"mcpServers": {name: {"name": name, "type": "stdio", "isActive": True, **entry}}},
+        ]
+
+    hosts = [
+        ("Claude Desktop, Cursor, Cline", "claude_desktop_config.json, ~/.cursor/mcp.json, cline_mcp_settings.json"),
+        ("VS Code", ".vscode/mcp.json"),
+        ("Cherry Studio", "Settings → MCP Servers → Add → Import from JSON"),
+    ]
     return [
-        HostEntry(
-            "Claude Desktop, Cursor, Cline",
-            "claude_desktop_config.json, ~/.cursor/mcp.json, cline_mcp_settings.json",
-            _dumps({"mcpServers": {name: entry}}),
-        ),
-        HostEntry("VS Code", ".vscode/mcp.json", _dumps({"servers": {name: {"type": "stdio", **entry}}})),
-        HostEntry(
-            "Cherry Studio", "Settings → MCP Servers → Add → Import from JSON", _dumps({"mcpServers": {name: cherry}})
-        ),
+        HostEntry(host, where, _dumps(text), _dumps(shown))
+        for (host, where), text, shown in zip(hosts, forms(real), forms(masked))
     ]
 
 

@@ -22,9 +22,10 @@ from django.utils import timezone
 
 from playground.mcp import jsontext
 from playground.mcp.events import EventRow, Tap, TranscriptEvent
+from playground.mcp.lint import FrameLinter, apply, check_all
 from playground.registry.models import Server
 from playground.sessions.live.durability import CAPTURE_SILENT
-from playground.transcripts.models import Session
+from playground.transcripts.models import Event, Session
 from playground.transcripts.recorder import save_events
 from playground.transcripts.storable import storable
 
@@ -35,6 +36,7 @@ HOST_FACTS_CHARS = 20_000  # the host's declared capabilities kept (raw JSON) at
 LIST_METHODS = {"tools/list": "tools", "resources/list": "resources", "resources/templates/list": "templates"}
 LIST_METHODS["prompts/list"] = "prompts"
 CATALOGUE_ITEMS = 5_000  # items of one list kept for the catalogue (Model view)
+LINT_FRAMES = 500  # frames of one upload checked against the schema at most (~50 us to 1 s each)
 
 
 class Forbidden(Exception):
@@ -158,9 +160,38 @@ def _events(capture: Capture, session: Session, records: list[dict[str, Any]]) -
             facts.changed = True
         now[0] = max(0.0, record["t"] - session.clock_origin.timestamp())
         facts.record(tap, record)
+    _lint(tap, events, session, [(int(o[2]), str(o[0])) for o in capture.open_requests])
     capture.next_seq = tap.seq + 1
     capture.open_requests = [list(o) for o in tap.open_requests()][-1000:]
     return [event.to_dict() for event in events], facts.changed
+
+
+def _lint(tap: Tap, events: list[TranscriptEvent], session: Session, opened: list[tuple[int, str]]) -> None:
+    """The schema lint of a live session, on the upload's frames (their rows carry its findings;
+    saving counts them on the session): against the version the handshake chose, each response
+    against the request it answers. At most LINT_FRAMES of an upload are checked; a note says how
+    many were not."""
+    report = session.report if isinstance(session.report, dict) else {}
+    offered = (report.get("host") or {}).get("protocolVersion")
+    linter = FrameLinter(version=session.protocol_version or (offered if isinstance(offered, str) else None))
+    methods = dict(
+        Event.objects.filter(session_id=session.pk, seq__in=[seq for seq, _dir in opened]).values_list("seq", "method")
+    )
+    for seq, method in sorted(methods.items()):
+        if method:
+            linter.expect(seq, method)
+    picks = linter.pick(events)
+    if not picks:
+        return
+    checked, skipped = picks[:LINT_FRAMES], len(picks) - LINT_FRAMES
+    reports, _spent = check_all(checked)
+    secrets = session.share_redactor()
+    for pick, found in zip(checked, reports):
+        apply(pick, found, secrets)
+    if skipped > 0:
+        tap.note(
+            "info", f"schema lint: {skipped} frame(s) of this upload not checked (at most {LINT_FRAMES} an upload)"
+        )
 
 
 class _Facts:

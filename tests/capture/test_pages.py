@@ -24,7 +24,16 @@ pytestmark = pytest.mark.django_db
 def entries(page: str) -> list[dict]:
     """The JSON of each entry the region shows, as a person copies it."""
     region = page.split('id="watch-a-host"', 1)[1].split("</section>", 1)[0]
-    return [json.loads(html.unescape(text)) for text in re.findall(r'<pre class="mono">(.*?)</pre>', region, re.S)]
+    return [
+        json.loads(html.unescape(text))
+        for text in re.findall(r'<pre class="mono" data-copy-value="(.*?)">', region, re.S)
+    ]
+
+
+def shown(page: str) -> list[dict]:
+    """The JSON of each entry as the page prints it (secret-looking env values masked)."""
+    region = page.split('id="watch-a-host"', 1)[1].split("</section>", 1)[0]
+    return [json.loads(html.unescape(text)) for text in re.findall(r'<pre class="mono"[^>]*>(.*?)</pre>', region, re.S)]
 
 
 def test_the_region_gives_each_host_a_valid_entry(owner, browser_of):
@@ -52,6 +61,9 @@ def test_the_region_gives_each_host_a_valid_entry(owner, browser_of):
     assert vscode["servers"]["sdk"] == {"type": "stdio", **entry}
     assert cherry["mcpServers"]["sdk"] == {"name": "sdk", "type": "stdio", "isActive": True, **entry}
     assert 'href="/capture/tokens/"' in page
+    printed = shown(page)[0]["mcpServers"]["sdk"]
+    assert printed["env"] == {"PLAYGROUND_CAPTURE_TOKEN": token, "API_TOKEN": "••••"}
+    assert {**printed, "env": entry["env"]} == entry
 
 
 def test_without_a_token_the_region_offers_one(owner, browser_of):

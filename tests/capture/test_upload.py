@@ -197,3 +197,26 @@ def test_dropped_frames_are_counted_and_said(exchange, owner):
     session_id = post(Client(), token, body([exchange[0], *dropped], server.pk)).json()["session"]
     assert Session.objects.get(pk=session_id).report["dropped"] == 12
     assert [r["text"] for r in rows(session_id) if r.get("kind") == "error"][0].startswith("the capture dropped 7")
+
+
+def test_frames_are_linted_against_the_schema_as_a_live_sessions_are(exchange, owner):
+    """The host's and the server's frames checked against the negotiated version's schema, a
+    response against the request it answers, across uploads: one frame broken on purpose."""
+    _user, server, token = owner
+    echo = next(
+        r for r in exchange if r["kind"] == "frame" and '"hello capture"' in r.get("text", "") and r["dir"] == "recv"
+    )
+    broken = json.loads(echo["text"])
+    del broken["result"]["content"][0]["text"]
+    records = [dict(r, text=json.dumps(broken)) if r is echo else r for r in exchange]
+    client = Client()
+    cut = echo["i"]  # the request in one upload, its broken answer in the next
+    post(client, token, body(records[:cut], server.pk))
+    session_id = post(client, token, body(records[cut:], server.pk)).json()["session"]
+    session = Session.objects.get(pk=session_id)
+    assert session.schema_problems == 1
+    flagged = [r for r in rows(session_id) if r.get("schema_problems")]
+    assert len(flagged) == 1 and flagged[0]["message"] == broken
+    problem = flagged[0]["schema_problems"][0]
+    assert problem["pointer"] == "/result/content/0" and "'text' is a required property" in problem["message"]
+    assert flagged[0]["schema_lint"]["definition"] == "CallToolResult"
