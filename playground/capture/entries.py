@@ -62,3 +62,30 @@ def host_entries(server: Server, base_url: str, token: str) -> list[HostEntry]:
 
 def _dumps(document: Any) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def capture_url(server: Server, base_url: str, token: str) -> str:
+    """The HTTP capture's URL for `server` (http_proxy.py): a host uses it as the server's URL."""
+    return f"{base_url}/capture/v1/http/{server.pk}/{token}/"
+
+
+def http_entries(server: Server, base_url: str, token: str) -> list[HostEntry]:
+    """Each host's form of a `url` entry on the HTTP capture (Claude Desktop's config file takes
+    stdio servers only: it is not among them)."""
+    url = capture_url(server, base_url, token)
+    name = server.name
+    sse = server.transport == Server.Transport.SSE
+    documents = [
+        ("Cursor, Cline", "~/.cursor/mcp.json, cline_mcp_settings.json", {"mcpServers": {name: {"url": url}}}),
+        ("VS Code", ".vscode/mcp.json", {"servers": {name: {"type": "sse" if sse else "http", "url": url}}}),
+        (
+            "Cherry Studio",
+            "Settings → MCP Servers → Add → Import from JSON",
+            {
+                "mcpServers": {
+                    name: {"name": name, "type": "sse" if sse else "streamableHttp", "isActive": True, "baseUrl": url}
+                }
+            },
+        ),
+    ]
+    return [HostEntry(host, where, _dumps(doc), _dumps(doc)) for host, where, doc in documents]

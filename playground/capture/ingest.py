@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import shlex
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,7 +77,34 @@ def ingest(token: CaptureToken, plain: str, upload: Upload, publish: Callable[[A
     return applied
 
 
-def _locked_capture(token: CaptureToken, plain: str, server: Server, upload: Upload) -> Capture:
+def append(
+    token: CaptureToken,
+    plain: str,
+    server: Server,
+    capture_id: str,
+    records: list[dict[str, Any]],
+    publish: Callable[[Applied], None],
+    key: str = "",
+) -> Applied:
+    """Records the playground makes itself (the HTTP capture), numbered here, under the lock, in
+    the order they are appended; `key` names the capture's connection (its session id)."""
+    with transaction.atomic():
+        capture = _locked_capture(token, plain, server, Upload(capture_id, server.pk, []), transport=server.transport)
+        if key and not capture.http_key:
+            capture.http_key = key[:300]
+        now = time.time()
+        numbered = [
+            {"t": now, **record, "capture": capture_id, "server": server.pk, "i": capture.next_i + n}
+            for n, record in enumerate(records)
+        ]
+        applied = _apply(capture, Upload(capture_id, server.pk, numbered))
+        publish(applied)
+    return applied
+
+
+def _locked_capture(
+    token: CaptureToken, plain: str, server: Server, upload: Upload, transport: str = "stdio"
+) -> Capture:
     """The capture's row, locked; made with its session by the first upload that names it."""
     found = Capture.objects.select_for_update().select_related("session").filter(uuid=upload.capture).first()
     if found is not None:
@@ -87,7 +115,7 @@ def _locked_capture(token: CaptureToken, plain: str, server: Server, upload: Upl
             session = Session.objects.create(
                 server=server,
                 server_name=server.name,
-                transport="stdio",
+                transport=transport,
                 owner_id=token.owner_id,
                 status=Session.Status.CONNECTED,
                 kind=Session.Kind.CAPTURED,
@@ -208,8 +236,11 @@ class _Facts:
     def record(self, tap: Tap, record: dict[str, Any]) -> None:
         kind = record["kind"]
         if kind == "frame":
-            event, message = tap.frame(record["dir"], frame_bytes(record))
+            facts = {k: record[k] for k in ("http", "sse_id", "sse_event") if record.get(k) is not None}
+            event, message = tap.frame(record["dir"], frame_bytes(record), **facts)
             self.frame(event, message)
+        elif kind == "http_note":  # (the HTTP capture's own: not accepted from an upload)
+            tap.note("http", record["text"], http=record.get("http"))
         elif kind == "stderr":
             tap.stderr(record["text"])
         elif kind == "start":

@@ -103,6 +103,8 @@ class Capture(models.Model):
     open_requests = models.JSONField(default=list, blank=True)
     requests = models.PositiveIntegerField(default=0)  # uploads received
     ended = models.BooleanField(default=False)  # an `end` record was applied
+    # An HTTP capture's connection: "mcp:<Mcp-Session-Id>" or "sse:<session_id>" (http_proxy.py).
+    http_key = models.CharField(max_length=300, blank=True, db_index=True)
 
 
 class CaptureRecord(models.Model):

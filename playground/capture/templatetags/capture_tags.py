@@ -2,7 +2,7 @@ from typing import Any
 
 from django import template
 
-from ..entries import host_entries
+from ..entries import host_entries, http_entries
 from ..models import CaptureToken
 
 register = template.Library()
@@ -17,7 +17,7 @@ def watch_a_host(context: Any, server: Any) -> dict[str, Any]:
     return {
         "server": server,
         "token": token,
-        "entries": host_entries(server, base, token.plain) if token else [],
+        "entries": (host_entries if server.is_stdio else http_entries)(server, base, token.plain) if token else [],
         "next": request.get_full_path(),
         "csrf_token": context.get("csrf_token"),
     }

@@ -1,0 +1,98 @@
+"""The HTTP capture: the official SDK client speaks Streamable HTTP to a real SDK server through
+the playground's capture URL (daphne, streaming); the exchange works as it does directly and
+is recorded into a captured session."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sqlite3
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, types
+
+from tests.daphne_process import app_env, log_in, set_up, start_daphne, stop_daphne
+from tests.http_peers import free_port
+
+from .helpers import HOST, _answer
+
+
+@pytest.fixture(scope="module")
+def playground(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """A daphne of its own (a file SQLite database), logged in: its port, database, client."""
+    folder = tmp_path_factory.mktemp("http-capture")
+    env = app_env(PLAYGROUND_SQLITE_PATH=str(folder / "db.sqlite3"))
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    port = free_port()
+    link = set_up(env, port)
+    proc = start_daphne(env, port, folder / "daphne.log")
+    browser = log_in(link)
+    try:
+        yield {"port": port, "db": folder / "db.sqlite3", "browser": browser}
+    finally:
+        browser.close()
+        stop_daphne(proc)
+
+
+def register_http(browser: httpx.Client, port: int, url: str) -> tuple[int, str]:
+    base = f"http://127.0.0.1:{port}"
+    browser.get(f"{base}/servers/add/")
+    csrf = browser.cookies["csrftoken"]
+    fields = {"csrfmiddlewaretoken": csrf, "name": "sdk over http", "transport": "http", "url": url}
+    fields |= {
+        "command": "",
+        "args": "",
+        "env": "",
+        "cwd": "",
+        "headers": "X-Configured: not-for-hosts",
+        "era": "legacy",
+    }
+    added = browser.post(f"{base}/servers/add/", data=fields)
+    assert added.status_code == 302, added.text[:3000]
+    server_id = int(re.search(r"/servers/(\d+)/", added.headers["location"]).group(1))
+    page = browser.post(f"{base}/capture/tokens/create/", data={"csrfmiddlewaretoken": csrf, "name": "http"})
+    return server_id, html.unescape(re.search(r'<pre class="mono" id="new-token">(.*?)</pre>', page.text).group(1))
+
+
+async def use(url: str) -> list[str]:
+    """What a host does: list, call, answer the server's elicitation."""
+    with anyio.fail_after(60):
+        async with Client(url, mode="legacy", client_info=HOST, elicitation_callback=_answer) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            echoed = (await client.call_tool("echo", {"text": "over http"})).content[0]
+            asked = (await client.call_tool("ask_name", {})).content[0]
+            assert isinstance(echoed, types.TextContent) and isinstance(asked, types.TextContent)
+            return [*tools, echoed.text, asked.text]
+
+
+def test_the_sdk_client_through_the_http_capture(playground, sdk_http):
+    port, browser = playground["port"], playground["browser"]
+    server_id, token = register_http(browser, port, sdk_http)
+    capture_url = f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/{token}/"
+    # The server's page gives hosts the capture's URL.
+    assert capture_url in html.unescape(browser.get(f"http://127.0.0.1:{port}/servers/{server_id}/").text)
+    direct = anyio.run(use, sdk_http)
+    through = anyio.run(use, capture_url)
+    assert through == direct and "over http" in through and "Hello, Ada!" in through
+    db = sqlite3.connect(playground["db"])
+    ((session_id, kind, info),) = db.execute("SELECT id, kind, report FROM transcripts_session WHERE kind = 'captured'")
+    assert json.loads(info)["host"]["clientInfo"] == {"name": "test-host", "version": "9.8.7"}
+    rows = [
+        json.loads(d)
+        for (d,) in db.execute("SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,))
+    ]
+    methods = [r["message"].get("method") for r in rows if r["dir"] == "send" and r.get("message")]
+    assert methods[:3] == ["initialize", "notifications/initialized", "tools/list"]
+    assert any(r["dir"] == "recv" and "over http" in r["raw"] for r in rows)
+    assert any(r["dir"] == "recv" and (r.get("message") or {}).get("method") == "elicitation/create" for r in rows)
+    sent = next(r for r in rows if r["dir"] == "send")
+    assert not any(k.lower() == "x-configured" for k in sent["http"]["headers"])  # not added
+    # A wrong token gets nothing through.
+    wrong = httpx.post(f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/mcpcap_{'0' * 43}/", json={})
+    assert wrong.status_code == 401
