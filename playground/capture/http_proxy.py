@@ -14,7 +14,9 @@ after it was forwarded, into a captured session (ingest.append).
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
@@ -23,14 +25,17 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from playground import security
 from playground.mcp.netguard import AddressRefused
 from playground.mcp.transports.http_common import SseParser, masked, shown_url
 from playground.registry.models import Server
+from playground.transcripts.models import Session
 
 from .ingest import Forbidden, append
 from .models import Capture, CaptureToken
@@ -184,7 +189,7 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
         if kind == "text/event-stream"
         else _body(upstream, recorder, answer, kind)
     )
-    response = StreamingHttpResponse(_closing(stream, upstream, client), status=upstream.status_code)
+    response = StreamingHttpResponse(_closing(stream, upstream, client, capture), status=upstream.status_code)
     for name, value in upstream.headers.multi_items():
         if name.lower() not in HOP and name.lower() != "content-encoding":
             response.headers[name] = value
@@ -194,14 +199,32 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
 
 
 async def _closing(
-    chunks: AsyncIterator[bytes], upstream: httpx.Response, client: httpx.AsyncClient
+    chunks: AsyncIterator[bytes], upstream: httpx.Response, client: httpx.AsyncClient, capture: str
 ) -> AsyncIterator[bytes]:
+    """The body; while it streams, the captured session is live (an idle SSE stream included)."""
+    beating = asyncio.get_running_loop().create_task(_beat(capture))
     try:
         async for chunk in chunks:
             yield chunk
     finally:
+        beating.cancel()
         await upstream.aclose()
         await client.aclose()
+
+
+async def _beat(capture: str) -> None:
+    """The heartbeat a stdio capture sends, for an open HTTP response: the session does not end
+    for silence (sessions.live.durability) while the host holds a stream open."""
+
+    def touch() -> None:
+        Session.objects.filter(capture__uuid=capture, status=Session.Status.CONNECTED).update(
+            heartbeat_at=timezone.now()
+        )
+
+    while True:
+        await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
+        with contextlib.suppress(Exception):
+            await sync_to_async(touch)()
 
 
 async def _body(upstream: httpx.Response, recorder: _Recorder, http: dict[str, Any], kind: str) -> AsyncIterator[bytes]:
@@ -254,6 +277,10 @@ async def _sse(
                 if event.has_data and event.event != "endpoint":
                     await recorder.add(_frame("recv", event.data.encode(), http, sse_id=event.id))
                 elif event.has_data:
+                    # The connection's key: the host's POSTs name its session_id.
+                    query = urlsplit(event.data.strip()).query
+                    session = next((p.split("=", 1)[1] for p in query.split("&") if p.startswith("session_id=")), "")
+                    recorder.key = recorder.key or (f"sse:{session}" if session else "")
                     await recorder.add({"kind": "http_note", "text": f"endpoint: {event.data}", "http": http})
     if pending:
         yield pending

@@ -15,6 +15,7 @@ import anyio
 import httpx
 import pytest
 from mcp import Client, types
+from mcp.client.sse import sse_client
 
 from tests.daphne_process import app_env, log_in, set_up, start_daphne, stop_daphne
 from tests.http_peers import free_port
@@ -40,11 +41,11 @@ def playground(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
         stop_daphne(proc)
 
 
-def register_http(browser: httpx.Client, port: int, url: str) -> tuple[int, str]:
+def register_http(browser: httpx.Client, port: int, url: str, transport: str = "http") -> tuple[int, str]:
     base = f"http://127.0.0.1:{port}"
     browser.get(f"{base}/servers/add/")
     csrf = browser.cookies["csrftoken"]
-    fields = {"csrfmiddlewaretoken": csrf, "name": "sdk over http", "transport": "http", "url": url}
+    fields = {"csrfmiddlewaretoken": csrf, "name": f"sdk over {transport}", "transport": transport, "url": url}
     fields |= {
         "command": "",
         "args": "",
@@ -60,10 +61,11 @@ def register_http(browser: httpx.Client, port: int, url: str) -> tuple[int, str]
     return server_id, html.unescape(re.search(r'<pre class="mono" id="new-token">(.*?)</pre>', page.text).group(1))
 
 
-async def use(url: str) -> list[str]:
+async def use(url: str, sse: bool = False) -> list[str]:
     """What a host does: list, call, answer the server's elicitation."""
     with anyio.fail_after(60):
-        async with Client(url, mode="legacy", client_info=HOST, elicitation_callback=_answer) as client:
+        server: Any = sse_client(url) if sse else url
+        async with Client(server, mode="legacy", client_info=HOST, elicitation_callback=_answer) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
             echoed = (await client.call_tool("echo", {"text": "over http"})).content[0]
             asked = (await client.call_tool("ask_name", {})).content[0]
@@ -96,3 +98,27 @@ def test_the_sdk_client_through_the_http_capture(playground, sdk_http):
     # A wrong token gets nothing through.
     wrong = httpx.post(f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/mcpcap_{'0' * 43}/", json={})
     assert wrong.status_code == 401
+
+
+def test_the_sdk_client_through_the_http_capture_of_an_sse_server(playground, sdk_sse):
+    """HTTP+SSE: the endpoint event's URL comes back through the capture; one captured session."""
+    port, browser = playground["port"], playground["browser"]
+    server_id, token = register_http(browser, port, sdk_sse, transport="sse")
+    through = anyio.run(use, f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/{token}/", True)
+    assert through == anyio.run(use, sdk_sse, True)
+    db = sqlite3.connect(playground["db"])
+    ((session_id,),) = db.execute("SELECT id FROM transcripts_session WHERE transport = 'sse'")
+    rows = [
+        json.loads(d)
+        for (d,) in db.execute("SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,))
+    ]
+    endpoint = next(r for r in rows if (r.get("text") or "").startswith("endpoint: "))
+    assert f"/capture/v1/http/{server_id}/{token}/messages/" in endpoint["text"]
+    assert [r["message"]["method"] for r in rows if r["dir"] == "send" and "method" in (r.get("message") or {})][
+        :3
+    ] == [
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+    ]
+    assert any(r["dir"] == "recv" and "over http" in r["raw"] for r in rows)
