@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,6 +19,8 @@ import pytest
 from mcp import Client, types
 from mcp.client.sse import sse_client
 
+from playground.core.management.commands.mcp_conformance_table import SUITE
+from tests.conftest import NODE, ROOT
 from tests.daphne_process import app_env, log_in, set_up, start_daphne, stop_daphne
 from tests.http_peers import free_port
 
@@ -122,3 +126,28 @@ def test_the_sdk_client_through_the_http_capture_of_an_sse_server(playground, sd
         "tools/list",
     ]
     assert any(r["dir"] == "recv" and "over http" in r["raw"] for r in rows)
+
+
+def conformance_server(url: str) -> dict[str, str]:
+    """The official conformance suite's server checks against `url`: each scenario's outcome line."""
+    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run = subprocess.run(
+        [str(NODE), str(SUITE), "server", "--url", url], capture_output=True, text=True, timeout=120, env=env, cwd=ROOT
+    )
+    found = dict(re.findall(r"^[✓✗] ([\w./-]+): (\d+ passed, \d+ failed)$", run.stdout, re.M))
+    assert found, run.stdout[-3000:] + run.stderr[-3000:]
+    return found
+
+
+def test_the_conformance_suites_server_checks_through_the_http_capture(playground, everything_http):
+    """server-everything passes the same checks through the capture as directly; a check the
+    capture itself answers for may differ, and only that one: DNS rebinding (a request with a
+    foreign Origin is refused by the capture before it reaches the server: here it passes)."""
+    port, browser = playground["port"], playground["browser"]
+    server_id, token = register_http(browser, port, everything_http, transport="http")
+    direct = conformance_server(everything_http)
+    through = conformance_server(f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/{token}/")
+    differing = {name for name in direct if direct[name] != through.get(name)}
+    assert differing <= {"dns-rebinding-protection"}, {n: (direct[n], through.get(n)) for n in differing}
+    passed = {name: int(v.split()[0]) for name, v in direct.items()}, {n: int(v.split()[0]) for n, v in through.items()}
+    assert sum(passed[1].values()) >= sum(passed[0].values()) >= 45
