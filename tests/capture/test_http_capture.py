@@ -49,7 +49,7 @@ def register_http(browser: httpx.Client, port: int, url: str, transport: str = "
     base = f"http://127.0.0.1:{port}"
     browser.get(f"{base}/servers/add/")
     csrf = browser.cookies["csrftoken"]
-    fields = {"csrfmiddlewaretoken": csrf, "name": f"sdk over {transport}", "transport": transport, "url": url}
+    fields = {"csrfmiddlewaretoken": csrf, "name": f"{transport} {url}", "transport": transport, "url": url}
     fields |= {
         "command": "",
         "args": "",
