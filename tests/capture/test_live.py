@@ -12,7 +12,7 @@ from django.test import Client
 
 from playground.capture.models import CaptureToken
 from playground.registry.models import Server
-from tests.sessions.helpers import communicator, receive_until
+from tests.sessions.helpers import communicator, receive_until, send
 
 from .helpers import ENV_SECRET, SDK_SERVER, body, post
 
@@ -44,6 +44,8 @@ async def test_the_session_page_follows_the_capture_live(exchange):
     assert connected
     try:
         await receive_until(tab, 'id="transcript-lines"', "sdk-peer")  # the replay from the database
+        await send(tab, action="call_tool", name="echo", **{"args.text": "from the page"})  # no worker to send it
+        await receive_until(tab, "A captured session: the host is the client")
         await upload(token, body(exchange[echo:-1], server.pk))
         seen = await receive_until(tab, "hello capture", "Hello, Ada!", "a line on stderr")
         assert "beforeend" in seen  # appended lines, as a live session's

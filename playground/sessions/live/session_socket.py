@@ -139,6 +139,13 @@ class SessionConsumer(FragmentSocket):
                 return
             self.worker_channel = session.worker_channel
         if not self.worker_channel:
+            if self.following_capture:
+                await self.send(
+                    text_data=regions.notice(
+                        "A captured session: the host is the client, and nothing is sent from this page."
+                    )
+                )
+                return
             await self.send(text_data=regions.notice("This session has ended: Reconnect starts a new one."))
             return
         parse = ACTIONS.get(action) if isinstance(action, str) else None
