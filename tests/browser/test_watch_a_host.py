@@ -1,7 +1,7 @@
 """Watch a host in Chromium: the region's entries are valid JSON with Copy; a host's connection
 (the SDK client, its lines relayed and uploaded per the capture's contract with the token the
 copied entry carries) appears in the server's list as "captured from ..." and its page follows
-the uploads live."""
+the uploads live; then it is replayed against the server."""
 
 from __future__ import annotations
 
@@ -78,4 +78,13 @@ class WatchAHostTests(LiveBrowserTestCase):
         expect(log).to_contain_text("a line on stderr")
         expect(page.get_by_role("status")).to_have_text("ended")
         self.shot("captured-session")
+
+        # The host's session as a regression test: replayed against the registered server.
+        page.get_by_role("button", name="Replay", exact=True).click()
+        page.get_by_label("Replay against").select_option(label="Captured peer")
+        page.get_by_role("button", name="Start replay").click()
+        region = page.get_by_role("region", name="Differences")
+        expect(region).to_have_attribute("data-state", "done", timeout=60_000)
+        expect(region.locator("#differences-summary")).to_contain_text("5 requests replayed: 5 same")
+        self.shot("captured-replayed")
         assert not self.js_errors and not self.csp_violations, (self.js_errors, self.csp_violations)
