@@ -18,8 +18,11 @@ import asyncio
 import base64
 import contextlib
 import logging
+import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -52,6 +55,19 @@ HOP = frozenset(
     | {"content-length", "proxy-authorization", "proxy-authenticate"}
 )
 RECORDED_BODY = 4 * 1024 * 1024  # a JSON response body recorded up to this (it is forwarded whole)
+
+
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+
+
+def _client() -> httpx.AsyncClient:
+    """The process's guarded client (one per event loop): its connections are reused, and a
+    client's making (its TLS context) cost ~0.1 s a request when each request made one."""
+    loop = asyncio.get_running_loop()
+    client = _CLIENTS.get(loop)
+    if client is None or client.is_closed:
+        client = _CLIENTS[loop] = security.net_guard().client(timeout=httpx.Timeout(30.0, read=None))
+    return client
 
 
 def _error(status: int, text: str) -> JsonResponse:
@@ -96,22 +112,57 @@ def _frame(direction: str, data: bytes, http: dict[str, Any] | None = None, **fa
     return record
 
 
+QUEUED = 10_000  # records of one capture waiting to be saved; beyond, they are counted as dropped
+
+
+@dataclass
+class _Queue:
+    """A capture's records, in the order they were forwarded, saved by one task at a time."""
+
+    items: list[tuple[list[dict[str, Any]], str]] = field(default_factory=list)  # (records, key)
+    size: int = 0
+    dropped: int = 0
+    task: asyncio.Task[None] | None = None
+
+
+_QUEUES: dict[str, _Queue] = {}
+
+
 class _Recorder:
-    """Appends this request's records to its capture, after each was forwarded."""
+    """Records this request's frames into its capture, off the forwarding path: `add` only
+    queues them (with their time); a task per capture saves them in that order."""
 
     def __init__(self, token: CaptureToken, plain: str, server: Server, capture: str, key: str) -> None:
         self.token, self.plain, self.server, self.capture, self.key = token, plain, server, capture, key
         self.secret_names = list((server.headers or {}).keys())
 
-    async def add(self, *records: dict[str, Any]) -> None:
-        try:
-            await sync_to_async(append)(
-                self.token, self.plain, self.server, self.capture, list(records), publish, self.key
-            )
-        except Forbidden:
-            pass
-        except Exception:  # recording never breaks the host's connection
-            log.exception("recording an HTTP capture's frames failed")
+    def add(self, *records: dict[str, Any]) -> None:
+        queue = _QUEUES.setdefault(self.capture, _Queue())
+        now = time.time()
+        if queue.size + len(records) > QUEUED:
+            queue.dropped += sum(1 for r in records if r["kind"] == "frame")
+        else:
+            queue.items.append(([{"t": now, **r} for r in records], self.key))
+            queue.size += len(records)
+        if queue.task is None or queue.task.done():
+            queue.task = asyncio.get_running_loop().create_task(self._save(queue))
+
+    async def _save(self, queue: _Queue) -> None:
+        while queue.items or queue.dropped:
+            items, queue.items, queue.size = queue.items, [], 0
+            records = [record for batch, _key in items for record in batch]
+            if queue.dropped:
+                records.append({"kind": "dropped", "count": queue.dropped, "t": time.time()})
+                queue.dropped = 0
+            key = next((key for _batch, key in reversed(items) if key), "")
+            try:
+                await sync_to_async(append)(self.token, self.plain, self.server, self.capture, records, publish, key)
+            except Forbidden:
+                pass
+            except Exception:  # recording never breaks the host's connection
+                log.exception("recording an HTTP capture's frames failed")
+        if _QUEUES.get(self.capture) is queue:
+            del _QUEUES[self.capture]
 
     def facts(self, method: str, url: str, headers: Any, **more: Any) -> dict[str, Any]:
         items = headers.items() if hasattr(headers, "items") else headers
@@ -160,13 +211,12 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
     capture = await sync_to_async(_capture_for)(capture_token, server, key, opens)
     recorder = _Recorder(capture_token, token, server, capture, key)
     headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP]
-    client = security.net_guard().client(timeout=httpx.Timeout(30.0, read=None))
+    client = _client()
     try:
         upstream = await client.send(client.build_request(method, target, headers=headers, content=body), stream=True)
     except (AddressRefused, httpx.HTTPError) as exc:
-        await client.aclose()
         text = f"{method} {shown_url(target)}: {exc}"
-        await recorder.add({"kind": "http_note", "text": f"the capture could not reach the server: {text}"})
+        recorder.add({"kind": "http_note", "text": f"the capture could not reach the server: {text}"})
         return _error(502, text)
     sent = recorder.facts(method, target, headers)
     answer = recorder.facts(method, target, upstream.headers.multi_items(), status=upstream.status_code)
@@ -181,7 +231,7 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
         opening.append(
             {"kind": "end", "code": None, "reason": f"the host ended the session (DELETE → {upstream.status_code})"}
         )
-    await recorder.add(*opening)
+    recorder.add(*opening)
     kind = upstream.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     base = request.build_absolute_uri(f"/capture/v1/http/{server_id}/{token}/")
     stream = (
@@ -189,7 +239,7 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
         if kind == "text/event-stream"
         else _body(upstream, recorder, answer, kind)
     )
-    response = StreamingHttpResponse(_closing(stream, upstream, client, capture), status=upstream.status_code)
+    response = StreamingHttpResponse(_closing(stream, upstream, capture), status=upstream.status_code)
     for name, value in upstream.headers.multi_items():
         if name.lower() not in HOP and name.lower() != "content-encoding":
             response.headers[name] = value
@@ -198,9 +248,7 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
     return response
 
 
-async def _closing(
-    chunks: AsyncIterator[bytes], upstream: httpx.Response, client: httpx.AsyncClient, capture: str
-) -> AsyncIterator[bytes]:
+async def _closing(chunks: AsyncIterator[bytes], upstream: httpx.Response, capture: str) -> AsyncIterator[bytes]:
     """The body; while it streams, the captured session is live (an idle SSE stream included)."""
     beating = asyncio.get_running_loop().create_task(_beat(capture))
     try:
@@ -209,7 +257,6 @@ async def _closing(
     finally:
         beating.cancel()
         await upstream.aclose()
-        await client.aclose()
 
 
 async def _beat(capture: str) -> None:
@@ -235,14 +282,14 @@ async def _body(upstream: httpx.Response, recorder: _Recorder, http: dict[str, A
         if len(kept) < RECORDED_BODY:
             kept += chunk[: RECORDED_BODY - len(kept)]
     if upstream.headers.get("content-encoding"):
-        await recorder.add(
+        recorder.add(
             {"kind": "http_note", "text": f"HTTP {upstream.status_code}: an encoded body (not recorded)", "http": http}
         )
     elif kind == "application/json" and kept.strip():
-        await recorder.add(_frame("recv", bytes(kept), http))
+        recorder.add(_frame("recv", bytes(kept), http))
     else:
         text = bytes(kept[:300]).decode("utf-8", "replace").strip()
-        await recorder.add(
+        recorder.add(
             {"kind": "http_note", "text": f"HTTP {upstream.status_code}" + (f": {text}" if text else ""), "http": http}
         )
 
@@ -255,7 +302,7 @@ async def _sse(
     parser = SseParser()
     pending = b""
     in_endpoint = False
-    await recorder.add({"kind": "http_note", "text": f"HTTP {upstream.status_code}: SSE stream open", "http": http})
+    recorder.add({"kind": "http_note", "text": f"HTTP {upstream.status_code}: SSE stream open", "http": http})
     async for chunk in upstream.aiter_raw():
         pending += chunk
         lines = pending.split(b"\n")
@@ -275,12 +322,12 @@ async def _sse(
             yield bytes(out)
             for event in parser.feed(bytes(out)):
                 if event.has_data and event.event != "endpoint":
-                    await recorder.add(_frame("recv", event.data.encode(), http, sse_id=event.id))
+                    recorder.add(_frame("recv", event.data.encode(), http, sse_id=event.id))
                 elif event.has_data:
                     # The connection's key: the host's POSTs name its session_id.
                     query = urlsplit(event.data.strip()).query
                     session = next((p.split("=", 1)[1] for p in query.split("&") if p.startswith("session_id=")), "")
                     recorder.key = recorder.key or (f"sse:{session}" if session else "")
-                    await recorder.add({"kind": "http_note", "text": f"endpoint: {event.data}", "http": http})
+                    recorder.add({"kind": "http_note", "text": f"endpoint: {event.data}", "http": http})
     if pending:
         yield pending

@@ -10,6 +10,7 @@ import os
 import re
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -65,6 +66,32 @@ def register_http(browser: httpx.Client, port: int, url: str, transport: str = "
     return server_id, html.unescape(re.search(r'<pre class="mono" id="new-token">(.*?)</pre>', page.text).group(1))
 
 
+def saved(db_path: Any, transport: str, needle: str) -> tuple[int, str, list[dict[str, Any]]]:
+    """The captured session of `transport` (id, report, rows), once its recording (off the
+    forwarding path, so after the host saw the answer) holds a frame with `needle`."""
+    db = sqlite3.connect(db_path, timeout=20)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            found = db.execute(
+                "SELECT id, report FROM transcripts_session WHERE transport = ?", (transport,)
+            ).fetchall()
+            if found:
+                ((session_id, report),) = found
+                rows = [
+                    json.loads(d)
+                    for (d,) in db.execute(
+                        "SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,)
+                    )
+                ]
+                if any(needle in (r.get("raw") or "") for r in rows):
+                    return session_id, report, rows
+            assert time.monotonic() < deadline, f"the recording never held {needle!r}"
+            time.sleep(0.05)
+    finally:
+        db.close()
+
+
 async def use(url: str, sse: bool = False) -> list[str]:
     """What a host does: list, call, answer the server's elicitation."""
     with anyio.fail_after(60):
@@ -86,13 +113,8 @@ def test_the_sdk_client_through_the_http_capture(playground, sdk_http):
     direct = anyio.run(use, sdk_http)
     through = anyio.run(use, capture_url)
     assert through == direct and "over http" in through and "Hello, Ada!" in through
-    db = sqlite3.connect(playground["db"])
-    ((session_id, kind, info),) = db.execute("SELECT id, kind, report FROM transcripts_session WHERE kind = 'captured'")
+    _session_id, info, rows = saved(playground["db"], "http", "Hello, Ada!")
     assert json.loads(info)["host"]["clientInfo"] == {"name": "test-host", "version": "9.8.7"}
-    rows = [
-        json.loads(d)
-        for (d,) in db.execute("SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,))
-    ]
     methods = [r["message"].get("method") for r in rows if r["dir"] == "send" and r.get("message")]
     assert methods[:3] == ["initialize", "notifications/initialized", "tools/list"]
     assert any(r["dir"] == "recv" and "over http" in r["raw"] for r in rows)
@@ -110,12 +132,7 @@ def test_the_sdk_client_through_the_http_capture_of_an_sse_server(playground, sd
     server_id, token = register_http(browser, port, sdk_sse, transport="sse")
     through = anyio.run(use, f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/{token}/", True)
     assert through == anyio.run(use, sdk_sse, True)
-    db = sqlite3.connect(playground["db"])
-    ((session_id,),) = db.execute("SELECT id FROM transcripts_session WHERE transport = 'sse'")
-    rows = [
-        json.loads(d)
-        for (d,) in db.execute("SELECT data FROM transcripts_event WHERE session_id = ? ORDER BY seq", (session_id,))
-    ]
+    _session_id, _info, rows = saved(playground["db"], "sse", "Hello, Ada!")
     endpoint = next(r for r in rows if (r.get("text") or "").startswith("endpoint: "))
     assert f"/capture/v1/http/{server_id}/{token}/messages/" in endpoint["text"]
     assert [r["message"]["method"] for r in rows if r["dir"] == "send" and "method" in (r.get("message") or {})][
