@@ -67,8 +67,8 @@ def register_http(browser: httpx.Client, port: int, url: str, transport: str = "
 
 
 def saved(db_path: Any, transport: str, needle: str) -> tuple[int, str, list[dict[str, Any]]]:
-    """The captured session of `transport` (id, report, rows), once its recording (off the
-    forwarding path, so after the host saw the answer) holds a frame with `needle`."""
+    """The captured session of `transport` (id, report, rows) whose recording holds a frame with
+    `needle`, once it does (it is made off the forwarding path: after the host saw the answer)."""
     db = sqlite3.connect(db_path, timeout=20)
     try:
         deadline = time.monotonic() + 20
@@ -76,8 +76,7 @@ def saved(db_path: Any, transport: str, needle: str) -> tuple[int, str, list[dic
             found = db.execute(
                 "SELECT id, report FROM transcripts_session WHERE transport = ?", (transport,)
             ).fetchall()
-            if found:
-                ((session_id, report),) = found
+            for session_id, report in found:
                 rows = [
                     json.loads(d)
                     for (d,) in db.execute(
@@ -121,6 +120,14 @@ def test_the_sdk_client_through_the_http_capture(playground, sdk_http):
     assert any(r["dir"] == "recv" and (r.get("message") or {}).get("method") == "elicitation/create" for r in rows)
     sent = next(r for r in rows if r["dir"] == "send")
     assert not any(k.lower() == "x-configured" for k in sent["http"]["headers"])  # not added
+    # The host's Authorization goes to the server, and is recorded masked.
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
+    initialize["params"] |= {"capabilities": {}, "clientInfo": {"name": "curl-like", "version": "1"}}
+    headers = {"Authorization": "Bearer host-secret-9876", "Accept": "application/json, text/event-stream"}
+    assert httpx.post(capture_url, json=initialize, headers=headers).status_code == 200
+    _id, _info, rows = saved(playground["db"], "http", "curl-like")
+    assert rows[0]["http"]["headers"]["Authorization"] == "Bearer ••••"
+    assert not any("host-secret-9876" in json.dumps(r) for r in rows)
     # A wrong token gets nothing through.
     wrong = httpx.post(f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/mcpcap_{'0' * 43}/", json={})
     assert wrong.status_code == 401
