@@ -175,3 +175,35 @@ def test_the_conformance_suites_server_checks_through_the_http_capture(playgroun
     assert differing <= {"dns-rebinding-protection"}, {n: (direct[n], through.get(n)) for n in differing}
     passed = {name: int(v.split()[0]) for name, v in direct.items()}, {n: int(v.split()[0]) for n, v in through.items()}
     assert sum(passed[1].values()) >= sum(passed[0].values()) >= 45
+
+
+def inspector_cli(url: str) -> str:
+    """The official Inspector's CLI mode as the host: one tools/call over Streamable HTTP."""
+    env = {**os.environ, "PATH": f"{NODE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    command = [str(ROOT / "tools" / "npm" / "node_modules" / ".bin" / "mcp-inspector"), "--cli", url]
+    command += [
+        "--transport",
+        "http",
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "echo",
+        "--tool-arg",
+        "text=hello inspector",
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
+
+
+def test_the_official_inspector_cli_through_the_http_capture(playground, sdk_http):
+    port, browser = playground["port"], playground["browser"]
+    server_id, token = register_http(browser, port, sdk_http, transport="auto")
+    through = inspector_cli(f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/{token}/")
+    assert json.loads(through) == json.loads(inspector_cli(sdk_http))
+    _id, info, rows = saved(playground["db"], "auto", "hello inspector")
+    host = json.loads(info)["host"]["clientInfo"]
+    assert host["name"] and host["version"]  # as the Inspector introduced itself
+    assert [r["message"]["method"] for r in rows if r["dir"] == "send" and "method" in (r.get("message") or {})][
+        -1
+    ] == "tools/call"
