@@ -218,8 +218,19 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
         text = f"{method} {shown_url(target)}: {exc}"
         recorder.add({"kind": "http_note", "text": f"the capture could not reach the server: {text}"})
         return _error(502, text)
-    sent = recorder.facts(method, target, headers)
-    answer = recorder.facts(method, target, upstream.headers.multi_items(), status=upstream.status_code)
+    # The exchange's events carry its number, as a live session's tap numbers them (the HAR
+    # export groups by it): unique in the session without a shared counter.
+    exchange = uuid.uuid4().int >> 76
+    sent = recorder.facts(method, target, headers, exchange=exchange)
+    answer = recorder.facts(
+        method,
+        target,
+        upstream.headers.multi_items(),
+        status=upstream.status_code,
+        exchange=exchange,
+        content_type=upstream.headers.get("content-type", ""),
+        request_headers=recorder.facts(method, target, headers)["headers"],
+    )
     if not recorder.key and upstream.headers.get("mcp-session-id"):
         recorder.key = f"mcp:{upstream.headers['mcp-session-id']}"
     opening: list[dict[str, Any]] = []

@@ -120,6 +120,12 @@ def test_the_sdk_client_through_the_http_capture(playground, sdk_http):
     assert any(r["dir"] == "recv" and (r.get("message") or {}).get("method") == "elicitation/create" for r in rows)
     sent = next(r for r in rows if r["dir"] == "send")
     assert not any(k.lower() == "x-configured" for k in sent["http"]["headers"])  # not added
+    # Its HAR: one entry an exchange, the host's requests as sent and the answers.
+    session_id = _session_id
+    har = json.loads(browser.get(f"http://127.0.0.1:{port}/sessions/{session_id}/export.har").text)
+    entries = har["log"]["entries"]
+    assert entries[0]["request"]["method"] == "POST" and '"initialize"' in entries[0]["request"]["postData"]["text"]
+    assert {e["response"]["status"] for e in entries} >= {200, 202}
     # The host's Authorization goes to the server, and is recorded masked.
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
     initialize["params"] |= {"capabilities": {}, "clientInfo": {"name": "curl-like", "version": "1"}}
