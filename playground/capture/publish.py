@@ -12,7 +12,7 @@ from django.conf import settings
 
 from playground.channel_layer import channel_layer
 from playground.sessions.fragments import lines
-from playground.sessions.protocol import group_name
+from playground.sessions.protocol import group_name, share_group_name
 from playground.transcripts.storable import without_surrogates
 
 from .ingest import Applied
@@ -25,18 +25,25 @@ def publish(applied: Applied) -> None:
     layer = channel_layer()
     group = group_name(session.pk)
 
-    def send(message: dict[str, Any]) -> None:
+    def send(to: str, message: dict[str, Any]) -> None:
         try:
-            async_to_sync(layer.group_send)(group, message)
+            async_to_sync(layer.group_send)(to, message)
         except UnicodeEncodeError:  # Redis's msgpack refuses unpaired surrogates
-            async_to_sync(layer.group_send)(group, without_surrogates(message))
+            async_to_sync(layer.group_send)(to, without_surrogates(message))
 
+    shared = session.shares.filter(revoked_at__isnull=True).exists()  # (live share viewers may watch)
     if applied.rows:
         most = settings.PLAYGROUND_PAGE_MAX_LINES
         rows = applied.rows[-most:]
         skipped = len(applied.rows) - len(rows)
         frames = [lines.skipped(session.pk, skipped)] if skipped else []
         frames += lines.transcript_append_frames(session.owner_redactor().obj(rows), owner=True)
-        send({"type": "session.lines", "frames": frames})
+        send(group, {"type": "session.lines", "frames": frames})
+        if shared:  # rendered again for the shares: without the owner's controls, every secret masked
+            frames = [lines.skipped(session.pk, skipped, export_url="#share-downloads")] if skipped else []
+            frames += lines.transcript_append_frames(session.share_redactor().obj(rows))
+            send(share_group_name(session.pk), {"type": "session.lines", "frames": frames})
     if applied.state_changed:
-        send({"type": "session.state", "state": session.state()})
+        send(group, {"type": "session.state", "state": session.state()})
+        if shared:  # (each viewer redacts it)
+            send(share_group_name(session.pk), {"type": "session.state", "state": session.state()})

@@ -129,7 +129,9 @@ class Session(models.Model):
 
     @property
     def is_live(self) -> bool:
-        return self.status in (self.Status.CONNECTING, self.Status.CONNECTED) and bool(self.worker_channel)
+        """Live: its worker runs, or (a captured session, which has none) its capture's records come."""
+        live = self.status in (self.Status.CONNECTING, self.Status.CONNECTED)
+        return live and (bool(self.worker_channel) or self.kind == self.Kind.CAPTURED)
 
 
 class WrittenJSONField(models.JSONField):

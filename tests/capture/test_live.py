@@ -12,7 +12,9 @@ from django.test import Client
 
 from playground.capture.models import CaptureToken
 from playground.registry.models import Server
-from tests.sessions.helpers import communicator, receive_until, send
+from playground.sessions.live.share_socket import CLOSE_ENDED
+from playground.transcripts.models import Session
+from tests.sessions.helpers import closed_with, communicator, receive_until, send, share, viewer
 
 from .helpers import ENV_SECRET, SDK_SERVER, body, post
 
@@ -53,3 +55,23 @@ async def test_the_session_page_follows_the_capture_live(exchange):
         await receive_until(tab, "the capture ended", "state-strip status-ended")
     finally:
         await tab.disconnect()
+
+
+async def test_a_share_link_follows_the_capture_live_masked(exchange):
+    user, server, token = await setup()
+    echo = next(r["i"] for r in exchange if r["kind"] == "frame" and "hello capture" in r.get("text", ""))
+    session_id = (await upload(token, body(exchange[:echo], server.pk)))["session"]
+    session = await database_sync_to_async(Session.objects.get)(pk=session_id)
+    link = await share(session, user)
+    watcher = viewer(link.token)
+    connected, _ = await watcher.connect()
+    assert connected
+    try:
+        await receive_until(watcher, 'id="transcript-lines"', "sdk-peer")
+        await upload(token, body(exchange[echo:-1], server.pk))
+        seen = await receive_until(watcher, "hello capture", "key ••••")
+        assert ENV_SECRET not in seen and token not in seen
+        await upload(token, body(exchange[-1:], server.pk))
+        assert await closed_with(watcher) == CLOSE_ENDED  # the capture ended: a snapshot now
+    finally:
+        await watcher.disconnect()
