@@ -35,6 +35,7 @@ from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
 from playground import security
+from playground.mcp import jsontext
 from playground.mcp.netguard import AddressRefused
 from playground.mcp.transports.http_common import SseParser, masked, shown_url
 from playground.registry.models import Server
@@ -169,6 +170,17 @@ class _Recorder:
         return {"method": method, "url": shown_url(url), "headers": masked(items, self.secret_names), **more}
 
 
+def _initializes(body: bytes) -> bool:
+    """Whether a POSTed frame is an `initialize` request: a new connection."""
+    if b'"initialize"' not in body:
+        return False
+    try:
+        message = jsontext.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
 def _target(server: Server, rest: str, query: str) -> str:
     """Where the request goes: the registered URL, or a path below its origin (HTTP+SSE's
     message endpoint, as the rewritten `endpoint` event named it)."""
@@ -199,7 +211,8 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
         return allowed
     capture_token, server = allowed
     method = request.method or "GET"
-    body = request.body if method == "POST" else b""
+    # (read from the stream: `request.body` refuses what exceeds DATA_UPLOAD_MAX_MEMORY_SIZE)
+    body = request.read(LIMITS.request_bytes + 1) if method == "POST" else b""
     if len(body) > LIMITS.request_bytes:
         return _error(413, f"a request is at most {LIMITS.request_bytes} bytes here")
     query = request.META.get("QUERY_STRING", "")
@@ -207,7 +220,7 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
     session_id = request.headers.get("Mcp-Session-Id", "")
     legacy_id = next((p.split("=", 1)[1] for p in query.split("&") if p.startswith("session_id=")), "")
     key = f"mcp:{session_id}" if session_id else f"sse:{legacy_id}" if legacy_id else ""
-    opens = (method == "POST" and b'"initialize"' in body[:4096]) or (method == "GET" and server.transport == "sse")
+    opens = (method == "POST" and _initializes(body)) or (method == "GET" and server.transport == "sse")
     capture = await sync_to_async(_capture_for)(capture_token, server, key, opens)
     recorder = _Recorder(capture_token, token, server, capture, key)
     headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP]

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
@@ -220,3 +221,15 @@ def test_frames_are_linted_against_the_schema_as_a_live_sessions_are(exchange, o
     problem = flagged[0]["schema_problems"][0]
     assert problem["pointer"] == "/result/content/0" and "'text' is a required property" in problem["message"]
     assert flagged[0]["schema_lint"]["definition"] == "CallToolResult"
+
+
+def test_a_frame_over_the_recorded_size_is_kept_cut_with_its_size(exchange, owner):
+    """A 3 MB line (more than Django's 2.5 MB form limit, less than an upload's 4 MB) is stored
+    as any frame over PLAYGROUND_MAX_FRAME_BYTES is: cut, marked, with its real size."""
+    _user, server, token = owner
+    line = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "x" * 3_000_000}})
+    big = {**exchange[0], "i": 1, "kind": "frame", "dir": "recv", "text": line}
+    answer = post(Client(), token, body([exchange[0], big], server.pk))
+    assert answer.status_code == 200, answer.content[:300]
+    (row,) = [r for r in rows(answer.json()["session"]) if r["dir"] == "recv"]
+    assert row["truncated"] and row["size"] == len(line) and len(row["raw"]) == settings.PLAYGROUND_MAX_FRAME_BYTES
