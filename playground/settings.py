@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "playground.transcripts",
     "playground.sessions",
     "playground.oauth",
+    "playground.capture",
 ]
 
 MIDDLEWARE = [

@@ -277,6 +277,16 @@ class Tap:
                 event.reply_to = opened[0]
                 event.latency_ms = round((event.t - opened[1]) * 1000, 3)
 
+    def open_requests(self) -> list[tuple[str, str, int, float]]:
+        """The requests not yet answered (direction, id key, seq, t): what pairs a later response,
+        kept by a recording that is applied in parts (a capture's uploads)."""
+        return [(dir, key, seq, t) for (dir, key), (seq, t) in self._open.items()]
+
+    def resume_from(self, seq: int, open_requests: list[tuple[str, str, int, float]]) -> None:
+        """Go on numbering after `seq`, pairing responses with `open_requests` (open_requests())."""
+        self.seq = seq
+        self._open = {(dir, key): (number, t) for dir, key, number, t in open_requests}
+
     # Everything else ----------------------------------------------------------
 
     def stderr(self, line: str | bytes) -> TranscriptEvent:

@@ -72,6 +72,9 @@ class Session(models.Model):
         SESSION = "session", "Session"
         REPLAY = "replay", "Replay"
         CHECK = "check", "Server check"
+        # The traffic between a real host and the server, uploaded by a capture (playground/capture):
+        # no worker (the host is the client); live while the capture's records keep coming.
+        CAPTURED = "captured", "Captured"
 
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.SESSION)
     source = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays")
@@ -126,7 +129,9 @@ class Session(models.Model):
 
     @property
     def is_live(self) -> bool:
-        return self.status in (self.Status.CONNECTING, self.Status.CONNECTED) and bool(self.worker_channel)
+        """Live: its worker runs, or (a captured session, which has none) its capture's records come."""
+        live = self.status in (self.Status.CONNECTING, self.Status.CONNECTED)
+        return live and (bool(self.worker_channel) or self.kind == self.Kind.CAPTURED)
 
 
 class WrittenJSONField(models.JSONField):

@@ -34,6 +34,9 @@ PUBLIC = {
     "admin:login",
     "admin:logout",
 }
+# Served to a capture process or a host, not a browser: a capture token authenticates them (the
+# login and its cookie give nothing), and they are exempt from CSRF (playground/capture/views.py).
+TOKEN_AUTH = {"capture:upload", "capture:http", "capture:http_below"}
 
 
 def every_pattern(resolver: URLResolver | None = None, prefix: str = "", ns: str = ""):
@@ -73,7 +76,7 @@ def test_the_walk_finds_the_app_pages_and_every_public_one():
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("name, pattern", [(n, p) for n, p in PATTERNS if n not in PUBLIC])
+@pytest.mark.parametrize("name, pattern", [(n, p) for n, p in PATTERNS if n not in PUBLIC | TOKEN_AUTH])
 def test_every_url_but_share_links_requires_login(client, name, pattern):
     path = example(pattern)
     for method in ("get", "post"):
@@ -107,7 +110,20 @@ def test_htmx_post_without_the_csrf_token_is_refused(owner):
     assert form.status_code == 403 and Server.objects.exists()
 
 
-@pytest.mark.parametrize("name, pattern", PATTERNS)
+@pytest.mark.parametrize("name, pattern", [(n, p) for n, p in PATTERNS if n in TOKEN_AUTH])
+def test_the_capture_endpoints_refuse_anyone_without_a_capture_token(owner, name, pattern):
+    """Logged in or not, a request without a capture token gets 401 (405 for a method not served)."""
+    user, _session = owner
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(user)
+    for client in (Client(), browser):
+        for method in ("get", "post"):
+            status = getattr(client, method)(example(pattern)).status_code
+            assert status in (401, 405), (name, method, status)
+    assert {getattr(Client(), m)(example(pattern)).status_code for m in ("get", "post")} & {401}
+
+
+@pytest.mark.parametrize("name, pattern", [(n, p) for n, p in PATTERNS if n not in TOKEN_AUTH])
 def test_every_post_without_the_csrf_token_is_refused(owner, name, pattern):
     """No view is exempt: a logged-in browser's POST without the token is refused everywhere."""
     user, session = owner

@@ -195,6 +195,13 @@ class FrameLinter:
         self.checked += len(picks)
         return picks
 
+    def expect(self, seq: int, method: str) -> None:
+        """A request seen before this linter was made (a recording checked in parts: a capture's
+        uploads): its response is checked as its answer."""
+        if len(self._requests) < REQUESTS_KEPT:
+            self._requests[seq] = Request(method)
+        self._last_seq = max(self._last_seq, seq)
+
     def _observe(self, event: TranscriptEvent, message: dict[str, Any], other: Any = None) -> Request | None:
         """Remember a request; for a response, the request it answers. Follow the version (of
         the connection `other`, when the frame is another connection's)."""

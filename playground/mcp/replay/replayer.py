@@ -35,7 +35,7 @@ from ..client import McpClient, ProtocolError, RequestTimeout, ignore_progress
 from ..events import Tap, TranscriptEvent
 from ..jsonrpc import JsonRpcError
 from ..responder import Responder
-from ..secrets import CUT, NO_SECRETS, Redactor
+from ..secrets import CUT, MASK, NO_SECRETS, Redactor
 from ..transports.base import TransportError
 from . import diff
 from .recordings import RAW_KEPT, ClientAnswer, Exchange, Notify, Recording, Seen, input_requests, request_name
@@ -423,6 +423,8 @@ class Replayer:
         }
         if not complete:
             row["incomplete"] = True
+        if sent_masked(step.params):
+            detail = f"{detail}; {MASKED_SENT}" if detail else MASKED_SENT
         if detail:
             row["detail"] = detail
         if run.failure:
@@ -501,6 +503,19 @@ class Replayer:
         return any(r["status"] != "same" for r in self.rows)
 
 
+# A recording read from a masked export (or a captured session, whose secrets a share masks) holds
+# the mask where a secret was: the request is sent as recorded, and its row says so.
+MASKED_SENT = f"sent with a masked value ({MASK}) as recorded: the server did not get the original"
+
+
+def sent_masked(params: Any) -> bool:
+    """Whether a recorded request's params hold a masked value."""
+    try:
+        return MASK in jsontext.dumps(params)
+    except (ValueError, TypeError, RecursionError):
+        return False
+
+
 def row_text(row: dict[str, Any]) -> str:
     """One line for a row: status, method, what it is about, where it was."""
     name = f" {row['name']}" if row.get("name") else ""
@@ -521,7 +536,7 @@ def row_text(row: dict[str, Any]) -> str:
             + (f": {row['detail']}" if row.get("detail") else "")
         )
     text = f"{row['status']}: {row['method']}{name}{where}"
-    if row.get("detail") and row["status"] != "same":
+    if row.get("detail") and (row["status"] != "same" or MASKED_SENT in row["detail"]):
         text += f": {row['detail']}"
     return text
 

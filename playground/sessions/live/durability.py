@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -30,6 +30,10 @@ from .workers import WORKERS
 log = logging.getLogger(__name__)
 
 WORKER_ENDED = "worker process ended"
+# A captured session (playground/capture) ends when its capture has sent nothing for this long
+# (it sends a heartbeat record every few seconds while the host's connection is open).
+CAPTURE_SILENCE = 30.0
+CAPTURE_SILENT = "the capture stopped sending (no record for 30 seconds)"
 PROCESS_STARTED = timezone.now()
 _LIVE = (Session.Status.CONNECTING, Session.Status.CONNECTED)
 _started_lock = threading.Lock()
@@ -40,13 +44,19 @@ def in_memory_layer() -> bool:
     return settings.CHANNEL_LAYERS["default"]["BACKEND"].endswith("InMemoryChannelLayer")
 
 
-def reap_dead_sessions(*, at_start: bool = False, session_id: int | None = None) -> list[int]:
+def reap_dead_sessions(
+    *, at_start: bool = False, session_id: int | None = None, now: datetime | None = None
+) -> list[int]:
     """Mark dead sessions (or only `session_id`) ended; return their ids. Workers of this
-    process are never touched."""
-    stale = timezone.now() - timedelta(seconds=3 * settings.PLAYGROUND_HEARTBEAT_SECONDS)
-    dead = Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, started_at__lt=stale)
+    process are never touched. A captured session has no worker: it is dead once its capture
+    has sent nothing for CAPTURE_SILENCE seconds (its heartbeats stopped), whatever process runs."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=3 * settings.PLAYGROUND_HEARTBEAT_SECONDS)
+    captured = Q(kind=Session.Kind.CAPTURED)
+    dead = ~captured & (Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True, started_at__lt=stale))
     if at_start and in_memory_layer():
-        dead |= Q(started_at__lt=PROCESS_STARTED)
+        dead |= ~captured & Q(started_at__lt=PROCESS_STARTED)
+    dead |= captured & Q(heartbeat_at__lt=now - timedelta(seconds=CAPTURE_SILENCE))
     live = Session.objects.filter(dead, status__in=_LIVE).exclude(pk__in=list(WORKERS))
     if session_id is not None:
         live = live.filter(pk=session_id)
@@ -60,17 +70,22 @@ def reap_dead_sessions(*, at_start: bool = False, session_id: int | None = None)
 def _end(pk: int, dead: Q) -> bool:
     """End one session if it is still live and still dead (a racing sweep or its worker may have won)."""
     with transaction.atomic():
+        kind = Session.objects.filter(pk=pk).values_list("kind", flat=True).first()
+        reason = CAPTURE_SILENT if kind == Session.Kind.CAPTURED else WORKER_ENDED
         updated = Session.objects.filter(dead, pk=pk, status__in=_LIVE).update(
-            status=Session.Status.ENDED, end_reason=WORKER_ENDED, ended_at=timezone.now(), worker_channel=""
+            status=Session.Status.ENDED, end_reason=reason, ended_at=timezone.now(), worker_channel=""
         )
         if not updated:
             return False
         last = Event.objects.filter(session_id=pk).order_by("-seq").values("seq", "t").first() or {"seq": 0, "t": 0.0}
         seq = last["seq"] + 1
-        text = (
-            f"{WORKER_ENDED}: the process that ran this session's worker stopped "
-            "(no heartbeat); the transcript is saved up to that point"
-        )
+        if kind == Session.Kind.CAPTURED:
+            text = f"{CAPTURE_SILENT}: the host's connection or its capture is gone; records that come later are added"
+        else:
+            text = (
+                f"{WORKER_ENDED}: the process that ran this session's worker stopped "
+                "(no heartbeat); the transcript is saved up to that point"
+            )
         Event.objects.create(
             session_id=pk,
             seq=seq,

@@ -42,6 +42,8 @@ from .durability import reap_dead_sessions
 from .fragment_socket import FragmentSocket
 from .watchdog import watch_worker
 
+LIVE = (Session.Status.CONNECTING, Session.Status.CONNECTED)
+
 
 class SessionConsumer(FragmentSocket):
     """Keeps the session's worker channel and catalogue from connect on, updated by the group's
@@ -52,6 +54,7 @@ class SessionConsumer(FragmentSocket):
     events into this tab's fragments (features/base.py)."""
 
     worker_channel: str = ""
+    following_capture: bool = False  # a live captured session (no worker) is shown
     # The page shows the events around this one (a line opened from a search), not the latest:
     # the replay shows the same window; live lines follow it only if it reaches the last event.
     around: int | None = None
@@ -79,6 +82,12 @@ class SessionConsumer(FragmentSocket):
             # Its worker's process may die: this tab (in another process) must see the end.
             self._watchdog = asyncio.create_task(
                 watch_worker(self.channel_layer, self.session_id, lambda: bool(self.worker_channel))
+            )
+        elif session.kind == Session.Kind.CAPTURED and session.status in LIVE:
+            # No worker: the capture's records keep it live; this tab sees it end when they stop.
+            self.following_capture = True
+            self._watchdog = asyncio.create_task(
+                watch_worker(self.channel_layer, self.session_id, lambda: self.following_capture)
             )
 
     async def dispatch(self, message: dict[str, Any]) -> None:
@@ -130,6 +139,13 @@ class SessionConsumer(FragmentSocket):
                 return
             self.worker_channel = session.worker_channel
         if not self.worker_channel:
+            if self.following_capture:
+                await self.send(
+                    text_data=regions.notice(
+                        "A captured session: the host is the client, and nothing is sent from this page."
+                    )
+                )
+                return
             await self.send(text_data=regions.notice("This session has ended: Reconnect starts a new one."))
             return
         parse = ACTIONS.get(action) if isinstance(action, str) else None
@@ -153,6 +169,7 @@ class SessionConsumer(FragmentSocket):
     async def session_state(self, message: StateEvent) -> None:
         if message["state"].get("status") in (Session.Status.ENDED, Session.Status.FAILED):
             self.worker_channel = ""
+            self.following_capture = False
         await self.send(text_data=regions.state(message["state"]))
 
     async def session_catalogue(self, message: CatalogueEvent) -> None:

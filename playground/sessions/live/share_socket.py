@@ -72,6 +72,7 @@ class ShareConsumer(FragmentSocket):
     link_id: int | None = None
     session_id: int = 0
     worker_channel: str = ""
+    following_capture: bool = False  # a live captured session (no worker)
 
     async def connect(self) -> None:
         self.token = str(self.scope["url_route"]["kwargs"]["token"])
@@ -92,6 +93,15 @@ class ShareConsumer(FragmentSocket):
             return
         self.worker_channel = session.worker_channel
         await self.channel_layer.group_add(share_group_name(link.session_id), self.channel_name)
+        if not self.worker_channel:
+            # A captured session: no worker renders for shares, its uploads' publisher does
+            # (playground/capture/publish.py) once in the group; the replay comes now.
+            self.following_capture = True
+            await self._replay()
+            self._watchdog = asyncio.create_task(
+                watch_worker(self.channel_layer, link.session_id, lambda: self.following_capture)
+            )
+            return
         await self.channel_layer.send(
             self.worker_channel, {"command": "share_join", "reply_channel": self.channel_name}
         )
@@ -123,6 +133,9 @@ class ShareConsumer(FragmentSocket):
         if self.link_id is not None:
             await self.channel_layer.group_discard(share_link_group_name(self.link_id), self.channel_name)
             self.link_id = None
+        if self.session_id and self.following_capture:
+            await self.channel_layer.group_discard(share_group_name(self.session_id), self.channel_name)
+            self.following_capture = False
         if self.session_id and self.worker_channel:
             await self.channel_layer.group_discard(share_group_name(self.session_id), self.channel_name)
             await self.channel_layer.send(

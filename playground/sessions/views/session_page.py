@@ -3,6 +3,7 @@ parts (head, panel, region, assets); the websocket (live/session_socket.py) keep
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.conf import settings
@@ -10,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 
 from playground.transcripts.access import own_session
+from playground.transcripts.models import Session
 
 from ..features import FEATURES
 from ..fragments.lines import line
@@ -33,6 +35,9 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     context: dict[str, Any] = {}
     for feature in FEATURES:
         context.update(feature.page_context(session))
+    captured = session.kind == Session.Kind.CAPTURED
+    # A captured session has no worker (the host is the client): only what reads the transcript.
+    shown = [f for f in FEATURES if not captured or f.name in READ_ONLY_FEATURES]
     return page(
         request,
         "sessions/session.html",
@@ -46,12 +51,36 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             "ws_url": f"/ws/sessions/{session.pk}/" + (f"?around={at}" if at else ""),
             "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
             "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
-            "feature_heads": [f.head_template for f in FEATURES if f.head_template],
-            "feature_regions": [f.region_template for f in FEATURES if f.region_template],
+            "feature_heads": [f.head_template for f in shown if f.head_template],
+            "feature_regions": [f.region_template for f in shown if f.region_template],
             **feature_assets(),
-            "feature_panels": [f.panel_template for f in FEATURES if f.panel_template],
+            "feature_panels": [f.panel_template for f in shown if f.panel_template],
+            "captured": captured,
+            "host": host_facts(session) if captured else None,
         },
     )
+
+
+# The features a captured session shows: they read its transcript and send nothing to a worker.
+READ_ONLY_FEATURES = frozenset({"replay", "schema_lint", "model_view", "counts", "feed"})
+
+
+def host_facts(session: Session) -> dict[str, Any]:
+    """What the host declared in its initialize request (a captured session's report): its
+    clientInfo, protocol version and capabilities, plainly and as the raw JSON."""
+    report = session.report if isinstance(session.report, dict) else {}
+    found = report.get("host")
+    host: dict[str, Any] = found if isinstance(found, dict) else {}
+    declared = host.get("capabilities")
+    capabilities: dict[str, Any] = declared if isinstance(declared, dict) else {}
+    return {
+        "client_info": host.get("clientInfo") if isinstance(host.get("clientInfo"), dict) else None,
+        "protocol_version": host.get("protocolVersion") if isinstance(host.get("protocolVersion"), str) else "",
+        "declared": [(name, name in capabilities) for name in ("elicitation", "roots", "sampling")],
+        "capabilities_json": json.dumps(capabilities, indent=2, ensure_ascii=False) if host else "",
+        "seen": bool(host),
+        "dropped": int(report.get("dropped") or 0),
+    }
 
 
 def feature_assets() -> dict[str, list[str]]:
