@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "playground.transcripts",
     "playground.sessions",
     "playground.oauth",
+    "playground.chat",
 ]
 
 MIDDLEWARE = [

@@ -393,10 +393,11 @@ async def _anthropic_stream(source: EventSource, exchange: Exchange, on_text: On
             block["partial_json"] = ""
             blocks[int(data.get("index", 0))] = block
         elif kind == "content_block_delta":
-            block = blocks.get(int(data.get("index", 0)))
+            started_block = blocks.get(int(data.get("index", 0)))
             delta = data.get("delta") or {}
-            if block is None:
+            if started_block is None:
                 raise ModelError("malformed stream: a content_block_delta for a block never started")
+            block = started_block
             if delta.get("type") == "text_delta":
                 block["text"] = block.get("text", "") + delta.get("text", "")
                 reply.text += delta.get("text", "")

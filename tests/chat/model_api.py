@@ -47,7 +47,9 @@ class Turn:
                 for block in message["content"]:
                     if block.get("type") == "tool_result":
                         return str(block.get("content"))
-                    if block.get("type") == "text" and block.get("text", "").startswith("Tool execution result"):
+                    if block.get("type") == "text" and block.get("text", "").startswith(
+                        ("Tool execution result", "Error executing tool")
+                    ):
                         return block["text"]
         return ""
 

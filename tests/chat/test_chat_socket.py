@@ -1,0 +1,169 @@
+"""The chat page's socket end to end: the test's model API (both families) on one side, real MCP
+servers (the SDK's peer, server-everything) on the other, the tool calls through the sessions'
+workers (in their transcripts), and what bad input gets."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import sys
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+
+from playground.chat.models import Chat, Provider
+from playground.chat.routing import websocket_urlpatterns
+from playground.registry.models import Server
+from playground.transcripts.models import Event
+from tests.conftest import PEERS
+from tests.sessions.helpers import everything_server, receive_until, send, stop_all
+
+from .model_api import Answer, ModelApi, Turn
+
+pytestmark = pytest.mark.django_db(transaction=True)
+KEY = "sk-test-" + "k" * 24
+OVER = 'id="chat-status" hx-swap-oob="innerHTML"> </div>'  # the turn has ended (Stop gone)
+
+
+@database_sync_to_async
+def setup(api: str, base_url: str, *, everything: bool = False):
+    user = get_user_model().objects.create_user("alice", password="pw")
+    peer = Server.objects.create(
+        owner=user, name="peer", transport="stdio", command=sys.executable, args=[str(PEERS / "sdk_server.py"), "stdio"]
+    )
+    servers = [peer]
+    if everything:
+        servers.append(Server.objects.create(owner=user, **everything_server()))
+    provider = Provider.objects.create(owner=user, api=api, base_url=base_url, api_key=KEY, model="test-model")
+    chat = Chat.objects.create(owner=user)
+    return user, servers, provider, chat
+
+
+@contextlib.asynccontextmanager
+async def chat_tab(user, chat):
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/chats/{chat.pk}/")
+    comm.scope["user"] = user
+    connected, _ = await comm.connect()
+    assert connected
+    try:
+        yield comm
+    finally:
+        await comm.disconnect()
+        await stop_all()
+
+
+def say(comm, text, provider, servers, **more):
+    return send(
+        comm, action="send", message=text, provider=str(provider.pk), server=[str(s.pk) for s in servers], **more
+    )
+
+
+async def test_two_servers_one_chat_prefixed_names_and_an_answer_from_the_tool_result():
+    word = "pineapple-" + secrets.token_hex(3)
+
+    def script(turn: Turn) -> Answer:
+        if turn.last_tool_result():
+            return Answer(text=f"The echo tool answered: {turn.last_tool_result()}")
+        names = turn.tool_names()
+        assert "peer_echo" in names and "everything_echo" in names  # the collision, prefixed
+        assert "add" in names  # (the SDK peer's own, unprefixed)
+        return Answer(tool_calls=[("peer_echo", json.dumps({"text": word}))])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url, everything=True)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "echo something", provider, servers)
+            seen = await receive_until(comm, f"The echo tool answered: {word}", 'id="chat-status"', timeout=60)
+    assert "peer_echo" in seen and "on peer" in seen and "arguments match the inputSchema" in seen
+    saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
+    assert [i["kind"] for i in saved.items] == ["user", "card", "reply"]
+    assert saved.items[-1]["text"] == f"The echo tool answered: {word}"
+    assert len(saved.lane) == 2 and KEY not in json.dumps(saved.lane)  # the model lane, the key masked
+    assert saved.lane[0]["request"]["tools"][0]["type"] == "function"  # as Model view renders it
+    # The call ran through the peer's session: it is in that session's transcript.
+    card = saved.items[1]
+    frames = await database_sync_to_async(
+        lambda: list(Event.objects.filter(session_id=card["session_id"]).values_list("data", flat=True))
+    )()
+    assert any('"tools/call"' in json.dumps(f) and word in json.dumps(f) for f in frames)
+    assert await database_sync_to_async(lambda: saved.sessions.count())() == 2
+
+
+async def test_anthropic_simple_chatbot_way_unknown_tool_invalid_arguments_and_an_almost_call():
+    def script(turn: Turn) -> Answer:
+        assert "Tool: echo" in turn.body["system"] and not turn.body.get("tools")  # tools in the prompt
+        n = sum(1 for m in turn.body["messages"] if m["role"] == "assistant")
+        if n == 0:
+            return Answer(text=json.dumps({"tool": "nope", "arguments": {}}))
+        if n == 1:
+            assert "unknown tool 'nope'" in turn.last_tool_result()
+            return Answer(text=json.dumps({"tool": "add", "arguments": {"a": "x", "b": 2}}))
+        return Answer(text='```json\n{"tool": "echo", "arguments": {"text": "hi"}}\n```')
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("anthropic", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "add things", provider, servers, mode="chatbot")
+            seen = await receive_until(comm, "almost parses as a tool call", timeout=60)
+    assert "unknown tool &#x27;nope&#x27;" in seen
+    assert "do not match the tool's inputSchema" in seen  # the invalid arguments, shown
+    # ... sent anyway: the server's error went back to the model as the example sends results.
+    third = api.turns[2].last_tool_result()
+    assert (
+        third.startswith("Tool execution result: ") and "is_error=True" in third and "Error executing tool add" in third
+    )
+
+
+async def test_step_limit_non_json_arguments_and_a_failing_provider_leave_the_sessions_usable():
+    calls = {"n": 0}
+
+    def script(turn: Turn) -> Answer:
+        calls["n"] += 1
+        if turn.body["messages"][-1].get("content") == "fail please":
+            return Answer(status=500, text="the provider fell over")
+        if turn.body["messages"][-1].get("content") == "and now?":
+            return Answer(text="fine again")
+        return Answer(tool_calls=[("echo", "{not json")])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "loop forever", provider, servers, steps="3")
+            seen = await receive_until(comm, "Stopped after 3 model requests", OVER, timeout=60)
+            assert "the arguments are not JSON" in seen and calls["n"] == 3
+            await say(comm, "fail please", provider, servers)
+            seen = await receive_until(comm, "HTTP 500 from the model API: the provider failed", OVER, timeout=30)
+            await say(comm, "and now?", provider, servers)
+            await receive_until(comm, "fine again", timeout=30)
+
+
+async def test_stop_cancels_the_running_tool_call_in_its_session():
+    def script(turn: Turn) -> Answer:
+        if turn.body["messages"][-1].get("content") == "again":
+            return Answer(text="still here")
+        return Answer(tool_calls=[("hang", "{}")])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "hang", provider, servers)
+            await receive_until(comm, "state-running", timeout=60)
+            await send(comm, action="stop")
+            seen = await receive_until(
+                comm, "Stopped: the turn and its running tool calls were cancelled", OVER, timeout=30
+            )
+            assert "state-cancelled" in seen
+            await say(comm, "again", provider, servers)
+            await receive_until(comm, "still here", timeout=30)
+    saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
+    session_id = next(i["session_id"] for i in saved.items if i["kind"] == "card")
+    frames = await database_sync_to_async(
+        lambda: list(Event.objects.filter(session_id=session_id).values_list("data", flat=True))
+    )()
+    assert any("notifications/cancelled" in json.dumps(f) for f in frames)  # cancelled at the server too
+    # The next request answered the stopped call (the APIs refuse a call left unanswered).
+    assert api.turns[-1].body["messages"][-2]["content"] == "Error: stopped by the user"
