@@ -21,6 +21,7 @@ from typing import Any, Literal
 import httpx
 from httpx_sse import EventSource, SSEError
 
+from playground.budget import MODEL_REPLY, Budget, OverBudget
 from playground.mcp.netguard import NetGuard
 from playground.mcp.secrets import MASK
 
@@ -169,8 +170,11 @@ class Exchange:
     usage: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     ms: float | None = None
+    budget: Budget = field(default_factory=MODEL_REPLY.budget, repr=False)  # what the model may make us hold
 
     def chunk(self, text: str) -> None:
+        self.budget.spend()
+        self.budget.emit(len(text))
         if len(self.chunks) < CHUNKS_KEPT:
             self.chunks.append(text)
         else:
@@ -189,7 +193,7 @@ class Exchange:
             "usage": self.usage,
             "error": self.error,
             "ms": self.ms,
-        }
+        }  # (not the budget)
 
 
 async def complete(
@@ -219,15 +223,15 @@ async def complete(
         async with client, client.stream("POST", url, headers=headers, json=body) as response:
             exchange.status = response.status_code
             if response.status_code >= 400:
-                raw = (await response.aread()).decode("utf-8", "replace")
+                raw = await _read(response, exchange)
                 exchange.response = _json_or_text(raw)
                 raise ModelError(_status_message(response.status_code, raw))
             if stream and response.headers.get("content-type", "").startswith("text/event-stream"):
                 parse = _openai_stream if endpoint.api == "openai" else _anthropic_stream
                 reply = await parse(EventSource(response), exchange, on_text)
             else:
-                raw = (await response.aread()).decode("utf-8", "replace")
-                exchange.chunk(raw)
+                raw = await _read(response, exchange)
+                exchange.chunks.append(raw[: 1 << 20])
                 try:
                     data = json.loads(raw)
                 except ValueError as exc:
@@ -238,6 +242,9 @@ async def complete(
                     await on_text(reply.text)
             exchange.usage = reply.usage
             return reply, exchange
+    except OverBudget as exc:
+        exchange.error = f"{exc} (the answer was not read further)"
+        raise _failed(exchange) from exc
     except ModelError as exc:
         exchange.error = str(exc)
         exc.exchange = exchange  # type: ignore[attr-defined]
@@ -253,6 +260,15 @@ async def complete(
         raise _failed(exchange) from exc
     finally:
         exchange.ms = round((time.monotonic() - started) * 1000, 1)
+
+
+async def _read(response: httpx.Response, exchange: Exchange) -> str:
+    """A whole body, within the reply's budget (a body is held before it is parsed)."""
+    parts = []
+    async for part in response.aiter_bytes():
+        exchange.budget.emit(len(part))
+        parts.append(part)
+    return b"".join(parts).decode("utf-8", "replace")
 
 
 def _failed(exchange: Exchange) -> ModelError:

@@ -10,6 +10,7 @@ import anthropic
 import openai
 import pytest
 
+from playground import budget
 from playground.chat import wire
 from playground.mcp.netguard import NetGuard
 
@@ -130,3 +131,15 @@ async def test_the_address_guard_refuses_before_connecting():
         with pytest.raises(wire.ModelError, match="refused by the address guard"):
             await wire.complete(endpoint, "", [{"role": "user", "text": "hi"}], [], guard=refuse)
         assert api.turns == []
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_reply_past_its_budget_is_not_read_further(stream):
+    """A model (or something posing as one) sending without end: the budget stops the reading."""
+    text = "x" * (budget.MODEL_REPLY.output + 10)
+    chunk = {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": text}}]}
+    huge = Answer(raw=f"data: {json.dumps(chunk)}\n\n".encode()) if stream else Answer(text=text)
+    async with ModelApi(lambda turn: huge) as api:
+        endpoint = wire.Endpoint("openai", api.base_url, "", "m")
+        with pytest.raises(wire.ModelError, match=budget.MODEL_REPLY.says):
+            await wire.complete(endpoint, "", [{"role": "user", "text": "hi"}], [], stream=stream)
