@@ -62,28 +62,34 @@ def say(comm, text, provider, servers, **more):
     )
 
 
-async def test_two_servers_one_chat_prefixed_names_and_an_answer_from_the_tool_result():
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+@pytest.mark.parametrize("api_name", ["openai", "anthropic"])
+async def test_two_servers_one_chat_prefixed_names_and_an_answer_from_the_tool_result(api_name):
     word = "pineapple-" + secrets.token_hex(3)
 
     def script(turn: Turn) -> Answer:
         if turn.last_tool_result():
-            return Answer(text=f"The echo tool answered: {turn.last_tool_result()}")
+            return Answer(text=f"{HOSTILE} The echo tool answered: {turn.last_tool_result()}")
         names = turn.tool_names()
         assert "peer_echo" in names and "everything_echo" in names  # the collision, prefixed
         assert "add" in names  # (the SDK peer's own, unprefixed)
         return Answer(tool_calls=[("peer_echo", json.dumps({"text": word}))])
 
     async with ModelApi(script) as api:
-        user, servers, provider, chat = await setup("openai", api.base_url, everything=True)
+        user, servers, provider, chat = await setup(api_name, api.base_url, everything=True)
         async with chat_tab(user, chat) as comm:
             await say(comm, "echo something", provider, servers)
             seen = await receive_until(comm, f"The echo tool answered: {word}", 'id="chat-status"', timeout=60)
     assert "peer_echo" in seen and "on peer" in seen and "arguments match the inputSchema" in seen
+    assert HOSTILE not in seen and "<img" not in seen and "&lt;img" in seen  # escaped, streamed piece by piece too
     saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
     assert [i["kind"] for i in saved.items] == ["user", "card", "reply"]
-    assert saved.items[-1]["text"] == f"The echo tool answered: {word}"
+    assert saved.items[-1]["text"] == f"{HOSTILE} The echo tool answered: {word}"
     assert len(saved.lane) == 2 and KEY not in json.dumps(saved.lane)  # the model lane, the key masked
-    assert saved.lane[0]["request"]["tools"][0]["type"] == "function"  # as Model view renders it
+    sent = saved.lane[0]["request"]["tools"]  # as Model view renders it, under the chat's names
+    assert ("input_schema" in sent[0]) if api_name == "anthropic" else (sent[0]["type"] == "function")
     # The call ran through the peer's session: it is in that session's transcript.
     card = saved.items[1]
     frames = await database_sync_to_async(
