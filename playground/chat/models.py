@@ -11,7 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from playground.transcripts.models import Session
+from playground.mcp.secrets import Redactor
+from playground.transcripts.models import Session, new_share_token
 
 from . import wire
 
@@ -71,3 +72,24 @@ class Chat(models.Model):
     def title(self) -> str:
         first = next((m.get("text", "") for m in self.messages if m.get("role") == "user"), "")
         return (first[:60] + "…") if len(first) > 60 else (first or f"Chat {self.pk}")
+
+
+class ChatShare(models.Model):
+    """A read-only link to one chat (256 random bits, revocable), as a session's share link."""
+
+    chat = models.ForeignKey(Chat, on_delete=models.CASCADE, related_name="shares")
+    token = models.CharField(max_length=64, unique=True, default=new_share_token)
+    created = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def get_absolute_url(self) -> str:
+        return reverse("chat:share", args=[self.token])
+
+
+def share_redactor(chat: Chat) -> Redactor:
+    """What a chat's share masks: every secret of the sessions it used (a server may echo a header
+    value or a token in a result the model then quotes), and the provider's key."""
+    values = [v for s in chat.sessions.all() for v in s.share_redactor().originals]
+    if chat.provider is not None and chat.provider.api_key:
+        values.append(chat.provider.api_key)
+    return Redactor(values)

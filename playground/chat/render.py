@@ -15,18 +15,18 @@ from playground.sessions.fragments.html import esc, oob
 CHUNKS_SHOWN = 400
 
 
-def card_html(card: dict[str, Any]) -> str:
-    shown = dict(card)
+def card_html(card: dict[str, Any], shared: bool = False) -> str:
+    shown = dict(card, shared=shared)
     if "result" in card:
         shown["result_json"] = jsontext.pretty(card["result"])
     return render_to_string("chat/_card.html", {"card": shown})
 
 
-def item_html(item: dict[str, Any]) -> str:
+def item_html(item: dict[str, Any], shared: bool = False) -> str:
     """One saved item of the conversation (a message, a tool card, a notice)."""
     kind = item.get("kind")
     if kind == "card":
-        return card_html(item)
+        return card_html(item, shared)
     if kind == "notice":
         return f'<p class="chat-notice {esc(item.get("level", "info"))}" role="alert">{esc(item.get("text", ""))}</p>'
     role = "user" if kind == "user" else "model"

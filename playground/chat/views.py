@@ -6,13 +6,21 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from playground.registry.models import Server
 
 from . import render as fragments
 from .forms import ProviderForm
-from .models import Chat, Provider
+from .models import Chat, ChatShare, Provider, share_redactor
+
+
+def _own_chat(request: HttpRequest, pk: int) -> Chat:
+    chat = Chat.objects.filter(pk=pk, owner_id=request.user.pk).first()
+    if chat is None:
+        raise Http404("no such chat")
+    return chat
 
 
 def _own_provider(request: HttpRequest, pk: int) -> Provider:
@@ -63,9 +71,7 @@ def chats(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def chat(request: HttpRequest, pk: int) -> HttpResponse:
-    chat = Chat.objects.filter(pk=pk, owner_id=request.user.pk).first()
-    if chat is None:
-        raise Http404("no such chat")
+    chat = _own_chat(request, pk)
     return render(
         request,
         "chat/chat.html",
@@ -78,5 +84,47 @@ def chat(request: HttpRequest, pk: int) -> HttpResponse:
             "sessions": chat.sessions.order_by("pk"),
             "used_servers": set(chat.sessions.values_list("server_id", flat=True)),
             "ws_url": f"/ws/chats/{chat.pk}/",
+            "shares": chat.shares.filter(revoked_at__isnull=True),
+        },
+    )
+
+
+@login_required
+@require_POST
+def share_create(request: HttpRequest, pk: int) -> HttpResponse:
+    chat = _own_chat(request, pk)
+    ChatShare.objects.create(chat=chat)
+    messages.success(request, "Share link made: anyone with it can read this chat (secrets masked).")
+    return redirect(chat)
+
+
+@login_required
+@require_POST
+def share_revoke(request: HttpRequest, pk: int, token: str) -> HttpResponse:
+    chat = _own_chat(request, pk)
+    chat.shares.filter(token=token).update(revoked_at=timezone.now())
+    messages.success(request, "Share link revoked.")
+    return redirect(chat)
+
+
+def share(request: HttpRequest, token: str) -> HttpResponse:
+    """A chat read-only, for anyone with the link: no control that acts, every secret masked; the
+    sessions it used linked to their own shares where they have one."""
+    link = ChatShare.objects.filter(token=token, revoked_at__isnull=True).select_related("chat").first()
+    if link is None:
+        raise Http404("no such share")
+    chat = link.chat
+    redactor = share_redactor(chat)
+    sessions = [
+        (s, s.shares.filter(revoked_at__isnull=True).order_by("created").first()) for s in chat.sessions.order_by("pk")
+    ]
+    return render(
+        request,
+        "chat/share.html",
+        {
+            "chat": chat,
+            "items_html": [fragments.item_html(i, shared=True) for i in redactor.obj(chat.items)],
+            "lane_html": [fragments.exchange_html(x, n) for n, x in enumerate(redactor.obj(chat.lane), start=1)],
+            "sessions": sessions,
         },
     )

@@ -68,3 +68,62 @@ def test_providers_and_chats_are_their_owners(client, user):
     assert reverse("chat:chat", args=[their_chat.pk]) not in page
     assert client.post(reverse("chat:provider_delete", args=[theirs.pk])).status_code == 404
     assert Provider.objects.filter(pk=theirs.pk).exists()
+
+
+def test_a_share_shows_the_chat_read_only_masked_and_stops_when_revoked(client, user):
+    from django.test import Client
+
+    from playground.registry.models import Server
+    from playground.transcripts.models import Session, ShareLink
+
+    header = "Bearer hdr-secret-778899"
+    server = Server.objects.create(owner=user, name="remote", transport="http", url="http://127.0.0.1:9/mcp")
+    session = Session.objects.create(server=server, server_name="remote", owner=user, secret_values=[header])
+    session_share = ShareLink.objects.create(session=session)
+    provider = Provider.objects.create(
+        owner=user, api="openai", base_url="http://127.0.0.1:1/v1", api_key=KEY, model="m"
+    )
+    chat = Chat.objects.create(
+        owner=user,
+        provider=provider,
+        items=[
+            {"kind": "user", "text": "what is my header?"},
+            {
+                "kind": "card",
+                "id": "t1",
+                "name": "whoami",
+                "tool": "whoami",
+                "server": "remote",
+                "session_id": session.pk,
+                "arguments": "{}",
+                "state": "done",
+                "result": {"content": [{"type": "text", "text": f"you sent {header}"}]},
+            },
+            {"kind": "reply", "id": "r1", "text": f"It is {header}; the key was {KEY}"},
+        ],
+        lane=[
+            {
+                "api": "openai",
+                "url": "http://127.0.0.1:1/v1/chat/completions",
+                "request_headers": {},
+                "request": {"messages": [{"role": "tool", "content": f"you sent {header}"}]},
+                "status": 200,
+                "chunks": [],
+                "response": {"content": header},
+                "usage": {},
+                "error": None,
+                "ms": 1.0,
+            }
+        ],
+    )
+    chat.sessions.add(session)
+    client.post(reverse("chat:share_create", args=[chat.pk]))
+    link = chat.shares.get()
+    anyone = Client()
+    page = anyone.get(link.get_absolute_url()).content.decode()
+    assert "what is my header?" in page and "whoami" in page
+    assert "hdr-secret-778899" not in page and KEY not in page and "••••" in page
+    assert reverse("sessions:share_page", args=[session_share.token]) in page  # the session's own share
+    assert "hx-ws:connect" not in page and "<textarea" not in page and f"/sessions/{session.pk}/" not in page
+    client.post(reverse("chat:share_revoke", args=[chat.pk, link.token]))
+    assert anyone.get(link.get_absolute_url()).status_code == 404
