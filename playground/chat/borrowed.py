@@ -27,6 +27,8 @@ from .toolset import ChatTool
 CATALOGUE_WAIT = 60.0  # seconds a session may take to connect and list its tools
 ENDED = (Session.Status.ENDED, Session.Status.FAILED)
 OnProgress = Callable[[str, dict[str, Any]], Awaitable[None]]
+# (session id, the server_requests feature's event: a request waiting, or {"key", "done"})
+OnServerRequest = Callable[[int, dict[str, Any]], Awaitable[None]]
 
 
 class SessionFailed(Exception):
@@ -36,7 +38,7 @@ class SessionFailed(Exception):
 class Borrowed:
     """The live sessions of one chat page (by server pk), and the calls under way in them."""
 
-    def __init__(self, on_progress: OnProgress | None = None) -> None:
+    def __init__(self, on_progress: OnProgress | None = None, on_request: OnServerRequest | None = None) -> None:
         self.layer = channel_layer()
         self.channels: dict[int, str] = {}  # session id -> the channel its group reaches the chat on
         self.sessions: dict[int, int] = {}  # server pk -> session id
@@ -44,6 +46,7 @@ class Borrowed:
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}  # call id -> its outcome
         self.cards: dict[str, str] = {}  # call id -> the chat's card
         self.on_progress = on_progress
+        self.on_request = on_request
         self._prefix = "chat-" + secrets.token_hex(4) + "-"
         self._ids = itertools.count(1)
         self._listeners: list[asyncio.Task[None]] = []
@@ -61,6 +64,8 @@ class Borrowed:
                 done = self.pending[str(message["call_id"])]
                 if not done.done():
                     done.set_result(message)
+            elif kind == "session.feature" and message.get("feature") == "server_requests" and self.on_request:
+                await self.on_request(session_id, message.get("event") or {})
             elif kind == "session.progress" and str(message.get("call_id")) in self.cards and self.on_progress:
                 await self.on_progress(self.cards[str(message["call_id"])], message.get("progress") or {})
 
@@ -124,6 +129,14 @@ class Borrowed:
         finally:
             self.pending.pop(call_id, None)
             self.cards.pop(call_id, None)
+
+    async def answer(self, session_id: int, command: dict[str, Any]) -> bool:
+        """Answer a server's request in its session (the server_requests feature's `answer`)."""
+        worker = workers.WORKERS.get(session_id)
+        if worker is None:
+            return False
+        await self.layer.send(worker.channel, {"command": "answer", **command})
+        return True
 
     def session_ids(self) -> list[int]:
         return list(self.sessions.values())

@@ -27,6 +27,8 @@ def item_html(item: dict[str, Any], shared: bool = False) -> str:
     kind = item.get("kind")
     if kind == "card":
         return card_html(item, shared)
+    if kind == "sampling":
+        return render_to_string("chat/_sampling.html", {"r": item})
     if kind == "notice":
         return f'<p class="chat-notice {esc(item.get("level", "info"))}" role="alert">{esc(item.get("text", ""))}</p>'
     role = "user" if kind == "user" else "model"
@@ -83,3 +85,7 @@ def sessions_list(sessions: list[tuple[int, str]]) -> str:
         for s, n in sessions
     )
     return oob("chat-sessions", "innerHTML", links)
+
+
+def replace_sampling(item: dict[str, Any]) -> str:
+    return oob(f"sampling-{item['session_id']}-{item['key']}", "outerHTML", item_html(item))

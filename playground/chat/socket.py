@@ -17,7 +17,7 @@ from playground.mcp import jsontext
 from playground.registry.models import Server
 from playground.sessions.fragments.regions import sendable
 
-from . import render
+from . import render, sampling, wire
 from .borrowed import Borrowed, SessionFailed
 from .loop import Turn
 from .models import Chat, Provider
@@ -35,6 +35,8 @@ def _ids(value: Any) -> list[int]:
 class ChatConsumer(AsyncWebsocketConsumer):
     chat: Chat
     turn_task: asyncio.Task[None] | None = None
+    _names: dict[str, int]  # server name -> its session in this page
+    provider: Provider | None = None  # the model of this page's last turn (it answers sampling too)
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -46,7 +48,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=4403)
             return
         self.chat = chat
-        self.borrowed = Borrowed(on_progress=self._progress)
+        self._names = {}
+        self.borrowed = Borrowed(on_progress=self._progress, on_request=self._server_request)
+        self.background: set[asyncio.Task[None]] = set()
         await self.accept()
 
     async def disconnect(self, code: int) -> None:
@@ -54,6 +58,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             self.turn_task.cancel()
             with contextlib.suppress(BaseException):
                 await self.turn_task
+        for task in list(getattr(self, "background", ())):
+            task.cancel()
         if hasattr(self, "borrowed"):
             await self.borrowed.close()
 
@@ -71,6 +77,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
             if self.turn_task is not None:
                 self.turn_task.cancel()
             return
+        if content.get("action") in ("sample", "sample_send"):
+            task = asyncio.get_running_loop().create_task(self._sampling_action(content))
+            self.background.add(task)
+            task.add_done_callback(self.background.discard)
+            return
         if content.get("action") != "send":
             return
         if self.turn_task is not None and not self.turn_task.done():
@@ -80,6 +91,85 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if not text:
             return
         self.turn_task = asyncio.get_running_loop().create_task(self._turn(content, text), name=f"chat-{self.chat.pk}")
+
+    # A server's sampling requests (the server_requests feature of a borrowed session) ----------
+
+    def _sampling_item(self, session_id: int, key: str) -> dict[str, Any] | None:
+        return next(
+            (
+                i
+                for i in self.chat.items
+                if i.get("kind") == "sampling" and i.get("session_id") == session_id and i.get("key") == key
+            ),
+            None,
+        )
+
+    async def _server_request(self, session_id: int, event: dict[str, Any]) -> None:
+        key = str(event.get("key") or "")
+        item = self._sampling_item(session_id, key)
+        if event.get("done"):
+            if item is not None and item["state"] in ("waiting", "answered by the model", "asking the model"):
+                item["state"] = "gone (answered elsewhere, or the call ended)"
+                await self.out(render.replace_sampling(item))
+            return
+        if event.get("method") != "sampling/createMessage" or item is not None:
+            return  # (elicitation is answered on the session's page)
+        params = event.get("params")
+        system, messages = sampling.messages_of(params if isinstance(params, dict) else {})
+        server = next((n for n, s in self._names.items() if s == session_id), "a server")
+        item = {
+            "kind": "sampling",
+            "session_id": session_id,
+            "key": key,
+            "server": server,
+            "system": system,
+            "messages": messages,
+            "state": "waiting",
+            "reply": "",
+        }
+        self.chat.items.append(item)
+        await self.out(render.append_item(item))
+
+    async def _sampling_action(self, content: dict[str, Any]) -> None:
+        try:
+            session_id, key = int(str(content.get("session"))), str(content.get("key") or "")
+        except ValueError:
+            return
+        item = self._sampling_item(session_id, key)
+        if item is None or item["state"] not in ("waiting", "answered by the model"):
+            return
+        if content.get("action") == "sample":
+            provider = self.provider
+            if provider is None:
+                item["error"] = "Pick a model and send a message first: the chat's model answers."
+                await self.out(render.replace_sampling(item))
+                return
+            item["state"] = "asking the model"
+            await self.out(render.replace_sampling(item))
+            try:
+                reply, exchange = await wire.complete(
+                    provider.endpoint(), item["system"], item["messages"], [], guard=security.net_guard()
+                )
+                self.chat.lane.append(exchange.to_dict())
+                await self.out(render.append_exchange(exchange.to_dict(), len(self.chat.lane)))
+                item.update(state="answered by the model", reply=reply.text, error=None)
+            except wire.ModelError as exc:
+                failed = getattr(exc, "exchange", None)
+                if failed is not None:
+                    self.chat.lane.append(failed.to_dict())
+                    await self.out(render.append_exchange(failed.to_dict(), len(self.chat.lane)))
+                item.update(state="waiting", error=str(exc))
+        else:
+            model = self.provider.model if self.provider is not None else "unknown"
+            answer: dict[str, Any] = (
+                {"key": key, "error": "rejected by the user"}
+                if content.get("reject")
+                else {"key": key, "result": sampling.result(str(content.get("text") or ""), model)}
+            )
+            sent = await self.borrowed.answer(session_id, answer)
+            item["state"] = ("rejected" if content.get("reject") else "sent") if sent else "the session has ended"
+        await self.out(render.replace_sampling(item))
+        await self._save()
 
     async def _progress(self, card_id: str, params: dict[str, Any]) -> None:
         await self.out(render.progress(card_id, params))
@@ -148,7 +238,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
                     {"kind": "notice", "level": "error", "text": "Pick a model (add one on Model providers)."}
                 )
                 return
-            chat.provider, chat.mode = provider, "chatbot" if content.get("mode") == "chatbot" else "native"
+            self.provider = chat.provider = provider
+            chat.mode = "chatbot" if content.get("mode") == "chatbot" else "native"
             try:
                 chat.step_limit = max(1, min(STEP_LIMIT_MAX, int(content.get("steps") or chat.step_limit)))
             except ValueError:
@@ -166,6 +257,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 await self._emit({"kind": "notice", "level": "error", "text": f"Not sent: {exc}"})
                 return
             session_ids = [s for _, s, _ in opened]
+            self._names.update({n: s for n, s, _ in opened})
             await database_sync_to_async(lambda: chat.sessions.add(*session_ids))()
             await self.out(render.sessions_list([(s, n) for n, s, _ in opened]))
             turn = Turn(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import secrets
 import sys
 
@@ -81,7 +82,7 @@ async def test_two_servers_one_chat_prefixed_names_and_an_answer_from_the_tool_r
         user, servers, provider, chat = await setup(api_name, api.base_url, everything=True)
         async with chat_tab(user, chat) as comm:
             await say(comm, "echo something", provider, servers)
-            seen = await receive_until(comm, f"The echo tool answered: {word}", 'id="chat-status"', timeout=60)
+            seen = await receive_until(comm, f"The echo tool answered: {word}", OVER, timeout=60)
     assert "peer_echo" in seen and "on peer" in seen and "arguments match the inputSchema" in seen
     assert HOSTILE not in seen and "<img" not in seen and "&lt;img" in seen  # escaped, streamed piece by piece too
     saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
@@ -173,3 +174,30 @@ async def test_stop_cancels_the_running_tool_call_in_its_session():
     assert any("notifications/cancelled" in json.dumps(f) for f in frames)  # cancelled at the server too
     # The next request answered the stopped call (the APIs refuse a call left unanswered).
     assert api.turns[-1].body["messages"][-2]["content"] == "Error: stopped by the user"
+
+
+async def test_a_servers_sampling_request_answered_by_the_chats_model_after_approval_and_an_edit():
+    def script(turn: Turn) -> Answer:
+        first = turn.body["messages"][0]
+        if first.get("role") == "system" and "helpful test server" in first.get("content", ""):
+            return Answer(text="a mango")  # the sampling request, asked of the chat's model
+        if turn.last_tool_result():
+            return Answer(text=f"The server said: {turn.last_tool_result()}")
+        return Answer(tool_calls=[("trigger-sampling-request", json.dumps({"prompt": "name a fruit"}))])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        everything = await database_sync_to_async(Server.objects.create)(owner=user, **everything_server())
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "sample please", provider, [everything])
+            seen = await receive_until(comm, "Ask the chat's model", timeout=60)
+            found = re.search(r'id="sampling-(\d+)-(\w+)"', seen)
+            assert found and "name a fruit" in seen
+            session_id, key = found.groups()
+            await send(comm, action="sample", session=session_id, key=key)
+            seen = await receive_until(comm, "answered by the model", timeout=30)
+            assert ">a mango</textarea>" in seen  # the model's reply, to approve or edit
+            await send(comm, action="sample_send", session=session_id, key=key, text="a mango (edited)")
+            await receive_until(comm, "The server said:", "a mango (edited)", OVER, timeout=30)
+    saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
+    assert any(x["request"]["messages"][0]["content"] == "You are a helpful test server." for x in saved.lane)
