@@ -15,6 +15,9 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from channels.db import database_sync_to_async
+from django.utils import timezone
+
 from playground.channel_layer import channel_layer
 from playground.registry.models import Server
 from playground.sessions.live import workers
@@ -77,6 +80,8 @@ class Borrowed:
             session_id = self.sessions.get(server.pk)
             if session_id is None or session_id not in workers.WORKERS:
                 session_id = await self._start(server, owner)
+            # A chat watches its sessions as a tab does: not ended as unwatched (PLAYGROUND_IDLE_MINUTES).
+            await database_sync_to_async(Session.objects.filter(pk=session_id).update)(viewed_at=timezone.now())
             catalogue = await self._catalogue(session_id, server.name)
             tools = [t for t in catalogue.get("tools") or [] if isinstance(t, dict)]
             out.append((server.name, session_id, tools))
@@ -153,7 +158,5 @@ class Borrowed:
 
 
 async def _end_reason(session_id: int) -> str:
-    from channels.db import database_sync_to_async
-
     row = await database_sync_to_async(lambda: Session.objects.filter(pk=session_id).first())()
     return (row.end_reason if row is not None and row.end_reason else "no reason given") if row else "gone"

@@ -201,3 +201,17 @@ async def test_a_servers_sampling_request_answered_by_the_chats_model_after_appr
             await receive_until(comm, "The server said:", "a mango (edited)", OVER, timeout=30)
     saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
     assert any(x["request"]["messages"][0]["content"] == "You are a helpful test server." for x in saved.lane)
+
+
+async def test_a_tools_progress_reaches_its_card():
+    def script(turn: Turn) -> Answer:
+        if turn.last_tool_result():
+            return Answer(text=f"slow said: {turn.last_tool_result()}")
+        return Answer(tool_calls=[("slow", json.dumps({"steps": 3, "delay": 0.05}))])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "go slowly", provider, servers)
+            seen = await receive_until(comm, "slow said: done after 3 steps", OVER, timeout=60)
+    assert re.search(r'id="card-[\w-]+-progress" hx-swap-oob="innerHTML">progress \d / 3 step \d', seen)
