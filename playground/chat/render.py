@@ -29,6 +29,13 @@ def item_html(item: dict[str, Any], shared: bool = False) -> str:
         return card_html(item, shared)
     if kind == "sampling":
         return render_to_string("chat/_sampling.html", {"r": item})
+    if kind == "elicitation":
+        url = reverse("sessions:detail", args=[item["session_id"]])
+        return (
+            f'<p class="chat-notice warn" id="elicitation-{esc(item["session_id"])}-{esc(item["key"])}">'
+            f"{esc(item.get('server', ''))} asks you (elicitation/create): {esc(item.get('text', ''))} — "
+            f'<a href="{esc(url)}" target="_blank" rel="noopener">answer it on the session page</a></p>'
+        )
     if kind == "notice":
         return f'<p class="chat-notice {esc(item.get("level", "info"))}" role="alert">{esc(item.get("text", ""))}</p>'
     role = "user" if kind == "user" else "model"

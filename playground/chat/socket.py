@@ -112,9 +112,18 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 item["state"] = "gone (answered elsewhere, or the call ended)"
                 await self.out(render.replace_sampling(item))
             return
-        if event.get("method") != "sampling/createMessage" or item is not None:
-            return  # (elicitation is answered on the session's page)
+        if item is not None:
+            return
         params = event.get("params")
+        if event.get("method") == "elicitation/create":
+            message = str(params.get("message", "")) if isinstance(params, dict) else ""
+            server = next((n for n, s in self._names.items() if s == session_id), "a server")
+            asked = {"kind": "elicitation", "session_id": session_id, "key": key, "server": server, "text": message}
+            self.chat.items.append(asked)
+            await self.out(render.append_item(asked))
+            return
+        if event.get("method") != "sampling/createMessage":
+            return
         system, messages = sampling.messages_of(params if isinstance(params, dict) else {})
         server = next((n for n, s in self._names.items() if s == session_id), "a server")
         item = {

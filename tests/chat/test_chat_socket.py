@@ -215,3 +215,26 @@ async def test_a_tools_progress_reaches_its_card():
             await say(comm, "go slowly", provider, servers)
             seen = await receive_until(comm, "slow said: done after 3 steps", OVER, timeout=60)
     assert re.search(r'id="card-[\w-]+-progress" hx-swap-oob="innerHTML">progress \d / 3 step \d', seen)
+
+
+async def test_an_elicitation_comes_up_in_the_chat_with_the_session_page_to_answer_it():
+    def script(turn: Turn) -> Answer:
+        if turn.last_tool_result():
+            return Answer(text=f"ask_name said: {turn.last_tool_result()}")
+        return Answer(tool_calls=[("ask_name", "{}")])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "who am I?", provider, servers)
+            seen = await receive_until(comm, "asks you (elicitation/create): What is your name?", timeout=60)
+            found = re.search(r'href="/sessions/(\d+)/"[^>]*>answer it on the session page', seen)
+            assert found
+            # Answered on the session's page (its answer action, as the page's card sends it).
+            from playground.sessions.live.workers import WORKERS
+
+            key = re.search(r'id="elicitation-\d+-(\w+)"', seen).group(1)
+            worker = WORKERS[int(found.group(1))]
+            answer = {"action": "accept", "content": {"name": "Ada"}}
+            await worker.layer.send(worker.channel, {"command": "answer", "key": key, "result": answer})
+            await receive_until(comm, "ask_name said: Hello, Ada!", OVER, timeout=30)
