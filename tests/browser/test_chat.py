@@ -22,6 +22,8 @@ KEY = "sk-browser-" + "x" * 20
 
 
 def script(turn: Turn) -> Answer:
+    if turn.body["messages"][-1].get("content") == "hang please":
+        return Answer(tool_calls=[("hang", "{}")])
     if turn.last_tool_result():
         return Answer(text=f"The server echoed back: {turn.last_tool_result()}")
     word = turn.body["messages"][-1]["content"].split()[-1]
@@ -94,4 +96,27 @@ class ChatTests(LiveBrowserTestCase):
         page.reload()
         expect(page.get_by_role("region", name="Chat")).to_contain_text(f"The server echoed back: {word.upper()}")
         expect(page.get_by_role("link", name="peer (session")).to_be_visible()
+        self.assert_no_js_errors()
+
+    def test_stop_cancels_a_running_tool_call(self) -> None:
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("peer", command=command, args=args)
+        page.goto(self.url("/providers/add/"))
+        page.get_by_label("Base URL").fill(self.model_api.base_url)
+        page.get_by_label("Model").fill("scripted-model")
+        page.get_by_role("button", name="Save").click()
+        page.goto(self.url("/chats/"))
+        page.get_by_role("button", name="New chat").click()
+        page.wait_for_load_state("load")
+        page.get_by_label("peer").check()
+        page.get_by_label("Message").fill("hang please")
+        page.get_by_role("button", name="Send").click()
+        chat = page.get_by_role("region", name="Chat")
+        expect(chat.get_by_role("article", name="Tool call hang")).to_contain_text("running")
+        page.get_by_role("button", name="Stop").click()
+        expect(chat).to_contain_text("Stopped: the turn and its running tool calls were cancelled")
+        expect(chat.get_by_role("article", name="Tool call hang")).to_contain_text("stopped by the user")
+        expect(page.get_by_role("button", name="Stop")).to_have_count(0)
         self.assert_no_js_errors()
