@@ -12,6 +12,7 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs settings loaded)
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from playground.chat.routing import websocket_urlpatterns as chat_websockets  # noqa: E402
 from playground.core.sandbox import SandboxHost  # noqa: E402
 from playground.security import WebsocketOriginValidator  # noqa: E402
 from playground.sessions.routing import websocket_urlpatterns  # noqa: E402
@@ -21,7 +22,7 @@ application = SandboxHost(
         {
             "http": django_asgi_app,
             # (types-channels want routes typed as its own URLPattern subclass, which path() never returns)
-            "websocket": WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
+            "websocket": WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns + chat_websockets))),  # type: ignore[arg-type]
         }
     )
 )

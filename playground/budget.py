@@ -148,6 +148,10 @@ CHECK = Limits(
     "server check", steps=0, output=0, seconds=120.0, says="the check ran out of its deadline"
 )  # (the runner cancels the battery: check/runner.py)
 
+MODEL_REPLY = Limits(
+    "model reply", steps=100_000, output=4 << 20, seconds=float("inf"), says="the model's reply was too large"
+)  # steps: stream events; output: characters of text and tool arguments (the request's timeout bounds time)
+
 LIMITS: dict[str, Limits] = {
     limits.name: limits
     for limits in (
@@ -161,5 +165,6 @@ LIMITS: dict[str, Limits] = {
         COMPARISON,
         CHECK,
         HAR_ENTRY,
+        MODEL_REPLY,
     )
 }

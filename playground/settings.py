@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "playground.sessions",
     "playground.oauth",
     "playground.capture",
+    "playground.chat",
 ]
 
 MIDDLEWARE = [

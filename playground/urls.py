@@ -18,6 +18,7 @@ urlpatterns = [
     path("", include("playground.oauth.urls")),
     path("", include("playground.registry.urls")),
     path("", include("playground.capture.urls")),
+    path("", include("playground.chat.urls")),
     # A local tool run by daphne with DEBUG off: serve static files from the finders ourselves.
     re_path(rf"^{settings.STATIC_URL.strip('/')}/(?P<path>.*)$", serve_static, {"insecure": True}),
 ]

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+
+
+class ChatConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "playground.chat"
+    label = "chat"
+    verbose_name = "Chat"

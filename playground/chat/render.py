@@ -1,0 +1,98 @@
+"""The chat's fragments: what the page first shows (`item_html`, `exchange_html`) and what the
+socket sends as it happens (htmx out-of-band swaps). A model's and a server's words are
+untrusted: every one goes through an autoescaping template or `esc`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from playground.mcp import jsontext
+from playground.sessions.fragments.html import esc, oob
+
+CHUNKS_SHOWN = 400
+
+
+def card_html(card: dict[str, Any], shared: bool = False) -> str:
+    shown = dict(card, shared=shared)
+    if "result" in card:
+        shown["result_json"] = jsontext.pretty(card["result"])
+    return render_to_string("chat/_card.html", {"card": shown})
+
+
+def item_html(item: dict[str, Any], shared: bool = False) -> str:
+    """One saved item of the conversation (a message, a tool card, a notice)."""
+    kind = item.get("kind")
+    if kind == "card":
+        return card_html(item, shared)
+    if kind == "sampling":
+        return render_to_string("chat/_sampling.html", {"r": item})
+    if kind == "elicitation":
+        url = reverse("sessions:detail", args=[item["session_id"]])
+        return (
+            f'<p class="chat-notice warn" id="elicitation-{esc(item["session_id"])}-{esc(item["key"])}">'
+            f"{esc(item.get('server', ''))} asks you (elicitation/create): {esc(item.get('text', ''))} — "
+            f'<a href="{esc(url)}" target="_blank" rel="noopener">answer it on the session page</a></p>'
+        )
+    if kind == "notice":
+        return f'<p class="chat-notice {esc(item.get("level", "info"))}" role="alert">{esc(item.get("text", ""))}</p>'
+    role = "user" if kind == "user" else "model"
+    who = "You" if role == "user" else "Model"
+    dom = f' id="reply-{esc(item["id"])}"' if item.get("id") else ""
+    return (
+        f'<div class="chat-msg {role}"><span class="who">{who}</span>'
+        f'<div class="text"{dom}>{esc(item.get("text", ""))}</div></div>'
+    )
+
+
+def exchange_html(exchange: dict[str, Any], n: int) -> str:
+    chunks = exchange.get("chunks") or []
+    shown = {
+        **exchange,
+        "headers_json": jsontext.pretty(exchange.get("request_headers") or {}),
+        "request_json": jsontext.pretty(exchange.get("request")),
+        "response_json": jsontext.pretty(exchange.get("response")),
+        "chunks_text": "\n".join(chunks[:CHUNKS_SHOWN]),
+    }
+    return render_to_string("chat/_exchange.html", {"x": shown, "n": n})
+
+
+def append_item(item: dict[str, Any]) -> str:
+    return oob("chat-log", "beforeend", item_html(item))
+
+
+def replace_card(card: dict[str, Any]) -> str:
+    return oob(f"card-{card['id']}", "outerHTML", card_html(card))
+
+
+def text_piece(reply_id: str, piece: str) -> str:
+    return oob(f"reply-{reply_id}", "beforeend", esc(piece))
+
+
+def progress(card_id: str, params: dict[str, Any]) -> str:
+    total = f" / {esc(params['total'])}" if params.get("total") is not None else ""
+    message = f" {esc(params['message'])}" if params.get("message") else ""
+    return oob(f"card-{card_id}-progress", "innerHTML", f"progress {esc(params.get('progress', ''))}{total}{message}")
+
+
+def append_exchange(exchange: dict[str, Any], n: int) -> str:
+    return oob("model-lane", "beforeend", exchange_html(exchange, n))
+
+
+def status(text: str, running: bool) -> str:
+    stop = '<button type="submit" form="stop-form" class="small">Stop</button>' if running else ""
+    return oob("chat-status", "innerHTML", f"{esc(text)} {stop}")
+
+
+def sessions_list(sessions: list[tuple[int, str]]) -> str:
+    links = "".join(
+        f'<li><a href="{reverse("sessions:detail", args=[s])}" target="_blank" rel="noopener">{esc(n)} (session {s})</a></li>'
+        for s, n in sessions
+    )
+    return oob("chat-sessions", "innerHTML", links)
+
+
+def replace_sampling(item: dict[str, Any]) -> str:
+    return oob(f"sampling-{item['session_id']}-{item['key']}", "outerHTML", item_html(item))

@@ -1,0 +1,301 @@
+"""ChatConsumer: one chat page's websocket. Send starts a turn (loop.py) in a task of its own,
+so the socket keeps reading (Stop); the turn's events become fragments for the page and are
+saved with the chat (its items, messages and model lane) as each step ends."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+
+from playground import security
+from playground.mcp import jsontext
+from playground.registry.models import Server
+from playground.sessions.fragments.regions import sendable
+
+from . import render, sampling, wire
+from .borrowed import Borrowed, SessionFailed
+from .loop import Turn
+from .models import Chat, Provider
+from .toolset import unique_tools
+
+log = logging.getLogger(__name__)
+STEP_LIMIT_MAX = 100
+
+
+def _ids(value: Any) -> list[int]:
+    values = value if isinstance(value, list) else [value] if value not in (None, "") else []
+    return [int(v) for v in values if str(v).isdigit()]
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    chat: Chat
+    turn_task: asyncio.Task[None] | None = None
+    _names: dict[str, int]  # server name -> its session in this page
+    provider: Provider | None = None  # the model of this page's last turn (it answers sampling too)
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        chat_id = int(self.scope["url_route"]["kwargs"]["chat_id"])
+        chat = await database_sync_to_async(
+            lambda: Chat.objects.filter(pk=chat_id, owner_id=getattr(user, "pk", None)).first()
+        )()
+        if chat is None:
+            await self.close(code=4403)
+            return
+        self.chat = chat
+        self._names = {}
+        self.borrowed = Borrowed(on_progress=self._progress, on_request=self._server_request)
+        self.background: set[asyncio.Task[None]] = set()
+        await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        if self.turn_task is not None:
+            self.turn_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self.turn_task
+        for task in list(getattr(self, "background", ())):
+            task.cancel()
+        if hasattr(self, "borrowed"):
+            await self.borrowed.close()
+
+    async def out(self, html: str) -> None:
+        await self.send(text_data=sendable(html, None))
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        try:
+            content = jsontext.loads(text_data or "{}")
+        except (ValueError, RecursionError):
+            return
+        if not isinstance(content, dict):
+            return
+        if content.get("action") == "stop":
+            if self.turn_task is not None:
+                self.turn_task.cancel()
+            return
+        if content.get("action") in ("sample", "sample_send"):
+            task = asyncio.get_running_loop().create_task(self._sampling_action(content))
+            self.background.add(task)
+            task.add_done_callback(self.background.discard)
+            return
+        if content.get("action") != "send":
+            return
+        if self.turn_task is not None and not self.turn_task.done():
+            await self.out(render.status("A turn is running: Stop it first, or wait.", True))
+            return
+        text = str(content.get("message") or "").strip()
+        if not text:
+            return
+        self.turn_task = asyncio.get_running_loop().create_task(self._turn(content, text), name=f"chat-{self.chat.pk}")
+
+    # A server's sampling requests (the server_requests feature of a borrowed session) ----------
+
+    def _sampling_item(self, session_id: int, key: str) -> dict[str, Any] | None:
+        return next(
+            (
+                i
+                for i in self.chat.items
+                if i.get("kind") == "sampling" and i.get("session_id") == session_id and i.get("key") == key
+            ),
+            None,
+        )
+
+    async def _server_request(self, session_id: int, event: dict[str, Any]) -> None:
+        key = str(event.get("key") or "")
+        item = self._sampling_item(session_id, key)
+        if event.get("done"):
+            if item is not None and item["state"] in ("waiting", "answered by the model", "asking the model"):
+                item["state"] = "gone (answered elsewhere, or the call ended)"
+                await self.out(render.replace_sampling(item))
+            return
+        if item is not None:
+            return
+        params = event.get("params")
+        if event.get("method") == "elicitation/create":
+            message = str(params.get("message", "")) if isinstance(params, dict) else ""
+            server = next((n for n, s in self._names.items() if s == session_id), "a server")
+            asked = {"kind": "elicitation", "session_id": session_id, "key": key, "server": server, "text": message}
+            self.chat.items.append(asked)
+            await self.out(render.append_item(asked))
+            return
+        if event.get("method") != "sampling/createMessage":
+            return
+        system, messages = sampling.messages_of(params if isinstance(params, dict) else {})
+        server = next((n for n, s in self._names.items() if s == session_id), "a server")
+        item = {
+            "kind": "sampling",
+            "session_id": session_id,
+            "key": key,
+            "server": server,
+            "system": system,
+            "messages": messages,
+            "state": "waiting",
+            "reply": "",
+        }
+        self.chat.items.append(item)
+        await self.out(render.append_item(item))
+
+    async def _sampling_action(self, content: dict[str, Any]) -> None:
+        try:
+            session_id, key = int(str(content.get("session"))), str(content.get("key") or "")
+        except ValueError:
+            return
+        item = self._sampling_item(session_id, key)
+        if item is None or item["state"] not in ("waiting", "answered by the model"):
+            return
+        if content.get("action") == "sample":
+            provider = self.provider
+            if provider is None:
+                item["error"] = "Pick a model and send a message first: the chat's model answers."
+                await self.out(render.replace_sampling(item))
+                return
+            item["state"] = "asking the model"
+            await self.out(render.replace_sampling(item))
+            try:
+                reply, exchange = await wire.complete(
+                    provider.endpoint(), item["system"], item["messages"], [], guard=security.net_guard()
+                )
+                self.chat.lane.append(exchange.to_dict())
+                await self.out(render.append_exchange(exchange.to_dict(), len(self.chat.lane)))
+                item.update(state="answered by the model", reply=reply.text, error=None)
+            except wire.ModelError as exc:
+                failed = getattr(exc, "exchange", None)
+                if failed is not None:
+                    self.chat.lane.append(failed.to_dict())
+                    await self.out(render.append_exchange(failed.to_dict(), len(self.chat.lane)))
+                item.update(state="waiting", error=str(exc))
+        else:
+            model = self.provider.model if self.provider is not None else "unknown"
+            answer: dict[str, Any] = (
+                {"key": key, "error": "rejected by the user"}
+                if content.get("reject")
+                else {"key": key, "result": sampling.result(str(content.get("text") or ""), model)}
+            )
+            sent = await self.borrowed.answer(session_id, answer)
+            item["state"] = ("rejected" if content.get("reject") else "sent") if sent else "the session has ended"
+        await self.out(render.replace_sampling(item))
+        await self._save()
+
+    async def _progress(self, card_id: str, params: dict[str, Any]) -> None:
+        await self.out(render.progress(card_id, params))
+
+    async def _emit(self, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        if kind == "reply":
+            item = {"kind": "reply", "id": event["id"], "text": ""}
+            self.chat.items.append(item)
+            await self.out(render.append_item(item))
+        elif kind == "text":
+            for item in reversed(self.chat.items):
+                if item.get("kind") == "reply" and item.get("id") == event["id"]:
+                    item["text"] += event["piece"]
+                    break
+            await self.out(render.text_piece(event["id"], event["piece"]))
+        elif kind == "card":
+            card = dict(event)
+            for i, item in enumerate(self.chat.items):
+                if item.get("kind") == "card" and item.get("id") == card["id"]:
+                    self.chat.items[i] = card
+                    await self.out(render.replace_card(card))
+                    break
+            else:
+                self.chat.items.append(card)
+                await self.out(render.append_item(card))
+        elif kind == "notice":
+            item = {"kind": "notice", "level": event["level"], "text": event["text"]}
+            self.chat.items.append(item)
+            await self.out(render.append_item(item))
+        elif kind == "exchange":
+            self.chat.lane.append(event["exchange"])
+            await self.out(render.append_exchange(event["exchange"], len(self.chat.lane)))
+            await self._save()
+
+    async def _save(self) -> None:
+        chat = self.chat
+        await database_sync_to_async(
+            lambda: Chat.objects.filter(pk=chat.pk).update(
+                messages=chat.messages,
+                items=chat.items,
+                lane=chat.lane,
+                provider=chat.provider,
+                mode=chat.mode,
+                step_limit=chat.step_limit,
+            )
+        )()
+
+    async def _turn(self, content: dict[str, Any], text: str) -> None:
+        chat = self.chat
+        # Item ids are unique in the chat (saved items come back on reload).
+        prefix = f"{len(chat.items)}-"
+        user = self.scope.get("user")
+        item = {"kind": "user", "text": text}
+        chat.items.append(item)
+        await self.out(render.append_item(item))
+        await self.out(render.status("Working…", True))
+        try:
+            provider = await database_sync_to_async(
+                lambda: Provider.objects.filter(
+                    pk=(_ids(content.get("provider")) or [0])[0], owner_id=getattr(user, "pk", None)
+                ).first()
+            )()
+            if provider is None:
+                await self._emit(
+                    {"kind": "notice", "level": "error", "text": "Pick a model (add one on Model providers)."}
+                )
+                return
+            self.provider = chat.provider = provider
+            chat.mode = "chatbot" if content.get("mode") == "chatbot" else "native"
+            try:
+                chat.step_limit = max(1, min(STEP_LIMIT_MAX, int(content.get("steps") or chat.step_limit)))
+            except ValueError:
+                pass
+            servers = await database_sync_to_async(
+                lambda: list(
+                    Server.objects.filter(
+                        pk__in=_ids(content.get("server")), owner_id=getattr(user, "pk", None)
+                    ).order_by("name")
+                )
+            )()
+            try:
+                opened = await self.borrowed.open(servers, user)
+            except SessionFailed as exc:
+                await self._emit({"kind": "notice", "level": "error", "text": f"Not sent: {exc}"})
+                return
+            session_ids = [s for _, s, _ in opened]
+            self._names.update({n: s for n, s, _ in opened})
+            await database_sync_to_async(lambda: chat.sessions.add(*session_ids))()
+            await self.out(render.sessions_list([(s, n) for n, s, _ in opened]))
+            turn = Turn(
+                endpoint=provider.endpoint(),
+                tools=unique_tools(opened),
+                mode=chat.mode,
+                step_limit=chat.step_limit,
+                runner=self.borrowed,
+                emit=self._emit,
+                guard=security.net_guard(),
+                messages=chat.messages,
+                id_prefix=prefix,
+            )
+            await turn.run(text)
+        except asyncio.CancelledError:
+            await asyncio.shield(
+                self._emit(
+                    {
+                        "kind": "notice",
+                        "level": "warn",
+                        "text": "Stopped: the turn and its running tool calls were cancelled.",
+                    }
+                )
+            )
+            raise
+        except Exception as exc:  # a bug must not end the page's socket silently
+            log.exception("chat %s: the turn failed", chat.pk)
+            await self._emit({"kind": "notice", "level": "error", "text": f"The turn failed: {exc!r}"})
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._save())
+                await asyncio.shield(self.out(render.status("", False)))

@@ -1,0 +1,122 @@
+"""Chat in Chromium: add a model provider pointing at the test's model API on loopback, tick a
+server, send a message (Ctrl+Enter), see the tool card and the model's answer, which the
+scripted model makes from the tool result it received (so it is computed, not written here)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.chat.model_api import Answer, ModelApi, Turn
+
+from .helpers import LiveBrowserTestCase, peer_args
+
+KEY = "sk-browser-" + "x" * 20
+
+
+def script(turn: Turn) -> Answer:
+    if turn.body["messages"][-1].get("content") == "hang please":
+        return Answer(tool_calls=[("hang", "{}")])
+    if turn.last_tool_result():
+        return Answer(text=f"The server echoed back: {turn.last_tool_result()}")
+    word = turn.body["messages"][-1]["content"].split()[-1]
+    return Answer(text="Calling echo.", tool_calls=[("echo", json.dumps({"text": word.upper()}))])
+
+
+@pytest.fixture(scope="class")
+def model_api(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The model API, served on its own event loop in a thread (the browser test is sync)."""
+    loop = asyncio.new_event_loop()
+    api = ModelApi(script)
+    ready = threading.Event()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        async with api:
+            ready.set()
+            await stop.wait()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    request.cls.model_api = api
+    yield api
+    loop.call_soon_threadsafe(stop.set)
+    thread.join(10)
+
+
+@pytest.mark.usefixtures("model_api")
+class ChatTests(LiveBrowserTestCase):
+    model_api: ModelApi
+
+    def test_a_model_calls_a_servers_tool_and_answers_from_its_result(self) -> None:
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("peer", command=command, args=args)
+        # Model providers: add one.
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Chat").click()
+        page.get_by_role("link", name="Model providers").click()
+        page.get_by_role("link", name="Add provider").click()
+        page.get_by_label("Provider").select_option(label="OpenAI-compatible")
+        page.get_by_label("Base URL").fill(self.model_api.base_url)
+        page.get_by_label("API key").fill(KEY)
+        page.get_by_label("Model").fill("scripted-model")
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_role("cell", name="scripted-model", exact=True)).to_be_visible()
+        assert KEY not in page.content()
+        # Chat: tick the server, pick the model, send with Ctrl+Enter.
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Chat").click()
+        page.get_by_role("button", name="New chat").click()
+        page.wait_for_load_state("load")
+        page.get_by_label("peer").check()
+        page.get_by_label("Model", exact=True).select_option(label="scripted-model (OpenAI-compatible)")
+        word = "kiwi" + secrets.token_hex(3)
+        page.get_by_label("Message").fill(f"please echo {word}")
+        page.get_by_label("Message").press("Control+Enter")
+        chat = page.get_by_role("region", name="Chat")
+        card = chat.get_by_role("article", name="Tool call echo")
+        expect(card).to_contain_text("on peer")
+        expect(card).to_contain_text("arguments match the inputSchema")
+        expect(card).to_contain_text("done")
+        # The scripted model upper-cased the word; the server echoed it; the model quoted the echo.
+        expect(chat).to_contain_text(f"The server echoed back: {word.upper()}")
+        lane = page.get_by_role("region", name="Model lane")
+        expect(lane.locator("details.exchange")).to_have_count(2)
+        assert KEY not in page.content()
+        self.shot("chat")
+        # Saved: a reload shows the conversation and links the session.
+        page.reload()
+        expect(page.get_by_role("region", name="Chat")).to_contain_text(f"The server echoed back: {word.upper()}")
+        expect(page.get_by_role("link", name="peer (session")).to_be_visible()
+        self.assert_no_js_errors()
+
+    def test_stop_cancels_a_running_tool_call(self) -> None:
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("peer", command=command, args=args)
+        page.goto(self.url("/providers/add/"))
+        page.get_by_label("Base URL").fill(self.model_api.base_url)
+        page.get_by_label("Model").fill("scripted-model")
+        page.get_by_role("button", name="Save").click()
+        page.goto(self.url("/chats/"))
+        page.get_by_role("button", name="New chat").click()
+        page.wait_for_load_state("load")
+        page.get_by_label("peer").check()
+        page.get_by_label("Message").fill("hang please")
+        page.get_by_role("button", name="Send").click()
+        chat = page.get_by_role("region", name="Chat")
+        expect(chat.get_by_role("article", name="Tool call hang")).to_contain_text("running")
+        page.get_by_role("button", name="Stop").click()
+        expect(chat).to_contain_text("Stopped: the turn and its running tool calls were cancelled")
+        expect(chat.get_by_role("article", name="Tool call hang")).to_contain_text("stopped by the user")
+        expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+        self.assert_no_js_errors()

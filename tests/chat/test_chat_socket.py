@@ -1,0 +1,240 @@
+"""The chat page's socket end to end: the test's model API (both families) on one side, real MCP
+servers (the SDK's peer, server-everything) on the other, the tool calls through the sessions'
+workers (in their transcripts), and what bad input gets."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import secrets
+import sys
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+
+from playground.chat.models import Chat, Provider
+from playground.chat.routing import websocket_urlpatterns
+from playground.registry.models import Server
+from playground.transcripts.models import Event
+from tests.conftest import PEERS
+from tests.sessions.helpers import everything_server, receive_until, send, stop_all
+
+from .model_api import Answer, ModelApi, Turn
+
+pytestmark = pytest.mark.django_db(transaction=True)
+KEY = "sk-test-" + "k" * 24
+OVER = 'id="chat-status" hx-swap-oob="innerHTML"> </div>'  # the turn has ended (Stop gone)
+
+
+@database_sync_to_async
+def setup(api: str, base_url: str, *, everything: bool = False):
+    user = get_user_model().objects.create_user("alice", password="pw")
+    peer = Server.objects.create(
+        owner=user, name="peer", transport="stdio", command=sys.executable, args=[str(PEERS / "sdk_server.py"), "stdio"]
+    )
+    servers = [peer]
+    if everything:
+        servers.append(Server.objects.create(owner=user, **everything_server()))
+    provider = Provider.objects.create(owner=user, api=api, base_url=base_url, api_key=KEY, model="test-model")
+    chat = Chat.objects.create(owner=user)
+    return user, servers, provider, chat
+
+
+@contextlib.asynccontextmanager
+async def chat_tab(user, chat):
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/chats/{chat.pk}/")
+    comm.scope["user"] = user
+    connected, _ = await comm.connect()
+    assert connected
+    try:
+        yield comm
+    finally:
+        await comm.disconnect()
+        await stop_all()
+
+
+def say(comm, text, provider, servers, **more):
+    return send(
+        comm, action="send", message=text, provider=str(provider.pk), server=[str(s.pk) for s in servers], **more
+    )
+
+
+HOSTILE = '<img src=x onerror="alert(1)">'
+
+
+@pytest.mark.parametrize("api_name", ["openai", "anthropic"])
+async def test_two_servers_one_chat_prefixed_names_and_an_answer_from_the_tool_result(api_name):
+    word = "pineapple-" + secrets.token_hex(3)
+
+    def script(turn: Turn) -> Answer:
+        if turn.last_tool_result():
+            return Answer(text=f"{HOSTILE} The echo tool answered: {turn.last_tool_result()}")
+        names = turn.tool_names()
+        assert "peer_echo" in names and "everything_echo" in names  # the collision, prefixed
+        assert "add" in names  # (the SDK peer's own, unprefixed)
+        return Answer(tool_calls=[("peer_echo", json.dumps({"text": word}))])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup(api_name, api.base_url, everything=True)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "echo something", provider, servers)
+            seen = await receive_until(comm, f"The echo tool answered: {word}", OVER, timeout=60)
+    assert "peer_echo" in seen and "on peer" in seen and "arguments match the inputSchema" in seen
+    assert HOSTILE not in seen and "<img" not in seen and "&lt;img" in seen  # escaped, streamed piece by piece too
+    saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
+    assert [i["kind"] for i in saved.items] == ["user", "card", "reply"]
+    assert saved.items[-1]["text"] == f"{HOSTILE} The echo tool answered: {word}"
+    assert len(saved.lane) == 2 and KEY not in json.dumps(saved.lane)  # the model lane, the key masked
+    sent = saved.lane[0]["request"]["tools"]  # as Model view renders it, under the chat's names
+    assert ("input_schema" in sent[0]) if api_name == "anthropic" else (sent[0]["type"] == "function")
+    # The call ran through the peer's session: it is in that session's transcript.
+    card = saved.items[1]
+    frames = await database_sync_to_async(
+        lambda: list(Event.objects.filter(session_id=card["session_id"]).values_list("data", flat=True))
+    )()
+    assert any('"tools/call"' in json.dumps(f) and word in json.dumps(f) for f in frames)
+    assert await database_sync_to_async(lambda: saved.sessions.count())() == 2
+
+
+async def test_anthropic_simple_chatbot_way_unknown_tool_invalid_arguments_and_an_almost_call():
+    def script(turn: Turn) -> Answer:
+        assert "Tool: echo" in turn.body["system"] and not turn.body.get("tools")  # tools in the prompt
+        n = sum(1 for m in turn.body["messages"] if m["role"] == "assistant")
+        if n == 0:
+            return Answer(text=json.dumps({"tool": "nope", "arguments": {}}))
+        if n == 1:
+            assert "unknown tool 'nope'" in turn.last_tool_result()
+            return Answer(text=json.dumps({"tool": "add", "arguments": {"a": "x", "b": 2}}))
+        return Answer(text='```json\n{"tool": "echo", "arguments": {"text": "hi"}}\n```')
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("anthropic", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "add things", provider, servers, mode="chatbot")
+            seen = await receive_until(comm, "almost parses as a tool call", timeout=60)
+    assert "unknown tool &#x27;nope&#x27;" in seen
+    assert "do not match the tool's inputSchema" in seen  # the invalid arguments, shown
+    # ... sent anyway: the server's error went back to the model as the example sends results.
+    third = api.turns[2].last_tool_result()
+    assert (
+        third.startswith("Tool execution result: ") and "is_error=True" in third and "Error executing tool add" in third
+    )
+
+
+async def test_step_limit_non_json_arguments_and_a_failing_provider_leave_the_sessions_usable():
+    calls = {"n": 0}
+
+    def script(turn: Turn) -> Answer:
+        calls["n"] += 1
+        if turn.body["messages"][-1].get("content") == "fail please":
+            return Answer(status=500, text="the provider fell over")
+        if turn.body["messages"][-1].get("content") == "and now?":
+            return Answer(text="fine again")
+        return Answer(tool_calls=[("echo", "{not json")])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "loop forever", provider, servers, steps="3")
+            seen = await receive_until(comm, "Stopped after 3 model requests", OVER, timeout=60)
+            assert "the arguments are not JSON" in seen and calls["n"] == 3
+            await say(comm, "fail please", provider, servers)
+            seen = await receive_until(comm, "HTTP 500 from the model API: the provider failed", OVER, timeout=30)
+            await say(comm, "and now?", provider, servers)
+            await receive_until(comm, "fine again", timeout=30)
+
+
+async def test_stop_cancels_the_running_tool_call_in_its_session():
+    def script(turn: Turn) -> Answer:
+        if turn.body["messages"][-1].get("content") == "again":
+            return Answer(text="still here")
+        return Answer(tool_calls=[("hang", "{}")])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "hang", provider, servers)
+            await receive_until(comm, "state-running", timeout=60)
+            await send(comm, action="stop")
+            seen = await receive_until(
+                comm, "Stopped: the turn and its running tool calls were cancelled", OVER, timeout=30
+            )
+            assert "state-cancelled" in seen
+            await say(comm, "again", provider, servers)
+            await receive_until(comm, "still here", timeout=30)
+    saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
+    session_id = next(i["session_id"] for i in saved.items if i["kind"] == "card")
+    frames = await database_sync_to_async(
+        lambda: list(Event.objects.filter(session_id=session_id).values_list("data", flat=True))
+    )()
+    assert any("notifications/cancelled" in json.dumps(f) for f in frames)  # cancelled at the server too
+    # The next request answered the stopped call (the APIs refuse a call left unanswered).
+    assert api.turns[-1].body["messages"][-2]["content"] == "Error: stopped by the user"
+
+
+async def test_a_servers_sampling_request_answered_by_the_chats_model_after_approval_and_an_edit():
+    def script(turn: Turn) -> Answer:
+        first = turn.body["messages"][0]
+        if first.get("role") == "system" and "helpful test server" in first.get("content", ""):
+            return Answer(text="a mango")  # the sampling request, asked of the chat's model
+        if turn.last_tool_result():
+            return Answer(text=f"The server said: {turn.last_tool_result()}")
+        return Answer(tool_calls=[("trigger-sampling-request", json.dumps({"prompt": "name a fruit"}))])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        everything = await database_sync_to_async(Server.objects.create)(owner=user, **everything_server())
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "sample please", provider, [everything])
+            seen = await receive_until(comm, "Ask the chat's model", timeout=60)
+            found = re.search(r'id="sampling-(\d+)-(\w+)"', seen)
+            assert found and "name a fruit" in seen
+            session_id, key = found.groups()
+            await send(comm, action="sample", session=session_id, key=key)
+            seen = await receive_until(comm, "answered by the model", timeout=30)
+            assert ">a mango</textarea>" in seen  # the model's reply, to approve or edit
+            await send(comm, action="sample_send", session=session_id, key=key, text="a mango (edited)")
+            await receive_until(comm, "The server said:", "a mango (edited)", OVER, timeout=30)
+    saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
+    assert any(x["request"]["messages"][0]["content"] == "You are a helpful test server." for x in saved.lane)
+
+
+async def test_a_tools_progress_reaches_its_card():
+    def script(turn: Turn) -> Answer:
+        if turn.last_tool_result():
+            return Answer(text=f"slow said: {turn.last_tool_result()}")
+        return Answer(tool_calls=[("slow", json.dumps({"steps": 3, "delay": 0.05}))])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "go slowly", provider, servers)
+            seen = await receive_until(comm, "slow said: done after 3 steps", OVER, timeout=60)
+    assert re.search(r'id="card-[\w-]+-progress" hx-swap-oob="innerHTML">progress \d / 3 step \d', seen)
+
+
+async def test_an_elicitation_comes_up_in_the_chat_with_the_session_page_to_answer_it():
+    def script(turn: Turn) -> Answer:
+        if turn.last_tool_result():
+            return Answer(text=f"ask_name said: {turn.last_tool_result()}")
+        return Answer(tool_calls=[("ask_name", "{}")])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "who am I?", provider, servers)
+            seen = await receive_until(comm, "asks you (elicitation/create): What is your name?", timeout=60)
+            found = re.search(r'href="/sessions/(\d+)/"[^>]*>answer it on the session page', seen)
+            assert found
+            # Answered on the session's page (its answer action, as the page's card sends it).
+            from playground.sessions.live.workers import WORKERS
+
+            key = re.search(r'id="elicitation-\d+-(\w+)"', seen).group(1)
+            worker = WORKERS[int(found.group(1))]
+            answer = {"action": "accept", "content": {"name": "Ada"}}
+            await worker.layer.send(worker.channel, {"command": "answer", "key": key, "result": answer})
+            await receive_until(comm, "ask_name said: Hello, Ada!", OVER, timeout=30)
