@@ -22,7 +22,9 @@ application = SandboxHost(
         {
             "http": django_asgi_app,
             # (types-channels want routes typed as its own URLPattern subclass, which path() never returns)
-            "websocket": WebsocketOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns + chat_websockets))),  # type: ignore[arg-type]
+            "websocket": WebsocketOriginValidator(
+                AuthMiddlewareStack(URLRouter(websocket_urlpatterns + chat_websockets))  # type: ignore[arg-type]
+            ),
         }
     )
 )

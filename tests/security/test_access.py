@@ -30,6 +30,7 @@ PUBLIC = {
     "sessions:share_model_view_json",
     "sessions:share_model_view",
     "sessions:share_model_view_result",
+    "chat:share",  # a chat's read-only share link (playground/chat/views.py: by its token only)
     "static",
     "admin:login",
     "admin:logout",
