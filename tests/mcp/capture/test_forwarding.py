@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.mcp.capture.conftest import (
+    MANAGE,
     PEER,
     SERVER,
     contiguous,
@@ -107,3 +110,18 @@ def test_a_command_that_does_not_exist(fresh: Receiver, tmp_path: Path) -> None:
     fresh.wait(fresh.ended)
     records = fresh.only().ordered()
     assert [r["kind"] for r in records] == ["start", "end"] and records[1]["code"] is None
+
+
+def test_the_capture_path_imports_no_django_nor_the_cli(tmp_path: Path) -> None:
+    """The host waits for the server to start: manage.py goes straight to the capture."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", MANAGE, "mcp", "--capture", "http://127.0.0.1:9", "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**host_env(tmp_path), "PLAYGROUND_CAPTURE_TOKEN": ""},
+    )
+    assert run.returncode == 0
+    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert "playground.mcp.capture.proxy" in imported
+    assert not {name for name in imported if name.startswith(("django", "playground.mcp.cli", "http.client"))}
