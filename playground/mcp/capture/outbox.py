@@ -69,8 +69,9 @@ class Outbox:
         return self.spill_error is None and self._written + size <= self.spill_limit
 
     def put(self, line: bytes, force: bool = False) -> bool:
-        """Keep a record (ending in a newline). False when there is no room (it is lost: the
-        caller counts it), unless `force` (a small record that must not be lost: `end`, `dropped`)."""
+        """Keep a record (or several, each ending in a newline). False when there is no
+        room (the caller counts them lost, or tries them one by one), unless `force` (a small
+        record that must not be lost: `end`, `dropped`)."""
         with self._lock:
             if self.closed:  # refused or ended: nothing more is kept
                 return True
@@ -169,7 +170,7 @@ class Outbox:
         """What is left, written in order to `final_path`: (the path, records), or (None, 0)."""
         with self._lock:
             left = list(self._memory)
-            records = len(left)
+            records = sum(item.count(b"\n") for item in left)
             tail_from = self._read
             has_tail = self._written > self._read
             if not left and not has_tail:

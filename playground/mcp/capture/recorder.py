@@ -113,7 +113,7 @@ class Recorder:
     def _lines(self, t: float, stream: str, data: bytes) -> None:
         if not data:  # the end of the stream: its partial line is a line
             if self._partial[stream]:
-                self._line(t, stream, self._take_partial(stream))
+                self._frames(t, stream, self._take_partial(stream))
             self._skipping[stream] = False
             return
         if self._skipping[stream]:
@@ -123,18 +123,40 @@ class Recorder:
             self._skipping[stream] = False
             self._lose(1)
             data = data[newline + 1 :]
-        lines = data.split(b"\n")
-        tail = lines.pop()
-        if lines and self._partial[stream]:
-            lines[0] = self._take_partial(stream) + lines[0]
-        for line in lines:
-            self._line(t, stream, line)
-        if tail:
-            self._partial[stream].append(tail)
-            self._partial_size[stream] += len(tail)
+        newline = data.rfind(b"\n")
+        if newline >= 0:
+            whole = data[:newline]
+            if self._partial[stream]:
+                whole = self._take_partial(stream) + whole
+            self._frames(t, stream, whole)
+            data = data[newline + 1 :]
+        if data:
+            self._partial[stream].append(data)
+            self._partial_size[stream] += len(data)
             if self._partial_size[stream] > MAX_RECORD:  # can never be sent: skip to its newline
                 self._take_partial(stream)
                 self._skipping[stream] = True
+
+    def _frames(self, t: float, stream: str, whole: bytes) -> None:
+        """Records for the lines of `whole` (joined by newlines): all at once when they are UTF-8
+        and short enough to fit a request each (a flood's case), else one by one."""
+        if stream != "stderr" and len(whole) <= MAX_RECORD // 6 - 200:  # (an escape is 6 bytes at most)
+            try:
+                text = whole.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            if text is not None:
+                self._note_lost()
+                lines = text.split("\n")
+                head = f',"t":{t:.6f},"kind":"frame","dir":"{stream}","text":'
+                prefix = self._prefix
+                blob = "".join([f"{prefix}{n}{head}{_text(line)}}}\n" for n, line in enumerate(lines, self.i)])
+                encoded = blob.encode()
+                if self.outbox.put(encoded):
+                    self.i += len(lines)
+                    return
+        for line in whole.split(b"\n"):
+            self._line(t, stream, line)
 
     def _dropped_chunk(self, stream: str, newlines: int, ends_line: bool) -> None:
         """A chunk the recorder could not keep up with: the lines it ended are lost (the one it

@@ -166,9 +166,23 @@ class Receiver:
             self.changed.notify_all()
         return status, answer
 
+    def stats(self) -> dict[str, Any]:
+        out = {}
+        for cid, capture in self.captures.items():
+            kinds: dict[str, int] = {}
+            dropped = 0
+            for r in capture.records.values():
+                kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
+                dropped += r.get("count", 0) if r["kind"] == "dropped" else 0
+            out[cid] = {"records": len(capture.records), "acked": capture.acked, "duplicates": capture.duplicates}
+            out[cid].update(kinds=kinds, dropped=dropped)
+        return {"captures": out}
+
     def _handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
         if self.answer_status is not None:
             return self.answer_status, {"error": "told to"}
+        if method == "GET" and path == "/stats":  # (not the contract's: bench/capture.py reads it)
+            return 200, self.stats()
         if method != "POST" or path != "/capture/v1/frames":
             return 404, {"error": "not found"}
         token = headers.get("authorization", "").removeprefix("Bearer ")
@@ -212,18 +226,6 @@ def _main() -> None:
     with receiver:
         print("ready", flush=True)
         stop.wait()
-        with receiver.changed:
-            summary = {
-                cid: {"records": len(c.records), "acked": c.acked, "duplicates": c.duplicates}
-                for cid, c in receiver.captures.items()
-            }
-            kinds: dict[str, int] = {}
-            for c in receiver.captures.values():
-                for r in c.records.values():
-                    kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
-                    if r["kind"] == "dropped":
-                        kinds["dropped_count"] = kinds.get("dropped_count", 0) + r["count"]
-    print(json.dumps({"captures": summary, "kinds": kinds}), flush=True)
 
 
 if __name__ == "__main__":
