@@ -188,35 +188,80 @@ class RawHost:
         return self.proc.wait(60)
 
 
+def recorded(receiver: ReceiverProcess, count: int, timeout: float = 120) -> dict[str, Any]:
+    """The newest capture's stats once it holds a flood of `count`: the handshake (2 lines each
+    way), the call, the notifications and the result."""
+    deadline = time.monotonic() + timeout
+    while True:
+        stats = receiver.stats()
+        newest = stats[list(stats)[-1]] if stats else {"kinds": {}}
+        if newest["kinds"].get("frame", 0) >= count + 5 or time.monotonic() > deadline:
+            return newest
+        time.sleep(0.05)
+
+
 def flood(
     arm_cmds: dict[str, tuple[list[str], dict[str, str]]], receiver: ReceiverProcess, count: int, rounds: int
 ) -> dict[str, Any]:
+    """Raw host: the arms alternate; a capture's host keeps the session open until the receiver has
+    every frame (so the receiver's work does not land on the next arm), timed apart."""
     seconds: dict[str, list[float]] = {name: [] for name in arm_cmds}
+    recorded_after: list[float] = []
+    complete = []
     for _ in range(rounds):
         for name, (prefix, env) in arm_cmds.items():
             host = RawHost(prefix, env)
             seconds[name].append(host.flood(count))
+            if name == "capture":
+                t0 = time.perf_counter()
+                stats = recorded(receiver, count)
+                recorded_after.append(time.perf_counter() - t0)
+                complete.append(
+                    stats["kinds"].get("frame") == count + 5
+                    and stats["dropped"] == 0
+                    and stats["acked"] + 1 == stats["records"]
+                )
             assert host.close() == 0
     rate = {name: count / statistics.median(s) for name, s in seconds.items()}
-    # Every frame recorded: each capture's records (two handshake lines each way, the call, the flood, the result).
-    deadline = time.monotonic() + 60
-    while True:
-        stats = receiver.stats()
-        floods = [c for c in stats.values() if c["kinds"].get("frame", 0) >= count]
-        if len(floods) == rounds and all(c["kinds"].get("end") for c in floods) or time.monotonic() > deadline:
-            break
-        time.sleep(0.2)
-    frames = [c["kinds"].get("frame", 0) for c in floods]
     return {
         "flood_count": count,
         "flood_rounds": rounds,
         **{f"flood_{name}_msgs_per_s": round(r) for name, r in rate.items()},
         "flood_capture_vs_direct": round(rate["capture"] / rate["direct"], 3),
         "flood_plain_vs_direct": round(rate["plain"] / rate["direct"], 3),
-        "flood_captures_complete": sum(1 for f in frames if f == count + 5) == rounds,
-        "flood_frames_recorded_min": min(frames) if frames else 0,
-        "flood_dropped": sum(c["dropped"] for c in floods),
-        "flood_gaps": sum(1 for c in floods if c["acked"] + 1 != c["records"]),
+        "flood_every_frame_recorded": all(complete),
+        "flood_all_recorded_after_s": round(statistics.median(recorded_after), 2),
+    }
+
+
+async def sdk_flood(arm_cmds: dict[str, tuple[list[str], dict[str, str]]], count: int) -> dict[str, Any]:
+    """The same flood as the official SDK client sees it (a host's client), one round an arm."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    rate = {}
+    for name, (prefix, env) in arm_cmds.items():
+        got = 0
+
+        async def on_log(params: Any) -> None:
+            nonlocal got
+            got += 1
+
+        argv = [*prefix, sys.executable, str(BENCH / "peer_flood.py")]
+        async with contextlib.AsyncExitStack() as stack:
+            devnull = stack.enter_context(open(os.devnull, "w"))
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env)
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=devnull))
+            session = await stack.enter_async_context(ClientSession(read, write, logging_callback=on_log))
+            await session.initialize()
+            t0 = time.perf_counter()
+            await session.call_tool("flood", {"count": count})
+            rate[name] = count / (time.perf_counter() - t0)
+            assert got == count, (name, got)
+    return {
+        **{f"sdk_flood_{name}_msgs_per_s": round(r) for name, r in rate.items()},
+        "sdk_flood_capture_vs_direct": round(rate["capture"] / rate["direct"], 3),
+        "sdk_flood_plain_vs_direct": round(rate["plain"] / rate["direct"], 3),
     }
 
 
@@ -244,13 +289,13 @@ def down(
     receiver.up()
     t0 = time.perf_counter()
     while True:  # until every frame of the flood has arrived (the end comes once the host closes)
-        found = [c for c in receiver.stats().values() if c["kinds"].get("frame", 0) >= count + 4]
+        found = [c for c in receiver.stats().values() if c["kinds"].get("frame", 0) >= count + 5]
         if found or time.perf_counter() - t0 > 120:
             break
         time.sleep(0.1)
     delivered_s = time.perf_counter() - t0
     host.close()
-    final = [c for c in receiver.stats().values() if c["kinds"].get("frame", 0) >= count + 4]
+    final = [c for c in receiver.stats().values() if c["kinds"].get("frame", 0) >= count + 5]
     return {
         "down_flood_count": count,
         "down_pause_s": pause,
@@ -281,6 +326,7 @@ def main() -> dict[str, Any]:
         print(f"round trip: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         started = time.perf_counter()
         results.update(flood(arm_cmds, receiver, 5_000 if args.quick else 100_000, 1 if args.quick else 3))
+        results.update(asyncio.run(sdk_flood(arm_cmds, 2_000 if args.quick else 100_000)))
         print(f"flood: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         started = time.perf_counter()
         results.update(down(arm_cmds, receiver, spill, 20_000 if args.quick else 300_000, 1.0 if args.quick else 20.0))

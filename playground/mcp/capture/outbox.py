@@ -4,8 +4,8 @@ One writer (the recorder's thread) and one reader (the uploader's). Records leav
 they came: the memory queue holds the oldest, the spill file the newer ones, and while the file
 has any record left every new one goes after it. When the uploader has delivered the whole file
 it is emptied and the memory queue takes over again. What is still here when the capture ends is
-written to `<folder>/<capture>.jsonl` (the records as uploaded, one a line) for the next capture
-or `manage.py mcp --capture-import` to deliver.
+written to `<folder>/<capture>.jsonl` (the records as uploaded, one a line) for
+`manage.py mcp --capture-import` to deliver.
 """
 
 from __future__ import annotations

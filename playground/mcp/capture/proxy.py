@@ -11,6 +11,7 @@ our stdin closes the server's.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -21,7 +22,8 @@ from typing import IO
 
 from . import PREFIX, TOKEN_VAR
 
-CHUNK = 65536
+CHUNK = 1 << 20  # the most one read takes (a pipe holds 64 KiB unless enlarged: below)
+PIPE_SIZE = 1 << 20  # the server's stdout pipe, enlarged (Linux): a flood moves in 16x fewer reads and writes
 FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 DRAIN = 2.0  # seconds to wait, after the server exited, for its stdout/stderr to end (a child may hold them)
 
@@ -88,6 +90,11 @@ class Proxy:
         started(self.proc.pid)
         stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         assert stdin is not None and stdout is not None and stderr is not None
+        if hasattr(fcntl, "F_SETPIPE_SZ"):
+            try:
+                fcntl.fcntl(stdout.fileno(), fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+            except OSError:  # beyond /proc/sys/fs/pipe-max-size: the default size
+                pass
         self._threads = [
             threading.Thread(target=self._host_to_server, args=(stdin,), name="capture-send", daemon=True),
             threading.Thread(target=self._pump, args=(stdout, self.host_out, "recv"), name="capture-recv", daemon=True),
