@@ -127,7 +127,8 @@ class Uploader:
             pass
 
     def finish(self, within: float) -> None:
-        """Deliver what is left within `within` seconds (at once if the playground is down), then stop."""
+        """Deliver what is left within `within` seconds, then stop: one more try at once if the
+        playground was not answering (it may be back), none after a failed one."""
         self._deadline = time.monotonic() + within
         self._stopping.set()
         with self.outbox.ready:
@@ -142,19 +143,17 @@ class Uploader:
                     self.outbox.ready.wait()
             if not self.outbox.pending():
                 break
-            if self._stopping.is_set() and (not self.online or time.monotonic() >= self._deadline):
+            if self._stopping.is_set() and time.monotonic() >= self._deadline:
                 break
             if self.linger and not self._stopping.is_set():
                 time.sleep(self.linger)
             if self._send_one():
                 failures = 0
                 continue
-            if self.refused:
+            if self.refused or self._stopping.is_set():  # at the end: one more try, not a wait
                 break
             failures += 1
-            wait = BACKOFF[min(failures, len(BACKOFF)) - 1]
-            if self._stopping.wait(wait) and not self.online:
-                break
+            self._stopping.wait(BACKOFF[min(failures, len(BACKOFF)) - 1])  # (cut short by finish)
         self.poster.close()
 
     def _send_one(self) -> bool:
