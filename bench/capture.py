@@ -278,6 +278,7 @@ def down(
     prefix, env = arm_cmds["capture"]
     baseline = RawHost(prefix, env)  # receiver up: the capture's memory for the same flood
     baseline.flood(count)
+    recorded(receiver, count)  # (closed once delivered: else its last records go to a spill file)
     up_mb = baseline.peak_mb()
     baseline.close()
     receiver.down()

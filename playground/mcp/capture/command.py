@@ -41,7 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"The token comes from the environment variable {TOKEN_VAR}, which the server does not get.",
     )
     group.add_argument(
-        "--capture", metavar="BASE_URL", help="record the traffic into the playground at BASE_URL (-- COMMAND runs)"
+        "--capture",
+        metavar="BASE_URL",
+        help="run -- COMMAND for a host, recording the traffic into the playground at BASE_URL",
     )
     group.add_argument("--capture-server", metavar="ID", type=int, help="with --capture: the registered server's id")
     group.add_argument(

@@ -1,8 +1,8 @@
 """Chunks in, numbered records out: the recorder's thread cuts each stream into lines and
 writes each as one JSON record (the upload's format, docs/capture.md) into the outbox.
 
-The forwarding threads hand their chunks over with one queue `put` after forwarding them and
-never wait here. When the recorder falls behind by more than `backlog_limit` bytes, a chunk is
+The forwarding threads hand their chunks over with one deque append after forwarding them and
+never wait here (nor wake this thread: it takes what came every 20 ms). When the recorder falls behind by more than `backlog_limit` bytes, a chunk is
 not kept: its lines are counted as dropped (and the line it cut into is dropped whole), so
 memory stays bounded whatever the server writes. A line is recorded when its newline comes,
 or at the stream's end.
@@ -11,8 +11,8 @@ or at the stream's end.
 from __future__ import annotations
 
 import base64
+import collections
 import json
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +21,7 @@ from typing import Any
 from .outbox import Outbox
 
 HEARTBEAT = 5.0  # seconds between heartbeats while the server runs
+PERIOD = 0.02  # seconds between the recorder's rounds (records reach the page within ~50 ms)
 MAX_RECORD = 4_000_000 - 1  # an upload request holds at most 4 MB: a larger record cannot be sent
 BACKLOG_LIMIT = 32 * 1024 * 1024  # bytes of chunks waiting for the recorder before chunks are dropped
 
@@ -43,7 +44,8 @@ class Recorder:
         self.backlog_limit = backlog_limit
         self.rejected = rejected  # records the uploader had to give up on (a 413 for one record)
         self._prefix = f'{{"capture":"{capture}","server":{int(server)},"i":'
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue: collections.deque[Any] = collections.deque()  # (append and popleft: thread-safe)
+        self._wake = threading.Event()
         self.recording = True  # False once the playground refused: chunks are no longer queued
         self.i = 0  # the next record's number
         self.lost = 0  # records lost since the last `dropped` record
@@ -68,47 +70,47 @@ class Recorder:
             return
         t = time.time()
         if data and self._queued[stream] - self._taken > self.backlog_limit:
-            self._queue.put((t, stream, (data.count(b"\n"), data.endswith(b"\n"))))  # not kept: counted
+            self._queue.append((t, stream, (data.count(b"\n"), data.endswith(b"\n"))))  # not kept: counted
             return
         self._queued[stream] += len(data)
-        self._queue.put((t, stream, data))
+        self._queue.append((t, stream, data))
 
     def event(self, kind: str, **fields: Any) -> None:
         """A `start` or `end` record, in its place among the chunks."""
-        self._queue.put((time.time(), kind, fields))
+        self._queue.append((time.time(), kind, fields))
 
     def stop(self, timeout: float | None = None) -> None:
         """Record what is queued, then end the thread."""
-        self._queue.put(_STOP)
+        self._queue.append(_STOP)
+        self._wake.set()
         self._thread.join(timeout)
 
     # --- the recorder's thread ----------------------------------------------------------------
 
     def _run(self) -> None:
         next_beat = time.monotonic() + self.heartbeat
-        get = self._queue.get
+        take = self._queue.popleft
         while True:
-            try:
-                item = get(timeout=max(0.0, next_beat - time.monotonic()))
-            except queue.Empty:
-                item = None
+            # Woken by the clock, not by each chunk: a forwarding thread only appends (no wake-up
+            # of this thread, no switch to it, on the path of a request and its response).
+            self._wake.wait(PERIOD)
             if time.monotonic() >= next_beat:
                 self._record(time.time(), '"kind":"heartbeat"}')
                 next_beat = time.monotonic() + self.heartbeat
-            if item is None:
-                continue
-            if item is _STOP:
-                break
-            t, stream, data = item
-            if isinstance(data, bytes):
-                self._taken += len(data)
-                self._lines(t, stream, data)
-            elif isinstance(data, tuple):
-                self._dropped_chunk(stream, *data)
-            else:
-                fields = json.dumps(data, ensure_ascii=False)[1:] if data else "}"
-                self._record(t, f'"kind":"{stream}"' + ("," if data else "") + fields, force=True)
-        self._note_lost(force=True)
+            while self._queue:
+                item = take()
+                if item is _STOP:
+                    self._note_lost(force=True)
+                    return
+                t, stream, data = item
+                if isinstance(data, bytes):
+                    self._taken += len(data)
+                    self._lines(t, stream, data)
+                elif isinstance(data, tuple):
+                    self._dropped_chunk(stream, *data)
+                else:
+                    fields = json.dumps(data, ensure_ascii=False, separators=(",", ":"))[1:] if data else "}"
+                    self._record(t, f'"kind":"{stream}"' + ("," if data else "") + fields, force=True)
 
     def _lines(self, t: float, stream: str, data: bytes) -> None:
         if not data:  # the end of the stream: its partial line is a line
