@@ -2,9 +2,9 @@
 writes each as one JSON record (the upload's format, docs/capture.md) into the outbox.
 
 The forwarding threads hand their chunks over with one deque append after forwarding them and
-never wait here (nor wake this thread: it takes what came every 20 ms). When the recorder falls behind by more than `backlog_limit` bytes, a chunk is
-not kept: its lines are counted as dropped (and the line it cut into is dropped whole), so
-memory stays bounded whatever the server writes. A line is recorded when its newline comes,
+never wait here (nor wake this thread: it takes what came every 20 ms). When the recorder falls
+behind by more than `backlog_limit` bytes, a chunk is not kept: its lines are counted as dropped
+(and the line it cut into is dropped whole), so memory stays bounded whatever the server writes. A line is recorded when its newline comes,
 or at the stream's end.
 """
 
