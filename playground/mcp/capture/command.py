@@ -57,6 +57,9 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp", description="Capture the traffic between a host and a stdio server.")
     add_arguments(parser)
     parser.add_argument("--cwd", help="the server's working directory")
+    parser.add_argument(
+        "--url", help="instead of -- COMMAND: bridge stdio to this Streamable HTTP URL (the playground's HTTP capture)"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG ...]: the server")
     return parser
 
@@ -74,6 +77,13 @@ def main(argv: list[str]) -> int:
             say("--capture-import takes a file and --capture BASE_URL only")
             return EXIT_USAGE
         return import_file(Path(ns.capture_import), ns.capture, os.environ.get(TOKEN_VAR, ""))
+    if ns.url:
+        if command:
+            say("give either --url URL or -- COMMAND, not both")
+            return EXIT_USAGE
+        from .bridge import Bridge
+
+        return Bridge(ns.url).run()
     if not command:
         say("give the server's command after --: mcp --capture BASE_URL --capture-server ID -- COMMAND [ARG ...]")
         return EXIT_USAGE

@@ -4,6 +4,7 @@ and a receiver of its uploads (receiver.py) per module."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PEERS, ROOT
+from tests.conftest import NODE, PEERS, ROOT
 from tests.mcp.capture.receiver import Receiver
 
 TOKEN = "capture-token-of-alice"
@@ -21,6 +22,7 @@ SERVER = 7  # alice's server
 OTHER_SERVER = 8  # someone else's
 MANAGE = str(ROOT / "manage.py")
 PEER = str(PEERS / "capture_peer.py")
+INSPECTOR = ROOT / "tools" / "npm" / "node_modules" / "@modelcontextprotocol" / "inspector"
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +111,20 @@ def lines_of(data: bytes) -> list[bytes]:
 
 def contiguous(records: list[dict[str, Any]]) -> bool:
     return [r["i"] for r in records] == list(range(len(records)))
+
+
+def inspector(args: list[str], cwd: Path) -> dict[str, Any]:
+    run = subprocess.run(
+        [str(NODE), str(INSPECTOR / "clients" / "launcher" / "build" / "index.js"), *args],  # mcp-inspector
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=cwd,
+        env={
+            **os.environ,
+            "HOME": str(cwd),
+            "MCP_INSPECTOR_SECRET_STORE": "memory",
+        },  # (its catalogue, if it wrote one, stays here)
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout)

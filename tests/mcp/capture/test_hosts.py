@@ -7,8 +7,6 @@ holds the session both ways."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,12 +15,11 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.conftest import NODE, PEERS, ROOT
-from tests.mcp.capture.conftest import MANAGE, SERVER, TOKEN, contiguous, frames
+from tests.conftest import PEERS
+from tests.mcp.capture.conftest import MANAGE, SERVER, TOKEN, contiguous, frames, inspector
 from tests.mcp.capture.receiver import Receiver
 
 SDK_PEER = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
-INSPECTOR = ROOT / "tools" / "npm" / "node_modules" / "@modelcontextprotocol" / "inspector"
 
 
 def entry(base: str, tmp: Path) -> dict[str, Any]:
@@ -66,23 +63,6 @@ async def test_the_sdk_client_through_the_capture(fresh: Receiver, tmp_path: Pat
     answered = {m["id"] for m in got if "id" in m}
     assert {m["id"] for m in sent if "id" in m and "method" in m} <= answered  # every request's answer
     assert "on stderr" in [r["text"] for r in records if r["kind"] == "stderr"]
-
-
-def inspector(args: list[str], cwd: Path) -> dict[str, Any]:
-    run = subprocess.run(
-        [str(NODE), str(INSPECTOR / "clients" / "launcher" / "build" / "index.js"), *args],  # mcp-inspector
-        capture_output=True,
-        text=True,
-        timeout=90,
-        cwd=cwd,
-        env={
-            **os.environ,
-            "HOME": str(cwd),
-            "MCP_INSPECTOR_SECRET_STORE": "memory",
-        },  # (its catalogue, if it wrote one, stays here)
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout)
 
 
 def test_the_inspector_cli_through_the_capture(fresh: Receiver, tmp_path: Path) -> None:
