@@ -44,9 +44,9 @@ def fresh(receiver: Receiver) -> Receiver:
     return receiver
 
 
-def capture_argv(base: str, command: list[str], server: int = SERVER) -> list[str]:
+def capture_argv(base: str, command: list[str], server: int = SERVER, options: tuple[str, ...] = ()) -> list[str]:
     """The entry's command and args (the contract): the venv's python, manage.py, the options."""
-    return [sys.executable, MANAGE, "mcp", "--capture", base, "--capture-server", str(server), "--", *command]
+    return [sys.executable, MANAGE, "mcp", "--capture", base, "--capture-server", str(server), *options, "--", *command]
 
 
 def host_env(tmp: Path, token: str = TOKEN, **extra: str) -> dict[str, str]:
@@ -59,9 +59,11 @@ def host_env(tmp: Path, token: str = TOKEN, **extra: str) -> dict[str, str]:
     }
 
 
-def start(base: str, command: list[str], env: dict[str, str], server: int = SERVER) -> subprocess.Popen[bytes]:
+def start(
+    base: str, command: list[str], env: dict[str, str], server: int = SERVER, options: tuple[str, ...] = ()
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        capture_argv(base, command, server),
+        capture_argv(base, command, server, options),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

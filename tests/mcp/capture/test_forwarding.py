@@ -67,13 +67,17 @@ def test_what_the_host_gets_is_what_the_server_wrote(fresh: Receiver, tmp_path: 
 
 
 def test_host_closing_stdin_closes_the_servers(fresh: Receiver, tmp_path: Path, python_exe: str) -> None:
-    proc = start(fresh.base, [python_exe, PEER, str(tmp_path), "echo"], host_env(tmp_path))
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    env = host_env(tmp_path)
+    proc = start(fresh.base, [python_exe, PEER, str(tmp_path), "echo"], env, options=("--cwd", str(workdir)))
     out, err = proc.communicate(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n', timeout=30)
     assert out == b'{"jsonrpc":"2.0","id":1,"method":"ping"}\neof\n' and err == b""
     assert proc.returncode == 0
     fresh.wait(fresh.ended)
-    end = fresh.only().ordered()[-1]
-    assert end == {**end, "kind": "end", "code": 0, "reason": "host closed stdin"}
+    records = fresh.only().ordered()
+    assert records[-1] == {**records[-1], "kind": "end", "code": 0, "reason": "host closed stdin"}
+    assert records[0]["cwd"] == str(workdir) == (tmp_path / "cwd").read_text()
 
 
 def test_sigterm_reaches_the_server(fresh: Receiver, tmp_path: Path, python_exe: str) -> None:
