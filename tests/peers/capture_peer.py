@@ -1,6 +1,7 @@
 """A stdio peer for the capture's tests: what no well-behaved server writes, with a copy of every
-byte it wrote and read kept in COPY_DIR (stdout, stderr, stdin) and its environment in
-COPY_DIR/env.json (its working directory in COPY_DIR/cwd), so a test compares what the host got with what the server wrote.
+byte it wrote and read kept in COPY_DIR (stdout, stderr, stdin), its environment in COPY_DIR/env.json
+and its working directory in COPY_DIR/cwd, so a test compares what the host got with what the
+server wrote.
 
     python capture_peer.py COPY_DIR script [FLOOD]  garbage, CRLF, invalid UTF-8, an empty line, half
         a line (the rest once the host has written "go\\n"), FLOOD lines in large writes, stderr
@@ -21,9 +22,8 @@ from pathlib import Path
 copy = Path(sys.argv[1])
 mode = sys.argv[2]
 copies = {name: open(copy / name, "wb", buffering=0) for name in ("stdout", "stderr", "stdin")}
-(copy / "env.json").write_text(
-    json.dumps({**os.environ, "PEER_CWD": os.getcwd()}) if mode == "echo" else json.dumps(dict(os.environ))
-)
+(copy / "env.json").write_text(json.dumps(dict(os.environ)))
+(copy / "cwd").write_text(os.getcwd())
 
 
 def out(data: bytes, fd: int = 1) -> None:

@@ -132,6 +132,7 @@ def capture(command: list[str], cwd: str | None, base: str, server: int | None, 
             recorder.event("start", argv=command, pid=pid, cwd=cwd_shown)
 
     proxy = Proxy(command, cwd, recorder.chunk if recorder is not None else _ignore)
+    proxy.forward_signals()  # before the server starts: a signal in between is passed on once it has
     try:
         proxy.start(started)
     except OSError as exc:
@@ -144,7 +145,6 @@ def capture(command: list[str], cwd: str | None, base: str, server: int | None, 
             uploader.start()
         _finish(recorder, uploader, outbox, base)
         return code
-    proxy.forward_signals()
     if recorder is not None and uploader is not None:
         recorder.start()
         uploader.start()

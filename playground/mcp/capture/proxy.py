@@ -74,6 +74,7 @@ class Proxy:
         self.proc: subprocess.Popen[bytes] | None = None
         self.host_closed = False
         self.signals: list[int] = []
+        self._early: list[int] = []
 
     def start(self, started: Callable[[int], None] = lambda pid: None) -> None:
         """Start the server (raises OSError as Popen does), tell `started` its pid, then start
@@ -88,6 +89,8 @@ class Proxy:
             bufsize=0,
         )
         started(self.proc.pid)
+        for signum in self._early:  # received while it was starting: passed on now
+            os.kill(self.proc.pid, signum)
         stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         assert stdin is not None and stdout is not None and stderr is not None
         if hasattr(fcntl, "F_SETPIPE_SZ"):
@@ -106,14 +109,16 @@ class Proxy:
             thread.start()
 
     def forward_signals(self) -> None:
-        """Our SIGINT/SIGTERM/SIGHUP go to the server (main thread only)."""
+        """Our SIGINT/SIGTERM/SIGHUP go to the server (main thread only; before `start`)."""
         for signum in FORWARDED:
             signal.signal(signum, self._signal)
 
     def _signal(self, signum: int, frame: object) -> None:
         self.signals.append(signum)
         proc = self.proc
-        if proc is not None and proc.returncode is None:
+        if proc is None:
+            self._early.append(signum)
+        elif proc.returncode is None:
             try:
                 os.kill(proc.pid, signum)
             except ProcessLookupError:
