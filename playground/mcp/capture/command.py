@@ -12,7 +12,9 @@ import os
 import signal
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from . import TOKEN_VAR
 from .outbox import Outbox, limits
@@ -178,42 +180,52 @@ def _finish(recorder: Recorder | None, uploader: Uploader | None, outbox: Outbox
 
 
 def import_file(path: Path, base: str, token: str) -> int:
-    """Deliver a spill file (its records as the capture would have sent them), then remove it."""
+    """Deliver a spill file (its records as the capture would have sent them), in batches of at
+    most 4 MB read as they go, then remove it."""
     if not token:
         say(f"{TOKEN_VAR} is not set: the playground needs the capture token")
         return EXIT_USAGE
     try:
         poster = Poster(base, token)
-        data = path.read_bytes()
+        file = path.open("rb")
     except (ValueError, OSError) as exc:
         say(str(exc))
         return EXIT_USAGE
-    lines = data.splitlines(keepends=True)
     delivered = skipped = 0
     session = None
-    start = 0
-    while start < len(lines):
-        end, size = start, 0
-        while end < len(lines) and (end == start or size + len(lines[end]) <= MAX_BATCH):
-            size += len(lines[end])
-            end += 1
-        try:
-            status, answer = poster.post(b"".join(lines[start:end]))
-        except Exception as exc:
-            say(f"could not reach the playground at {base}: {exc}; {delivered} records delivered, the file kept")
-            return 3
-        if status == 413 and end - start == 1:
-            skipped += 1
-        elif status != 200:
-            message = refusal(status, answer, poster.url.geturl()) or f"the playground answered {status}"
-            say(f"{message}; {delivered} records delivered, the file kept")
-            return 1
-        else:
-            delivered += end - start
-            session = answer.get("session", session)
-        start = end
+    with file:
+        for batch in _batches(file):
+            try:
+                status, answer = poster.post(b"".join(batch))
+            except Exception as exc:
+                say(f"could not reach the playground at {base}: {exc}; {delivered} records delivered, the file kept")
+                return 3
+            if status == 413 and len(batch) == 1:
+                skipped += 1
+            elif status != 200:
+                message = refusal(status, answer, poster.url.geturl()) or f"the playground answered {status}"
+                say(f"{message}; {delivered} records delivered, the file kept")
+                return 1
+            else:
+                delivered += len(batch)
+                session = answer.get("session", session)
     poster.close()
     path.unlink()
     dropped = f", {skipped} too large for the playground" if skipped else ""
     say(f"delivered {delivered} records of {path.name} (session {session}){dropped}; the file is removed")
     return 0
+
+
+def _batches(file: IO[bytes]) -> Iterator[list[bytes]]:
+    batch: list[bytes] = []
+    size = 0
+    for line in file:
+        if not line.strip():
+            continue
+        if batch and size + len(line) > MAX_BATCH:
+            yield batch
+            batch, size = [], 0
+        batch.append(line if line.endswith(b"\n") else line + b"\n")
+        size += len(batch[-1])
+    if batch:
+        yield batch
