@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.conftest import NODE, PEERS, ROOT
@@ -130,3 +131,27 @@ def inspector(args: list[str], cwd: Path) -> dict[str, Any]:
     )
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout)
+
+
+async def session_of(target: Any) -> list[Any]:
+    """What the official SDK client gets from a few calls of the SDK peer (tests/peers/sdk_server.py),
+    as plain data: `target` is its stdio parameters or its URL."""
+    from mcp import Client
+
+    progress: list[float] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(value)
+
+    with anyio.fail_after(60):
+        async with Client(target) as client:
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            results = [
+                await client.call_tool("echo", {"text": "héllo\nworld"}),
+                await client.call_tool("add", {"a": 2, "b": 40}),
+                await client.call_tool("weather", {"city": "Lyon"}),
+                await client.call_tool("fail", {"message": "no"}),
+                await client.call_tool("slow", {"steps": 3, "delay": 0}, progress_callback=on_progress),
+                await client.call_tool("stderr_line", {"text": "on stderr"}),
+            ]
+    return [tools, progress, *(r.model_dump(mode="json") for r in results)]

@@ -7,29 +7,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-import anyio
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.mcp.capture.conftest import MANAGE, SERVER, inspector
-
-
-async def session_of(target: Any) -> list[Any]:
-    progress: list[float] = []
-
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
-
-    with anyio.fail_after(60):
-        async with Client(target) as client:
-            tools = sorted(t.name for t in (await client.list_tools()).tools)
-            echo = await client.call_tool("echo", {"text": "héllo\nworld"})
-            add = await client.call_tool("add", {"a": 2, "b": 40})
-            fail = await client.call_tool("fail", {"message": "no"})
-            slow = await client.call_tool("slow", {"steps": 3, "delay": 0}, progress_callback=on_progress)
-    return [tools, progress, *(r.model_dump(mode="json") for r in (echo, add, fail, slow))]
+from tests.mcp.capture.conftest import MANAGE, SERVER, inspector, session_of
 
 
 async def test_the_sdk_client_through_the_bridge(sdk_http: str) -> None:

@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import PEERS
-from tests.mcp.capture.conftest import MANAGE, SERVER, TOKEN, contiguous, frames, inspector
+from tests.mcp.capture.conftest import MANAGE, SERVER, TOKEN, contiguous, frames, inspector, session_of
 from tests.mcp.capture.receiver import Receiver
 
 SDK_PEER = [sys.executable, str(PEERS / "sdk_server.py"), "stdio"]
@@ -29,19 +28,6 @@ def entry(base: str, tmp: Path) -> dict[str, Any]:
         "args": [MANAGE, "mcp", "--capture", base, "--capture-server", str(SERVER), "--", *SDK_PEER],
         "env": {"PLAYGROUND_CAPTURE_TOKEN": TOKEN, "PLAYGROUND_CAPTURE_SPILL_DIR": str(tmp / "spill")},
     }
-
-
-async def session_of(params: StdioServerParameters) -> list[Any]:
-    """What an SDK client gets from a few calls, as plain data."""
-    with anyio.fail_after(60):
-        async with Client(params) as client:
-            tools = sorted(t.name for t in (await client.list_tools()).tools)
-            echo = await client.call_tool("echo", {"text": "héllo\nworld"})
-            add = await client.call_tool("add", {"a": 2, "b": 40})
-            weather = await client.call_tool("weather", {"city": "Lyon"})
-            fail = await client.call_tool("fail", {"message": "no"})
-            said = await client.call_tool("stderr_line", {"text": "on stderr"})
-    return [tools, *(r.model_dump(mode="json") for r in (echo, add, weather, fail, said))]
 
 
 async def test_the_sdk_client_through_the_capture(fresh: Receiver, tmp_path: Path) -> None:
@@ -59,7 +45,7 @@ async def test_the_sdk_client_through_the_capture(fresh: Receiver, tmp_path: Pat
     assert sent[0]["method"] in ("server/discover", "initialize")  # (the SDK 2.x client tries the modern era)
     assert "sdk-peer" in json.dumps(got[0])  # the server's answer, whatever the era: its name
     calls = [m["params"]["name"] for m in sent if m.get("method") == "tools/call"]
-    assert calls == ["echo", "add", "weather", "fail", "stderr_line"]
+    assert calls == ["echo", "add", "weather", "fail", "slow", "stderr_line"]
     answered = {m["id"] for m in got if "id" in m}
     assert {m["id"] for m in sent if "id" in m and "method" in m} <= answered  # every request's answer
     assert "on stderr" in [r["text"] for r in records if r["kind"] == "stderr"]
