@@ -197,7 +197,7 @@ def recorded(receiver: ReceiverProcess, count: int, timeout: float = 120) -> dic
         newest = stats[list(stats)[-1]] if stats else {"kinds": {}}
         if newest["kinds"].get("frame", 0) >= count + 5 or time.monotonic() > deadline:
             return newest
-        time.sleep(0.05)
+        time.sleep(0.25)
 
 
 def flood(
@@ -293,7 +293,7 @@ def down(
         found = [c for c in receiver.stats().values() if c["kinds"].get("frame", 0) >= count + 5]
         if found or time.perf_counter() - t0 > 120:
             break
-        time.sleep(0.1)
+        time.sleep(0.25)
     delivered_s = time.perf_counter() - t0
     host.close()
     final = [c for c in receiver.stats().values() if c["kinds"].get("frame", 0) >= count + 5]

@@ -7,5 +7,15 @@ Stdlib only, and light to import: the host waits for the server to start. `proxy
 `uploader` posts them, `command` is the command line.
 """
 
+import os
+
 TOKEN_VAR = "PLAYGROUND_CAPTURE_TOKEN"
 PREFIX = "[playground capture]"
+
+
+def say(text: str, fd: int = 2) -> None:
+    """One line of the capture's own on its stderr (the host shows it as the server's)."""
+    try:
+        os.write(fd, f"{PREFIX} {text}\n".encode(errors="replace"))
+    except OSError:
+        pass

@@ -18,7 +18,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .proxy import say
+from . import say
 
 WORKERS = 16  # requests in flight at once
 

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from . import TOKEN_VAR
+from . import TOKEN_VAR, say
 from .outbox import Outbox, limits
-from .proxy import Proxy, say
+from .proxy import Proxy
 from .recorder import Recorder
 from .uploader import MAX_BATCH, Poster, Uploader, refusal
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO
 
-from . import PREFIX, TOKEN_VAR
+from . import TOKEN_VAR
 
 CHUNK = 1 << 20  # the most one read takes (a pipe holds 64 KiB unless enlarged: below)
 PIPE_SIZE = 1 << 20  # the server's stdout pipe, enlarged (Linux): a flood moves in 16x fewer reads and writes
@@ -193,12 +193,5 @@ class Proxy:
 def _close(file: IO[bytes]) -> None:
     try:
         file.close()
-    except OSError:
-        pass
-
-
-def say(text: str, fd: int = 2) -> None:
-    try:
-        os.write(fd, f"{PREFIX} {text}\n".encode(errors="replace"))
     except OSError:
         pass

@@ -11,14 +11,13 @@ forwarding goes on. `http.client` is imported on this thread, after the server h
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import PREFIX
+from . import say
 from .outbox import Outbox
 
 MAX_BATCH = 4_000_000  # the request limit of the contract (4 MB)
@@ -99,15 +98,13 @@ class Uploader:
         poster: Poster,
         on_refused: Callable[[], None],
         linger: float = LINGER,
-        stderr_fd: int = 2,
     ) -> None:
         self.outbox = outbox
         self.poster = poster
         self.on_refused = on_refused
         self.linger = linger
-        self.stderr_fd = stderr_fd
         self.rejected = 0  # records given up on (a 413 for a single record)
-        self.delivered = 0  # records the playground took
+        self.delivered = 0  # outbox entries the playground took (a record, or a chunk's records)
         self.session: Any = None
         self.online = True  # the last post reached the playground
         self.refused = False
@@ -118,13 +115,6 @@ class Uploader:
 
     def start(self) -> None:
         self._thread.start()
-
-    def say(self, text: str) -> None:
-        """One line on our own stderr (the host shows it as the server's)."""
-        try:
-            os.write(self.stderr_fd, f"{PREFIX} {text}\n".encode(errors="replace"))
-        except OSError:
-            pass
 
     def finish(self, within: float) -> None:
         """Deliver what is left within `within` seconds, then stop: one more try at once if the
@@ -182,7 +172,7 @@ class Uploader:
         message = refusal(status, answer, self.poster.url.geturl())
         if message is not None:
             self.refused = True
-            self.say(f"{message}: not recording; the server keeps running for the host.")
+            say(f"{message}: not recording; the server keeps running for the host.")
             self.outbox.discard()
             self.on_refused()
             return False

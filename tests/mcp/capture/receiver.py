@@ -28,6 +28,8 @@ class Capture:
     acked: int = -1
     duplicates: int = 0
     session: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)  # records of each kind, kept as they come
+    dropped: int = 0  # the sum of the `dropped` records' counts
 
     def ordered(self) -> list[dict[str, Any]]:
         return [self.records[i] for i in sorted(self.records)]
@@ -167,16 +169,18 @@ class Receiver:
         return status, answer
 
     def stats(self) -> dict[str, Any]:
-        out = {}
-        for cid, capture in self.captures.items():
-            kinds: dict[str, int] = {}
-            dropped = 0
-            for r in capture.records.values():
-                kinds[r["kind"]] = kinds.get(r["kind"], 0) + 1
-                dropped += r.get("count", 0) if r["kind"] == "dropped" else 0
-            out[cid] = {"records": len(capture.records), "acked": capture.acked, "duplicates": capture.duplicates}
-            out[cid].update(kinds=kinds, dropped=dropped)
-        return {"captures": out}
+        return {
+            "captures": {
+                cid: {
+                    "records": len(c.records),
+                    "acked": c.acked,
+                    "duplicates": c.duplicates,
+                    "kinds": dict(c.kinds),
+                    "dropped": c.dropped,
+                }
+                for cid, c in self.captures.items()
+            }
+        }
 
     def _handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
         if self.answer_status is not None:
@@ -204,6 +208,9 @@ class Receiver:
             capture = self.captures.setdefault(record["capture"], Capture(session=len(self.captures) + 1))
             if record["i"] in capture.records:
                 capture.duplicates += 1
+            else:
+                capture.kinds[record["kind"]] = capture.kinds.get(record["kind"], 0) + 1
+                capture.dropped += record["count"] if record["kind"] == "dropped" else 0
             capture.records[record["i"]] = record
             while capture.acked + 1 in capture.records:
                 capture.acked += 1
