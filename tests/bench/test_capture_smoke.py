@@ -26,4 +26,4 @@ def test_quick_capture_bench_runs(tmp_path: Path) -> None:
     for arm in ("direct", "capture", "plain"):
         assert results[f"rt_{arm}_median_ms"] > 0 and results[f"flood_{arm}_msgs_per_s"] > 0
     assert results["flood_every_frame_recorded"] is True
-    assert results["down_complete"] is True and results["down_left_in_spill"] == 0
+    assert results["down_complete"] is True and results["down_left_in_spill"] == 0  # recorded or counted
