@@ -83,6 +83,7 @@ conformance: setup-dev
 bench: setup-dev
 	$(PY) bench/run.py
 	$(PY) bench/bounded_work.py
+	$(PY) bench/capture.py
 	HYPOTHESIS_PROFILE=bench $(PY) -m pytest -p no:cacheprovider -q tests/budget
 
 clean:

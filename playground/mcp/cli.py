@@ -16,6 +16,7 @@ from typing import IO, Any, cast
 
 from . import junit
 from .auth import AuthSettings, HeadlessAuthorizer, OAuth
+from .capture import command as capture
 from .check import command as check
 from .check.context import CHECK_DEADLINE
 from .client import McpClient, RequestTimeout
@@ -185,6 +186,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --replay: a JSON pointer pattern to leave out of the comparison, * for any "
         "one segment, ** for any number (repeatable), e.g. /result/content/*/text",
     )
+    capture.add_arguments(parser)
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG ...] for a stdio server")
 
 
@@ -484,6 +486,9 @@ def _replayer(ns: argparse.Namespace, steps: list[Any], tap: Tap) -> Replayer | 
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if capture.wanted(argv):  # (manage.py comes straight here: docs/capture.md)
+        return capture.main(argv)
     parser = argparse.ArgumentParser(prog="mcp", description="Talk to an MCP server and print the transcript.")
     add_arguments(parser)
     try:

@@ -1,0 +1,167 @@
+"""`manage.py mcp --capture BASE --capture-server ID --url URL`: a stdio <-> Streamable HTTP bridge,
+for hosts whose config takes only a command (Claude Desktop's file) and a server that is reached over
+HTTP. The URL is the playground's HTTP capture of that server (`<base>/capture/v1/http/<id>/<token>/`),
+which records the session: the bridge itself records nothing.
+
+Each line the host writes is POSTed as it is (its bytes, without the newline); the answer, a JSON
+body or an SSE stream, comes back as one line per message, in the order the server sent them.
+Requests are sent concurrently after the first (the handshake), as a host's would be. The session id
+and protocol version the server gives are sent back on every request; a GET stream carries what the
+server sends unasked; the session is DELETEd when the host closes stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from . import say
+
+WORKERS = 16  # requests in flight at once
+
+
+class Bridge:
+    def __init__(self, url: str, host_in: int = 0, host_out: int = 1) -> None:
+        import httpx  # (only on this path)
+
+        self.url = url
+        self.host_in, self.host_out = host_in, host_out
+        self.client = httpx.Client(timeout=httpx.Timeout(30.0, read=None), follow_redirects=False)
+        self.session_id: str | None = None
+        self.version: str | None = None
+        self._out = threading.Lock()
+        self._listening = False
+
+    def headers(self, message: Any = None) -> dict[str, str]:
+        """A legacy request's: the session and version the server gave; a modern one's (2026-07-28:
+        its `_meta` names the version): the request metadata headers, no session."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        meta = message.get("params", {}).get("_meta") if isinstance(message, dict) else None
+        if isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta:
+            from ..transports.http_common import modern_headers
+
+            return {**headers, **modern_headers(message, None)}
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.version:
+            headers["MCP-Protocol-Version"] = self.version
+        return headers
+
+    def write(self, payload: bytes) -> None:
+        with self._out:
+            data = payload.rstrip(b"\r\n") + b"\n"
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self.host_out, view) :]
+
+    def run(self) -> int:
+        pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="bridge")
+        first = True
+        buffer = b""
+        try:
+            while chunk := os.read(self.host_in, 65536):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    if first:  # the handshake: its answer gives the session id the others need
+                        self.post(line)
+                        first = False
+                    else:
+                        pool.submit(self.post, line)
+            if buffer.strip():
+                self.post(buffer)
+        except OSError:
+            pass
+        pool.shutdown(wait=True)
+        if self.session_id:
+            try:
+                self.client.delete(self.url, headers=self.headers())
+            except Exception:
+                pass
+        self.client.close()
+        return 0
+
+    def post(self, line: bytes) -> None:
+        message = _parsed(line)
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        try:
+            with self.client.stream("POST", self.url, content=line, headers=self.headers(message)) as response:
+                if response.headers.get("mcp-session-id"):
+                    self.session_id = response.headers["mcp-session-id"]
+                kind = response.headers.get("content-type", "").split(";")[0].strip()
+                if response.status_code == 202:
+                    self._listen()
+                    return
+                if kind == "text/event-stream":
+                    self._events(response)
+                elif response.status_code < 300 or kind == "application/json":
+                    body = response.read()
+                    if body.strip():
+                        self._seen(body)
+                        self.write(body)
+                    elif request_id is not None:
+                        self._error(request_id, f"HTTP {response.status_code} without a body")
+                else:
+                    self._error(request_id, f"HTTP {response.status_code}: {response.read()[:200]!r}")
+        except Exception as exc:
+            self._error(request_id, f"the server could not be reached: {exc}")
+
+    def _seen(self, message: bytes) -> None:
+        """The protocol version an initialize result agreed on."""
+        if self.version is None and b"protocolVersion" in message:
+            try:
+                parsed = json.loads(message)
+                self.version = parsed["result"]["protocolVersion"]
+            except (ValueError, KeyError, TypeError):
+                pass
+
+    def _events(self, response: Any) -> None:
+        data: list[bytes] = []
+        for raw in response.iter_lines():
+            line = raw.encode() if isinstance(raw, str) else raw
+            if not line:
+                if data:
+                    message = b"\n".join(data)
+                    self._seen(message)
+                    self.write(message)
+                    data = []
+            elif line.startswith(b"data:"):
+                data.append(line[5:].lstrip(b" "))
+        if data:
+            self.write(b"\n".join(data))
+
+    def _listen(self) -> None:
+        """Once the session is up (the first 202: `notifications/initialized`), what the server
+        sends unasked arrives on a GET stream."""
+        if self._listening or not self.session_id:
+            return
+        self._listening = True
+        threading.Thread(target=self._get, name="bridge-get", daemon=True).start()
+
+    def _get(self) -> None:
+        headers = {**self.headers(), "Accept": "text/event-stream"}
+        try:
+            with self.client.stream("GET", self.url, headers=headers) as response:
+                if response.status_code == 200:
+                    self._events(response)
+        except Exception:
+            pass
+
+    def _error(self, request_id: Any, text: str) -> None:
+        if request_id is None:
+            say(f"bridge: {text}")
+            return
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": f"bridge: {text}"}}
+        self.write(json.dumps(error).encode())
+
+
+def _parsed(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
