@@ -5,7 +5,7 @@ served by daphne (harness.App). Prints:
 - first paint: from navigation to the first contentful paint, and to the transcript's last line
   shown (the page's own window, then the websocket's replay of it);
 - scroll to the top: scrolling the transcript up, a chunk at a time, until the initialize request
-  is on the page (chunks loaded, lines the page held at most);
+  is on the page (chunks loaded, lines the page held at most); and the "First line" button;
 - filter: typing the city in "Filter the transcript" until its match in the whole session is
   listed, then choosing it until its line is shown, marked, in place.
 
@@ -105,6 +105,15 @@ def in_chromium(app: harness.App, session_id: int, total: int) -> dict[str, floa
 
             page.goto(f"{app.base}/sessions/{session_id}/")
             expect(log.locator(f"#ev-{total}")).to_be_visible(timeout=60_000)
+            expect(page.locator("#transcript-lines > p.older")).to_be_visible()
+            t4 = time.perf_counter()
+            page.get_by_role("button", name="First line").click()
+            expect(initialize).to_be_in_viewport(timeout=60_000)
+            out["first_line_button_ms"] = (time.perf_counter() - t4) * 1000
+
+            page.goto(f"{app.base}/sessions/{session_id}/")
+            expect(log.locator(f"#ev-{total}")).to_be_visible(timeout=60_000)
+            expect(page.locator("#transcript-lines > p.older")).to_be_visible()
             t2 = time.perf_counter()
             page.get_by_label("Filter the transcript").fill(CITY)
             hit = page.get_by_role("region", name="Matches in the whole session").get_by_role("button").first
@@ -143,6 +152,7 @@ def main() -> None:
         f"({figures['scroll_chunks']:.0f} chunks, {figures['scroll_chunk_ms']:.0f} ms each; "
         f"at most {figures['most_lines_held']:.0f} lines held)"
     )
+    print(f"'First line' button              {figures['first_line_button_ms']:8.0f} ms")
     print(
         f"filter: match listed             {figures['filter_match_listed_ms']:8.0f} ms (250 ms typing pause included)"
     )

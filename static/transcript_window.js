@@ -32,6 +32,7 @@
     busyBefore: false,
     busyAfter: false,
     generation: 0,        // bumped when the whole window is replaced: answers to older asks are dropped
+    viewSeq: 0,           // the line at the top of the view (kept a few times a second while scrolling)
   };
   let observer = null;
 
@@ -176,6 +177,21 @@
     return true;
   }
 
+  // Back to line `seq` at the top of the view, loading the lines around it if the replay has not.
+  async function restoreView(seq) {
+    if (!document.getElementById("ev-" + seq)) {
+      try {
+        if (!(await replaceWindow({ around: seq }))) return;
+      } catch (err) {
+        console.warn("transcript: lines around", seq, err);
+        return;
+      }
+    }
+    const line = document.getElementById("ev-" + seq);
+    const t = transcript();
+    if (line) t.scrollTop += line.getBoundingClientRect().top - t.getBoundingClientRect().top;
+  }
+
   async function openAt(seq) {
     try {
       if (!(await replaceWindow({ around: seq }))) return;
@@ -193,6 +209,19 @@
     line.open = true;
     const t = transcript();
     t.scrollTop += line.getBoundingClientRect().top - t.getBoundingClientRect().top - t.clientHeight / 3;
+  }
+
+  // The session's first lines (the button "First line"): no scrolling through the whole session.
+  async function toStart() {
+    try {
+      if (!(await replaceWindow({ around: 1 }))) return;
+    } catch (err) {
+      console.warn("transcript: first lines", err);
+      return;
+    }
+    following = true;
+    setFollowing(false);
+    transcript().scrollTop = 0;
   }
 
   async function toTail() {
@@ -213,13 +242,16 @@
     const addedLines = added.filter(isLine);
     for (const line of addedLines) state.liveSeen = Math.max(state.liveSeen, seqOf(line));
     if (removed.some((n) => isLine(n) || n.matches("p.older"))) {
-      // The replay: the latest lines (or the page's ?at= window) from the database.
+      // The replay: the latest lines (or the page's ?at= window) from the database. A person
+      // reading older lines (a hidden tab's socket closed and opened again) keeps them.
+      const reading = !following && !view.cleared() ? state.viewSeq : 0;
       state.generation++;
       state.serverWindow = box().querySelector(":scope > p.window-note") !== null;
       state.attached = !state.serverWindow;
       const first = firstLine();
       state.moreBefore = !!first && seqOf(first) > 1;
       view.added(added, removed);
+      if (reading && !state.serverWindow) restoreView(reading);
     } else if (state.attached || state.serverWindow) {
       view.added(added, removed);
       if (following) trimTop(); else keepingAnchor(trimTop);
@@ -243,7 +275,11 @@
     state.attached = !state.serverWindow;
     const last = lastLine();
     state.liveSeen = last ? seqOf(last) : 0;
+    let viewTimer = null;
     t.addEventListener("scroll", () => {
+      if (viewTimer === null) {
+        viewTimer = setTimeout(() => { viewTimer = null; const a = anchorLine(); state.viewSeq = a ? seqOf(a) : 0; }, 150);
+      }
       const fromBottom = t.scrollHeight - t.scrollTop - t.clientHeight;
       const atBottom = fromBottom < 24 && state.attached;
       if (atBottom !== following) setFollowing(atBottom);
@@ -342,6 +378,7 @@
     const b = e.target.closest && e.target.closest("button");
     if (!b) return;
     if (b.matches("[data-follow]")) setFollowing(!following);
+    if (b.matches("[data-first-line]")) toStart();
     if (b.matches("[data-open-seq]")) openAt(parseInt(b.dataset.openSeq, 10));
     if (b.matches("[data-more-matches]")) {
       const input = document.querySelector("[data-transcript-filter]");
@@ -353,5 +390,5 @@
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
   else watch();
 
-  window.transcriptWindow = { openAt, toTail, state };
+  window.transcriptWindow = { openAt, toStart, toTail, state };
 })();
