@@ -83,7 +83,7 @@ def in_chromium(app: harness.App, session_id: int, total: int) -> dict[str, floa
             out["first_contentful_paint_ms"] = page.evaluate(
                 "() => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1"
             )
-            expect(page.locator("#transcript-lines > p.older")).to_be_visible()  # the replay came
+            expect(page.locator("#transcript-lines > p.older")).to_be_visible(timeout=60_000)  # the replay came
 
             initialize = log.locator('.ev[data-method="initialize"]')
             chunks, most = 0, 0
@@ -105,7 +105,7 @@ def in_chromium(app: harness.App, session_id: int, total: int) -> dict[str, floa
 
             page.goto(f"{app.base}/sessions/{session_id}/")
             expect(log.locator(f"#ev-{total}")).to_be_visible(timeout=60_000)
-            expect(page.locator("#transcript-lines > p.older")).to_be_visible()
+            expect(page.locator("#transcript-lines > p.older")).to_be_visible(timeout=60_000)
             t4 = time.perf_counter()
             page.get_by_role("button", name="First line").click()
             expect(initialize).to_be_in_viewport(timeout=60_000)
@@ -113,7 +113,7 @@ def in_chromium(app: harness.App, session_id: int, total: int) -> dict[str, floa
 
             page.goto(f"{app.base}/sessions/{session_id}/")
             expect(log.locator(f"#ev-{total}")).to_be_visible(timeout=60_000)
-            expect(page.locator("#transcript-lines > p.older")).to_be_visible()
+            expect(page.locator("#transcript-lines > p.older")).to_be_visible(timeout=60_000)
             t2 = time.perf_counter()
             page.get_by_label("Filter the transcript").fill(CITY)
             hit = page.get_by_role("region", name="Matches in the whole session").get_by_role("button").first

@@ -45,7 +45,17 @@
     if (b) { b.setAttribute("aria-pressed", String(on)); b.textContent = on ? "Following" : "Paused"; }
     if (on) scrollDown();
   }
-  function scrollDown() { const t = transcript(); if (t) t.scrollTop = t.scrollHeight; }
+  // The page's own scroll to the bottom: lines shown there for the first time take their real
+  // height (out of view they had an estimate: content-visibility), which moves the bottom; the
+  // scroll event this causes is not the person scrolling up (`ownScroll`, until the next frame).
+  let ownScroll = false;
+  function scrollDown() {
+    const t = transcript();
+    if (!t) return;
+    ownScroll = true;
+    t.scrollTop = t.scrollHeight;
+    requestAnimationFrame(() => { ownScroll = false; });
+  }
 
   // --- the view stays on the line it shows while lines come and go above it ---------------
   // The first line shown at the transcript's top (one layout, then reads; hidden lines skipped).
@@ -282,7 +292,8 @@
       }
       const fromBottom = t.scrollHeight - t.scrollTop - t.clientHeight;
       const atBottom = fromBottom < 24 && state.attached;
-      if (atBottom !== following) setFollowing(atBottom);
+      if (ownScroll) { if (following && !atBottom) scrollDown(); }
+      else if (atBottom !== following) setFollowing(atBottom);
       if (t.scrollTop < EDGE) loadEarlier();
       if (fromBottom < EDGE && !state.attached) loadLater();
     });
