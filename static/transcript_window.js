@@ -45,16 +45,15 @@
     if (b) { b.setAttribute("aria-pressed", String(on)); b.textContent = on ? "Following" : "Paused"; }
     if (on) scrollDown();
   }
-  // The page's own scroll to the bottom: lines shown there for the first time take their real
-  // height (out of view they had an estimate: content-visibility), which moves the bottom; the
-  // scroll event this causes is not the person scrolling up (`ownScroll`, until the next frame).
-  let ownScroll = false;
+  // The page's own scroll to the bottom. Lines shown there for the first time take their real
+  // height (out of view they had an estimate: content-visibility), which moves the bottom away:
+  // following stops only when the person scrolls up (above where the page last put the view).
+  let ownTop = -1;
   function scrollDown() {
     const t = transcript();
     if (!t) return;
-    ownScroll = true;
     t.scrollTop = t.scrollHeight;
-    requestAnimationFrame(() => { ownScroll = false; });
+    ownTop = t.scrollTop;
   }
 
   // --- the view stays on the line it shows while lines come and go above it ---------------
@@ -264,7 +263,7 @@
       if (reading && !state.serverWindow) restoreView(reading);
     } else if (state.attached || state.serverWindow) {
       view.added(added, removed);
-      if (following) trimTop(); else keepingAnchor(trimTop);
+      if (box().children.length > keep()) { if (following) trimTop(); else keepingAnchor(trimTop); }
     } else {
       addedLines.forEach((line) => line.remove());   // after a window that left the tail: loaded when scrolled to
     }
@@ -292,7 +291,7 @@
       }
       const fromBottom = t.scrollHeight - t.scrollTop - t.clientHeight;
       const atBottom = fromBottom < 24 && state.attached;
-      if (ownScroll) { if (following && !atBottom) scrollDown(); }
+      if (following && !atBottom && state.attached && t.scrollTop >= ownTop - 1) scrollDown();  // the bottom moved
       else if (atBottom !== following) setFollowing(atBottom);
       if (t.scrollTop < EDGE) loadEarlier();
       if (fromBottom < EDGE && !state.attached) loadLater();
