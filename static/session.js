@@ -1,46 +1,11 @@
-// The session page's small behaviours htmx cannot do: transcript follow/filter/window,
-// catalogue search, and answers to server requests (built as JSON and sent through the page's
-// websocket form). The workspace (forms, completion, keyboard) is workspace.js's.
+// The session page's small behaviours htmx cannot do: catalogue search, and answers to server
+// requests (built as JSON and sent through the page's websocket form). The workspace (forms, completion, keyboard) is workspace.js's.
 (function () {
   "use strict";
-  // Lines kept in the DOM (PLAYGROUND_PAGE_KEEP_LINES, on the element); the database keeps everything.
-  function maxLines(container) { return parseInt(container.dataset.keep, 10) || 5000; }
-
-  function transcript() { return document.getElementById("transcript"); }
-  function lines() { return document.getElementById("transcript-lines"); }
-
-  // --- transcript: follow unless the user scrolled up -------------------------------
-  let following = true;
-  function followButton() { return document.querySelector("[data-follow]"); }
-  function setFollowing(on) {
-    following = on;
-    const b = followButton();
-    if (b) { b.setAttribute("aria-pressed", String(on)); b.textContent = on ? "Following" : "Paused"; }
-    if (on) scrollDown();
-  }
-  function scrollDown() { const t = transcript(); if (t) t.scrollTop = t.scrollHeight; }
-
-  // Times, the filter (requests with their answers) and Clear: static/transcript-view.js.
+  // The transcript's window (loading, following, the filter over the whole session):
+  // static/transcript_window.js; times, the filter's view of lines and Clear: transcript-view.js.
   const view = window.transcriptView;
   function refilter() { view.refilter(); }
-
-  function watchTranscript() {
-    const container = lines();
-    if (!container || container._watched) return;
-    container._watched = true;
-    new MutationObserver((records) => {
-      view.added(records.flatMap((r) => Array.from(r.addedNodes)), records.flatMap((r) => Array.from(r.removedNodes)));
-      const extra = container.children.length - maxLines(container);
-      for (let i = 0; i < extra; i++) container.firstElementChild.remove();
-      if (following) scrollDown();
-    }).observe(container, { childList: true });
-    const t = transcript();
-    t.addEventListener("scroll", () => {
-      const atBottom = t.scrollHeight - t.scrollTop - t.clientHeight < 24;
-      if (atBottom !== following) setFollowing(atBottom);
-    });
-    scrollDown();
-  }
 
   // --- a new server request scrolls into view: the person must see that they are asked ----
   function watchRequests() {
@@ -126,7 +91,6 @@
   document.addEventListener("click", (e) => {
     const b = e.target.closest("button");
     if (!b) return;
-    if (b.matches("[data-follow]")) setFollowing(!following);
     if (b.matches("[data-elicit-action]")) answerElicitation(b);
     if (b.matches("[data-sampling-action]")) answerSampling(b);
   });
@@ -178,7 +142,7 @@
     });
   }
 
-  document.addEventListener("htmx:after:swap", () => { watchTranscript(); trimFeeds(); syncTimeout(); syncLogLevel(); syncSubscriptions(); markAsking(); });
+  document.addEventListener("htmx:after:swap", () => { trimFeeds(); syncTimeout(); syncLogLevel(); syncSubscriptions(); markAsking(); });
   // "exports: include secrets": the export links ask for them (?secrets=1) only while it is ticked.
   function exportSecrets() {
     const box = document.getElementById("export-secrets");
@@ -193,7 +157,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    watchTranscript(); watchResult(); watchRequests(); refilter(); exportSecrets();
+    watchResult(); watchRequests(); refilter(); exportSecrets();
   });
-  if (document.readyState !== "loading") { watchTranscript(); watchResult(); watchRequests(); }
+  if (document.readyState !== "loading") { watchResult(); watchRequests(); }
 })();

@@ -1,5 +1,7 @@
 """Which of a session's events a page shows: the latest REPLAY_WINDOW, or as many around one
-event (a line opened from a search, `?at=SEQ`), older than the latest or not.
+event (a line opened from a search, `?at=SEQ`), older than the latest or not; and the chunks
+the page loads as the person scrolls or opens a filter's match (`transcript_chunk`: before, after
+or around an event), so every line of a session of any length can be reached from the page.
 
 The page and its websocket show the same window: the page's first render, and the replay on
 every (re)connect (the page tells the consumer `?around=SEQ`), so a reconnect does not swap an
@@ -14,7 +16,8 @@ from typing import Any
 
 from playground.transcripts.models import Event
 
-REPLAY_WINDOW = 1000  # events sent on (re)connect; older ones stay in the database and the export
+REPLAY_WINDOW = 1000  # events sent on (re)connect; older ones the page loads as it is scrolled
+CHUNK = 250  # events a chunk has unless the page asks for another count (at most REPLAY_WINDOW)
 
 
 @dataclass(frozen=True)
@@ -58,3 +61,39 @@ def transcript_window(session_id: int, around: int | None = None, size: int = RE
     after = after[:half]
     before = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[: size - len(after)])
     return TranscriptWindow(session_id, before[::-1] + after, total, around, latest)
+
+
+@dataclass(frozen=True)
+class TranscriptChunk:
+    rows: list[dict[str, Any]]  # oldest first
+    more_before: bool  # the session has events before the first row
+    more_after: bool  # ... and after the last (False: the chunk reaches the latest event)
+
+
+def transcript_chunk(
+    session_id: int,
+    *,
+    before: int | None = None,
+    after: int | None = None,
+    around: int | None = None,
+    limit: int = CHUNK,
+) -> TranscriptChunk:
+    """`limit` events: the last before event `before`, the first after `after`, those around
+    `around` (as `transcript_window`), or the latest. Each is one range read of the unique
+    (session, seq) index, plus a look for one event beyond each end."""
+    events = Event.objects.filter(session_id=session_id)
+    if around is not None:  # half before it (with it), the rest after; fewer on one side, more on the other
+        later = list(events.filter(seq__gt=around).order_by("seq").values_list("data", flat=True)[: limit + 1])
+        earlier = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[: limit + 1])
+        keep_before = min(len(earlier), limit - min(len(later), limit // 2))
+        keep_after = min(len(later), limit - keep_before)
+        rows = earlier[:keep_before][::-1] + later[:keep_after]
+        return TranscriptChunk(rows, len(earlier) > keep_before, len(later) > keep_after)
+    if after is not None:
+        rows = list(events.filter(seq__gt=after).order_by("seq").values_list("data", flat=True)[: limit + 1])
+        more_before = events.filter(seq__lte=after).exists()
+        return TranscriptChunk(rows[:limit], more_before, len(rows) > limit)
+    newest = events.filter(seq__lt=before) if before is not None else events
+    rows = list(newest.order_by("-seq").values_list("data", flat=True)[: limit + 1])
+    more_after = before is not None and events.filter(seq__gte=before).exists()
+    return TranscriptChunk(rows[:limit][::-1], len(rows) > limit, more_after)

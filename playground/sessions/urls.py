@@ -15,6 +15,7 @@ from .views import (
     search,
     session_page,
     share,
+    transcript_chunks,
     workspace,
 )
 
@@ -28,6 +29,8 @@ urlpatterns = [
     path("servers/<int:server_pk>/check/", check_form.check_form, name="check_form"),
     path("sessions/<int:pk>/", session_page.detail, name="detail"),
     path("search/", search.search, name="search"),
+    path("sessions/<int:pk>/lines/", transcript_chunks.owner_lines, name="lines"),
+    path("sessions/<int:pk>/find/", transcript_chunks.owner_find, name="find"),
     path("sessions/<int:pk>/tool/", workspace.tool_form, name="tool_form"),
     path("sessions/<int:pk>/prompt/", workspace.prompt_form, name="prompt_form"),
     path("sessions/<int:pk>/template/", workspace.template_form, name="template_form"),
@@ -43,6 +46,8 @@ urlpatterns = [
     path("sessions/<int:pk>/curl/<int:seq>/", curl.curl_command, name="curl"),
     path("share/<str:token>/", share.share_page, name="share_page"),
     path("share/<str:token>/revoke/", share.revoke, name="revoke"),
+    path("share/<str:token>/lines/", transcript_chunks.share_lines, name="share_lines"),
+    path("share/<str:token>/find/", transcript_chunks.share_find, name="share_find"),
     path("share/<str:token>/export.jsonl", exports.share_jsonl, name="share_jsonl"),
     path("share/<str:token>/export.json", exports.share_json, name="share_json"),
     path("share/<str:token>/export.har", exports.share_har, name="share_har"),

@@ -367,9 +367,9 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         # (one query each: lines that arrive meanwhile cannot make two counts differ)
         expect(self.transcript().locator("#transcript-lines > .ev").first).to_be_attached()
         expect(self.transcript().locator("#transcript-lines > .ev:not(:has(> summary > button.copy))")).to_have_count(0)
-        page.get_by_placeholder("Filter by method or text").fill("copy")
+        page.get_by_placeholder("Filter the whole session").fill("copy")
         expect(self.transcript().locator("#transcript-lines > .ev:visible")).to_have_count(0)
-        page.get_by_placeholder("Filter by method or text").fill("")
+        page.get_by_placeholder("Filter the whole session").fill("")
         # The server's instructions, whole.
         instructions = page.locator("#session-state details.instructions")
         instructions.locator("summary").click()

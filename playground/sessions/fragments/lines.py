@@ -31,6 +31,7 @@ PREVIEW_CHARS = 160
 PRETTY_LIMIT = 64 * 1024
 RAW_LIMIT = 64 * 1024
 FRAME_BUDGET = 256 * 1024  # characters of lines per transcript fragment (UTF-8: up to 3 bytes each)
+CHUNK_CHARS = 2 * 1024 * 1024  # characters of lines in one chunk the page loads (at least one line)
 
 
 def line(row: Mapping[str, Any], *, owner: bool = False) -> dict[str, Any]:
@@ -147,6 +148,26 @@ def _headers(headers: Any) -> str:
 def transcript_lines(rows: Sequence[Mapping[str, Any]], owner: bool = False) -> str:
     """Saved rows as transcript lines."""
     return lines_html([line(r, owner=owner) for r in rows])
+
+
+def bounded_lines(
+    rows: Sequence[Mapping[str, Any]], owner: bool = False, *, from_end: bool = False, budget: int = CHUNK_CHARS
+) -> tuple[str, int, int]:
+    """The rows' lines, at most about `budget` characters of them (at least one line): from the
+    first row on, or `from_end`, the last ones (the rows nearest where the page scrolls). The
+    HTML and the range of rows it holds (start, stop): the page asks again for the rest."""
+    order = range(len(rows) - 1, -1, -1) if from_end else range(len(rows))
+    parts: list[str] = []
+    size = 0
+    for i in order:
+        html = lines_html([line(rows[i], owner=owner)])
+        if parts and size + len(html) > budget:
+            break
+        parts.append(html)
+        size += len(html)
+    if from_end:
+        return "".join(reversed(parts)), len(rows) - len(parts), len(rows)
+    return "".join(parts), 0, len(parts)
 
 
 def transcript_replace_frames(

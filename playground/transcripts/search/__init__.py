@@ -22,11 +22,25 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.utils.safestring import SafeString
 
+from playground.mcp.secrets import Redactor
+
 from ..models import Session
 from .indexer import ENGINES
 from .query import MAX_QUERY, Query, parse_query
 
-__all__ = ["MAX_QUERY", "PAGE", "Hit", "Results", "SessionHits", "acatch_up", "asearch", "catch_up", "engine", "search"]
+__all__ = [
+    "MAX_QUERY",
+    "PAGE",
+    "Hit",
+    "Results",
+    "SessionHits",
+    "acatch_up",
+    "asearch",
+    "asearch_session",
+    "catch_up",
+    "engine",
+    "search",
+]
 
 PAGE = 50
 CATCH_UP_SECONDS = 0.5  # indexing a search may do first (what the background indexer has not done yet)
@@ -98,7 +112,7 @@ def search(user: Any, text: str, before: int | None = None, page: int = PAGE) ->
         return Results(query, available=False)
     if not query or not getattr(user, "is_authenticated", False):
         return Results(query)
-    return _page(user, query, before, page, catch_up(owner_id=user.pk))
+    return _page(user.pk, query, before, page, catch_up(owner_id=user.pk))
 
 
 async def asearch(user: Any, text: str, before: int | None = None, page: int = PAGE) -> Results:
@@ -108,19 +122,45 @@ async def asearch(user: Any, text: str, before: int | None = None, page: int = P
         return Results(query, available=False)
     if not query or not getattr(user, "is_authenticated", False):
         return Results(query)
-    return await sync_to_async(_page)(user, query, before, page, await acatch_up(owner_id=user.pk))
+    return await sync_to_async(_page)(user.pk, query, before, page, await acatch_up(owner_id=user.pk))
 
 
-def _page(user: Any, query: Query, before: int | None, page: int, pending: int) -> Results:
+async def asearch_session(
+    session: Session, text: str, before: int | None = None, redactor: Redactor | None = None, page: int = PAGE
+) -> Results:
+    """One session's events matching `text` (the transcript's filter, on the owner's session page
+    and on a share page): the owner's index entries, kept to that session; excerpts masked by
+    `redactor` (a share's), by the owner's otherwise. The caller has checked who may read it."""
+    query = parse_query(text)
+    if engine() is None:
+        return Results(query, available=False)
+    if not query or session.owner_id is None:
+        return Results(query)
+    pending = await acatch_up(owner_id=session.owner_id)
+    return await sync_to_async(_page)(session.owner_id, query, before, page, pending, session, redactor)
+
+
+def _page(
+    owner_id: int,
+    query: Query,
+    before: int | None,
+    page: int,
+    pending: int,
+    only: Session | None = None,
+    redactor: Redactor | None = None,
+) -> Results:
     backend = engine()
     assert backend is not None
-    rows = backend.find(user.pk, query, before, page + 1)
+    rows = backend.find(owner_id, query, before, page + 1, only.pk if only is not None else None)
     results = Results(query, pending=pending)
     if len(rows) > page:
         rows = rows[:page]
         results.more_before = rows[-1][0]
-    sessions = Session.objects.filter(owner_id=user.pk).in_bulk({row[1] for row in rows})
-    redactors = {pk: session.owner_redactor() for pk, session in sessions.items()}
+    if only is not None:
+        sessions = {only.pk: only}
+    else:
+        sessions = Session.objects.filter(owner_id=owner_id).in_bulk({row[1] for row in rows})
+    redactors = {pk: redactor or session.owner_redactor() for pk, session in sessions.items()}
     for event_id, session_id, seq, t, dir_, method, body in rows:
         session = sessions.get(session_id)
         if session is None:  # (find already keeps to the owner's sessions)

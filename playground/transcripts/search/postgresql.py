@@ -135,7 +135,9 @@ def pending(owner_id: int | None = None) -> int:
         return int(cursor.fetchone()[0])
 
 
-def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tuple[Any, ...]]:
+def find(
+    owner_id: int, query: Query, before: int | None, limit: int, session_id: int | None = None
+) -> list[tuple[Any, ...]]:
     """(event id, session id, seq, t, dir, method, text) of the owner's newest matches, newest first:
     the owner's words (GIN) or the owner's rows newest first (B-tree), whichever the planner picks,
     never another user's. (The join still checks the session's owner: the index keeps the owner
@@ -148,4 +150,5 @@ def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tu
         "x.event_id",
         before,
         limit,
+        session_id,
     )

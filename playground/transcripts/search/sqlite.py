@@ -107,7 +107,9 @@ def pending(owner_id: int | None = None) -> int:
         return cursor.fetchone()[0]
 
 
-def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tuple[Any, ...]]:
+def find(
+    owner_id: int, query: Query, before: int | None, limit: int, session_id: int | None = None
+) -> list[tuple[Any, ...]]:
     """(event id, session id, seq, t, dir, method, text) of the owner's newest matches, newest first.
     The MATCH is of the owner's words only (query.owned): FTS5 never reads another user's entries.
     It walks its matches by rowid, descending: the newest are found first and LIMIT stops it. (The
@@ -119,4 +121,5 @@ def find(owner_id: int, query: Query, before: int | None, limit: int) -> list[tu
         "f.rowid",
         before,
         limit,
+        session_id,
     )

@@ -1,0 +1,129 @@
+"""A long session keeps its beginning (issue 31): after a flood of notifications and a reload, the
+session page and a share page reach the first line (the initialize request) by scrolling up,
+holding a bounded number of lines; the filter finds an early event that is not on the page and
+opens it in place; the view comes back to the latest lines, which keep arriving live."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from .helpers import LiveBrowserTestCase, peer_args
+
+CITY = "Timbuktu"
+KEEP = 600  # lines the page holds in this test (the page's default is 5,000)
+
+
+class TranscriptWindowTests(LiveBrowserTestCase):
+    def lines(self, page: Page) -> list[int]:
+        return page.evaluate(
+            "() => Array.from(document.querySelectorAll('#transcript-lines > .ev'), (l) => +l.id.slice(3))"
+        )
+
+    def reloaded(self, page: Page, url: str) -> int:
+        """`url` loaded, and its websocket's replay arrived (the note over the latest lines, then
+        every line up to the session's last saved event); that event's seq."""
+        from playground.transcripts.models import Event
+
+        last = Event.objects.order_by("-seq").values_list("seq", flat=True).first()
+        page.goto(url)
+        expect(page.locator("#transcript-lines > p.older")).to_be_visible(timeout=60_000)  # (a loaded machine)
+        expect(self.transcript(page).locator(f"#ev-{last}")).to_have_count(1)
+        expect(self.transcript(page).locator('.ev[data-method="initialize"]')).to_have_count(0)
+        return last
+
+    def scroll_to_the_first_line(self, page: Page) -> None:
+        """Scroll the transcript to its top until the session's first line is on the page."""
+        initialize = self.transcript(page).locator('.ev-send[data-method="initialize"]')
+        for _ in range(40):
+            if initialize.count():
+                break
+            first = self.lines(page)[0]
+            page.evaluate("() => { document.getElementById('transcript').scrollTop = 0; }")
+            page.wait_for_function(
+                "(first) => +document.querySelector('#transcript-lines > .ev').id.slice(3) !== first", arg=first
+            )
+        page.evaluate("() => { document.getElementById('transcript').scrollTop = 0; }")  # (the view kept its line)
+        expect(initialize).to_be_in_viewport()
+        seqs = self.lines(page)
+        assert seqs[0] == 1 and seqs == list(range(1, len(seqs) + 1)), "lines missing or repeated"
+        expect(page.locator("#transcript-lines > p.older")).to_have_count(0)  # nothing earlier to say
+
+    def open_early_match(self, page: Page, seq: int) -> None:
+        """The filter finds the early call (not on the page) in the whole session; it opens in place."""
+        assert seq not in self.lines(page)
+        page.get_by_label("Filter the transcript").fill(CITY)
+        matches = page.get_by_role("region", name="Matches in the whole session")
+        hit = matches.get_by_role("button").filter(has_text="tools/call")
+        expect(hit).to_have_count(1)
+        expect(hit.locator("mark")).to_have_text(CITY)
+        hit.click()
+        line = self.transcript(page).locator(f"#ev-{seq}")
+        expect(line).to_have_class(re.compile(r"\bev-target\b"))
+        expect(line).to_have_attribute("open", "")
+        expect(line).to_be_in_viewport()
+        expect(line).to_contain_text(CITY)
+
+    def test_a_long_session_reaches_its_first_line_and_filters_the_whole_of_it(self) -> None:
+        from playground.sessions.transcript_window import REPLAY_WINDOW
+
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("SDK peer", command=command, args=args)
+        self.connect("echo")
+        session_url = page.url
+        self.call_tool("echo", text=f"to {CITY}")
+        expect(self.result()).to_contain_text(CITY)
+        request, _ = self.exchange("tools/call")
+        call_seq = int(request.get_attribute("id").removeprefix("ev-"))
+        # A flood: the SDK server's progress notifications, more than the page's window.
+        steps = REPLAY_WINDOW + 300
+        self.call_tool("slow", steps=str(steps), delay="0")
+        expect(self.result()).to_contain_text(f"done after {steps} steps", timeout=60_000)
+
+        latest = self.reloaded(page, session_url)
+        page.evaluate(f"() => {{ document.getElementById('transcript-lines').dataset.keep = '{KEEP}'; }}")
+        self.scroll_to_the_first_line(page)
+        assert len(self.lines(page)) <= KEEP and latest not in self.lines(page)  # far lines left the page
+        self.shot("0-first-line")
+        # The socket closes and opens again (a hidden tab's): its replay of the latest lines does
+        # not take the person away from the lines they read (loaded again around them).
+        page.wait_for_function("() => window.transcriptWindow.state.viewSeq === 1")
+        generation = page.evaluate("() => window.transcriptWindow.state.generation")
+        self.reconnect_socket()
+        page.wait_for_function("(g) => window.transcriptWindow.state.generation >= g + 2", arg=generation)
+        expect(self.transcript().locator('.ev-send[data-method="initialize"]')).to_be_in_viewport()
+        # Back to the latest lines ("Paused" -> "Following"); a new call's lines arrive live.
+        page.get_by_role("button", name="Paused").click()
+        expect(self.transcript().locator(f"#ev-{latest}")).to_be_in_viewport()
+        self.call_tool("echo", text="after the flood")
+        expect(self.transcript().locator(".ev").last).to_contain_text("after the flood")
+
+        self.reloaded(page, session_url)
+        self.open_early_match(page, call_seq)
+        self.shot("1-match")
+        page.get_by_label("Filter the transcript").fill("")  # clearing the filter: the latest lines again
+        expect(self.transcript().locator(".ev").last).to_contain_text("after the flood")
+        expect(self.transcript().locator(".ev-target")).to_have_count(0)
+
+        # The same on a share page (of the live session).
+        share_url = self.share()
+        viewer = self.fresh_page()
+        self.reloaded(viewer, share_url)
+        self.scroll_to_the_first_line(viewer)
+        # A call made meanwhile: its lines arrive at the bottom; the view stays on the first line.
+        self.call_tool("echo", text="while reading")
+        expect(self.transcript(viewer).locator(".ev").last).to_contain_text("while reading")
+        expect(self.transcript(viewer).locator('.ev-send[data-method="initialize"]')).to_be_in_viewport()
+        seqs = self.lines(viewer)
+        assert seqs == list(range(1, len(seqs) + 1)), "lines missing or repeated"
+        self.shot("2-share-first-line", viewer)
+        self.reloaded(viewer, share_url)
+        self.open_early_match(viewer, call_seq)
+        self.shot("3-share-match", viewer)
+        viewer.get_by_label("Filter the transcript").fill("")
+        viewer.get_by_role("button", name="First line").click()  # no scrolling through it all
+        expect(self.transcript(viewer).locator('.ev-send[data-method="initialize"]')).to_be_in_viewport()
+        self.assert_no_js_errors()
