@@ -30,6 +30,8 @@ PUBLIC = {
     "sessions:share_model_view_json",
     "sessions:share_model_view",
     "sessions:share_model_view_result",
+    "sessions:share_lines",  # the share page's transcript window: its chunks and its filter
+    "sessions:share_find",
     "chat:share",  # a chat's read-only share link (playground/chat/views.py: by its token only)
     "static",
     "admin:login",
