@@ -14,7 +14,7 @@ import anyio
 import pytest
 from django.test import Client as DjangoClient
 from mcp import Client, types
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from playground.capture.entries import TOKEN_VARIABLE, stdio_entry
 from playground.transcripts.models import Event, Session
@@ -25,11 +25,12 @@ HOST = types.Implementation(name="e2e-host", version="1.2.3")
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def _run_host(entry: dict[str, Any]) -> list[str]:
-    """The SDK client started as a host starts an entry: its env merged onto the host's own."""
+async def _run_host(entry: dict[str, Any], errlog: Path) -> list[str]:
+    """The SDK client started as a host starts an entry: its env merged onto the host's own; the
+    capture's (and the server's) stderr goes to `errlog`."""
     params = StdioServerParameters(command=entry["command"], args=entry["args"], env={**os.environ, **entry["env"]})
-    with anyio.fail_after(60):
-        async with Client(params, mode="legacy", client_info=HOST) as client:
+    with anyio.fail_after(60), errlog.open("w") as stderr:
+        async with Client(stdio_client(params, errlog=stderr), mode="legacy", client_info=HOST) as client:
             tools = await client.list_tools()
             result = await client.call_tool("env", {"name": TOKEN_VARIABLE})
             return [t.name for t in tools.tools] + [result.content[0].text]
@@ -47,12 +48,12 @@ def _wait_ended(server_id: int) -> Session:
     raise AssertionError("no ended captured session")
 
 
-def test_the_sdk_client_through_the_real_capture_into_a_running_playground(owner, live_server):
+def test_the_sdk_client_through_the_real_capture_into_a_running_playground(owner, live_server, tmp_path):
     user, server, token = owner
     server.command, server.args = sys.executable, [str(ENV_SERVER)]
     server.save()
     entry = stdio_entry(server, live_server.url, token)
-    names = anyio.run(_run_host, entry)
+    names = anyio.run(_run_host, entry, tmp_path / "stderr")
     assert names == ["env", "(unset)"]  # the token never reaches the server
     session = _wait_ended(server.pk)
     assert session.owner == user
@@ -72,10 +73,14 @@ def test_the_sdk_client_through_the_real_capture_into_a_running_playground(owner
     assert f"captured from {HOST.name} {HOST.version}" in page
 
 
-def test_a_wrong_token_records_nothing_and_the_host_is_unaffected(owner, live_server):
+def test_a_wrong_token_records_nothing_and_the_host_is_unaffected(owner, live_server, tmp_path):
     _user, server, _token = owner
     server.command, server.args = sys.executable, [str(ENV_SERVER)]
     server.save()
     entry = stdio_entry(server, live_server.url, "wrong-token")
-    assert anyio.run(_run_host, entry) == ["env", "(unset)"]
+    assert anyio.run(_run_host, entry, tmp_path / "stderr") == ["env", "(unset)"]
+    said = [line for line in (tmp_path / "stderr").read_text().splitlines() if "env asked for" not in line]
+    assert len(said) == 1 and "token" in said[0].lower(), (
+        said
+    )  # the capture's one clear line; the server's own line passes through
     assert not Session.objects.filter(server=server, kind=Session.Kind.CAPTURED).exists()
