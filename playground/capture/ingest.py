@@ -255,7 +255,11 @@ class _Facts:
         elif kind == "start":
             argv, pid, cwd = record["argv"], record["pid"], record["cwd"]
             where = f" in {cwd}" if cwd else ""
-            tap.note("started", f"captured: the host started {shlex.join(argv)} (pid {pid}){where}", pid=pid, cwd=cwd)
+            if pid is None:  # the capture could not start the server (its `end` record says why)
+                text = f"captured: the host asked for {shlex.join(argv)}{where}, which could not be started"
+            else:
+                text = f"captured: the host started {shlex.join(argv)} (pid {pid}){where}"
+            tap.note("started", text, pid=pid, cwd=cwd)
         elif kind == "dropped":
             self.report["dropped"] = int(self.report.get("dropped") or 0) + record["count"]
             tap.note("error", f"the capture dropped {record['count']} frame(s): they are not in this transcript")

@@ -233,3 +233,14 @@ def test_a_frame_over_the_recorded_size_is_kept_cut_with_its_size(exchange, owne
     assert answer.status_code == 200, answer.content[:300]
     (row,) = [r for r in rows(answer.json()["session"]) if r["dir"] == "recv"]
     assert row["truncated"] and row["size"] == len(line) and len(row["raw"]) == settings.PLAYGROUND_MAX_FRAME_BYTES
+
+
+def test_a_server_the_capture_could_not_start_is_said_so(exchange, owner):
+    """The capture sends `start` with pid null when the command can't be started."""
+    _user, server, token = owner
+    start = {**exchange[0], "pid": None, "argv": ["no-such-server", "--stdio"]}
+    assert start["kind"] == "start"
+    end = {**exchange[0], "i": 1, "kind": "end", "code": 127, "reason": "the server could not be started"}
+    session_id = post(Client(), token, body([start, end], server.pk)).json()["session"]
+    (note,) = [r["text"] for r in rows(session_id) if r.get("kind") == "started"]
+    assert "no-such-server --stdio" in note and "could not be started" in note and "pid" not in note
