@@ -213,7 +213,8 @@ def _heads(full: Sequence[str], parts: Sequence[str | None], whole: int) -> str 
         choices = [full[i]] if i < len(full) - 1 else []  # never the whole sequence
         if part := parts[i]:
             choices.append(part)
-        out.append(f"(?:{'|'.join([*choices, r'\Z'])})")
+        alternatives = "|".join([*choices, r"\Z"])
+        out.append(f"(?:{alternatives})")
     return "".join(out)
 
 

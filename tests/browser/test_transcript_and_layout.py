@@ -160,9 +160,8 @@ class TranscriptViewTests(LiveBrowserTestCase):
         progress = log.locator('.ev-recv[data-method="notifications/progress"]')
         expect(progress).to_have_count(3)
         self.filter_for("get-sum")
-        sum_request = log.locator(
-            f"#ev-{seq_of(log.locator('.ev-send[data-method="tools/call"]').filter(has_text='"get-sum"'))}"
-        )
+        calls = log.locator('.ev-send[data-method="tools/call"]').filter(has_text='"get-sum"')
+        sum_request = log.locator(f"#ev-{seq_of(calls)}")
         sum_response = log.locator(f'.ev-recv[data-reply-to="{seq_of(sum_request)}"]')
         expect(sum_response).to_be_visible()
         expect(sum_response).not_to_contain_text("get-sum")  # shown for its request, not its text
