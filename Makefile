@@ -73,7 +73,7 @@ test: setup-dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
-	PATH="$(NODE22_BIN):$$PATH" $(PY) -m pytest -p no:cacheprovider -n 2 tests --ignore=tests/browser
+	PATH="$(NODE22_BIN):$$PATH" $(PY) -m pytest -p no:cacheprovider -n 4 tests --ignore=tests/browser
 	@if ls tests/browser/test_*.py >/dev/null 2>&1; then \
 	  DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest -p no:cacheprovider -n 2 tests/browser; fi
 

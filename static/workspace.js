@@ -157,10 +157,19 @@
       jsonBox(form).value = saved.text;
       showMode(form, "json");
     } else if (saved && saved.args && typeof saved.args === "object") {
-      let typed = false;                 // what the person types meanwhile wins over what is restored
-      form.addEventListener("input", () => { typed = true; }, { once: true });
+      // What the person does meanwhile wins over what is restored: a field they went into is
+      // not swapped from under them (the text typed next would land in its replacement, after
+      // the restored value).
+      let touched = false;
+      const touch = () => { if (!quietFocus) touched = true; };
+      form.addEventListener("input", touch);
+      form.addEventListener("focusin", touch);
+      form.setAttribute("aria-busy", "true");
       const got = await renderFields(form, saved.args);
-      if (got.ok && form.isConnected && !typed) fields(form).innerHTML = got.html;
+      form.removeEventListener("input", touch);
+      form.removeEventListener("focusin", touch);
+      form.removeAttribute("aria-busy");
+      if (got.ok && form.isConnected && !touched) fields(form).innerHTML = got.html;
     }
     if (!form.isConnected) return;
     preview(form);

@@ -249,6 +249,9 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         self.tool_button(name).click()
         form = self.page.locator("#workspace form#tool-form:not([data-old])")
         expect(form).to_have_attribute("data-tool", name)
+        # Values remembered for this tool are being put back (aria-busy): a field filled meanwhile
+        # keeps what was typed, but the step waits so that what it fills is what gets sent.
+        expect(form).not_to_have_attribute("aria-busy", "true")
         return form
 
     def call_tool(self, tool: str, **fields: Any) -> None:

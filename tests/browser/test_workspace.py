@@ -308,6 +308,27 @@ class WorkspaceTests(EverythingSession, LiveBrowserTestCase):
         # Back to echo: what was typed is there again; the prompt's too, after a reload.
         form = self.open_tool("echo")
         expect(form.get_by_label("message", exact=True)).to_have_value("before htmx")
+        # A field the person goes into while those values are being put back is not swapped from
+        # under them: what they type then is what is sent. The page's request for the restored
+        # fields is held until the field has the focus.
+        remembered = self.open_tool("get-sum")
+        remembered.get_by_label("a", exact=True).fill("1")
+        remembered.get_by_label("b", exact=True).fill("2")
+        self.open_tool("echo")
+        held: list = []
+        page.route("**/tool/fields/", lambda route: held.append(route))
+        self.tool_button("get-sum").click()
+        form = page.locator("#workspace form#tool-form[data-tool=get-sum]")
+        expect(form).to_have_attribute("aria-busy", "true")
+        form.get_by_label("a", exact=True).click()
+        held[0].continue_()
+        expect(form).not_to_have_attribute("aria-busy", "true")
+        page.unroute("**/tool/fields/")
+        form.get_by_label("a", exact=True).press_sequentially("7")
+        form.get_by_label("b", exact=True).fill("8")
+        form.get_by_role("button", name="Call tool").click()
+        expect(self.result()).to_contain_text("The sum of 7 and 8 is 15.")
+        form = self.open_tool("echo")
         json_form = self.open_tool("get-sum")
         json_form.get_by_label("JSON", exact=True).check()
         json_form.get_by_label("arguments (JSON)").fill('{"a": 1, "b": "not yet"}')
