@@ -275,22 +275,6 @@
     htmx.ajax("GET", opener.dataset.open, { source: "#workspace", target: "#workspace", swap: "innerHTML" });
   });
 
-  // A form that sends over the websocket (hx-ws:send) has no action: submitted before htmx has
-  // processed it (a click right after its swap, on a busy machine) the browser would submit it
-  // natively, a GET of this page, and the call would be lost in a reload. Such a submit is held
-  // here, the form processed, and the submit made again for htmx to send.
-  document.addEventListener("submit", (event) => {
-    const form = event.target;
-    if (!(form instanceof HTMLFormElement) || !form.hasAttribute("hx-ws:send") || form._htmx) return;
-    event.preventDefault();
-    event.stopImmediatePropagation();
-    htmx.process(form);
-    // Not from inside this submit's own dispatch: a form that is firing its submit events
-    // ignores requestSubmit.
-    const submitter = event.submitter || undefined;
-    if (form._htmx) setTimeout(() => form.requestSubmit(submitter), 0);
-  }, true);
-
   // --- completion as an ARIA combobox -------------------------------------------------------
   const timers = new WeakMap();
   const escaped = new WeakSet();         // closed (Escape, a pick): stays closed until the next keystroke

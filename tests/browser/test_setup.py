@@ -119,7 +119,9 @@ class SetupTests(LiveBrowserTestCase):
         expect(page.get_by_role("button", name="Ping")).to_be_enabled()
         self.assert_no_js_errors()
 
-    def wrong_transport(self, peer: HttpPeer, transport: str, looks_like: str, evidence: str) -> None:
+    def wrong_transport(
+        self, peer: HttpPeer, transport: str, looks_like: str, evidence: str, unprocessed: bool = False
+    ) -> None:
         page = self.page
         self.add_server(f"{transport} at {peer.url}", transport=transport, url=peer.url)
         page.get_by_role("button", name="Connect").click()
@@ -129,6 +131,11 @@ class SetupTests(LiveBrowserTestCase):
         expect(hint).to_contain_text(evidence)
         self.at_widths(f"hint-{transport.replace(' ', '-')}")
         failed = page.url
+        if unprocessed:  # clicked before htmx processed the swapped-in button (a busy machine)
+            fresh = hint.evaluate(
+                "el => { el.outerHTML = el.outerHTML; return !document.querySelector('.connect-hint button')._htmx; }"
+            )
+            assert fresh
         hint.get_by_role("button", name="Switch to Auto and retry").click()
         expect(page).not_to_have_url(failed)
         expect(self.status()).to_have_text("connected")
@@ -140,7 +147,7 @@ class SetupTests(LiveBrowserTestCase):
         self.addCleanup(sse.stop)
         self.addCleanup(http.stop)
         self.log_in()
-        self.wrong_transport(sse, "Streamable HTTP", "an SSE endpoint", "POST answered HTTP 405")
+        self.wrong_transport(sse, "Streamable HTTP", "an SSE endpoint", "POST answered HTTP 405", unprocessed=True)
         self.wrong_transport(
             http, "SSE", "a Streamable HTTP endpoint", 'GET answered HTTP 400 "Bad Request: Missing session ID"'
         )
