@@ -10,6 +10,7 @@ the transcript, lint, search, Model view, exports, shares and replay read them u
 
 from __future__ import annotations
 
+import base64
 import datetime
 import shlex
 import time
@@ -30,7 +31,7 @@ from playground.transcripts.models import Event, Session
 from playground.transcripts.recorder import save_events
 from playground.transcripts.storable import storable
 
-from .models import Capture, CaptureRecord, CaptureToken
+from .models import Capture, CapturePart, CaptureRecord, CaptureToken
 from .records import LIMITS, Malformed, Upload, frame_bytes
 
 HOST_FACTS_CHARS = 20_000  # the host's declared capabilities kept (raw JSON) at most
@@ -246,8 +247,13 @@ class _Facts:
         kind = record["kind"]
         if kind == "frame":
             facts = {k: record[k] for k in ("http", "sse_id", "sse_event") if record.get(k) is not None}
-            event, message = tap.frame(record["dir"], frame_bytes(record), **facts)
+            raw, problems = self.joined(record)
+            if problems:
+                facts["problems"] = problems
+            event, message = tap.frame(record["dir"], raw, **facts)
             self.frame(event, message)
+        elif kind == "part":
+            self.part(record)
         elif kind == "http_note":  # (the HTTP capture's own: not accepted from an upload)
             tap.note("http", record["text"], http=record.get("http"))
         elif kind == "stderr":
@@ -275,6 +281,37 @@ class _Facts:
             self.session.ended_at = timezone.now()
             self.session.end_reason = storable(text)
             self.changed = True
+
+    def part(self, record: dict[str, Any]) -> None:
+        """A piece of a long line, kept (within LIMITS.line_bytes a line) until its frame."""
+        data = base64.b64decode(record["b64"])
+        pending = self.capture.pending_parts = dict(self.capture.pending_parts or {})
+        state = pending.setdefault(record["dir"], {"bytes": 0, "cut": False})
+        if state["bytes"] + len(data) > LIMITS.line_bytes:
+            state["cut"] = True
+            return
+        state["bytes"] += len(data)
+        CapturePart.objects.create(capture=self.capture, i=record["i"], dir=record["dir"], data=data)
+
+    def joined(self, record: dict[str, Any]) -> tuple[str | bytes, list[str]]:
+        """The frame's line: the parts it says came before it joined to its own piece (parts it
+        does not claim were a lost line's, and go), and what the transcript should say of it."""
+        own = frame_bytes(record)
+        state = (self.capture.pending_parts or {}).get(record["dir"])
+        claimed, problems = int(record.get("parts") or 0), list[str]()
+        if not state and not claimed:
+            return own, problems
+        parts = CapturePart.objects.filter(capture=self.capture, dir=record["dir"])
+        pieces = [bytes(data) for data in parts.order_by("i").values_list("data", flat=True)]
+        parts.delete()
+        self.capture.pending_parts = {k: v for k, v in self.capture.pending_parts.items() if k != record["dir"]}
+        kept = pieces[len(pieces) - claimed :] if claimed else []
+        if len(kept) < claimed or (state or {}).get("cut") or record.get("cut"):
+            problems.append(
+                f"line longer than {LIMITS.line_bytes} bytes (or some of its parts were lost): "
+                "recorded cut, the rest was skipped"
+            )
+        return b"".join([*kept, own.encode("utf-8", "surrogatepass") if isinstance(own, str) else own]), problems
 
     def frame(self, event: TranscriptEvent, message: Any) -> None:
         if not isinstance(message, dict):

@@ -105,6 +105,9 @@ class Capture(models.Model):
     ended = models.BooleanField(default=False)  # an `end` record was applied
     # An HTTP capture's connection: "mcp:<Mcp-Session-Id>" or "sse:<session_id>" (http_proxy.py).
     http_key = models.CharField(max_length=300, blank=True, db_index=True)
+    # A long line's `part` records waiting for its frame, per direction: {"recv": {"bytes": n,
+    # "cut": bool}} (the parts themselves are CapturePart rows).
+    pending_parts = models.JSONField(default=dict, blank=True)
 
 
 class CaptureRecord(models.Model):
@@ -116,3 +119,15 @@ class CaptureRecord(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["capture", "i"], name="unique_capture_record")]
+
+
+class CapturePart(models.Model):
+    """A piece of a frame line too long for one upload, kept until the frame that ends it."""
+
+    capture = models.ForeignKey(Capture, on_delete=models.CASCADE, related_name="parts")
+    i = models.PositiveBigIntegerField()
+    dir = models.CharField(max_length=4)
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["capture", "i"], name="unique_capture_part")]

@@ -12,7 +12,7 @@ from typing import Any
 
 from playground.mcp import jsontext
 
-KINDS = frozenset({"start", "frame", "stderr", "heartbeat", "dropped", "end"})
+KINDS = frozenset({"start", "frame", "part", "stderr", "heartbeat", "dropped", "end"})
 _UUID_HEX = re.compile(r"[0-9a-f]{32}")
 
 
@@ -27,6 +27,7 @@ class Limits:
     argv: int = 200  # arguments of the started server kept
     field_chars: int = 10_000  # a start's argv item, cwd, an end's reason
     requests: int = 10_000_000  # uploads per capture
+    line_bytes: int = 64 * 1024 * 1024  # of one frame line sent in parts: beyond, it is kept cut
 
 
 LIMITS = Limits()
@@ -69,11 +70,11 @@ def _record(line: str, number: int) -> dict[str, Any]:
     if kind not in KINDS:
         raise Malformed(f"{where}: `kind` must be one of {', '.join(sorted(KINDS))}")
     out: dict[str, Any] = {"capture": capture, "server": server, "i": i, "t": float(t), "kind": kind}
-    if kind == "frame":
+    if kind in ("frame", "part"):
         if record.get("dir") not in ("send", "recv"):
-            raise Malformed(f"{where}: a frame's `dir` must be send or recv")
+            raise Malformed(f"{where}: a {kind}'s `dir` must be send or recv")
         out["dir"] = record["dir"]
-        if "text" in record:
+        if "text" in record and kind == "frame":
             out["text"] = _text(record["text"], f"{where}: `text`")
         elif "b64" in record:
             try:
@@ -82,7 +83,12 @@ def _record(line: str, number: int) -> dict[str, Any]:
                 raise Malformed(f"{where}: `b64` is not base64") from None
             out["b64"] = record["b64"]
         else:
-            raise Malformed(f"{where}: a frame needs `text` or `b64`")
+            raise Malformed(f"{where}: a {kind} needs " + ("`text` or `b64`" if kind == "frame" else "`b64`"))
+        parts, cut = record.get("parts", 0), record.get("cut", False)
+        if kind == "frame" and (type(parts) is not int or parts < 0 or not isinstance(cut, bool)):
+            raise Malformed(f"{where}: a frame's `parts` must be an integer from 0 and `cut` a boolean")
+        if kind == "frame" and (parts or cut):
+            out["parts"], out["cut"] = parts, cut
     elif kind == "stderr":
         out["text"] = _text(record.get("text"), f"{where}: `text`")
     elif kind == "start":

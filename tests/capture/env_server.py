@@ -1,5 +1,6 @@
 """A real SDK server (MCPServer) whose tool reports one variable of its own environment: the
-end-to-end test asks it whether the capture token reached the server."""
+end-to-end test asks it whether the capture token reached the server; and a tool whose answer is
+as long as asked (a line longer than one upload can carry)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ def env(name: str) -> str:
     """The value of `name` in this server's environment, or "(unset)"."""
     print(f"env asked for {name}", file=sys.stderr, flush=True)
     return os.environ.get(name, "(unset)")
+
+
+@app.tool()
+def blob(size: int) -> str:
+    """`size` characters."""
+    return "x" * size
 
 
 if __name__ == "__main__":

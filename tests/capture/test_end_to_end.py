@@ -21,6 +21,7 @@ from playground.transcripts.models import Event, Session
 
 ENV_SERVER = Path(__file__).resolve().parent / "env_server.py"
 HOST = types.Implementation(name="e2e-host", version="1.2.3")
+BLOB = 5_000_000  # characters of a tool's answer: a line longer than one upload (4 MB) can carry
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,6 +34,8 @@ async def _run_host(entry: dict[str, Any], errlog: Path) -> list[str]:
         async with Client(stdio_client(params, errlog=stderr), mode="legacy", client_info=HOST) as client:
             tools = await client.list_tools()
             result = await client.call_tool("env", {"name": TOKEN_VARIABLE})
+            blob = await client.call_tool("blob", {"size": BLOB})
+            assert blob.content[0].text == "x" * BLOB
             return [t.name for t in tools.tools] + [result.content[0].text]
 
 
@@ -54,7 +57,7 @@ def test_the_sdk_client_through_the_real_capture_into_a_running_playground(owner
     server.save()
     entry = stdio_entry(server, live_server.url, token)
     names = anyio.run(_run_host, entry, tmp_path / "stderr")
-    assert names == ["env", "(unset)"]  # the token never reaches the server
+    assert names == ["env", "blob", "(unset)"]  # the token never reaches the server
     session = _wait_ended(server.pk)
     assert session.owner == user
     events = list(Event.objects.filter(session=session).order_by("seq").values_list("data", flat=True))
@@ -64,6 +67,11 @@ def test_the_sdk_client_through_the_real_capture_into_a_running_playground(owner
     assert sum(1 for d, _ in methods if d == "recv") >= 3  # initialize, tools/list, tools/call answered
     assert any(e["dir"] == "stderr" and "env asked for" in e.get("text", "") for e in events)
     assert token not in str(events)
+    # The 5 MB answer is one frame, whole (its size; stored cut as any frame over the recorded
+    # size is), paired with its request: nothing dropped.
+    (long,) = [e for e in events if e["dir"] == "recv" and e["size"] > BLOB]
+    assert long["reply_to"] and long["truncated"] and not long.get("problems")
+    assert not session.report.get("dropped")
     assert events[-1]["kind"] == "closed"
     browser = DjangoClient()
     browser.force_login(user)
@@ -78,7 +86,7 @@ def test_a_wrong_token_records_nothing_and_the_host_is_unaffected(owner, live_se
     server.command, server.args = sys.executable, [str(ENV_SERVER)]
     server.save()
     entry = stdio_entry(server, live_server.url, "wrong-token")
-    assert anyio.run(_run_host, entry, tmp_path / "stderr") == ["env", "(unset)"]
+    assert anyio.run(_run_host, entry, tmp_path / "stderr") == ["env", "blob", "(unset)"]
     said = [line for line in (tmp_path / "stderr").read_text().splitlines() if "env asked for" not in line]
     assert len(said) == 1 and "token" in said[0].lower(), (
         said

@@ -3,6 +3,7 @@ order, and what it refuses (storing nothing)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from datetime import timedelta
@@ -13,7 +14,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from playground.capture.models import Capture, CaptureRecord, CaptureToken
+from playground.capture.models import Capture, CapturePart, CaptureRecord, CaptureToken
 from playground.mcp import jsonrpc
 from playground.registry.models import Server
 from playground.sessions.live.durability import CAPTURE_SILENT, reap_dead_sessions
@@ -244,3 +245,56 @@ def test_a_server_the_capture_could_not_start_is_said_so(exchange, owner):
     session_id = post(Client(), token, body([start, end], server.pk)).json()["session"]
     (note,) = [r["text"] for r in rows(session_id) if r.get("kind") == "started"]
     assert "no-such-server --stdio" in note and "could not be started" in note and "pid" not in note
+
+
+def _renumbered(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "i": n} for n, r in enumerate(records)]
+
+
+def _split(record: dict[str, Any], cuts: tuple[int, ...]) -> list[dict[str, Any]]:
+    """A frame record as the capture sends a long line: `part` records, then its frame."""
+    line = record["text"].encode()
+    edges = [0, *cuts, len(line)]
+    pieces = [line[a:b] for a, b in zip(edges, edges[1:])]
+    rest = {k: v for k, v in record.items() if k != "text"}
+    parts = [rest | {"kind": "part", "b64": base64.b64encode(p).decode()} for p in pieces[:-1]]
+    return [*parts, rest | {"b64": base64.b64encode(pieces[-1]).decode(), "parts": len(parts)}]
+
+
+def _largest_response(exchange: list[dict[str, Any]]) -> int:
+    responses = [n for n, r in enumerate(exchange) if r["kind"] == "frame" and r["dir"] == "recv"]
+    return max(responses, key=lambda n: len(exchange[n]["text"]))
+
+
+def test_a_line_sent_in_parts_across_uploads_is_one_frame_paired_with_its_request(exchange, owner):
+    _user, server, token = owner
+    at = _largest_response(exchange)
+    split = _split(exchange[at], (7, 30))
+    records = _renumbered([*exchange[:at], *split, *exchange[at + 1 :]])
+    client = Client()
+    first = post(client, token, body(records[: at + 2], server.pk))  # the frame comes in the next upload
+    assert first.status_code == 200, first.content
+    assert CapturePart.objects.count() == 2
+    second = post(client, token, body(records[at + 2 :], server.pk)).json()
+    saved = rows(second["session"])
+    assert [(r["dir"], r["message"]) for r in saved if r["dir"] in ("send", "recv")] == frames_of(exchange)
+    whole = next(r for r in saved if r["dir"] == "recv" and r["message"] == json.loads(exchange[at]["text"]))
+    assert whole["reply_to"] and not whole.get("problems") and whole["size"] == len(exchange[at]["text"].encode())
+    assert not CapturePart.objects.exists() and Capture.objects.get().pending_parts == {}
+
+
+def test_the_parts_of_a_lost_line_are_dropped_and_a_line_recorded_cut_says_so(exchange, owner):
+    _user, server, token = owner
+    at = _largest_response(exchange)
+    orphan = _split(exchange[at], (5,))[0]  # the capture lost the rest of that line
+    cut = _split(exchange[at], (5, 12))
+    cut[-1]["cut"] = True
+    records = _renumbered([*exchange[:at], orphan, exchange[at], *cut, *exchange[at + 1 :]])
+    answer = post(Client(), token, body(records, server.pk)).json()
+    saved = [r for r in rows(answer["session"]) if r["dir"] == "recv"]
+    expected = json.loads(exchange[at]["text"])
+    whole = [r for r in saved if r["message"] == expected]
+    assert len(whole) == 2  # the line itself, unharmed by the lost line's part; its cut copy
+    assert not whole[0].get("problems")
+    assert any("recorded cut" in str(p) for p in whole[1]["problems"])
+    assert not CapturePart.objects.exists()

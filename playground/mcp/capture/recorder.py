@@ -4,8 +4,10 @@ writes each as one JSON record (the upload's format, docs/capture.md) into the o
 The forwarding threads hand their chunks over with one deque append after forwarding them and
 never wait here (nor wake this thread: it takes what came every 20 ms). When the recorder falls
 behind by more than `backlog_limit` bytes, a chunk is not kept: its lines are counted as dropped
-(and the line it cut into is dropped whole), so memory stays bounded whatever the server writes. A line is recorded when its newline comes,
-or at the stream's end.
+(and the line it cut into is dropped whole), so memory stays bounded whatever the server writes.
+A line is recorded when its newline comes, or at the stream's end. A frame line longer than an
+upload can hold goes as `part` records of PART_BYTES each, then its `frame` (which says how many
+parts come before it); beyond MAX_LINE bytes it is recorded cut there, as a live session's is.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from .outbox import Outbox
 HEARTBEAT = 5.0  # seconds between heartbeats while the server runs
 PERIOD = 0.02  # seconds between the recorder's rounds (records reach the page within ~50 ms)
 MAX_RECORD = 4_000_000 - 1  # an upload request holds at most 4 MB: a larger record cannot be sent
+PART_BYTES = 1_000_000  # bytes of a long frame line a `part` record carries (1.33 MB in base64)
+MAX_LINE = 64 * 1024 * 1024  # bytes of one frame line kept (a live session's stdio limit): the rest is cut
 BACKLOG_LIMIT = 32 * 1024 * 1024  # bytes of chunks waiting for the recorder before chunks are dropped
 
 _text: Callable[[str], str] = json.encoder.encode_basestring
@@ -57,6 +61,8 @@ class Recorder:
         self._partial: dict[str, list[bytes]] = {"send": [], "recv": [], "stderr": []}
         self._partial_size = {"send": 0, "recv": 0, "stderr": 0}
         self._skipping = {"send": False, "recv": False, "stderr": False}
+        self._cut = {"send": False, "recv": False}  # skipping the rest of a line recorded cut (not lost)
+        self._parts = {"send": 0, "recv": 0}  # `part` records sent of the current line
         self._thread = threading.Thread(target=self._run, name="capture-recorder", daemon=True)
 
     def start(self) -> None:
@@ -114,28 +120,44 @@ class Recorder:
 
     def _lines(self, t: float, stream: str, data: bytes) -> None:
         if not data:  # the end of the stream: its partial line is a line
-            if self._partial[stream]:
+            if stream != "stderr" and self._parts[stream] and not self._skipping[stream]:
+                self._line(t, stream, self._take_partial(stream))
+            elif self._partial[stream]:
                 self._frames(t, stream, self._take_partial(stream))
-            self._skipping[stream] = False
+            elif self._skipping[stream] and not self._cut.get(stream):
+                self._lose(1)  # the stream ended inside a line that was being skipped
+            self._skipping[stream] = self._cut[stream] = False
             return
         if self._skipping[stream]:
             newline = data.find(b"\n")
             if newline < 0:
                 return
             self._skipping[stream] = False
-            self._lose(1)
+            if not self._cut.get(stream):
+                self._lose(1)
+            self._cut[stream] = False
             data = data[newline + 1 :]
         newline = data.rfind(b"\n")
         if newline >= 0:
             whole = data[:newline]
             if self._partial[stream]:
                 whole = self._take_partial(stream) + whole
-            self._frames(t, stream, whole)
+            more = b"\n"
+            if stream != "stderr" and self._parts[stream]:  # the end of a line sent in parts
+                first, more, whole = whole.partition(b"\n")
+                self._line(t, stream, first)
+            if more:
+                self._frames(t, stream, whole)
             data = data[newline + 1 :]
         if data:
             self._partial[stream].append(data)
             self._partial_size[stream] += len(data)
-            if self._partial_size[stream] > MAX_RECORD:  # can never be sent: skip to its newline
+            if stream != "stderr" and self._partial_size[stream] >= PART_BYTES:
+                rest = self._send_parts(t, stream, self._take_partial(stream))
+                if rest:
+                    self._partial[stream].append(rest)
+                    self._partial_size[stream] = len(rest)
+            elif self._partial_size[stream] > MAX_RECORD:  # can never be sent: skip to its newline
                 self._take_partial(stream)
                 self._skipping[stream] = True
 
@@ -164,6 +186,8 @@ class Recorder:
         """A chunk the recorder could not keep up with: the lines it ended are lost (the one it
         continued included), and so is the line it began."""
         self._take_partial(stream)
+        if stream in self._parts:  # parts already sent of that line: the playground drops them
+            self._parts[stream] = 0
         if newlines == 0:
             self._skipping[stream] = True
             return
@@ -180,11 +204,45 @@ class Recorder:
         if stream == "stderr":
             self._record(t, '"kind":"stderr","text":' + _text(line.decode("utf-8", "replace")) + "}")
             return
+        if len(line) > PART_BYTES:
+            line = self._send_parts(t, stream, line)
+            if self._skipping[stream]:  # lost (no room for a part), or cut and already recorded
+                self._skipping[stream] = self._cut[stream] = False
+                return
+        parts, self._parts[stream] = self._parts[stream], 0
+        self._frame(t, stream, line, parts, cut=False)
+
+    def _frame(self, t: float, stream: str, line: bytes, parts: int, cut: bool) -> None:
         try:
             body = '","text":' + _text(line.decode("utf-8"))
         except UnicodeDecodeError:
             body = '","b64":"' + base64.b64encode(line).decode("ascii") + '"'
-        self._record(t, '"kind":"frame","dir":"' + stream + body + "}")
+        more = (f',"parts":{parts}' if parts else "") + (',"cut":true' if cut else "")
+        self._record(t, '"kind":"frame","dir":"' + stream + body + more + "}")
+
+    def _send_parts(self, t: float, stream: str, data: bytes) -> bytes:
+        """`part` records for the whole PART_BYTES pieces of a frame line's `data`; the rest,
+        which its `frame` record (or the next part) carries. A line that reaches MAX_LINE gets
+        its frame here, marked cut, and the rest of it is skipped (`_skipping` and `_cut` set);
+        a part with no room loses the line (counted; the playground drops its earlier parts)."""
+        pieces = len(data) // PART_BYTES
+        for n in range(pieces):
+            piece = data[n * PART_BYTES : (n + 1) * PART_BYTES]
+            if (self._parts[stream] + 1) * PART_BYTES >= MAX_LINE:
+                parts, self._parts[stream] = self._parts[stream], 0
+                self._frame(t, stream, piece, parts, cut=True)
+                self._skipping[stream] = self._cut[stream] = True
+                return b""
+            self._note_lost()
+            line = f'{self._prefix}{self.i},"t":{t:.6f},"kind":"part","dir":"{stream}","b64":"'.encode()
+            if not self.outbox.put(line + base64.b64encode(piece) + b'"}\n'):
+                self._parts[stream] = 0
+                self._lose(1)
+                self._skipping[stream], self._cut[stream] = True, True  # (counted here, not again)
+                return b""
+            self.i += 1
+            self._parts[stream] += 1
+        return data[pieces * PART_BYTES :]
 
     def _record(self, t: float, body: str, force: bool = False) -> None:
         if not force:

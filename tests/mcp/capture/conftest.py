@@ -96,12 +96,20 @@ def finish(proc: subprocess.Popen[bytes], timeout: float = 60) -> tuple[bytes, b
 
 
 def frames(records: list[dict[str, Any]], direction: str) -> list[bytes]:
-    """The lines of one direction, as bytes again."""
-    return [
-        r["text"].encode() if "text" in r else base64.b64decode(r["b64"])
-        for r in records
-        if r["kind"] == "frame" and r["dir"] == direction
-    ]
+    """The lines of one direction, as bytes again: a frame joined to the `part` records it
+    says came before it (the contract; parts no frame claims are dropped, as the playground does)."""
+    lines, parts = [], []
+    for r in records:
+        if r.get("dir") != direction:
+            continue
+        if r["kind"] == "part":
+            parts.append(base64.b64decode(r["b64"]))
+        elif r["kind"] == "frame":
+            own = r["text"].encode() if "text" in r else base64.b64decode(r["b64"])
+            claimed = parts[len(parts) - r.get("parts", 0) :] if r.get("parts") else []
+            lines.append(b"".join([*claimed, own]))
+            parts = []
+    return lines
 
 
 def lines_of(data: bytes) -> list[bytes]:

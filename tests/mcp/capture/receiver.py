@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_BODY = 4 * 1024 * 1024
-KINDS = {"start", "frame", "stderr", "heartbeat", "dropped", "end"}
+KINDS = {"start", "frame", "part", "stderr", "heartbeat", "dropped", "end"}
 
 
 @dataclass
@@ -50,6 +50,10 @@ def problem(record: Any) -> str | None:
     if kind == "frame":
         if record.get("dir") not in ("send", "recv") or ("text" in record) == ("b64" in record):
             return "frame"
+        if not isinstance(record.get("parts", 0), int) or not isinstance(record.get("cut", False), bool):
+            return "frame"
+    if kind == "part" and (record.get("dir") not in ("send", "recv") or not isinstance(record.get("b64"), str)):
+        return "part"
     if kind == "stderr" and not isinstance(record.get("text"), str):
         return "stderr"
     if kind == "dropped" and not (isinstance(record.get("count"), int) and record["count"] > 0):

@@ -1,14 +1,16 @@
-"""The recorder in one process: when it falls behind the forwarding (more than its backlog of
-chunks waiting) or a line can never fit an upload, the lines are counted, never lost silently;
-the lines around them are recorded whole."""
+"""The recorder in one process: a frame line longer than an upload goes in parts and comes back
+whole (cut beyond MAX_LINE); when the recorder falls behind the forwarding (more than its backlog
+of chunks waiting) or a part finds no room, the lines are counted, never lost silently, and the
+lines around them are recorded whole."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from playground.mcp.capture import recorder as recorder_module
 from playground.mcp.capture.outbox import Outbox
-from playground.mcp.capture.recorder import MAX_RECORD, Recorder
+from playground.mcp.capture.recorder import MAX_RECORD, PART_BYTES, Recorder
 from tests.mcp.capture.conftest import contiguous, frames
 
 
@@ -43,17 +45,65 @@ def test_chunks_beyond_the_backlog_are_counted(tmp_path: Path) -> None:
     assert records[-1]["kind"] == "dropped"  # the count sent at the end
 
 
-def test_a_line_too_long_for_any_upload_is_counted_and_its_neighbours_kept(tmp_path: Path) -> None:
+def test_lines_longer_than_an_upload_go_in_parts_and_come_back_whole(tmp_path: Path) -> None:
     outbox = Outbox("d" * 32, folder=tmp_path)
     recorder = Recorder("d" * 32, 1, outbox)
     recorder.start()
-    recorder.chunk("recv", b"before\n" + b"x" * (MAX_RECORD // 2))
-    recorder.chunk("recv", b"x" * (MAX_RECORD // 2 + 10) + b"\nafter\n")
-    recorder.chunk("recv", b"\xff" * (MAX_RECORD * 4 // 5) + b"\n")  # under 4 MB, but not once in base64
-    recorder.chunk("recv", b"\xff" * (MAX_RECORD // 2) + b"\n")  # 2 MB: its base64 fits
+    long_text = b'{"jsonrpc":"2.0","id":1,"result":{"blob":"' + b"x" * (MAX_RECORD + 10) + b'"}}'
+    cut_in = len(long_text) // 3
+    recorder.chunk("recv", b"before\n" + long_text[:cut_in])  # a line that comes in several chunks
+    recorder.chunk("recv", long_text[cut_in:] + b"\nafter\n")
+    binary = bytes(b for b in range(256) if b != 10) * (MAX_RECORD * 4 // 5 // 255)  # over 4 MB in base64
+    accented = b"a" + "é".encode() * (PART_BYTES // 2 + 3)  # a part ends inside a 2-byte character
+    recorder.chunk("send", binary + b"\n" + accented)
+    recorder.chunk("send", b"")  # the stream's end ends its last line
+    recorder.chunk("recv", b"x" * (2 * PART_BYTES) + b"\n")  # exactly two parts and an empty frame
     recorder.chunk("recv", b"")
     recorder.stop(10)
     records = drained(outbox)
     assert contiguous(records)
-    assert frames(records, "recv") == [b"before", b"after", b"\xff" * (MAX_RECORD // 2)]
-    assert sum(r["count"] for r in records if r["kind"] == "dropped") == 2
+    assert not [r for r in records if r["kind"] == "dropped"]
+    assert frames(records, "recv") == [b"before", long_text, b"after", b"x" * (2 * PART_BYTES)]
+    assert frames(records, "send") == [binary, accented]
+    encoded = [len(json.dumps(r)) for r in records]
+    assert max(encoded) < MAX_RECORD  # each record fits an upload
+    assert sum(r["kind"] == "part" for r in records) == 4 + 3 + 1 + 2
+
+
+def test_a_line_beyond_max_line_is_recorded_cut_and_the_next_one_whole(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(recorder_module, "MAX_LINE", 5 * PART_BYTES)
+    outbox = Outbox("e" * 32, folder=tmp_path)
+    recorder = Recorder("e" * 32, 1, outbox)
+    recorder.start()
+    for _ in range(8):  # 8 MB of one line, in 1 MB chunks
+        recorder.chunk("recv", b"y" * PART_BYTES)
+    recorder.chunk("recv", b"yyy\nnext\n")
+    recorder.chunk("recv", b"")
+    recorder.stop(10)
+    records = drained(outbox)
+    assert contiguous(records)
+    cut = [r for r in records if r["kind"] == "frame" and r.get("cut")]
+    assert len(cut) == 1 and cut[0]["parts"] == 4
+    assert frames(records, "recv") == [b"y" * (5 * PART_BYTES), b"next"]
+    assert not [r for r in records if r["kind"] == "dropped"]  # recorded cut, not lost
+
+
+def test_a_part_with_no_room_loses_its_line_counted_and_the_next_line_claims_none(tmp_path: Path) -> None:
+    outbox = Outbox("f" * 32, folder=tmp_path, memory_limit=3 * PART_BYTES, spill_limit=0)
+    recorder = Recorder("f" * 32, 1, outbox)
+    recorder.chunk("recv", b"z" * (5 * PART_BYTES) + b"\n")  # its third part finds no room
+    recorder.start()
+    recorder.stop(10)
+    records = drained(outbox)
+    parts = [r for r in records if r["kind"] == "part"]
+    assert 1 <= len(parts) < 5
+    assert frames(records, "recv") == []
+    assert sum(r["count"] for r in records if r["kind"] == "dropped") == 1
+    # Room again: the next line is whole, and claims none of the lost line's parts.
+    recorder = Recorder("f" * 32, 1, outbox)
+    recorder.i = records[-1]["i"] + 1
+    recorder.start()
+    recorder.chunk("recv", b"small\n")
+    recorder.stop(10)
+    later = drained(outbox)
+    assert frames(records + later, "recv") == [b"small"]
