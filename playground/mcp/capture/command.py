@@ -12,15 +12,14 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 from . import TOKEN_VAR, say
+from .leftovers import deliver, deliver_in_background
 from .outbox import Outbox, limits
 from .proxy import Proxy
 from .recorder import Recorder
-from .uploader import MAX_BATCH, Poster, Uploader, refusal
+from .uploader import Poster, Uploader
 
 FLUSH = 3.0  # seconds, at the end, to deliver what is left before keeping it in the spill file
 EXIT_USAGE = 2
@@ -147,14 +146,18 @@ def capture(command: list[str], cwd: str | None, base: str, server: int | None, 
             uploader.start()
         _finish(recorder, uploader, outbox, base)
         return code
-    if recorder is not None and uploader is not None:
+    leftovers = None
+    if recorder is not None and uploader is not None and outbox is not None:
         recorder.start()
         uploader.start()
+        leftovers = deliver_in_background(outbox.folder, base, token, uploader.reached)
     outcome = proxy.wait()
     if recorder is not None:
         recorder.recording = False  # (the host may still write: after the end, not recorded)
         recorder.event("end", code=outcome.code if outcome.code >= 0 else None, reason=outcome.reason)
     _finish(recorder, uploader, outbox, base)
+    if leftovers is not None and uploader is not None and uploader.reached.is_set():
+        leftovers.join(FLUSH)  # (one not delivered by then is taken over by a later capture)
     return outcome.code
 
 
@@ -180,52 +183,20 @@ def _finish(recorder: Recorder | None, uploader: Uploader | None, outbox: Outbox
 
 
 def import_file(path: Path, base: str, token: str) -> int:
-    """Deliver a spill file (its records as the capture would have sent them), in batches of at
-    most 4 MB read as they go, then remove it."""
+    """Deliver a spill file (its records as the capture would have sent them), then remove it."""
     if not token:
         say(f"{TOKEN_VAR} is not set: the playground needs the capture token")
         return EXIT_USAGE
     try:
         poster = Poster(base, token)
-        file = path.open("rb")
+        done = deliver(path, poster)
     except (ValueError, OSError) as exc:
         say(str(exc))
         return EXIT_USAGE
-    delivered = skipped = 0
-    session = None
-    with file:
-        for batch in _batches(file):
-            try:
-                status, answer = poster.post(b"".join(batch))
-            except Exception as exc:
-                say(f"could not reach the playground at {base}: {exc}; {delivered} records delivered, the file kept")
-                return 3
-            if status == 413 and len(batch) == 1:
-                skipped += 1
-            elif status != 200:
-                message = refusal(status, answer, poster.url.geturl()) or f"the playground answered {status}"
-                say(f"{message}; {delivered} records delivered, the file kept")
-                return 1
-            else:
-                delivered += len(batch)
-                session = answer.get("session", session)
     poster.close()
-    path.unlink()
-    dropped = f", {skipped} too large for the playground" if skipped else ""
-    say(f"delivered {delivered} records of {path.name} (session {session}){dropped}; the file is removed")
+    if done.error:
+        say(f"{done.error} ({base}); {done.delivered} records delivered, the file kept")
+        return 3 if done.error.startswith("could not reach") else 1
+    dropped = f", {done.skipped} too large for the playground" if done.skipped else ""
+    say(f"delivered {done.delivered} records of {path.name} (session {done.session}){dropped}; the file is removed")
     return 0
-
-
-def _batches(file: IO[bytes]) -> Iterator[list[bytes]]:
-    batch: list[bytes] = []
-    size = 0
-    for line in file:
-        if not line.strip():
-            continue
-        if batch and size + len(line) > MAX_BATCH:
-            yield batch
-            batch, size = [], 0
-        batch.append(line if line.endswith(b"\n") else line + b"\n")
-        size += len(batch[-1])
-    if batch:
-        yield batch

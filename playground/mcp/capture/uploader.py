@@ -108,6 +108,7 @@ class Uploader:
         self.session: Any = None
         self.online = True  # the last post reached the playground
         self.refused = False
+        self.reached = threading.Event()  # set once a post was taken (the playground is there)
         self._stopping = threading.Event()
         self._deadline = 0.0
         self._max_batch = MAX_BATCH
@@ -161,6 +162,7 @@ class Uploader:
             self.outbox.commit(from_memory, file_bytes)
             self.delivered += len(lines)
             self.session = answer.get("session", self.session)
+            self.reached.set()
             return True
         if status == 413:
             if len(lines) == 1:  # one record the playground will not take: counted, not kept

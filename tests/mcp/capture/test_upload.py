@@ -5,6 +5,7 @@ later), a batch resent after an error (deduped), records dropped when nothing ca
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,41 @@ def test_nothing_lost_silently_when_nothing_can_keep_it(fresh: Receiver, tmp_pat
     dropped = sum(r["count"] for r in records if r["kind"] == "dropped")
     recorded = len(frames(records, "send")) + len(frames(records, "recv"))
     assert dropped > 0 and recorded + dropped == 2 * len(LINES) + 1  # every line recorded or counted
+
+
+def test_a_later_capture_delivers_what_an_earlier_one_kept(fresh: Receiver, tmp_path: Path, python_exe: str) -> None:
+    """No one has to remember --capture-import: the next capture (the host restarted) delivers an
+    earlier capture's file once its own upload reached the playground, and says so on stderr."""
+    fresh.down()
+    echo_through(start(fresh.base, [python_exe, PEER, str(tmp_path), "echo"], host_env(tmp_path)), LINES)
+    (kept,) = (tmp_path / "spill").glob("*.jsonl")
+    fresh.up()
+    _, err = echo_through(start(fresh.base, [python_exe, PEER, str(tmp_path), "echo"], host_env(tmp_path)), LINES[:2])
+    assert not list((tmp_path / "spill").glob("*"))  # delivered and removed before the capture ended
+    assert len(fresh.captures) == 2
+    earlier = next(c for c in fresh.captures.values() if len(c.records) > 10).ordered()
+    assert contiguous(earlier) and [earlier[0]["kind"], earlier[-1]["kind"]] == ["start", "end"]
+    assert frames(earlier, "send") == [line[:-1] for line in LINES]
+    said = err.decode().splitlines()
+    assert said == [
+        f"[playground capture] delivered {len(earlier)} records an earlier capture kept in {kept.name} (session {next(c.session for c in fresh.captures.values() if len(c.records) > 10)})"
+    ]
+
+
+def test_a_file_claimed_by_a_capture_that_died_is_taken_over(tmp_path: Path) -> None:
+    """Two captures starting at once never deliver the same file; a claim whose process is gone
+    is taken over (its records are sent again: the playground dedupes)."""
+    from playground.mcp.capture.leftovers import CLAIM, claim, release
+
+    folder = tmp_path / "spill"
+    folder.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (folder / "a.jsonl").write_bytes(b"{}\n")
+    (folder / f"b.jsonl{CLAIM}{int(dead.stdout)}").write_bytes(b"{}\n")  # its process has exited
+    (folder / f"c.jsonl{CLAIM}{os.getppid()}").write_bytes(b"{}\n")  # a live process's claim
+    (folder / "d.jsonl.tmp").write_bytes(b"{}\n")  # being written: not a left file
+    claimed = list(claim(folder))
+    assert sorted(p.name for p in claimed) == [f"a.jsonl{CLAIM}{os.getpid()}", f"b.jsonl{CLAIM}{os.getpid()}"]
+    assert list(claim(folder)) == []  # claimed already
+    release(claimed[0])
+    assert (folder / claimed[0].name.rpartition(CLAIM)[0]).exists()

@@ -1,0 +1,135 @@
+"""Spill files an earlier capture kept (the playground was unreachable when its server ended),
+delivered: by `--capture-import FILE`, and by every later capture on its own once its first
+upload reached the playground, so nothing waits for someone to remember the command.
+
+A file is claimed by renaming it (`<id>.jsonl.delivering-<pid>`): two captures starting at once
+never deliver the same file, and a claim whose process died is taken over. Re-sending records
+the playground already has is safe (it dedupes by capture and `i`)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from . import say
+from .uploader import MAX_BATCH, Poster, refusal
+
+CLAIM = ".delivering-"
+
+
+@dataclass
+class Delivery:
+    delivered: int = 0
+    skipped: int = 0  # records the playground would not take (413 for one record)
+    session: object = None
+    error: str = ""  # why it stopped; the file is kept
+
+
+def deliver(path: Path, poster: Poster) -> Delivery:
+    """Post the file's records in batches of at most 4 MB, read as they go; remove it once all
+    are delivered."""
+    done = Delivery()
+    with path.open("rb") as file:
+        for batch in _batches(file):
+            try:
+                status, answer = poster.post(b"".join(batch))
+            except Exception as exc:
+                done.error = f"could not reach the playground: {exc}"
+                return done
+            if status == 413 and len(batch) == 1:
+                done.skipped += 1
+            elif status != 200:
+                done.error = refusal(status, answer, poster.url.geturl()) or f"the playground answered {status}"
+                return done
+            else:
+                done.delivered += len(batch)
+                done.session = answer.get("session", done.session)
+    path.unlink()
+    return done
+
+
+def _batches(file: IO[bytes]) -> Iterator[list[bytes]]:
+    batch: list[bytes] = []
+    size = 0
+    for line in file:
+        if not line.strip():
+            continue
+        if batch and size + len(line) > MAX_BATCH:
+            yield batch
+            batch, size = [], 0
+        batch.append(line if line.endswith(b"\n") else line + b"\n")
+        size += len(batch[-1])
+    if batch:
+        yield batch
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def claim(folder: Path) -> Iterator[Path]:
+    """The folder's left files, each renamed to this process's claim first (oldest first);
+    claims of processes that died are taken over."""
+    try:
+        entries = sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime)
+    except OSError:
+        return
+    for path in entries:
+        name = path.name
+        if CLAIM in name:
+            base, _, pid = name.rpartition(CLAIM)
+            if not pid.isdigit() or _alive(int(pid)):
+                continue
+        elif name.endswith(".jsonl"):
+            base = name
+        else:
+            continue
+        mine = path.with_name(f"{base}{CLAIM}{os.getpid()}")
+        try:
+            path.rename(mine)
+        except OSError:  # another capture claimed it first
+            continue
+        yield mine
+
+
+def release(path: Path) -> None:
+    """Give a claimed file back (not delivered): the next capture tries it again."""
+    base = path.name.rpartition(CLAIM)[0]
+    try:
+        path.rename(path.with_name(base))
+    except OSError:
+        pass
+
+
+def deliver_in_background(folder: Path, base: str, token: str, reached: threading.Event) -> threading.Thread:
+    """Once this capture's own upload has reached the playground (`reached`), deliver what
+    earlier captures left in `folder`; one stderr line for each file delivered."""
+
+    def run() -> None:
+        reached.wait()
+        try:
+            poster = Poster(base, token)
+        except ValueError:
+            return
+        for path in claim(folder):
+            done = deliver(path, poster)
+            if done.error:
+                release(path)
+                break  # (the playground went away, or will not take them: a later capture tries)
+            name = path.name.rpartition(CLAIM)[0]
+            say(f"delivered {done.delivered} records an earlier capture kept in {name} (session {done.session})")
+        poster.close()
+
+    thread = threading.Thread(target=run, name="capture-leftovers", daemon=True)
+    thread.start()
+    return thread
