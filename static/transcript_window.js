@@ -285,13 +285,24 @@
     const last = lastLine();
     state.liveSeen = last ? seqOf(last) : 0;
     let viewTimer = null;
+    // A change of the transcript's size (the window resized, the columns stacked) moves or clamps
+    // its scroll position: that is not the person scrolling up, and a followed transcript stays
+    // at its bottom.
+    let size = [t.clientWidth, t.clientHeight];
+    const resized = () => {
+      const now = [t.clientWidth, t.clientHeight];
+      const changed = now[0] !== size[0] || now[1] !== size[1];
+      size = now;
+      return changed;
+    };
+    new ResizeObserver(() => { if (resized() && following && state.attached) scrollDown(); }).observe(t);
     t.addEventListener("scroll", () => {
       if (viewTimer === null) {
         viewTimer = setTimeout(() => { viewTimer = null; const a = anchorLine(); state.viewSeq = a ? seqOf(a) : 0; }, 150);
       }
       const fromBottom = t.scrollHeight - t.scrollTop - t.clientHeight;
       const atBottom = fromBottom < 24 && state.attached;
-      if (following && !atBottom && state.attached && t.scrollTop >= ownTop - 1) scrollDown();  // the bottom moved
+      if (following && !atBottom && state.attached && (t.scrollTop >= ownTop - 1 || resized())) scrollDown();  // the bottom moved
       else if (atBottom !== following) setFollowing(atBottom);
       if (t.scrollTop < EDGE) loadEarlier();
       if (fromBottom < EDGE && !state.attached) loadLater();

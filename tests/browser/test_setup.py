@@ -133,7 +133,7 @@ class SetupTests(LiveBrowserTestCase):
         failed = page.url
         if unprocessed:  # clicked before htmx processed the swapped-in button (a busy machine)
             fresh = hint.evaluate(
-                "el => { el.outerHTML = el.outerHTML; return !document.querySelector('.connect-hint button')._htmx; }"
+                "el => { const p = el.parentNode; el.outerHTML = el.outerHTML; return !p.querySelector('.connect-hint button')._htmx; }"
             )
             assert fresh
         hint.get_by_role("button", name="Switch to Auto and retry").click()

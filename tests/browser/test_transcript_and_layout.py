@@ -372,6 +372,8 @@ class LayoutTests(LiveBrowserTestCase):
                     )
                 else:
                     assert columns[0][1] < columns[1][1] < columns[2][1], f"{where}: the columns stack in order"
+                # A resize is not the person scrolling up: the transcript keeps following.
+                expect(page.locator("#transcript-follow"), f"{where}: the transcript follows").to_have_text("Following")
                 for control in self.controls(page):
                     control.scroll_into_view_if_needed()
                     control.click(trial=True)  # visible, enabled, not covered by anything
