@@ -394,6 +394,12 @@ class McpClient:
             if remaining <= 0 and self.transport.waiting_on_user():
                 pending.deadline = loop.time() + pending.timeout  # a person is authorizing: wait for them
                 continue
+            if remaining <= 0 and pending.method == "server/discover" and self.transport.starting():
+                # The era probe's short timeout is a guess, not the person's: a server that has not
+                # said a word since it was started (a slow import, a package being fetched) is
+                # waited for, not taken for a legacy one that ignores the probe.
+                pending.deadline = loop.time() + pending.timeout
+                continue
             if remaining <= 0:
                 return pending.future.done()
             done, _ = await asyncio.wait({pending.future}, timeout=None if remaining == float("inf") else remaining)

@@ -2,7 +2,8 @@
 
 Era per server: `legacy` (the default, as the official Inspector does), `modern`, or
 `auto`, which follows the spec's detection — stdio probes `server/discover` (a modern
-error or a result means modern; any other error or a timeout means legacy), HTTP sends
+error or a result means modern; any other error or a timeout means legacy; the timeout does not
+run out on a server that has written nothing yet, within stdio.STARTUP_GRACE), HTTP sends
 a modern request and inspects a 4xx body, then falls back to `initialize`, then to the
 deprecated HTTP+SSE transport. The verdict and its evidence are notes in the transcript.
 """

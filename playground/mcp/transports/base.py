@@ -71,6 +71,11 @@ class Transport(abc.ABC):
         browser): request deadlines do not run out meanwhile."""
         return False
 
+    def starting(self) -> bool:
+        """True while the server is still starting (stdio: it has written nothing yet): the era
+        probe's deadline does not run out meanwhile, within the transport's grace."""
+        return False
+
     async def cancel(self, request_id: Any) -> bool:
         """Cancel at the transport level (modern HTTP closes the request's stream).
         Returns False when the client must send `notifications/cancelled` instead."""

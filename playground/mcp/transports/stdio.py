@@ -26,6 +26,9 @@ from .base import Transport, TransportError
 CHUNK = 65536
 # How long `close()` waits for SIGKILL to take effect and for the readers to finish.
 KILL_WAIT = 5.0
+# Seconds a server that has written nothing yet is given to start before request deadlines run
+# out on it (a Python server's imports on a busy machine, `uvx` or `npx` fetching a package).
+STARTUP_GRACE = 20.0
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
@@ -122,6 +125,8 @@ class StdioTransport(Transport):
         self._tasks: list[asyncio.Task[None]] = []
         self._stdout_task: asyncio.Task[None] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
+        self._spawned_at = 0.0
+        self._heard = False  # the server has written something (stdout or stderr)
         self._watch_task: asyncio.Task[None] | None = None
         self._close_task: asyncio.Task[None] | None = None
         self._closing = False
@@ -161,6 +166,7 @@ class StdioTransport(Transport):
             raise TransportError(message) from exc
         self._transport, self._protocol = transport, protocol
         self.process = asyncio.subprocess.Process(transport, protocol, loop)
+        self._spawned_at = loop.time()
         # "started", not "connected": nothing has answered yet (initialize will tell).
         self.tap.note("started", f"spawned {self.command} (pid {self.process.pid})", pid=self.process.pid)
         self._stdout_task = asyncio.create_task(self._read_stdout(), name=f"stdio-stdout-{self.pid}")
@@ -303,6 +309,14 @@ class StdioTransport(Transport):
                 f"cannot send: the server's stdin is closed ({exc!r}); {describe_exit(proc.returncode)}"
             ) from exc
 
+    def starting(self) -> bool:
+        """Nothing from the server yet, within STARTUP_GRACE of its spawn: `auto`'s short probe
+        must not take a server that is still importing (or being fetched by uvx/npx) for a
+        legacy one that ignores `server/discover`."""
+        if self._heard or self.process is None or self.process.returncode is not None:
+            return False
+        return asyncio.get_running_loop().time() - self._spawned_at < STARTUP_GRACE
+
     # Reading ------------------------------------------------------------------
 
     async def _read_stdout(self) -> None:
@@ -329,6 +343,7 @@ class StdioTransport(Transport):
             chunk = await stream.read(CHUNK)
             if not chunk:
                 break
+            self._heard = True
             # Split in C, then one handler call a line (a flood brings hundreds a chunk).
             lines = chunk.split(b"\n")
             tail = lines.pop()  # after the chunk's last newline: unfinished
