@@ -213,3 +213,67 @@ def test_the_official_inspector_cli_through_the_http_capture(playground, sdk_htt
     assert [r["message"]["method"] for r in rows if r["dir"] == "send" and "method" in (r.get("message") or {})][
         -1
     ] == "tools/call"
+
+
+def _sse_events(response: httpx.Response, until: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(id, message) of each SSE event of a streamed response, until `until(message)` is true."""
+    events: list[tuple[str, dict[str, Any]]] = []
+    event_id, data = "", []
+    for line in response.iter_lines():
+        if line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif not line and data:
+            message = json.loads("\n".join(data))
+            events.append((event_id, message))
+            event_id, data = "", []
+            if until(message):
+                break
+    return events
+
+
+def test_a_host_resuming_with_last_event_id_gets_the_events_it_missed_through_the_capture(playground, everything_http):
+    """server-everything keeps its events (an event store): a host that lost a call's stream
+    resumes with Last-Event-ID on a GET, through the capture, and the server replays what came
+    after that event; the capture passes the header and records the replayed frames."""
+    port, browser = playground["port"], playground["browser"]
+    server_id, token = register_http(browser, port, everything_http, transport="http")
+    url = f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/{token}/"
+    accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with httpx.Client(timeout=30) as host:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "resumer", "version": "1"}}
+        answer = host.post(
+            url, headers=accept, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+        )
+        assert answer.status_code == 200, answer.text
+        session = {**accept, "Mcp-Session-Id": answer.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+        host.post(url, headers=session, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"name": "trigger-long-running-operation", "arguments": {"duration": 1, "steps": 3}}
+        call_frame = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {**call, "_meta": {"progressToken": 7}},
+        }
+        with host.stream("POST", url, headers=session, json=call_frame) as stream:
+            sent = _sse_events(stream, lambda m: m.get("id") == 2)
+        assert len(sent) == 4 and all(event_id for event_id, _ in sent)  # three progress events, the result
+        # The host "lost" the stream after the first progress event: it resumes from there.
+        resume = {**session, "Accept": "text/event-stream", "Last-Event-ID": sent[0][0]}
+        with host.stream("GET", url, headers=resume, timeout=10) as stream:
+            assert stream.status_code == 200
+            replayed = _sse_events(stream, lambda m: m.get("id") == 2)
+    assert replayed == sent[1:]
+    _id, _report, rows = saved(playground["db"], "http", '"resumer"')
+    # The replayed result is recorded a second time, on the GET, with its event id.
+    result_id = sent[-1][0]
+    results = [r for r in rows if r["dir"] == "recv" and (r.get("message") or {}).get("id") == 2]
+    deadline = time.monotonic() + 20
+    while len(results) < 2 and time.monotonic() < deadline:  # recorded off the forwarding path
+        _id, _report, rows = saved(playground["db"], "http", '"resumer"')
+        results = [r for r in rows if r["dir"] == "recv" and (r.get("message") or {}).get("id") == 2]
+        time.sleep(0.05)
+    assert [r.get("sse_id") for r in results] == [result_id, result_id]
+    gets = [r for r in rows if (r.get("http") or {}).get("method") == "GET"]
+    assert gets, "the GET that resumed is in the recording"
