@@ -8,6 +8,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 
 from playground.mcp import jsontext
 from playground.sessions.features.server_requests import describe_server_request
@@ -33,11 +34,12 @@ def item_html(item: dict[str, Any], shared: bool = False) -> str:
     if kind == "elicitation":
         return elicitation_html(item, shared)
     if kind == "notice":
-        return f'<p class="chat-notice {esc(item.get("level", "info"))}" role="alert">{esc(item.get("text", ""))}</p>'
+        level, text = esc(item.get("level", "info")), esc(item.get("text", ""))
+        return mark_safe(f'<p class="chat-notice {level}" role="alert">{text}</p>')  # (escaped: esc)
     role = "user" if kind == "user" else "model"
     who = "You" if role == "user" else "Model"
     dom = f' id="reply-{esc(item["id"])}"' if item.get("id") else ""
-    return (
+    return mark_safe(  # (escaped: esc; a plain str would be escaped again by the page's template)
         f'<div class="chat-msg {role}"><span class="who">{who}</span>'
         f'<div class="text"{dom}>{esc(item.get("text", ""))}</div></div>'
     )
