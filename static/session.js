@@ -1,5 +1,5 @@
-// The session page's small behaviours htmx cannot do: catalogue search, and answers to server
-// requests (built as JSON and sent through the page's websocket form). The workspace (forms, completion, keyboard) is workspace.js's.
+// The session page's small behaviours htmx cannot do: catalogue search, the panels' state
+// (answers to server requests are server_requests.js's, shared with the chat). The workspace (forms, completion, keyboard) is workspace.js's.
 (function () {
   "use strict";
   // The transcript's window (loading, following, the filter over the whole session):
@@ -88,43 +88,7 @@
     if (el.matches("[data-auto-refresh]")) el.closest("form").requestSubmit();
     if (el.matches("[data-session-timeout]") && el.checkValidity()) el.closest("form").requestSubmit();
   });
-  document.addEventListener("click", (e) => {
-    const b = e.target.closest("button");
-    if (!b) return;
-    if (b.matches("[data-elicit-action]")) answerElicitation(b);
-    if (b.matches("[data-sampling-action]")) answerSampling(b);
-  });
-
-  // --- server requests ----------------------------------------------------------------
-  function sendAnswer(key, result, reject) {
-    const form = document.getElementById("answer-form");
-    form.querySelector("[name=key]").value = key;
-    form.querySelector("[name=result]").value = result ? JSON.stringify(result) : "";
-    form.querySelector("[name=reject]").value = reject ? "1" : "";
-    form.requestSubmit();
-  }
-  function answerElicitation(button) {
-    const form = button.closest("form");
-    const action = button.dataset.elicitAction;
-    if (action === "accept" && form.hasAttribute("data-url")) {
-      // URL mode: the person consented; open the URL (http(s) only) where the page cannot see it.
-      const url = form.dataset.url;
-      if (url) window.open(url, "_blank", "noopener,noreferrer");
-      sendAnswer(form.dataset.key, { action: "accept" });
-    } else if (action === "accept") {
-      if (!form.reportValidity()) return;
-      const content = window.schemaForms ? window.schemaForms.collect(form) : {};
-      sendAnswer(form.dataset.key, { action: "accept", content });
-    } else {
-      sendAnswer(form.dataset.key, { action });
-    }
-  }
-  function answerSampling(button) {
-    const form = button.closest("form");
-    if (button.dataset.samplingAction === "reject") { sendAnswer(form.dataset.key, null, true); return; }
-    const v = (n) => form.querySelector(`[name=${n}]`).value;
-    sendAnswer(form.dataset.key, { role: v("role"), content: { type: "text", text: v("text") }, model: v("model"), stopReason: v("stopReason") });
-  }
+  // Answers to server requests (the cards of sessions/features/server_request.html): server_requests.js.
 
   // --- elapsed time of calls in flight ------------------------------------------------
   setInterval(() => {

@@ -30,7 +30,8 @@ from .toolset import ChatTool
 CATALOGUE_WAIT = 60.0  # seconds a session may take to connect and list its tools
 ENDED = (Session.Status.ENDED, Session.Status.FAILED)
 OnProgress = Callable[[str, dict[str, Any]], Awaitable[None]]
-# (session id, the server_requests feature's event: a request waiting, or {"key", "done"})
+# (session id, the server_requests feature's event: a request waiting, {"key", "done", "answer"},
+# or, after a snapshot, {"waiting": [its keys]})
 OnServerRequest = Callable[[int, dict[str, Any]], Awaitable[None]]
 
 
@@ -53,6 +54,7 @@ class Borrowed:
         self._prefix = "chat-" + secrets.token_hex(4) + "-"
         self._ids = itertools.count(1)
         self._listeners: list[asyncio.Task[None]] = []
+        self.started: set[int] = set()  # the sessions this page started (the others: attached)
 
     async def _listen(self, session_id: int, channel: str) -> None:
         """One session's group, on a channel of its own (its messages do not all say whose they are)."""
@@ -63,6 +65,17 @@ class Borrowed:
             if kind in ("session.catalogue", "session.snapshot") and message.get("catalogue"):
                 if future is not None and not future.done():
                     future.set_result(message["catalogue"])
+            if kind == "session.snapshot" and self.on_request:
+                # What the session waits on now (a reloaded or second tab's cards), then the keys
+                # it waits on: a card saved as waiting whose key is not among them was answered.
+                waiting = [
+                    e.get("event") or {}
+                    for e in message.get("features") or []
+                    if isinstance(e, dict) and e.get("feature") == "server_requests"
+                ]
+                for event in waiting:
+                    await self.on_request(session_id, event)
+                await self.on_request(session_id, {"waiting": [str(e.get("key")) for e in waiting]})
             elif kind == "session.result" and str(message.get("call_id")) in self.pending:
                 done = self.pending[str(message["call_id"])]
                 if not done.done():
@@ -89,16 +102,24 @@ class Borrowed:
 
     async def _start(self, server: Server, owner: Any) -> int:
         session = await start_session(server, owner)
-        self.sessions[server.pk] = session.pk
-        self.catalogues[session.pk] = asyncio.get_running_loop().create_future()
-        channel = self.channels[session.pk] = await self.layer.new_channel()
-        await self.layer.group_add(group_name(session.pk), channel)
+        self.started.add(session.pk)
+        await self.attach(server.pk, session.pk)
+        return session.pk
+
+    async def attach(self, server_pk: int, session_id: int) -> None:
+        """Listen to a session of the chat (started here, or by another tab of the chat that is
+        still live): its group, then a snapshot of it (its catalogue, the requests it waits on)."""
+        if session_id in self.channels:
+            return
+        self.sessions[server_pk] = session_id
+        self.catalogues[session_id] = asyncio.get_running_loop().create_future()
+        channel = self.channels[session_id] = await self.layer.new_channel()
+        await self.layer.group_add(group_name(session_id), channel)
         loop = asyncio.get_running_loop()
-        self._listeners.append(loop.create_task(self._listen(session.pk, channel), name=f"chat-session-{session.pk}"))
-        worker = workers.WORKERS.get(session.pk)
+        self._listeners.append(loop.create_task(self._listen(session_id, channel), name=f"chat-session-{session_id}"))
+        worker = workers.WORKERS.get(session_id)
         if worker is not None:
             await self.layer.send(worker.channel, {"command": "sync", "reply_channel": channel})
-        return session.pk
 
     async def _catalogue(self, session_id: int, name: str) -> dict[str, Any]:
         future = self.catalogues[session_id]

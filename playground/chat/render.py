@@ -8,8 +8,10 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 
 from playground.mcp import jsontext
+from playground.sessions.features.server_requests import describe_server_request
 from playground.sessions.fragments.html import esc, oob
 
 CHUNKS_SHOWN = 400
@@ -30,21 +32,48 @@ def item_html(item: dict[str, Any], shared: bool = False) -> str:
     if kind == "sampling":
         return render_to_string("chat/_sampling.html", {"r": item})
     if kind == "elicitation":
-        url = reverse("sessions:detail", args=[item["session_id"]])
-        return (
-            f'<p class="chat-notice warn" id="elicitation-{esc(item["session_id"])}-{esc(item["key"])}">'
-            f"{esc(item.get('server', ''))} asks you (elicitation/create): {esc(item.get('text', ''))} — "
-            f'<a href="{esc(url)}" target="_blank" rel="noopener">answer it on the session page</a></p>'
-        )
+        return elicitation_html(item, shared)
     if kind == "notice":
-        return f'<p class="chat-notice {esc(item.get("level", "info"))}" role="alert">{esc(item.get("text", ""))}</p>'
+        level, text = esc(item.get("level", "info")), esc(item.get("text", ""))
+        return mark_safe(f'<p class="chat-notice {level}" role="alert">{text}</p>')  # (escaped: esc)
     role = "user" if kind == "user" else "model"
     who = "You" if role == "user" else "Model"
     dom = f' id="reply-{esc(item["id"])}"' if item.get("id") else ""
-    return (
+    return mark_safe(  # (escaped: esc; a plain str would be escaped again by the page's template)
         f'<div class="chat-msg {role}"><span class="who">{who}</span>'
         f'<div class="text"{dom}>{esc(item.get("text", ""))}</div></div>'
     )
+
+
+def elicitation_key(item: dict[str, Any]) -> str:
+    """The key the card's answer form sends: the session's and the request's (two sessions of a
+    chat may both wait on their "q1"; ids and form fields on the page stay distinct)."""
+    return f"{item['session_id']}-{item['key']}"
+
+
+def elicitation_html(item: dict[str, Any], shared: bool = False) -> str:
+    """A server's elicitation request as the session page's card draws it (the same template and
+    form from its requestedSchema), in a card of the chat that says whether it was answered."""
+    params = item.get("params")
+    if not isinstance(params, dict):  # (saved before the chat answered them: the message only)
+        params = {"message": str(item.get("text", ""))}
+    request: dict[str, Any] = {"key": elicitation_key(item), "method": "elicitation/create", "params": params}
+    request["context"] = item.get("context")
+    state = str(item.get("state") or "gone")
+    answer = str(item.get("answer") or "")
+    state_text = {
+        "waiting": "waiting for your answer",
+        "answered": f"answered ({answer})" if answer else "answered",
+        "gone": "no longer waiting (answered elsewhere, or the call ended)",
+    }.get(state, state)
+    shown = {**item, "state": state, "state_text": state_text, "answerable": state == "waiting" and not shared}
+    return render_to_string(
+        "chat/_elicitation.html", {**describe_server_request(request), "e": shown, "shared": shared}
+    )
+
+
+def replace_elicitation(item: dict[str, Any]) -> str:
+    return oob(f"elicitation-{elicitation_key(item)}", "outerHTML", elicitation_html(item))
 
 
 def exchange_html(exchange: dict[str, Any], n: int) -> str:

@@ -11,14 +11,17 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db import transaction
 
 from playground import security
 from playground.mcp import jsontext
 from playground.registry.models import Server
+from playground.sessions.features.server_requests import answer_command
 from playground.sessions.fragments.regions import sendable
+from playground.sessions.live import workers
 
 from . import render, sampling, wire
-from .borrowed import Borrowed, SessionFailed
+from .borrowed import ENDED, Borrowed, SessionFailed
 from .loop import Turn
 from .models import Chat, Provider
 from .toolset import unique_tools
@@ -51,7 +54,30 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self._names = {}
         self.borrowed = Borrowed(on_progress=self._progress, on_request=self._server_request)
         self.background: set[asyncio.Task[None]] = set()
+        self._accepted = asyncio.Event()
+        alive = await self._attach_live_sessions()  # (before accepting: nothing it says is missed)
         await self.accept()
+        self._accepted.set()
+        for item in self.chat.items:
+            if item.get("kind") == "elicitation" and item.get("state") == "waiting" and item["session_id"] not in alive:
+                await self._elicitation_state(item, "gone")
+
+    async def _attach_live_sessions(self) -> set[int]:
+        """Another tab of this chat (or this one, before a reload) may have sessions still live,
+        waiting on a person: listen to them as their tabs do (the ids of those sessions). A card
+        saved as waiting whose session has ended is not answerable any more."""
+        chat = self.chat
+        live = await database_sync_to_async(
+            lambda: [
+                (s.pk, s.server_id, s.server_name)
+                for s in chat.sessions.exclude(status__in=ENDED).order_by("pk")
+                if s.pk in workers.WORKERS and s.server_id is not None
+            ]
+        )()
+        for session_id, server_pk, name in live:
+            self._names.setdefault(name, session_id)
+            await self.borrowed.attach(server_pk, session_id)
+        return {s for s, _, _ in live}
 
     async def disconnect(self, code: int) -> None:
         if self.turn_task is not None:
@@ -64,6 +90,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.borrowed.close()
 
     async def out(self, html: str) -> None:
+        await self._accepted.wait()  # (a session attached at connect may speak first)
         await self.send(text_data=sendable(html, None))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -76,6 +103,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if content.get("action") == "stop":
             if self.turn_task is not None:
                 self.turn_task.cancel()
+            return
+        if content.get("action") == "answer":
+            await self._answer_elicitation(content)
             return
         if content.get("action") in ("sample", "sample_send"):
             task = asyncio.get_running_loop().create_task(self._sampling_action(content))
@@ -105,7 +135,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
         )
 
     async def _server_request(self, session_id: int, event: dict[str, Any]) -> None:
+        if "waiting" in event:  # a snapshot: what the session waits on now
+            keys = set(event["waiting"])
+            for asked in self.chat.items:
+                if asked.get("kind") == "elicitation" and asked.get("session_id") == session_id:
+                    if asked.get("state") == "waiting" and asked.get("key") not in keys:
+                        await self._elicitation_state(asked, "gone")
+            return
         key = str(event.get("key") or "")
+        elicitation = self._elicitation_item(session_id, key)
+        if elicitation is not None or event.get("method") == "elicitation/create":
+            await self._elicitation_event(session_id, key, event, elicitation)
+            return
+        if session_id not in self.borrowed.started:
+            return  # sampling is answered in the tab whose session it is (its model, its turn)
         item = self._sampling_item(session_id, key)
         if event.get("done"):
             if item is not None and item["state"] in ("waiting", "answered by the model", "asking the model"):
@@ -115,13 +158,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if item is not None:
             return
         params = event.get("params")
-        if event.get("method") == "elicitation/create":
-            message = str(params.get("message", "")) if isinstance(params, dict) else ""
-            server = next((n for n, s in self._names.items() if s == session_id), "a server")
-            asked = {"kind": "elicitation", "session_id": session_id, "key": key, "server": server, "text": message}
-            self.chat.items.append(asked)
-            await self.out(render.append_item(asked))
-            return
         if event.get("method") != "sampling/createMessage":
             return
         system, messages = sampling.messages_of(params if isinstance(params, dict) else {})
@@ -138,6 +174,81 @@ class ChatConsumer(AsyncWebsocketConsumer):
         }
         self.chat.items.append(item)
         await self.out(render.append_item(item))
+
+    # A server's elicitation requests: the session page's card, in the conversation -----------
+
+    def _elicitation_item(self, session_id: int, key: str) -> dict[str, Any] | None:
+        return next(
+            (
+                i
+                for i in self.chat.items
+                if i.get("kind") == "elicitation" and i.get("session_id") == session_id and i.get("key") == key
+            ),
+            None,
+        )
+
+    async def _elicitation_event(
+        self, session_id: int, key: str, event: dict[str, Any], item: dict[str, Any] | None
+    ) -> None:
+        """A request waiting (every tab of the chat shows it; the tab whose session it is saves
+        it), or its end: answered (here, in another tab, on the session page) or gone."""
+        if event.get("done"):
+            if item is not None and item.get("state") == "waiting":
+                answer = str(event.get("answer") or "")
+                item["answer"] = answer
+                await self._elicitation_state(item, "answered" if answer else "gone")
+            return
+        if item is not None:
+            return  # (already shown: a snapshot after the event, or a reload that drew it)
+        params = event.get("params")
+        item = {
+            "kind": "elicitation",
+            "session_id": session_id,
+            "key": key,
+            "server": next((n for n, s in self._names.items() if s == session_id), "a server"),
+            "params": params if isinstance(params, dict) else {},
+            "context": event.get("context") if isinstance(event.get("context"), dict) else None,
+            "state": "waiting",
+        }
+        self.chat.items.append(item)
+        await self.out(render.append_item(item))
+        if session_id in self.borrowed.started:
+            await self._save()  # a reload, or another tab opened now, shows it waiting
+
+    async def _elicitation_state(self, item: dict[str, Any], state: str) -> None:
+        """The card's new state, on this page and in the saved chat (that item only: another tab
+        saves the rest of the conversation)."""
+        item["state"] = state
+        await self.out(render.replace_elicitation(item))
+        chat_id, session_id, key, answer = self.chat.pk, item["session_id"], item["key"], item.get("answer")
+
+        def update() -> None:
+            with transaction.atomic():
+                row = Chat.objects.select_for_update().filter(pk=chat_id).first()
+                if row is None:
+                    return
+                for saved in row.items:
+                    if saved.get("kind") == "elicitation" and saved.get("session_id") == session_id:
+                        if saved.get("key") == key:
+                            saved.update(state=state, answer=answer)
+                            Chat.objects.filter(pk=chat_id).update(items=row.items)
+                            return
+
+        await database_sync_to_async(update)()
+
+    async def _answer_elicitation(self, content: dict[str, Any]) -> None:
+        """The card's Accept, Decline or Cancel (as the session page's answer form sends them), to
+        the session's worker: the server gets its answer, the tool call goes on."""
+        session_part, _, key = str(content.get("key") or "").partition("-")
+        if not session_part.isdigit():
+            return
+        session_id = int(session_part)
+        item = self._elicitation_item(session_id, key)
+        if item is None or item.get("state") != "waiting" or session_id not in self.borrowed.channels:
+            return  # (not a request of this chat's sessions, or answered already)
+        command = answer_command({**content, "key": key})
+        if command is not None and not await self.borrowed.answer(session_id, dict(command)):
+            await self._elicitation_state(item, "gone")
 
     async def _sampling_action(self, content: dict[str, Any]) -> None:
         try:

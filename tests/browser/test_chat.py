@@ -24,6 +24,8 @@ KEY = "sk-browser-" + "x" * 20
 def script(turn: Turn) -> Answer:
     if turn.body["messages"][-1].get("content") == "hang please":
         return Answer(tool_calls=[("hang", "{}")])
+    if turn.body["messages"][-1].get("content") == "ask my name":
+        return Answer(tool_calls=[("ask_name", "{}")])
     if turn.last_tool_result():
         return Answer(text=f"The server echoed back: {turn.last_tool_result()}")
     word = turn.body["messages"][-1]["content"].split()[-1]
@@ -95,7 +97,30 @@ class ChatTests(LiveBrowserTestCase):
         # Saved: a reload shows the conversation and links the session.
         page.reload()
         expect(page.get_by_role("region", name="Chat")).to_contain_text(f"The server echoed back: {word.upper()}")
+        expect(page.get_by_role("region", name="Chat")).not_to_contain_text(
+            'class="chat-msg'
+        )  # drawn, not shown as text
         expect(page.get_by_role("link", name="peer (session")).to_be_visible()
+        # A tool that asks the person (elicitation/create): the session page's form, in the chat,
+        # in this tab and in a second one on the same chat.
+        chat = page.get_by_role("region", name="Chat")
+        page.get_by_label("Message").fill("ask my name")
+        page.get_by_role("button", name="Send").click()
+        asked = chat.get_by_role("article", name="Elicitation request from peer")
+        expect(asked).to_contain_text("What is your name?")
+        expect(asked).to_contain_text("waiting for your answer")
+        other = self.context.new_page()
+        other.goto(page.url)
+        mirrored = other.get_by_role("region", name="Chat").get_by_role("article", name="Elicitation request from peer")
+        expect(mirrored.get_by_role("button", name="Accept")).to_be_visible()
+        self.shot("chat-elicitation")
+        asked.get_by_label("name", exact=True).fill("Grace")
+        asked.get_by_role("button", name="Accept").click()
+        expect(chat).to_contain_text("The server echoed back: Hello, Grace!")
+        expect(asked).to_contain_text("answered (accept)")
+        expect(asked.get_by_role("button", name="Accept")).to_have_count(0)  # not answerable twice
+        expect(mirrored).to_contain_text("answered (accept)")
+        expect(mirrored.get_by_role("button", name="Accept")).to_have_count(0)
         self.assert_no_js_errors()
 
     def test_stop_cancels_a_running_tool_call(self) -> None:

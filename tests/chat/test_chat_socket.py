@@ -15,13 +15,14 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
+from django.test import AsyncClient
 
 from playground.chat.models import Chat, Provider
 from playground.chat.routing import websocket_urlpatterns
 from playground.registry.models import Server
 from playground.transcripts.models import Event
 from tests.conftest import PEERS
-from tests.sessions.helpers import everything_server, receive_until, send, stop_all
+from tests.sessions.helpers import events, everything_server, receive_until, send, stop_all
 
 from .model_api import Answer, ModelApi, Turn
 
@@ -217,24 +218,107 @@ async def test_a_tools_progress_reaches_its_card():
     assert re.search(r'id="card-[\w-]+-progress" hx-swap-oob="innerHTML">progress \d / 3 step \d', seen)
 
 
-async def test_an_elicitation_comes_up_in_the_chat_with_the_session_page_to_answer_it():
-    def script(turn: Turn) -> Answer:
-        if turn.last_tool_result():
-            return Answer(text=f"ask_name said: {turn.last_tool_result()}")
-        return Answer(tool_calls=[("ask_name", "{}")])
+def ask_name_script(turn: Turn) -> Answer:
+    if turn.last_tool_result():
+        return Answer(text=f"ask_name said: {turn.last_tool_result()}")
+    return Answer(tool_calls=[("ask_name", "{}")])
 
-    async with ModelApi(script) as api:
+
+CARD = re.compile(r'id="elicitation-((\d+)-(q\d+))"')
+
+
+async def elicitation_answers(session_id: int) -> list[dict]:
+    """The elicitation results the session sent its server (from its transcript)."""
+    rows = await events(session_id)
+    messages = [r.get("message") for r in rows if r["dir"] == "send"]
+    return [m["result"] for m in messages if isinstance(m, dict) and "action" in (m.get("result") or {})]
+
+
+@contextlib.asynccontextmanager
+async def second_tab(user, chat):
+    """Another tab on the same chat (or the same tab after a reload): a socket of its own."""
+    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/chats/{chat.pk}/")
+    comm.scope["user"] = user
+    connected, _ = await comm.connect()
+    assert connected
+    try:
+        yield comm
+    finally:
+        await comm.disconnect()
+
+
+async def test_an_elicitation_answered_in_the_chat_reaches_the_server_and_the_model_gets_the_result():
+    async with ModelApi(ask_name_script) as api:
         user, servers, provider, chat = await setup("openai", api.base_url)
         async with chat_tab(user, chat) as comm:
             await say(comm, "who am I?", provider, servers)
-            seen = await receive_until(comm, "asks you (elicitation/create): What is your name?", timeout=60)
-            found = re.search(r'href="/sessions/(\d+)/"[^>]*>answer it on the session page', seen)
-            assert found
+            seen = await receive_until(comm, "What is your name?", 'data-elicit-action="accept"', timeout=60)
+            key, session_id, request_key = CARD.search(seen).groups()
+            # The session page's card and form (from the requestedSchema), its answer keyed by session.
+            assert f'id="server-request-{key}"' in seen and f'data-key="{key}"' in seen
+            assert f'name="elicit-{key}.name"' in seen and "waiting for your answer" in seen
+            # Saved as it waits: a reload, or a second tab, draws it with its form ...
+            client = AsyncClient()
+            await client.aforce_login(user)
+            page = (await client.get(f"/chats/{chat.pk}/")).content.decode()
+            assert f'data-key="{key}"' in page and 'data-elicit-action="decline"' in page
+            assert f'name="elicit-{key}.name"' in page and 'id="answer-form"' in page
+            async with second_tab(user, chat) as other:
+                # ... whose socket follows the session: it sees the card answered.
+                answer = json.dumps({"action": "accept", "content": {"name": "Ada"}})
+                await send(comm, action="answer", key=key, result=answer)
+                seen = await receive_until(comm, "answered (accept)", "ask_name said: Hello, Ada!", OVER, timeout=30)
+                assert "answered (accept)" in await receive_until(other, "answered (accept)", timeout=30)
+                # Not answerable twice: a second answer (from either tab) goes nowhere.
+                await send(other, action="answer", key=key, result=json.dumps({"action": "decline"}))
+                await send(comm, action="answer", key=key, result=json.dumps({"action": "decline"}))
+    assert api.turns[-1].last_tool_result() == "Hello, Ada!"  # the model got the tool's result
+    saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
+    (asked,) = [i for i in saved.items if i["kind"] == "elicitation"]
+    assert asked["state"] == "answered" and asked["answer"] == "accept"
+    # Answered once, with the person's content.
+    assert await elicitation_answers(int(session_id)) == [{"action": "accept", "content": {"name": "Ada"}}]
+    page = (await client.get(f"/chats/{chat.pk}/")).content.decode()
+    assert "answered (accept)" in page and f'data-key="{key}"' not in page  # no form after a reload
+
+
+async def test_an_elicitation_answered_on_the_session_page_reads_answered_in_the_chat():
+    async with ModelApi(ask_name_script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "who am I?", provider, servers)
+            seen = await receive_until(comm, "What is your name?", 'data-elicit-action="accept"', timeout=60)
+            key, session_id, request_key = CARD.search(seen).groups()
             # Answered on the session's page (its answer action, as the page's card sends it).
             from playground.sessions.live.workers import WORKERS
 
-            key = re.search(r'id="elicitation-\d+-(\w+)"', seen).group(1)
-            worker = WORKERS[int(found.group(1))]
-            answer = {"action": "accept", "content": {"name": "Ada"}}
-            await worker.layer.send(worker.channel, {"command": "answer", "key": key, "result": answer})
-            await receive_until(comm, "ask_name said: Hello, Ada!", OVER, timeout=30)
+            worker = WORKERS[int(session_id)]
+            answer = {"action": "decline"}
+            await worker.layer.send(worker.channel, {"command": "answer", "key": request_key, "result": answer})
+            seen = await receive_until(comm, "answered (decline)", "ask_name said: No name (decline)", OVER, timeout=30)
+            # Answering it from the chat now does nothing: the card had no form left to send.
+            await send(comm, action="answer", key=key, result=json.dumps({"action": "accept"}))
+    assert await elicitation_answers(int(session_id)) == [{"action": "decline"}]
+    saved = await database_sync_to_async(Chat.objects.get)(pk=chat.pk)
+    assert [(i["state"], i["answer"]) for i in saved.items if i["kind"] == "elicitation"] == [("answered", "decline")]
+
+
+async def test_an_elicitations_message_and_schema_are_escaped_in_the_chat():
+    def script(turn: Turn) -> Answer:
+        if turn.last_tool_result():
+            return Answer(text="done")
+        return Answer(tool_calls=[("ask", "{}")])
+
+    async with ModelApi(script) as api:
+        user, _, provider, chat = await setup("openai", api.base_url)
+        hostile = await database_sync_to_async(Server.objects.create)(
+            owner=user,
+            name="hostile",
+            transport="stdio",
+            command=sys.executable,
+            args=[str(PEERS / "hostile_server.py")],
+        )
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "ask", provider, [hostile])
+            seen = await receive_until(comm, "Question ", 'data-elicit-action="accept"', timeout=60)
+    assert "<img" not in seen and "<script" not in seen.lower() and "&lt;" in seen

@@ -29,23 +29,11 @@ class ServerRequests(Feature):
     name = "server_requests"
     actions = frozenset({"answer"})
     server_requests = ANSWERED
+    scripts = ("server_requests.js",)  # (the chat's page loads it too)
 
     @classmethod
     async def command(cls, action: str, content: dict[str, Any], tab: TabContext) -> Command | None:
-        key = str(content.get("key") or "")
-        if not key:
-            return None
-        if content.get("reject"):
-            return {
-                "command": "answer",
-                "key": key,
-                "error": str(content.get("reject_reason") or "rejected by the user"),
-            }
-        try:
-            result = json.loads(content.get("result") or "{}")
-        except ValueError:
-            result = {}
-        return {"command": "answer", "key": key, "result": result if isinstance(result, dict) else {}}
+        return answer_command(content)
 
     @classmethod
     def fragments(cls, event: dict[str, Any], tab: TabContext) -> list[str]:
@@ -80,7 +68,7 @@ class ServerRequests(Feature):
             return await future
         finally:
             self.waiting.pop(key, None)
-            await self.publish({"key": key, "done": True})
+            await self.publish({"key": key, "done": True, "answer": _how_answered(future)})
 
     async def handle(self, command: Command) -> None:
         entry = self.waiting.get(str(command.get("key") or ""))
@@ -93,6 +81,32 @@ class ServerRequests(Feature):
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event(asked) for asked, _ in self.waiting.values()]
+
+
+def answer_command(content: dict[str, Any]) -> Command | None:
+    """The worker's `answer` command from a page's answer form (key, result as JSON text, reject):
+    the session page's and the chat's, so both answer a server the same way."""
+    key = str(content.get("key") or "")
+    if not key:
+        return None
+    if content.get("reject"):
+        return {"command": "answer", "key": key, "error": str(content.get("reject_reason") or "rejected by the user")}
+    try:
+        result = json.loads(content.get("result") or "{}")
+    except ValueError:
+        result = {}
+    return {"command": "answer", "key": key, "result": result if isinstance(result, dict) else {}}
+
+
+def _how_answered(future: asyncio.Future[dict[str, Any]]) -> str:
+    """What the `done` event says of a request (for pages that show it answered, the chat's): the
+    elicitation's action, "sent", "rejected", or "" when it ended unanswered (the call ended)."""
+    if not future.done() or future.cancelled():
+        return ""
+    if future.exception() is not None:
+        return "rejected"
+    action = future.result().get("action")
+    return action if action in ("accept", "decline", "cancel") else "sent"
 
 
 def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ async def test_a_server_request_in_an_input_round_names_its_call_and_the_answer_
     )
     await requests.handle(command)
     assert await asking == {"action": "decline"}
-    assert session.published[-1][1] == {"key": asked["key"], "done": True}
+    assert session.published[-1][1] == {"key": asked["key"], "done": True, "answer": "decline"}
     outcome: dict[str, Any] = {}
     rounds.on_call_end("c9", outcome)
     assert [r["round"] for r in outcome["rounds"]] == [1] and rounds.request_context() is None
