@@ -145,3 +145,38 @@ class ChatTests(LiveBrowserTestCase):
         expect(chat.get_by_role("article", name="Tool call hang")).to_contain_text("stopped by the user")
         expect(page.get_by_role("button", name="Stop")).to_have_count(0)
         self.assert_no_js_errors()
+
+    def test_a_turn_goes_on_while_its_tab_is_hidden(self) -> None:
+        """The person leaves the chat's tab (to look at the session page, say) while a tool waits
+        for their answer: the turn is not cancelled by the tab going to the background (htmx
+        closes a hidden tab's socket unless told not to), and the answer given on return completes it."""
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("peer", command=command, args=args)
+        page.goto(self.url("/providers/add/"))
+        page.get_by_label("Base URL").fill(self.model_api.base_url)
+        page.get_by_label("Model").fill("scripted-model")
+        page.get_by_role("button", name="Save").click()
+        page.goto(self.url("/chats/"))
+        page.get_by_role("button", name="New chat").click()
+        page.wait_for_load_state("load")
+        page.get_by_label("peer").check()
+        page.get_by_label("Message").fill("ask my name")
+        page.get_by_role("button", name="Send").click()
+        chat = page.get_by_role("region", name="Chat")
+        asked = chat.get_by_role("article", name="Elicitation request from peer")
+        expect(asked).to_contain_text("waiting for your answer")
+        for hidden in (True, False):  # the tab goes to the background, then comes back
+            page.evaluate(
+                """hidden => { Object.defineProperty(document, 'hidden', {configurable: true, get: () => hidden});
+                   Object.defineProperty(document, 'visibilityState', {configurable: true,
+                     get: () => hidden ? 'hidden' : 'visible'});
+                   document.dispatchEvent(new Event('visibilitychange')); }""",
+                hidden,
+            )
+        asked.get_by_label("name", exact=True).fill("Ada")
+        asked.get_by_role("button", name="Accept").click()
+        expect(chat).to_contain_text("The server echoed back: Hello, Ada!")
+        expect(asked).to_contain_text("answered (accept)")
+        self.assert_no_js_errors()
