@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from playground.registry.models import Server
 
 from . import render as fragments
+from .export import download
 from .forms import ProviderForm
 from .models import Chat, ChatShare, Provider, share_redactor
 
@@ -123,8 +124,22 @@ def share(request: HttpRequest, token: str) -> HttpResponse:
         "chat/share.html",
         {
             "chat": chat,
+            "token": token,
             "items_html": [fragments.item_html(i, shared=True) for i in redactor.obj(chat.items)],
             "lane_html": [fragments.exchange_html(x, n) for n, x in enumerate(redactor.obj(chat.lane), start=1)],
             "sessions": sessions,
         },
     )
+
+
+@login_required
+def export(request: HttpRequest, pk: int) -> HttpResponse:
+    """The chat as JSON, masked as its share is."""
+    return download(_own_chat(request, pk))
+
+
+def share_export(request: HttpRequest, token: str) -> HttpResponse:
+    link = ChatShare.objects.filter(token=token, revoked_at__isnull=True).select_related("chat").first()
+    if link is None:
+        raise Http404("no such share")
+    return download(link.chat)

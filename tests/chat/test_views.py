@@ -3,6 +3,8 @@ address guard on the base URL, each user's own providers and chats."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
@@ -125,5 +127,19 @@ def test_a_share_shows_the_chat_read_only_masked_and_stops_when_revoked(client, 
     assert "hdr-secret-778899" not in page and KEY not in page and "••••" in page
     assert reverse("sessions:share_page", args=[session_share.token]) in page  # the session's own share
     assert "hx-ws:connect" not in page and "<textarea" not in page and f"/sessions/{session.pk}/" not in page
+    # The exports (the owner's and the share's): the same chat as JSON, masked the same way.
+    exported = [client.get(reverse("chat:export", args=[chat.pk])), anyone.get(f"{link.get_absolute_url()}export.json")]
+    assert reverse("chat:share_export", args=[link.token]) in page
+    for response in exported:
+        assert response.status_code == 200 and response["Content-Disposition"].endswith(f'"chat-{chat.pk}.json"')
+        document = json.loads(response.content)
+        assert document["format"] == "mcp-playground-chat/1" and document["title"] == chat.title
+        assert [i["kind"] for i in document["items"]] == ["user", "card", "reply"]
+        assert document["sessions"] == [{"id": session.pk, "server": "remote", "transport": session.transport}]
+        assert document["provider"] == {"api": "openai", "base_url": "http://127.0.0.1:1/v1", "model": "m"}
+        assert "hdr-secret-778899" not in response.content.decode() and KEY not in response.content.decode()
+        assert "you sent ••••" in document["lane"][0]["request"]["messages"][0]["content"]
+    assert Client().get(reverse("chat:export", args=[chat.pk])).status_code == 302  # the owner's: logged in
     client.post(reverse("chat:share_revoke", args=[chat.pk, link.token]))
     assert anyone.get(link.get_absolute_url()).status_code == 404
+    assert anyone.get(f"{link.get_absolute_url()}export.json").status_code == 404
