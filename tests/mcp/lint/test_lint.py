@@ -6,6 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,7 @@ from playground.mcp.lint import (
     definitions,
     spec_sections,
 )
+from playground.mcp.lint import linter as linter_module
 from playground.mcp.lint.linter import MAX_BYTES
 from tests.conftest import ROOT
 
@@ -597,3 +601,37 @@ def test_every_section_linked_is_a_heading_of_the_spec_text(version):
             for h in re.findall(r"^#{1,6} +(.+)$", text, re.M)
         }
         assert not anchor or anchor in slugs, link
+
+
+@pytest.mark.parametrize("pause_every", [linter_module.PAUSE_EVERY, 0.0])
+def test_checking_lets_a_waiting_thread_have_the_interpreter_lock(pause_every):
+    """A thread that wants the lock (a live session's event loop) gets it while frames are checked,
+    not only when the switch interval forces a hand-over (here 1 s: without pauses, none)."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"x": "hi"}}}
+    picks = FrameLinter().pick(_frames(*[("send", {**call, "id": i}) for i in range(1, 400)]))
+    woke: list[float] = []
+    done = threading.Event()
+
+    def loop() -> None:  # sleeps 1 ms at a time, as an event loop waiting on its sockets
+        while not done.is_set():
+            time.sleep(0.001)
+            woke.append(time.perf_counter())
+
+    thread = threading.Thread(target=loop)
+    interval = sys.getswitchinterval()
+    thread.start()
+    sys.setswitchinterval(1.0)
+    try:
+        started = time.perf_counter()
+        reports, _cpu = check_all(picks, pause_every=pause_every)
+        ended = time.perf_counter()
+    finally:
+        sys.setswitchinterval(interval)
+        done.set()
+        thread.join()
+    assert len(reports) == len(picks) and not any(r.problems for r in reports)
+    during = [t for t in woke if started < t < ended]
+    if pause_every:
+        assert len(during) >= 5, (len(during), ended - started)
+    else:
+        assert len(during) <= 1, (len(during), ended - started)
