@@ -46,11 +46,14 @@ def playground(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
         stop_daphne(proc)
 
 
-def register_http(browser: httpx.Client, port: int, url: str, transport: str = "http") -> tuple[int, str]:
+def register_http(
+    browser: httpx.Client, port: int, url: str, transport: str = "http", name: str = ""
+) -> tuple[int, str]:
     base = f"http://127.0.0.1:{port}"
     browser.get(f"{base}/servers/add/")
     csrf = browser.cookies["csrftoken"]
-    fields = {"csrfmiddlewaretoken": csrf, "name": f"{transport} {url}", "transport": transport, "url": url}
+    name = name or f"{transport} {url}"
+    fields = {"csrfmiddlewaretoken": csrf, "name": name, "transport": transport, "url": url}
     fields |= {
         "command": "",
         "args": "",
@@ -238,7 +241,7 @@ def test_a_host_resuming_with_last_event_id_gets_the_events_it_missed_through_th
     resumes with Last-Event-ID on a GET, through the capture, and the server replays what came
     after that event; the capture passes the header and records the replayed frames."""
     port, browser = playground["port"], playground["browser"]
-    server_id, token = register_http(browser, port, everything_http, transport="http")
+    server_id, token = register_http(browser, port, everything_http, transport="http", name="resumable everything")
     url = f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/{token}/"
     accept = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     with httpx.Client(timeout=30) as host:

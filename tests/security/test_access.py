@@ -33,6 +33,7 @@ PUBLIC = {
     "sessions:share_lines",  # the share page's transcript window: its chunks and its filter
     "sessions:share_find",
     "chat:share",  # a chat's read-only share link (playground/chat/views.py: by its token only)
+    "chat:share_export",  # its JSON export, by the same token
     "static",
     "admin:login",
     "admin:logout",
