@@ -12,10 +12,12 @@
    memory (VmHWM), the spill file's size, then the receiver started again and the time until
    every record has arrived. Goal: memory bounded (it does not grow with the flood).
 
-The receiver is tests/mcp/capture/receiver.py (it implements the upload contract; the server
-half's endpoint is not merged on this branch), in a process of its own on 127.0.0.1.
+The capture records into a running playground (daphne on a temporary SQLite database, as
+bench/harness.py starts it: "playground live"), its captured sessions counted in the database;
+`--receiver` records into tests/mcp/capture/receiver.py instead (the upload contract alone, in a
+process of its own), to tell the capture's own cost from the playground's.
 
-    python bench/capture.py [--quick] [--json PATH]
+    python bench/capture.py [--quick] [--receiver] [--json PATH]
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ def free_port() -> int:
 
 
 class ReceiverProcess:
+    """The upload contract's test receiver; `stats()`: per capture, its records' kinds, dropped
+    count, acked and records."""
+
+    token, server = TOKEN, SERVER
+
     def __init__(self) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -73,14 +80,73 @@ class ReceiverProcess:
             return json.loads(answer.read())["captures"]
 
 
-def arms(spill: Path, base: str, log: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+class PlaygroundReceiver:
+    """A running playground as the capture's receiver: daphne (bench/harness.py), a registered
+    server and a capture token of its user; `stats()` reads the captured sessions back from the
+    database in the receiver's shape. `down()` stops daphne, `up()` starts it again on its port."""
+
+    def __init__(self) -> None:
+        import harness  # (sets Django up on the bench's own temporary database)
+
+        from playground.capture.models import CaptureToken
+
+        self.app = harness.App()
+        self.app.start()
+        self.base = self.app.base
+        self.server = self.app.server("captured", BENCH / "peer_flood.py").pk
+        _token, self.token = CaptureToken.issue(self.app.user, "bench")
+        self._up = True
+
+    def up(self) -> None:
+        if not self._up:
+            self.app.start()
+            self._up = True
+
+    def down(self) -> None:
+        if self._up:
+            self.app.stop()
+            self._up = False
+
+    def stats(self) -> dict[str, Any]:
+        from django.db.models import Count, Q
+
+        from playground.capture.models import Capture
+
+        captures = Capture.objects.order_by("pk").select_related("session")
+        counted = captures.annotate(
+            frames=Count("session__events", filter=Q(session__events__dir__in=["send", "recv"]))
+        )
+        return {
+            c.uuid: {
+                "kinds": {"frame": c.frames, **({"end": 1} if c.ended else {})},
+                "dropped": int((c.session.report or {}).get("dropped") or 0),
+                "acked": c.next_i - 1,
+                "records": c.next_i,  # (stored in order: what is acked is all there is)
+            }
+            for c in counted
+        }
+
+
+Receiver = ReceiverProcess | PlaygroundReceiver
+
+
+def arms(spill: Path, receiver: Receiver, log: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
     """The command and environment each arm uses to start `server`."""
     env = {
         **os.environ,
-        "PLAYGROUND_CAPTURE_TOKEN": TOKEN,
+        "PLAYGROUND_CAPTURE_TOKEN": receiver.token,
         "PLAYGROUND_CAPTURE_SPILL_DIR": str(spill),
     }
-    capture = [sys.executable, MANAGE, "mcp", "--capture", base, "--capture-server", str(SERVER), "--"]
+    capture = [
+        sys.executable,
+        MANAGE,
+        "mcp",
+        "--capture",
+        receiver.base,
+        "--capture-server",
+        str(receiver.server),
+        "--",
+    ]
     plain = [sys.executable, str(BENCH / "plain_proxy.py"), str(log), "--"]
     return {"direct": ([], env), "capture": (capture, env), "plain": (plain, env)}
 
@@ -188,7 +254,7 @@ class RawHost:
         return self.proc.wait(60)
 
 
-def recorded(receiver: ReceiverProcess, count: int, timeout: float = 120) -> dict[str, Any]:
+def recorded(receiver: Receiver, count: int, timeout: float = 120) -> dict[str, Any]:
     """The newest capture's stats once it holds a flood of `count`: the handshake (2 lines each
     way), the call, the notifications and the result."""
     deadline = time.monotonic() + timeout
@@ -201,7 +267,7 @@ def recorded(receiver: ReceiverProcess, count: int, timeout: float = 120) -> dic
 
 
 def flood(
-    arm_cmds: dict[str, tuple[list[str], dict[str, str]]], receiver: ReceiverProcess, count: int, rounds: int
+    arm_cmds: dict[str, tuple[list[str], dict[str, str]]], receiver: Receiver, count: int, rounds: int
 ) -> dict[str, Any]:
     """Raw host: the arms alternate; a capture's host keeps the session open until the receiver has
     every frame (so the receiver's work does not land on the next arm), timed apart."""
@@ -270,7 +336,7 @@ async def sdk_flood(arm_cmds: dict[str, tuple[list[str], dict[str, str]]], count
 
 def down(
     arm_cmds: dict[str, tuple[list[str], dict[str, str]]],
-    receiver: ReceiverProcess,
+    receiver: Receiver,
     spill: Path,
     count: int,
     pause: float,
@@ -281,6 +347,11 @@ def down(
     recorded(receiver, count)  # (closed once delivered: else its last records go to a spill file)
     up_mb = baseline.peak_mb()
     baseline.close()
+    earlier = set(receiver.stats())  # (a playground keeps its captures: only the new one counts)
+
+    def new() -> list[dict[str, Any]]:
+        return [c for key, c in receiver.stats().items() if key not in earlier]
+
     receiver.down()
     host = RawHost(prefix, env)
     elapsed = host.flood(count)
@@ -290,16 +361,16 @@ def down(
     receiver.up()
     t0 = time.perf_counter()
     while True:  # until every frame of the flood has arrived (the end comes once the host closes)
-        found = [c for c in receiver.stats().values() if c["kinds"].get("frame", 0) + c["dropped"] >= count + 5]
+        found = [c for c in new() if c["kinds"].get("frame", 0) + c["dropped"] >= count + 5]
         if found or time.perf_counter() - t0 > 120:
             break
         time.sleep(0.25)
     delivered_s = time.perf_counter() - t0
     host.close()
     deadline = time.monotonic() + 10
-    while not any(c["kinds"].get("end") for c in receiver.stats().values()) and time.monotonic() < deadline:
+    while not any(c["kinds"].get("end") for c in new()) and time.monotonic() < deadline:
         time.sleep(0.25)  # (the end record, sent as the capture ends)
-    final = [c for c in receiver.stats().values() if c["kinds"].get("end")]
+    final = [c for c in new() if c["kinds"].get("end")]
     return {
         "down_flood_count": count,
         "down_pause_s": pause,
@@ -322,14 +393,20 @@ def down(
 def main() -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small counts: a smoke run")
+    parser.add_argument(
+        "--receiver", action="store_true", help="record into the contract's test receiver, not a playground"
+    )
     parser.add_argument("--json", default="", metavar="PATH", help="also write the figures to PATH")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-capture-"))
     spill = tmp / "spill"
-    receiver = ReceiverProcess()
+    receiver: Receiver = ReceiverProcess() if args.receiver else PlaygroundReceiver()
     receiver.up()
-    arm_cmds = arms(spill, receiver.base, tmp / "plain.log")
-    results: dict[str, Any] = {"load_before": os.getloadavg()[0]}
+    arm_cmds = arms(spill, receiver, tmp / "plain.log")
+    results: dict[str, Any] = {
+        "load_before": os.getloadavg()[0],
+        "recorded_into": "receiver" if args.receiver else "playground",
+    }
     try:
         started = time.perf_counter()
         results.update(asyncio.run(round_trip(arm_cmds, 60 if args.quick else 1500, 20 if args.quick else 50)))

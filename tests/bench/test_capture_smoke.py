@@ -23,6 +23,7 @@ def test_quick_capture_bench_runs(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads(out.read_text())
+    assert results["recorded_into"] == "playground"  # a running playground, not the test receiver
     for arm in ("direct", "capture", "plain"):
         assert results[f"rt_{arm}_median_ms"] > 0 and results[f"flood_{arm}_msgs_per_s"] > 0
     assert results["flood_every_frame_recorded"] is True
