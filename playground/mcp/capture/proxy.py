@@ -1,7 +1,11 @@
 """The forwarding: the server started with the host's argv and environment (less the capture
 token), and three threads that move bytes host -> server, server -> host and server's stderr ->
 host's stderr as they come (os.read / os.write: no decoding, no buffering, no newline added or
-taken away), each handing the chunk to the recorder only after passing it on.
+taken away), each handing the chunk to the recorder (one deque append, never a wait) just before
+passing it on: the other side cannot have it yet, so whatever it answers is recorded after it.
+Handed over after the write, a reply could overtake it (the host answering a server's request
+before the thread that forwarded the request had handed it over), and the captured transcript had
+the answer before the question.
 
 What the host sees is what it would see without the capture: the server's exit code (or its
 death by the same signal), the end of stdout when the server closes it, a broken pipe when the
@@ -155,15 +159,14 @@ class Proxy:
                 _close(to_server)  # the server sees its stdin end
                 sink("send", b"")
                 return
+            sink("send", data)  # before the server can have it (and answer it)
             try:
                 _write_all(fd, data)
             except OSError:  # the server stopped reading: the host's next write breaks its pipe
-                sink("send", data)
                 sink("send", b"")
                 _close(to_server)
                 _close_onto_null(self.host_in)
                 return
-            sink("send", data)
 
     def _pump(self, source: IO[bytes], target: int, stream: str) -> None:
         """Server stdout -> host stdout ("recv"), or server stderr -> host stderr ("stderr")."""
@@ -177,13 +180,12 @@ class Proxy:
                 data = b""
             if not data:
                 break
+            sink(stream, data)  # before the host can have it (and answer it)
             try:
                 _write_all(target, data)
             except OSError:  # the host stopped reading: the server's next write breaks its pipe too
                 broken = True
-                sink(stream, data)
                 break
-            sink(stream, data)
         sink(stream, b"")
         _close(source)
         if stream == "recv" and not broken:

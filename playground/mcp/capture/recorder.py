@@ -1,10 +1,11 @@
 """Chunks in, numbered records out: the recorder's thread cuts each stream into lines and
 writes each as one JSON record (the upload's format, docs/capture.md) into the outbox.
 
-The forwarding threads hand their chunks over with one deque append after forwarding them and
-never wait here (nor wake this thread: it takes what came every 20 ms). When the recorder falls
-behind by more than `backlog_limit` bytes, a chunk is not kept: its lines are counted as dropped
-(and the line it cut into is dropped whole), so memory stays bounded whatever the server writes.
+The forwarding threads hand their chunks over with one deque append just before forwarding them
+(so a reply is never queued before what it replies to) and never wait here (nor wake this thread:
+it takes what came every 20 ms). When the recorder falls behind by more than `backlog_limit`
+bytes, a chunk is not kept: its lines are counted as dropped (and the line it cut into is dropped
+whole), so memory stays bounded whatever the server writes.
 A line is recorded when its newline comes, or at the stream's end. A frame line longer than an
 upload can hold goes as `part` records of PART_BYTES each, then its `frame` (which says how many
 parts come before it); beyond MAX_LINE bytes it is recorded cut there, as a live session's is.

@@ -4,13 +4,18 @@ environment passes unchanged but for the token; signals and stdin's end reach th
 
 from __future__ import annotations
 
+import array
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import termios
+import threading
 from pathlib import Path
 
+from playground.mcp.capture.proxy import Proxy
 from tests.mcp.capture.conftest import (
     MANAGE,
     PEER,
@@ -78,6 +83,60 @@ def test_host_closing_stdin_closes_the_servers(fresh: Receiver, tmp_path: Path, 
     records = fresh.only().ordered()
     assert records[-1] == {**records[-1], "kind": "end", "code": 0, "reason": "host closed stdin"}
     assert records[0]["cwd"] == str(workdir) == (tmp_path / "cwd").read_text()
+
+
+# A server that reads its stdin only once the test opens the fifo it names: until then, what was
+# forwarded to it waits unread in its stdin's pipe. Then it echoes that line and exits.
+HELD_SERVER = """
+import sys
+open(sys.argv[1]).close()
+sys.stdout.write(sys.stdin.readline())
+"""
+
+
+def _unread(fd: int) -> int:
+    """Bytes waiting in the pipe `fd` is an end of (FIONREAD: either end)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
+
+
+def test_a_chunk_is_recorded_before_it_is_passed_on(tmp_path: Path, python_exe: str) -> None:
+    """The recorder gets each chunk before the other side can have it: a reply (a host's answer
+    to an elicitation, a server's response) is always recorded after what it replies to. Handed
+    over after the write, the answer to a server's request was at times recorded before the
+    request, and a replay of the captured session had no answer to give (issue 25)."""
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    host_in, to_capture = os.pipe()
+    from_capture, host_out = os.pipe()
+    errors_r, errors_w = os.pipe()
+    unread_then: dict[str, int] = {}
+    handed = {"send": threading.Event(), "recv": threading.Event()}
+
+    def sink(stream: str, data: bytes) -> None:
+        if data and stream in handed and not handed[stream].is_set():
+            assert proxy.proc is not None and proxy.proc.stdin is not None
+            target = proxy.proc.stdin.fileno() if stream == "send" else from_capture
+            unread_then[stream] = _unread(target)
+            handed[stream].set()
+
+    proxy = Proxy([python_exe, "-c", HELD_SERVER, str(fifo)], None, sink, host_in, host_out, errors_w)
+    proxy.start()
+    try:
+        os.write(to_capture, b"ping\n")
+        assert handed["send"].wait(30)
+        with open(fifo, "w"):  # the server may read now
+            pass
+        assert handed["recv"].wait(30)
+        assert os.read(from_capture, 100) == b"ping\n"  # (read only once the recorder had it)
+        assert unread_then == {"send": 0, "recv": 0}  # neither the server nor the host had it yet
+    finally:
+        os.close(to_capture)
+        outcome = proxy.wait()
+        for fd in (host_in, from_capture, host_out, errors_r, errors_w):
+            os.close(fd)
+    assert outcome.code == 0
 
 
 def test_sigterm_reaches_the_server(fresh: Receiver, tmp_path: Path, python_exe: str) -> None:
