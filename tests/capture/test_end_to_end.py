@@ -28,8 +28,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 async def _run_host(entry: dict[str, Any], errlog: Path) -> list[str]:
     """The SDK client started as a host starts an entry: its env merged onto the host's own; the
-    capture's (and the server's) stderr goes to `errlog`."""
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], env={**os.environ, **entry["env"]})
+    capture's (and the server's) stderr goes to `errlog`; the capture's spill folder is the test's
+    (no other capture's leftovers delivered here, none left in the person's)."""
+    spill = {"PLAYGROUND_CAPTURE_SPILL_DIR": str(errlog.parent / "spill")}
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env={**os.environ, **spill, **entry["env"]}
+    )
     with anyio.fail_after(60), errlog.open("w") as stderr:
         async with Client(stdio_client(params, errlog=stderr), mode="legacy", client_info=HOST) as client:
             tools = await client.list_tools()

@@ -196,7 +196,7 @@ def import_file(path: Path, base: str, token: str) -> int:
     poster.close()
     if done.error:
         say(f"{done.error} ({base}); {done.delivered} records delivered, the file kept")
-        return 3 if done.error.startswith("could not reach") else 1
+        return 3 if done.unreachable else 1
     dropped = f", {done.skipped} too large for the playground" if done.skipped else ""
     say(f"delivered {done.delivered} records of {path.name} (session {done.session}){dropped}; the file is removed")
     return 0

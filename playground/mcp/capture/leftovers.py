@@ -27,6 +27,7 @@ class Delivery:
     skipped: int = 0  # records the playground would not take (413 for one record)
     session: object = None
     error: str = ""  # why it stopped; the file is kept
+    unreachable: bool = False  # no answer, or a 5xx (else: it refused these records: a 4xx)
 
 
 def deliver(path: Path, poster: Poster) -> Delivery:
@@ -38,12 +39,13 @@ def deliver(path: Path, poster: Poster) -> Delivery:
             try:
                 status, answer = poster.post(b"".join(batch))
             except Exception as exc:
-                done.error = f"could not reach the playground: {exc}"
+                done.error, done.unreachable = f"could not reach the playground: {exc}", True
                 return done
             if status == 413 and len(batch) == 1:
                 done.skipped += 1
             elif status != 200:
                 done.error = refusal(status, answer, poster.url.geturl()) or f"the playground answered {status}"
+                done.unreachable = status >= 500
                 return done
             else:
                 done.delivered += len(batch)
@@ -124,8 +126,11 @@ def deliver_in_background(folder: Path, base: str, token: str, reached: threadin
         for path in claim(folder):
             done = deliver(path, poster)
             if done.error:
-                release(path)
-                break  # (the playground went away, or will not take them: a later capture tries)
+                release(path)  # (a later capture tries it again)
+                if done.unreachable:
+                    break  # the playground went away
+                continue  # refused (a file kept for another playground or token): the next one
+
             name = path.name.rpartition(CLAIM)[0]
             say(f"delivered {done.delivered} records an earlier capture kept in {name} (session {done.session})")
         poster.close()

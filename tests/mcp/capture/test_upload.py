@@ -5,6 +5,7 @@ later), a batch resent after an error (deduped), records dropped when nothing ca
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -137,9 +138,14 @@ def test_a_later_capture_delivers_what_an_earlier_one_kept(fresh: Receiver, tmp_
     fresh.down()
     echo_through(start(fresh.base, [python_exe, PEER, str(tmp_path), "echo"], host_env(tmp_path)), LINES)
     (kept,) = (tmp_path / "spill").glob("*.jsonl")
+    # An older file this playground refuses (kept for another server: 403) stops nothing after it.
+    refused = tmp_path / "spill" / f"{'b' * 32}.jsonl"
+    record = {"capture": "b" * 32, "server": OTHER_SERVER, "i": 0, "t": 1.0, "kind": "heartbeat"}
+    refused.write_text(json.dumps(record) + "\n")
+    os.utime(refused, (1, 1))
     fresh.up()
     _, err = echo_through(start(fresh.base, [python_exe, PEER, str(tmp_path), "echo"], host_env(tmp_path)), LINES[:2])
-    assert not list((tmp_path / "spill").glob("*"))  # delivered and removed before the capture ended
+    assert list((tmp_path / "spill").glob("*")) == [refused]  # delivered and removed; the refused one kept
     assert len(fresh.captures) == 2
     earlier = next(c for c in fresh.captures.values() if len(c.records) > 10).ordered()
     assert contiguous(earlier) and [earlier[0]["kind"], earlier[-1]["kind"]] == ["start", "end"]
