@@ -299,12 +299,25 @@ async def _beat(capture: str) -> None:
 
 
 async def _body(upstream: httpx.Response, recorder: _Recorder, http: dict[str, Any], kind: str) -> AsyncIterator[bytes]:
-    """A plain body, forwarded as it comes; recorded once whole (a JSON-RPC answer is one frame)."""
+    """A plain body, forwarded as it comes; recorded once whole (a JSON-RPC answer is one frame),
+    before its last chunk goes on: the host's next request (sent once it has this answer) is then
+    recorded after it."""
     kept = bytearray()
+    held = b""
     async for chunk in upstream.aiter_raw():
-        yield chunk
+        if held:
+            yield held
+        held = chunk
         if len(kept) < RECORDED_BODY:
             kept += chunk[: RECORDED_BODY - len(kept)]
+    _record_body(upstream, recorder, http, kind, kept)
+    if held:
+        yield held
+
+
+def _record_body(
+    upstream: httpx.Response, recorder: _Recorder, http: dict[str, Any], kind: str, kept: bytearray
+) -> None:
     if upstream.headers.get("content-encoding"):
         recorder.add(
             {"kind": "http_note", "text": f"HTTP {upstream.status_code}: an encoded body (not recorded)", "http": http}
@@ -322,7 +335,8 @@ async def _sse(
     upstream: httpx.Response, recorder: _Recorder, http: dict[str, Any], server: Server, base: str
 ) -> AsyncIterator[bytes]:
     """An event stream, forwarded line by line as it comes (the `endpoint` event's URL rewritten);
-    each event with data recorded as a frame once forwarded."""
+    each event with data recorded as a frame just before it goes on (a host's answer to a server's
+    request is then recorded after that request)."""
     parser = SseParser()
     pending = b""
     in_endpoint = False
@@ -343,7 +357,6 @@ async def _sse(
                 line = b"data: " + _rewrite_endpoint(value, server, base).encode() + line[len(text) :]
             out += line + b"\n"
         if out:
-            yield bytes(out)
             for event in parser.feed(bytes(out)):
                 if event.has_data and event.event != "endpoint":
                     recorder.add(_frame("recv", event.data.encode(), http, sse_id=event.id))
@@ -353,5 +366,6 @@ async def _sse(
                     session = next((p.split("=", 1)[1] for p in query.split("&") if p.startswith("session_id=")), "")
                     recorder.key = recorder.key or (f"sse:{session}" if session else "")
                     recorder.add({"kind": "http_note", "text": f"endpoint: {event.data}", "http": http})
+            yield bytes(out)
     if pending:
         yield pending
