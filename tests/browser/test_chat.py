@@ -123,7 +123,9 @@ class ChatTests(LiveBrowserTestCase):
         expect(mirrored.get_by_role("button", name="Accept")).to_have_count(0)
         self.assert_no_js_errors()
 
-    def test_stop_cancels_a_running_tool_call(self) -> None:
+    def new_chat_with_the_peer(self) -> None:
+        """Logged in, the SDK peer registered, a provider for the scripted model, a new chat with
+        the peer ticked."""
         page = self.page
         self.log_in()
         command, args = peer_args("stdio")
@@ -136,6 +138,10 @@ class ChatTests(LiveBrowserTestCase):
         page.get_by_role("button", name="New chat").click()
         page.wait_for_load_state("load")
         page.get_by_label("peer").check()
+
+    def test_stop_cancels_a_running_tool_call(self) -> None:
+        page = self.page
+        self.new_chat_with_the_peer()
         page.get_by_label("Message").fill("hang please")
         page.get_by_role("button", name="Send").click()
         chat = page.get_by_role("region", name="Chat")
@@ -151,17 +157,7 @@ class ChatTests(LiveBrowserTestCase):
         for their answer: the turn is not cancelled by the tab going to the background (htmx
         closes a hidden tab's socket unless told not to), and the answer given on return completes it."""
         page = self.page
-        self.log_in()
-        command, args = peer_args("stdio")
-        self.add_server("peer", command=command, args=args)
-        page.goto(self.url("/providers/add/"))
-        page.get_by_label("Base URL").fill(self.model_api.base_url)
-        page.get_by_label("Model").fill("scripted-model")
-        page.get_by_role("button", name="Save").click()
-        page.goto(self.url("/chats/"))
-        page.get_by_role("button", name="New chat").click()
-        page.wait_for_load_state("load")
-        page.get_by_label("peer").check()
+        self.new_chat_with_the_peer()
         page.get_by_label("Message").fill("ask my name")
         page.get_by_role("button", name="Send").click()
         chat = page.get_by_role("region", name="Chat")

@@ -46,7 +46,8 @@ def setup(api: str, base_url: str, *, everything: bool = False):
 
 
 @contextlib.asynccontextmanager
-async def chat_tab(user, chat):
+async def second_tab(user, chat):
+    """A tab on the chat (another one, or the same after a reload): a socket of its own."""
     comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/chats/{chat.pk}/")
     comm.scope["user"] = user
     connected, _ = await comm.connect()
@@ -55,7 +56,16 @@ async def chat_tab(user, chat):
         yield comm
     finally:
         await comm.disconnect()
-        await stop_all()
+
+
+@contextlib.asynccontextmanager
+async def chat_tab(user, chat):
+    """The tab that runs the turns: its servers' sessions stop with the test."""
+    async with second_tab(user, chat) as comm:
+        try:
+            yield comm
+        finally:
+            await stop_all()
 
 
 def say(comm, text, provider, servers, **more):
@@ -232,19 +242,6 @@ async def elicitation_answers(session_id: int) -> list[dict]:
     rows = await events(session_id)
     messages = [r.get("message") for r in rows if r["dir"] == "send"]
     return [m["result"] for m in messages if isinstance(m, dict) and "action" in (m.get("result") or {})]
-
-
-@contextlib.asynccontextmanager
-async def second_tab(user, chat):
-    """Another tab on the same chat (or the same tab after a reload): a socket of its own."""
-    comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/chats/{chat.pk}/")
-    comm.scope["user"] = user
-    connected, _ = await comm.connect()
-    assert connected
-    try:
-        yield comm
-    finally:
-        await comm.disconnect()
 
 
 async def test_an_elicitation_answered_in_the_chat_reaches_the_server_and_the_model_gets_the_result():
