@@ -29,6 +29,11 @@ MAX_RECORD = 4_000_000 - 1  # an upload request holds at most 4 MB: a larger rec
 PART_BYTES = 1_000_000  # bytes of a long frame line a `part` record carries (1.33 MB in base64)
 MAX_LINE = 64 * 1024 * 1024  # bytes of one frame line kept (a live session's stdio limit): the rest is cut
 BACKLOG_LIMIT = 32 * 1024 * 1024  # bytes of chunks waiting for the recorder before chunks are dropped
+# A flood (more than FLOOD_BYTES arriving in one round: 50 MB/s) is recorded once it pauses, or once
+# DEFER_LIMIT bytes wait: meanwhile the recorder takes no CPU from the server, the host and the
+# forwarding (on two cores, its per-line work cost the forwarded flood a quarter of its rate).
+FLOOD_BYTES = 1 << 20
+DEFER_LIMIT = 16 * 1024 * 1024
 
 _text: Callable[[str], str] = json.encoder.encode_basestring
 _STOP = object()
@@ -64,6 +69,7 @@ class Recorder:
         self._skipping = {"send": False, "recv": False, "stderr": False}
         self._cut = {"send": False, "recv": False}  # skipping the rest of a line recorded cut (not lost)
         self._parts = {"send": 0, "recv": 0}  # `part` records sent of the current line
+        self._stopping = False
         self._thread = threading.Thread(target=self._run, name="capture-recorder", daemon=True)
 
     def start(self) -> None:
@@ -88,6 +94,7 @@ class Recorder:
 
     def stop(self, timeout: float | None = None) -> None:
         """Record what is queued, then end the thread."""
+        self._stopping = True
         self._queue.append(_STOP)
         self._wake.set()
         self._thread.join(timeout)
@@ -97,6 +104,7 @@ class Recorder:
     def _run(self) -> None:
         next_beat = time.monotonic() + self.heartbeat
         take = self._queue.popleft
+        seen = 0  # the backlog after the last round
         while True:
             # Woken by the clock, not by each chunk: a forwarding thread only appends (no wake-up
             # of this thread, no switch to it, on the path of a request and its response).
@@ -104,6 +112,10 @@ class Recorder:
             if time.monotonic() >= next_beat:
                 self._record(time.time(), '"kind":"heartbeat"}')
                 next_beat = time.monotonic() + self.heartbeat
+            backlog = sum(self._queued.values()) - self._taken
+            if not self._stopping and backlog - seen > FLOOD_BYTES and backlog < DEFER_LIMIT:
+                seen = backlog  # a flood is passing: its chunks wait for it to pause
+                continue
             while self._queue:
                 item = take()
                 if item is _STOP:
@@ -118,6 +130,7 @@ class Recorder:
                 else:
                     fields = json.dumps(data, ensure_ascii=False, separators=(",", ":"))[1:] if data else "}"
                     self._record(t, f'"kind":"{stream}"' + ("," if data else "") + fields, force=True)
+            seen = sum(self._queued.values()) - self._taken
 
     def _lines(self, t: float, stream: str, data: bytes) -> None:
         if not data:  # the end of the stream: its partial line is a line
