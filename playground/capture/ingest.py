@@ -43,6 +43,7 @@ CATALOGUE_ITEMS = 5_000  # items of one list kept for the catalogue (Model view)
 LINT_FRAMES = 500
 LINT_SECONDS = 0.02
 LINT_STEP = 10
+LINT_NOTE_EVERY = 10.0  # seconds of the session between two "not checked" notes (a flood's uploads)
 
 
 class Forbidden(Exception):
@@ -225,10 +226,19 @@ def _lint(tap: Tap, events: list[TranscriptEvent], session: Session, opened: lis
             apply(pick, found, secrets)
         checked, spent = checked + len(step), spent + seconds
     if checked < len(picks):
+        # Said at most every LINT_NOTE_EVERY seconds, with what went unchecked since: a flood's
+        # hundred uploads made a hundred notes.
+        unchecked = int(report.get("lint_unchecked") or 0) + len(picks) - checked
+        now = tap.clock() - tap.start
+        last = report.get("lint_noted_at")
+        if isinstance(last, (int, float)) and now - last < LINT_NOTE_EVERY:
+            report["lint_unchecked"] = unchecked
+            return
+        report["lint_unchecked"], report["lint_noted_at"] = 0, now
         tap.note(
             "info",
-            f"schema lint: {len(picks) - checked} frame(s) of this upload not checked (its budget: "
-            f"{LINT_FRAMES} frames, {LINT_SECONDS * 1000:g} ms)",
+            f"schema lint: {unchecked} frame(s) not checked (each upload's budget: {LINT_FRAMES} frames, "
+            f"{LINT_SECONDS * 1000:g} ms; said at most every {LINT_NOTE_EVERY:g} s)",
         )
 
 

@@ -298,3 +298,29 @@ def test_the_parts_of_a_lost_line_are_dropped_and_a_line_recorded_cut_says_so(ex
     assert not whole[0].get("problems")
     assert any("recorded cut" in str(p) for p in whole[1]["problems"])
     assert not CapturePart.objects.exists()
+
+
+def test_frames_left_unchecked_by_the_lint_are_said_at_most_every_ten_seconds(exchange, owner, monkeypatch):
+    """A flood's uploads each leave frames unchecked (the lint's budget per upload): the session
+    says so once, then again only LINT_NOTE_EVERY seconds later, with what went unchecked since."""
+    from playground.capture import ingest
+
+    monkeypatch.setattr(ingest, "LINT_FRAMES", 2)
+    monkeypatch.setattr(ingest, "LINT_STEP", 1)
+    _user, server, token = owner
+    client = Client()
+    start = exchange[0]
+    message = json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 1}})
+
+    def upload(first: int, count: int, t: float) -> int:
+        records = [
+            {**start, "i": i, "t": t, "kind": "frame", "dir": "recv", "text": message}
+            for i in range(first, first + count)
+        ]
+        return post(client, token, body(([start] if first == 1 else []) + records, server.pk)).json()["session"]
+
+    session_id = upload(1, 5, start["t"])  # 3 not checked: said
+    upload(6, 5, start["t"] + 1)  # 3 more, a second later: counted, not said
+    upload(11, 5, start["t"] + 12)  # 3 more, 12 s after the first note: said, with the 3 before
+    notes = [r["text"] for r in rows(session_id) if r.get("kind") == "info" and "schema lint" in r.get("text", "")]
+    assert [n.split(" frame")[0] for n in notes] == ["schema lint: 3", "schema lint: 6"]
