@@ -224,6 +224,16 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
     capture = await sync_to_async(_capture_for)(capture_token, server, key, opens)
     recorder = _Recorder(capture_token, token, server, capture, key)
     headers = [(k, v) for k, v in request.headers.items() if k.lower() not in HOP]
+    # The exchange's events carry its number, as a live session's tap numbers them (the HAR
+    # export groups by it): unique in the session without a shared counter.
+    exchange = uuid.uuid4().int >> 76
+    sent = recorder.facts(method, target, headers, exchange=exchange)
+    # Recorded before it goes on: what the server sends meanwhile on another stream (a request
+    # this call makes, while its JSON answer is not there yet) comes after it in the recording.
+    if body:
+        recorder.add(_frame("send", body, sent))
+    else:
+        recorder.add({"kind": "http_note", "text": f"{method} {shown_url(target)}", "http": sent})
     client = _client()
     try:
         upstream = await client.send(client.build_request(method, target, headers=headers, content=body), stream=True)
@@ -231,10 +241,6 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
         text = f"{method} {shown_url(target)}: {exc}"
         recorder.add({"kind": "http_note", "text": f"the capture could not reach the server: {text}"})
         return _error(502, text)
-    # The exchange's events carry its number, as a live session's tap numbers them (the HAR
-    # export groups by it): unique in the session without a shared counter.
-    exchange = uuid.uuid4().int >> 76
-    sent = recorder.facts(method, target, headers, exchange=exchange)
     answer = recorder.facts(
         method,
         target,
@@ -246,16 +252,10 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
     )
     if not recorder.key and upstream.headers.get("mcp-session-id"):
         recorder.key = f"mcp:{upstream.headers['mcp-session-id']}"
-    opening: list[dict[str, Any]] = []
-    if body:
-        opening.append(_frame("send", body, sent))
-    else:
-        opening.append({"kind": "http_note", "text": f"{method} {shown_url(target)}", "http": sent})
     if method == "DELETE":
-        opening.append(
+        recorder.add(
             {"kind": "end", "code": None, "reason": f"the host ended the session (DELETE → {upstream.status_code})"}
         )
-    recorder.add(*opening)
     kind = upstream.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     base = request.build_absolute_uri(f"/capture/v1/http/{server_id}/{token}/")
     stream = (

@@ -280,3 +280,38 @@ def test_a_host_resuming_with_last_event_id_gets_the_events_it_missed_through_th
     assert [r.get("sse_id") for r in results] == [result_id, result_id]
     gets = [r for r in rows if (r.get("http") or {}).get("method") == "GET"]
     assert gets, "the GET that resumed is in the recording"
+
+
+def test_a_hosts_request_is_recorded_before_the_server_answers(playground):
+    """The host's POST is recorded as it goes on, not when the answer starts: a server that takes
+    its time (or sends requests on another stream meanwhile) finds the request already there."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    accepted: list[socket.socket] = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
+    port, browser = playground["port"], playground["browser"]
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    server_id, token = register_http(browser, port, url, transport="http", name="never answers")
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "patient-host", "version": "1"}}
+    frame = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+    answers: list[int] = []
+    capture_url = f"http://127.0.0.1:{port}/capture/v1/http/{server_id}/{token}/"
+    accept = {"Accept": "application/json, text/event-stream"}
+    host = threading.Thread(
+        target=lambda: answers.append(httpx.post(capture_url, json=frame, headers=accept, timeout=30).status_code),
+        daemon=True,
+    )
+    host.start()
+    try:
+        _id, _report, rows = saved(playground["db"], "http", '"patient-host"')  # while the server says nothing
+        assert [r["dir"] for r in rows if r["dir"] in ("send", "recv")] == ["send"]
+    finally:
+        for conn in accepted:
+            conn.close()
+        listener.close()
+        host.join(30)
+    assert answers == [502]  # the server hung up without a word: the capture says it to the host
