@@ -201,6 +201,10 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
     awaiting_retry: dict[str, list[Exchange]] = {}  # method -> exchanges with an input round pending
     asked: dict[str, tuple[int, str, Any]] = {}  # id of a server request -> (seq, method, params)
     heard: list[tuple[int, str, bool]] = []  # server notifications and requests: (seq, method, request?)
+    # Recorded before what they answer (captures made before the capture recorded a chunk before
+    # passing it on): held until it turns up.
+    early_answers: dict[str, dict[str, Any]] = {}  # id -> the client's answer to a server request
+    early_responses: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # id -> (row, server response)
     other_lanes = 0  # frames of another connection: an MCP App's bridge, a check's probes
     for row in rows:
         direction, seq, message = row.get("dir"), row["seq"], row.get("message")
@@ -249,6 +253,10 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
                     rec.steps.append(exchange)
                 by_seq[seq] = exchange
                 open_ids[_id(message)] = exchange
+                early = early_responses.pop(_id(message), None)
+                if early is not None:
+                    _responded(exchange, *early, secrets, awaiting_retry)
+                    open_ids.pop(_id(message), None)
             elif kind == "notification" and isinstance(method, str):
                 params = message.get("params")
                 if method in HANDSHAKE_NOTIFICATIONS:
@@ -262,15 +270,9 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
             elif kind in ("response", "error"):
                 question = asked.pop(_id(message), None)
                 if question is not None:
-                    rec.answers.append(
-                        ClientAnswer(
-                            seq=question[0],
-                            method=question[1],
-                            params=question[2],
-                            result=message.get("result"),
-                            error=message["error"] if isinstance(message.get("error"), dict) else None,
-                        )
-                    )
+                    rec.answers.append(_answer(question, message))
+                else:
+                    early_answers[_id(message)] = message
             else:
                 rec.skipped.append(
                     f"event {seq}: a frame the client sent (not a JSON-RPC request, "
@@ -281,23 +283,17 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
                 reply_to = row.get("reply_to")
                 answered = by_seq.get(reply_to) if isinstance(reply_to, int) else open_ids.get(_id(message))
                 if answered is None:
+                    early_responses[_id(message)] = (row, message)
                     continue
-                exchange = answered
                 open_ids.pop(_id(message), None)
-                exchange.response = {k: message[k] for k in ("result", "error") if k in message}
-                exchange.response_seq = seq
-                raw = row.get("raw")
-                exchange.response_raw = secrets.cut(raw, RAW_KEPT) if isinstance(raw, str) else ""
-                result = message.get("result")
-                if isinstance(result, dict) and result.get("resultType") == "input_required":
-                    inputs = result.get("inputRequests")
-                    exchange._inputs = inputs if isinstance(inputs, dict) else {}
-                    exchange._state = result.get("requestState")
-                    exchange.requests += input_requests(seq, exchange._inputs)
-                    awaiting_retry.setdefault(exchange.method, []).append(exchange)
+                _responded(answered, row, message, secrets, awaiting_retry)
             elif kind == "request" and isinstance(method, str):
-                asked[_id(message)] = (seq, method, message.get("params"))
                 heard.append((seq, method, True))
+                answer = early_answers.pop(_id(message), None)
+                if answer is not None:
+                    rec.answers.append(_answer((seq, method, message.get("params")), answer))
+                else:
+                    asked[_id(message)] = (seq, method, message.get("params"))
             elif kind == "notification" and isinstance(method, str):
                 heard.append((seq, method, False))
     if other_lanes:
@@ -306,6 +302,38 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
         )
     _attribute(rec, heard)
     return rec
+
+
+def _responded(
+    exchange: Exchange,
+    row: dict[str, Any],
+    message: dict[str, Any],
+    secrets: Redactor,
+    awaiting_retry: dict[str, list[Exchange]],
+) -> None:
+    """The server's response to `exchange` (an `input_required` result waits for its retry)."""
+    exchange.response = {k: message[k] for k in ("result", "error") if k in message}
+    exchange.response_seq = row["seq"]
+    raw = row.get("raw")
+    exchange.response_raw = secrets.cut(raw, RAW_KEPT) if isinstance(raw, str) else ""
+    result = message.get("result")
+    if isinstance(result, dict) and result.get("resultType") == "input_required":
+        inputs = result.get("inputRequests")
+        exchange._inputs = inputs if isinstance(inputs, dict) else {}
+        exchange._state = result.get("requestState")
+        exchange.requests += input_requests(row["seq"], exchange._inputs)
+        awaiting_retry.setdefault(exchange.method, []).append(exchange)
+
+
+def _answer(question: tuple[int, str, Any], message: dict[str, Any]) -> ClientAnswer:
+    """The client's answer to a server request (seq, method, params)."""
+    return ClientAnswer(
+        seq=question[0],
+        method=question[1],
+        params=question[2],
+        result=message.get("result"),
+        error=message["error"] if isinstance(message.get("error"), dict) else None,
+    )
 
 
 def _capabilities(rec: Recording, method: str, params: Any) -> None:

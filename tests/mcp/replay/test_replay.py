@@ -553,3 +553,47 @@ async def test_a_timed_notification_that_no_longer_comes_is_one_row_over_the_who
         ("missing", "notifications/tools/list_changed", "the whole replay")
     ]
     assert rows[0]["detail"].startswith("1 fewer than recorded (1 then, 0 now) over the whole replay")
+
+
+def _swapped_before(rows: list[dict], first: int, second: int) -> list[dict]:
+    """`rows` with row `second` moved before row `first` and the lines renumbered, as a capture
+    made before the ordering fix recorded a reply ahead of what it answers (unpaired: no reply_to)."""
+    moved = [
+        *rows[:first],
+        {k: v for k, v in rows[second].items() if k != "reply_to"},
+        *rows[first:second],
+        *rows[second + 1 :],
+    ]
+    renumber = {row["seq"]: n for n, row in enumerate(moved, 1)}
+    return [
+        {**row, "seq": renumber[row["seq"]]}
+        | ({"reply_to": renumber[row["reply_to"]]} if row.get("reply_to") in renumber else {})
+        for row in moved
+    ]
+
+
+async def test_a_recording_with_replies_ahead_of_what_they_answer_is_read_as_if_in_order():
+    """Captures made before the capture recorded each chunk before passing it on can hold a tool's
+    response before its request, or the host's answer before the server's request: each is held
+    until what it answers turns up, and the replay is the same as for the ordered recording."""
+    rows = await record()
+    messages = [r.get("message") if isinstance(r.get("message"), dict) else {} for r in rows]
+    call = next(n for n, m in enumerate(messages) if (m.get("params") or {}).get("name") == "version")
+    response = next(n for n, r in enumerate(rows) if r.get("reply_to") == rows[call]["seq"])
+    misordered = _swapped_before(rows, call, response)
+    messages = [r.get("message") if isinstance(r.get("message"), dict) else {} for r in misordered]
+    asked = next(n for n, m in enumerate(messages) if m.get("method") == "elicitation/create")
+    answer = next(
+        n
+        for n, r in enumerate(misordered)
+        if r["dir"] == "send" and messages[n].get("id") == messages[asked]["id"] and "result" in messages[n]
+    )
+    misordered = _swapped_before(misordered, asked, answer)
+    ordered, read = recording(rows), recording(misordered)
+    assert [(s.method, s.name, s.response) for s in read.exchanges] == [
+        (s.method, s.name, s.response) for s in ordered.exchanges
+    ]
+    assert [(a.method, a.result) for a in read.answers] == [(a.method, a.result) for a in ordered.answers]
+    report, _events = await replay(misordered, "a")
+    assert {r["status"] for r in report["rows"]} == {"same"}, report["rows"]
+    assert report["answered_from_recording"] == 1 and report["state"] == "done"
