@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,38 @@ def fast_password_hasher(request: pytest.FixtureRequest) -> None:
     settings, and its one user's hash is made once.)"""
     if "browser" not in request.node.path.parts:
         request.getfixturevalue("settings").PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# Where the schema lint's compiled screen is audited against jsonschema on every instance it
+# checks (tests/lint_screen.py): the lint's own tests and the tests whose real peers' frames it checks.
+SCREEN_AUDITED = (("mcp",), ("sessions", "features"), ("capture",))
+
+
+@pytest.fixture(autouse=True)
+def lint_screen_audit(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fails a test in which the screen and jsonschema disagreed on any instance the lint checked."""
+    parts = request.node.path.relative_to(ROOT / "tests").parts
+    if not any(parts[: len(where)] == where for where in SCREEN_AUDITED):
+        yield
+        return
+    from tests.lint_screen import audit
+
+    watching = audit()
+    found = next(watching)
+    try:
+        yield
+    finally:
+        watching.close()
+    assert not found, "the lint's screen and jsonschema disagreed:\n" + "\n".join(found[:20])
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    from tests.lint_screen import AUDITED
+
+    if AUDITED["instances"]:
+        terminalreporter.write_line(
+            f"schema lint screen audited on {AUDITED['instances']} instances: no disagreement unless a test failed"
+        )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from playground.schema import SPECIFICATIONS, validator_class
+from playground.schema import validator_class
 
 from ..apps.meta import PROTOCOL_VERSION
 from .definitions import Direction, Report, Request, Schema, _pointers, check
@@ -48,22 +48,13 @@ class AppsSchema(Schema):
                 self.by_method[method] = name
         self._pointers = _pointers(self.document)
         self._validators: dict[tuple[str, ...], Any] = {}
+        self._screens: dict[tuple[str, ...], Any] = {}
         self._lock = threading.Lock()
 
     def result_of(self, method: str) -> str | None:
         name = self.by_method.get(method)
         result = name.removesuffix("Request") + "Result" if name and name.endswith("Request") else None
         return result if result in self.defs else None
-
-    def validator(self, *names: str) -> Any:
-        validator = self._validators.get(names)
-        if validator is None:
-            root = {"$schema": self.document.get("$schema"), self.key: self.defs}
-            root["allOf"] = [{"$ref": f"#/{self.key}/{name}"} for name in names]
-            validator = self.cls(root, registry=SPECIFICATIONS)
-            with self._lock:
-                self._validators.setdefault(names, validator)
-        return validator
 
 
 @functools.cache
@@ -119,12 +110,12 @@ def check_bridge(message: Any, *, direction: Direction, request: Request | None,
         else:
             report.definition = definition
             body = {k: v for k, v in message.items() if k not in ("jsonrpc", "id")}
-            problems += ext._problems(ext.validator(definition), body, "")
+            problems += ext._problems((definition,), body, "")
     elif isinstance(message, dict) and "result" in message and answered is not None:
         definition = ext.result_of(answered)
         if definition is not None:
             report.definition = definition
-            problems += ext._problems(ext.validator(definition), message["result"], "/result")
+            problems += ext._problems((definition,), message["result"], "/result")
     if not report.definition:
         report.definition = envelope.definition
     report.problems = problems[:20]

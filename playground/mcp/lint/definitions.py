@@ -12,6 +12,13 @@ Pure and synchronous, Django-free: the CLI checks each frame as it prints it; a 
 checks off the event loop, within a budget (`linter`). Validators are built once per
 (version, definitions). Formats (`uri`, `byte`) are annotations here, as JSON Schema's default
 has them: whether they were checked would depend on which optional packages are installed.
+
+Most frames are valid, and jsonschema takes ~0.1 ms of pure Python (under the interpreter lock)
+to say so. Each frame is first screened by a compiled validator of the same definitions,
+`jsonschema_rs` (same draft, formats not asserted, no remote `$ref`): only a frame it finds
+invalid (or cannot take) goes to jsonschema, whose problems, paths and messages are the report.
+The two must agree on every verdict: tests/mcp/lint/test_screen.py runs both over every
+definition used here.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
+import jsonschema_rs
+
 from playground import jsonpointer
 from playground.schema import SPECIFICATIONS, validator_class
 
@@ -33,6 +42,10 @@ from . import spec_sections
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 MAX_PROBLEMS = 20  # problems listed for one frame (a broken list of 1,000 tools would list 1,000)
+# Instances nested deeper than this are not screened. 2026-07-28's JSONValue is recursive, and
+# jsonschema gives up (RecursionError: "not checked") somewhere past ~100 levels of it, where the
+# compiled screen would say "valid": the verdicts would differ. No real message nests this deep.
+SCREEN_DEPTH = 64
 MESSAGE_CHARS = 300  # jsonschema quotes the failing value: a megabyte of text is not a message
 
 Direction = Literal["send", "recv"]  # the tap's directions: we are the client
@@ -110,6 +123,7 @@ class Schema:
         }
         self._pointers = _pointers(self.document)
         self._validators: dict[tuple[str, ...], Any] = {}
+        self._screens: dict[tuple[str, ...], Any] = {}
         self._lock = threading.Lock()
 
     # The definitions -----------------------------------------------------------------
@@ -147,19 +161,38 @@ class Schema:
             return name
         return "EmptyResult" if "EmptyResult" in self.defs else "Result"
 
+    def root(self, *names: str) -> dict[str, Any]:
+        """One schema of every definition in `names` at once, in the document's draft."""
+        return {
+            "$schema": self.document.get("$schema"),
+            self.key: self.defs,
+            "allOf": [{"$ref": f"#/{self.key}/{name}"} for name in names],
+        }
+
     def validator(self, *names: str) -> Any:
-        """A validator of every definition in `names` at once (built once)."""
+        """A jsonschema validator of every definition in `names` at once (built once)."""
         validator = self._validators.get(names)
         if validator is None:
-            root = {
-                "$schema": self.document.get("$schema"),
-                self.key: self.defs,
-                "allOf": [{"$ref": f"#/{self.key}/{name}"} for name in names],
-            }
-            validator = self.cls(root, registry=SPECIFICATIONS)
+            validator = self.cls(self.root(*names), registry=SPECIFICATIONS)
             with self._lock:
-                self._validators.setdefault(names, validator)
+                validator = self._validators.setdefault(names, validator)
         return validator
+
+    def screen(self, *names: str) -> Any:
+        """The compiled twin of `validator(*names)` (built once): same draft (jsonschema's class
+        picks it), formats not asserted (jsonschema_rs asserts them by default up to draft 7),
+        nothing fetched. None where jsonschema_rs has no such draft or cannot build it (it resolves
+        every `$ref` up front; jsonschema only those an instance reaches): jsonschema decides alone."""
+        screen = self._screens.get(names)
+        if screen is None:
+            cls = getattr(jsonschema_rs, self.cls.__name__, None)
+            try:
+                screen = cls(self.root(*names), validate_formats=False, offline=True) if cls is not None else False
+            except Exception:  # (MCP Apps 2026-01-26: three definitions $ref a `#/$defs/__schema0` that is not there)
+                screen = False
+            with self._lock:
+                screen = self._screens.setdefault(names, screen)
+        return screen or None
 
     # Checking ------------------------------------------------------------------------
 
@@ -208,8 +241,8 @@ class Schema:
         try:
             # The result's own definition first: where both say the same, its schema path is the telling one.
             if result_def is not None and isinstance(message.get("result"), dict):
-                found += self._problems(self.validator(result_def), message["result"], "/result")
-            found += self._problems(self.validator(*names), message, "")
+                found += self._problems((result_def,), message["result"], "/result")
+            found += self._problems(names, message, "")
         except RecursionError:
             report.unchecked = "nested deeper than the checker goes"
         if unknown is not None:
@@ -249,9 +282,13 @@ class Schema:
             f"#/{self.key}/{union}",
         )
 
-    def _problems(self, validator: Any, instance: Any, prefix: str) -> list[dict[str, str]]:
+    def _problems(self, names: tuple[str, ...], instance: Any, prefix: str) -> list[dict[str, str]]:
+        """jsonschema's problems with `instance` against the definitions `names`; none, without
+        asking it, when the compiled screen finds the instance valid."""
+        if passes(self.screen(*names), instance):
+            return []
         out: list[dict[str, str]] = []
-        for error in validator.iter_errors(instance):
+        for error in self.validator(*names).iter_errors(instance):
             for leaf in _leaves(error):
                 out.append(self._problem(leaf, prefix))
             if len(out) > MAX_PROBLEMS:
@@ -272,6 +309,32 @@ class Schema:
             "message": text,
             "schema_path": f"#{where}/{error.validator}" if where is not None else f"#/{error.validator}",
         }
+
+
+def passes(screen: Any, instance: Any) -> bool:
+    """Whether the compiled screen finds `instance` valid. Anything it cannot take (a value it
+    cannot convert) is not a pass, nor is an instance nested deeper than SCREEN_DEPTH: jsonschema
+    decides, as it did before the screen."""
+    if screen is None or not _shallow(instance):
+        return False
+    try:
+        return bool(screen.is_valid(instance))
+    except Exception:
+        return False
+
+
+def _shallow(value: Any, limit: int = SCREEN_DEPTH) -> bool:
+    """Whether `value` nests at most `limit` containers deep (iterative; stops at the first too deep)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        for child in item.values() if kind is dict else item if kind is list else ():
+            if type(child) is dict or type(child) is list:
+                if depth >= limit:
+                    return False
+                stack.append((child, depth + 1))
+    return True
 
 
 def _leaves(error: Any) -> Iterator[Any]:
