@@ -22,7 +22,7 @@ from typing import Any
 from playground.schema import validator_class
 
 from ..apps.meta import PROTOCOL_VERSION
-from .definitions import Direction, Report, Request, Schema, _pointers, check
+from .definitions import Direction, Report, Request, Schema, Unchecked, _pointers, check
 from .definitions import schema as mcp_schema
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "apps" / "schema" / PROTOCOL_VERSION / "schema.json"
@@ -80,6 +80,16 @@ def _as_mcp(method: Any, direction: Direction, version: str) -> Direction:
     return other if known_there and not known_here else mcp
 
 
+def _checked(ext: Schema, definition: str, instance: Any, prefix: str, report: Report) -> list[dict[str, str]]:
+    """The extension's problems with `instance`; none, and `report.unchecked` said, where its
+    published schema cannot be applied (three definitions `$ref` a `__schema0` not there)."""
+    try:
+        return ext._problems((definition,), instance, prefix)
+    except Unchecked as exc:
+        report.unchecked = str(exc)
+        return []
+
+
 def check_bridge(message: Any, *, direction: Direction, request: Request | None, mcp_version: str) -> Report:
     """Check one message of the bridge (`direction` in the tap's terms: `send` host -> app)."""
     method = message.get("method") if isinstance(message, dict) else None
@@ -110,12 +120,12 @@ def check_bridge(message: Any, *, direction: Direction, request: Request | None,
         else:
             report.definition = definition
             body = {k: v for k, v in message.items() if k not in ("jsonrpc", "id")}
-            problems += ext._problems((definition,), body, "")
+            problems += _checked(ext, definition, body, "", report)
     elif isinstance(message, dict) and "result" in message and answered is not None:
         definition = ext.result_of(answered)
         if definition is not None:
             report.definition = definition
-            problems += ext._problems((definition,), message["result"], "/result")
+            problems += _checked(ext, definition, message["result"], "/result", report)
     if not report.definition:
         report.definition = envelope.definition
     report.problems = problems[:20]

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeGuard
 
 import jsonschema_rs
+import referencing.exceptions
 
 from playground import jsonpointer
 from playground.schema import SPECIFICATIONS, validator_class
@@ -50,6 +51,10 @@ MESSAGE_CHARS = 300  # jsonschema quotes the failing value: a megabyte of text i
 
 Direction = Literal["send", "recv"]  # the tap's directions: we are the client
 SENDERS = {"send": "client", "recv": "server"}
+
+
+class Unchecked(Exception):
+    """The frame could not be checked (the report says why): not a problem of the frame's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +250,8 @@ class Schema:
             found += self._problems(names, message, "")
         except RecursionError:
             report.unchecked = "nested deeper than the checker goes"
+        except Unchecked as exc:
+            report.unchecked = str(exc)
         if unknown is not None:
             found.insert(0, {"pointer": unknown[0], "message": unknown[1], "schema_path": unknown[2]})
         seen: set[tuple[str, str]] = set()
@@ -284,15 +291,19 @@ class Schema:
 
     def _problems(self, names: tuple[str, ...], instance: Any, prefix: str) -> list[dict[str, str]]:
         """jsonschema's problems with `instance` against the definitions `names`; none, without
-        asking it, when the compiled screen finds the instance valid."""
+        asking it, when the compiled screen finds the instance valid. Unchecked: the published
+        schema itself cannot be applied to it (a `$ref` to nowhere: MCP Apps' `__schema0`)."""
         if passes(self.screen(*names), instance):
             return []
         out: list[dict[str, str]] = []
-        for error in self.validator(*names).iter_errors(instance):
-            for leaf in _leaves(error):
-                out.append(self._problem(leaf, prefix))
-            if len(out) > MAX_PROBLEMS:
-                break
+        try:
+            for error in self.validator(*names).iter_errors(instance):
+                for leaf in _leaves(error):
+                    out.append(self._problem(leaf, prefix))
+                if len(out) > MAX_PROBLEMS:
+                    break
+        except referencing.exceptions.Unresolvable as exc:
+            raise Unchecked(f"the published schema of {', '.join(names)} cannot be applied: {exc}"[:300]) from None
         return out
 
     def _problem(self, error: Any, prefix: str) -> dict[str, str]:

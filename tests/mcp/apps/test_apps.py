@@ -104,3 +104,24 @@ def test_a_replay_leaves_the_bridge_lane_out():
     rec = recording(rows)
     assert [e.method for e in rec.exchanges] == ["ping"]
     assert rec.skipped == ["2 frames of another lane (an MCP App's bridge, a server check's probes) were not replayed"]
+
+
+def test_a_message_the_published_apps_schema_cannot_check_is_said_unchecked_not_raised():
+    """Three definitions of the published MCP Apps schema `$ref` a `#/$defs/__schema0` that is not
+    there: a host's `ui/initialize` result with a tool's input properties met it and jsonschema
+    raised, which broke the check of the whole batch. Now the frame is said unchecked."""
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}}
+    result = {
+        "protocolVersion": "2026-01-26",
+        "hostInfo": {"name": "h", "version": "1"},
+        "hostCapabilities": {},
+        "hostContext": {"toolInfo": {"tool": tool}},
+    }
+    report = check_bridge(
+        {"jsonrpc": "2.0", "id": 1, "result": result},
+        direction="send",
+        request=Request("ui/initialize"),
+        mcp_version="2025-11-25",
+    )
+    assert report.definition == "McpUiInitializeResult" and report.problems == []
+    assert "cannot be applied" in report.unchecked and "__schema0" in report.unchecked
