@@ -254,13 +254,14 @@ class RawHost:
         return self.proc.wait(60)
 
 
-def recorded(receiver: Receiver, count: int, timeout: float = 120) -> dict[str, Any]:
-    """The newest capture's stats once it holds a flood of `count`: the handshake (2 lines each
-    way), the call, the notifications and the result."""
+def recorded(receiver: Receiver, count: int, earlier: set[str], timeout: float = 120) -> dict[str, Any]:
+    """The stats of the capture not in `earlier` once it holds a flood of `count`: the handshake
+    (2 lines each way), the call, the notifications and the result. (A playground keeps every
+    capture: the newest one listed may be a previous round's until this one's first upload.)"""
     deadline = time.monotonic() + timeout
     while True:
-        stats = receiver.stats()
-        newest = stats[list(stats)[-1]] if stats else {"kinds": {}}
+        new = [c for key, c in receiver.stats().items() if key not in earlier]
+        newest = new[-1] if new else {"kinds": {}, "dropped": 0, "acked": -1, "records": 0}
         if newest["kinds"].get("frame", 0) >= count + 5 or time.monotonic() > deadline:
             return newest
         time.sleep(0.25)
@@ -276,11 +277,12 @@ def flood(
     complete = []
     for _ in range(rounds):
         for name, (prefix, env) in arm_cmds.items():
+            earlier = set(receiver.stats())
             host = RawHost(prefix, env)
             seconds[name].append(host.flood(count))
             if name == "capture":
                 t0 = time.perf_counter()
-                stats = recorded(receiver, count)
+                stats = recorded(receiver, count, earlier)
                 recorded_after.append(time.perf_counter() - t0)
                 complete.append(
                     stats["kinds"].get("frame") == count + 5
@@ -342,9 +344,10 @@ def down(
     pause: float,
 ) -> dict[str, Any]:
     prefix, env = arm_cmds["capture"]
+    before = set(receiver.stats())
     baseline = RawHost(prefix, env)  # receiver up: the capture's memory for the same flood
     baseline.flood(count)
-    recorded(receiver, count)  # (closed once delivered: else its last records go to a spill file)
+    recorded(receiver, count, before)  # (closed once delivered: else its last records go to a spill file)
     up_mb = baseline.peak_mb()
     baseline.close()
     earlier = set(receiver.stats())  # (a playground keeps its captures: only the new one counts)
