@@ -14,11 +14,11 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db import transaction
 
 from playground import security
-from playground.mcp import jsontext
 from playground.registry.models import Server
 from playground.sessions.features.server_requests import answer_command
 from playground.sessions.fragments.regions import sendable
 from playground.sessions.live import workers
+from playground.sessions.protocol import page_action
 
 from . import render, sampling, wire
 from .borrowed import ENDED, Borrowed, SessionFailed
@@ -94,11 +94,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=sendable(html, None))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        try:
-            content = jsontext.loads(text_data or "{}")
-        except (ValueError, RecursionError):
-            return
-        if not isinstance(content, dict):
+        content = page_action(text_data)
+        if content is None:
             return
         if content.get("action") == "stop":
             if self.turn_task is not None:

@@ -17,9 +17,21 @@ from __future__ import annotations
 import contextvars
 from typing import Any, Literal, NotRequired, Required, TypedDict, cast
 
+from playground.mcp import jsontext
+
 # The page's call a coroutine works for (set by the worker around each call), so an input
 # round or a server request can be threaded under the call that caused it.
 CURRENT_CALL: contextvars.ContextVar[str | None] = contextvars.ContextVar("current_call", default=None)
+
+
+def page_action(text: str | None) -> dict[str, Any] | None:
+    """What a page sent over its socket (`{"action": name, ...}`), or None for anything that is
+    not a JSON object (a tab is another party: its text is parsed, never trusted)."""
+    try:
+        content = jsontext.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return None
+    return content if isinstance(content, dict) else None
 
 
 def group_name(session_id: int) -> str:

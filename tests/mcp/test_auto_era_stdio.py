@@ -21,12 +21,15 @@ SLOW_START = (
     "import runpy, sys, time; time.sleep(float(sys.argv[1])); sys.argv = [sys.argv[2], 'stdio']; "
     "runpy.run_path(sys.argv[0], run_name='__main__')"
 )
+# The same after a line on stderr, as npx says what it installs before the server starts.
+INSTALLING = "import sys; print('npm warn exec installing the package', file=sys.stderr, flush=True); " + SLOW_START
 
 
-async def test_a_modern_server_slow_to_start_is_found_modern(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("start", [SLOW_START, INSTALLING], ids=["silent", "stderr-first"])
+async def test_a_modern_server_slow_to_start_is_found_modern(monkeypatch: pytest.MonkeyPatch, start: str) -> None:
     monkeypatch.setattr(connect, "STDIO_PROBE_TIMEOUT", 0.3)
     rec = Recorder()
-    config = ServerConfig(command=sys.executable, args=["-c", SLOW_START, "1.0", PEER], era="auto", timeout=20)
+    config = ServerConfig(command=sys.executable, args=["-c", start, "1.0", PEER], era="auto", timeout=20)
     client = await open_client(config, tap=rec.tap)
     try:
         (era,) = rec.notes("era")

@@ -271,7 +271,7 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
                 question = asked.pop(_id(message), None)
                 if question is not None:
                     rec.answers.append(_answer(question, message))
-                else:
+                elif row.get("reply_to") is None:
                     early_answers[_id(message)] = message
             else:
                 rec.skipped.append(
@@ -283,7 +283,8 @@ def recording(rows: Iterable[dict[str, Any]], secrets: Redactor = NO_SECRETS) ->
                 reply_to = row.get("reply_to")
                 answered = by_seq.get(reply_to) if isinstance(reply_to, int) else open_ids.get(_id(message))
                 if answered is None:
-                    early_responses[_id(message)] = (row, message)
+                    if reply_to is None:  # (one the tap paired answers a request not replayed)
+                        early_responses[_id(message)] = (row, message)
                     continue
                 open_ids.pop(_id(message), None)
                 _responded(answered, row, message, secrets, awaiting_retry)

@@ -126,7 +126,7 @@ class StdioTransport(Transport):
         self._stdout_task: asyncio.Task[None] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._spawned_at = 0.0
-        self._heard = False  # the server has written something (stdout or stderr)
+        self._heard = False  # the server has written on stdout (its stderr may be npx/uvx installing it)
         self._watch_task: asyncio.Task[None] | None = None
         self._close_task: asyncio.Task[None] | None = None
         self._closing = False
@@ -310,8 +310,9 @@ class StdioTransport(Transport):
             ) from exc
 
     def starting(self) -> bool:
-        """Nothing from the server yet, within STARTUP_GRACE of its spawn: `auto`'s short probe
-        must not take a server that is still importing (or being fetched by uvx/npx) for a
+        """Nothing from the server on stdout yet (stderr may be npx or uvx saying what it
+        installs), within STARTUP_GRACE of its spawn: `auto`'s short probe must not take a server
+        that is still importing (or being fetched by uvx/npx) for a
         legacy one that ignores `server/discover`."""
         if self._heard or self.process is None or self.process.returncode is not None:
             return False
@@ -343,7 +344,8 @@ class StdioTransport(Transport):
             chunk = await stream.read(CHUNK)
             if not chunk:
                 break
-            self._heard = True
+            if self.process is not None and stream is self.process.stdout:
+                self._heard = True
             # Split in C, then one handler call a line (a flood brings hundreds a chunk).
             lines = chunk.split(b"\n")
             tail = lines.pop()  # after the chunk's last newline: unfinished

@@ -16,7 +16,6 @@ from urllib.parse import parse_qs
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 
-from playground.mcp import jsontext
 from playground.transcripts.models import Session
 
 from ..features import BY_ACTION
@@ -32,6 +31,7 @@ from ..protocol import (
     Snapshot,
     StateEvent,
     group_name,
+    page_action,
     to_layer,
 )
 from ..transcript_window import seq_param, transcript_window
@@ -126,11 +126,8 @@ class SessionConsumer(FragmentSocket):
     # From the page -------------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        try:
-            content = jsontext.loads(text_data or "{}")
-        except (ValueError, RecursionError):
-            return
-        if not isinstance(content, dict):
+        content = page_action(text_data)
+        if content is None:
             return
         action = content.get("action")
         if not self.worker_channel:

@@ -597,3 +597,15 @@ async def test_a_recording_with_replies_ahead_of_what_they_answer_is_read_as_if_
     report, _events = await replay(misordered, "a")
     assert {r["status"] for r in report["rows"]} == {"same"}, report["rows"]
     assert report["answered_from_recording"] == 1 and report["state"] == "done"
+
+
+def test_a_response_paired_with_a_request_not_replayed_is_not_held_for_a_later_one():
+    """Only what the recording could not pair waits for its request: the handshake's answer
+    (paired, not replayed) is not taken by a later request that reuses its id."""
+    rows = [
+        {"seq": 1, "dir": "send", "message": {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}},
+        {"seq": 2, "dir": "recv", "reply_to": 1, "message": {"jsonrpc": "2.0", "id": 0, "result": {"serverInfo": {}}}},
+        {"seq": 3, "dir": "send", "message": {"jsonrpc": "2.0", "id": 0, "method": "tools/list", "params": {}}},
+    ]
+    (listed,) = recording(rows).exchanges
+    assert listed.method == "tools/list" and listed.response is None
