@@ -2,8 +2,9 @@
 server's URL. Each request goes on to the registered URL as the host sent it (its headers, its
 `Authorization` included; the server's configured headers are NOT added), through the address
 guard; the answer comes back as the server sent it (status, headers, body), streamed: an SSE
-event reaches the host as it arrives, nothing is held whole. A copy of each frame is recorded,
-after it was forwarded, into a captured session (ingest.append).
+event reaches the host as it arrives, nothing is held whole (a JSON answer's last chunk waits
+for the body's end). A copy of each frame is recorded just before it goes on, into a captured
+session (ingest.append): a reply is never recorded before what it answers.
 
 - Streamable HTTP: POST, the GET stream, DELETE, `Mcp-Session-Id`, `MCP-Protocol-Version`,
   `Last-Event-ID` pass as headers do. A connection is one captured session: the one its

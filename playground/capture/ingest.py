@@ -215,23 +215,22 @@ def _lint(tap: Tap, events: list[TranscriptEvent], session: Session, opened: lis
         if method:
             linter.expect(seq, method)
     picks = linter.pick(events)
-    if not picks:
-        return
-    secrets = session.share_redactor()
     checked, spent = 0, 0.0
+    secrets = session.share_redactor()
     while checked < min(len(picks), LINT_FRAMES) and spent < LINT_SECONDS:
         step = picks[checked : min(checked + LINT_STEP, LINT_FRAMES)]
         reports, seconds = check_all(step)
         for pick, found in zip(step, reports):
             apply(pick, found, secrets)
         checked, spent = checked + len(step), spent + seconds
-    if checked < len(picks):
-        # Said at most every LINT_NOTE_EVERY seconds, with what went unchecked since: a flood's
-        # hundred uploads made a hundred notes.
-        unchecked = int(report.get("lint_unchecked") or 0) + len(picks) - checked
+    # Said at most every LINT_NOTE_EVERY seconds, with what went unchecked since (a flood's hundred
+    # uploads made a hundred notes), and whatever is left when the capture ends.
+    unchecked = int(report.get("lint_unchecked") or 0) + len(picks) - checked
+    if unchecked:
         now = tap.clock() - tap.start
         last = report.get("lint_noted_at")
-        if isinstance(last, (int, float)) and now - last < LINT_NOTE_EVERY:
+        ended = session.status == Session.Status.ENDED
+        if isinstance(last, (int, float)) and now - last < LINT_NOTE_EVERY and not ended:
             report["lint_unchecked"] = unchecked
             return
         report["lint_unchecked"], report["lint_noted_at"] = 0, now
@@ -287,6 +286,8 @@ class _Facts:
             )
             tap.note("closed", text, returncode=code)
             self.capture.ended = True
+            self.capture.parts.all().delete()  # (a long line the capture never finished)
+            self.capture.pending_parts = {}
             self.session.status = Session.Status.ENDED
             self.session.ended_at = timezone.now()
             self.session.end_reason = storable(text)
@@ -312,10 +313,10 @@ class _Facts:
         if not state and not claimed:
             return own, problems
         parts = CapturePart.objects.filter(capture=self.capture, dir=record["dir"])
-        pieces = [bytes(data) for data in parts.order_by("i").values_list("data", flat=True)]
+        pieces = [bytes(data) for data in parts.order_by("i").values_list("data", flat=True)] if claimed else []
         parts.delete()
         self.capture.pending_parts = {k: v for k, v in self.capture.pending_parts.items() if k != record["dir"]}
-        kept = pieces[len(pieces) - claimed :] if claimed else []
+        kept = pieces[max(0, len(pieces) - claimed) :]
         if len(kept) < claimed or (state or {}).get("cut") or record.get("cut"):
             problems.append(
                 f"line longer than {LIMITS.line_bytes} bytes (or some of its parts were lost): "

@@ -83,10 +83,16 @@ def claim(folder: Path) -> Iterator[Path]:
     """The folder's left files, each renamed to this process's claim first (oldest first);
     claims of processes that died are taken over."""
     try:
-        entries = sorted(folder.iterdir(), key=lambda p: p.stat().st_mtime)
+        names = list(folder.iterdir())
     except OSError:
         return
-    for path in entries:
+    dated = []
+    for path in names:
+        try:
+            dated.append((path.stat().st_mtime, path))
+        except OSError:  # claimed (renamed) by another capture meanwhile
+            continue
+    for _mtime, path in sorted(dated):
         name = path.name
         if CLAIM in name:
             base, _, pid = name.rpartition(CLAIM)

@@ -82,11 +82,16 @@ class Recorder:
         if not self.recording:
             return
         t = time.time()
-        if data and self._queued[stream] - self._taken > self.backlog_limit:
+        if data and self._backlog() > self.backlog_limit:
             self._queue.append((t, stream, (data.count(b"\n"), data.endswith(b"\n"))))  # not kept: counted
             return
         self._queued[stream] += len(data)
         self._queue.append((t, stream, data))
+
+    def _backlog(self) -> int:
+        """Bytes of chunks waiting for the recorder, all streams together (each counter has one
+        writer: a forwarding thread its own, this thread `_taken`)."""
+        return sum(self._queued.values()) - self._taken
 
     def event(self, kind: str, **fields: Any) -> None:
         """A `start` or `end` record, in its place among the chunks."""
@@ -112,7 +117,7 @@ class Recorder:
             if time.monotonic() >= next_beat:
                 self._record(time.time(), '"kind":"heartbeat"}')
                 next_beat = time.monotonic() + self.heartbeat
-            backlog = sum(self._queued.values()) - self._taken
+            backlog = self._backlog()
             if not self._stopping and backlog - seen > FLOOD_BYTES and backlog < DEFER_LIMIT:
                 seen = backlog  # a flood is passing: its chunks wait for it to pause
                 continue
@@ -130,7 +135,7 @@ class Recorder:
                 else:
                     fields = json.dumps(data, ensure_ascii=False, separators=(",", ":"))[1:] if data else "}"
                     self._record(t, f'"kind":"{stream}"' + ("," if data else "") + fields, force=True)
-            seen = sum(self._queued.values()) - self._taken
+            seen = self._backlog()
 
     def _lines(self, t: float, stream: str, data: bytes) -> None:
         if not data:  # the end of the stream: its partial line is a line

@@ -106,7 +106,7 @@ def frames(records: list[dict[str, Any]], direction: str) -> list[bytes]:
             parts.append(base64.b64decode(r["b64"]))
         elif r["kind"] == "frame":
             own = r["text"].encode() if "text" in r else base64.b64decode(r["b64"])
-            claimed = parts[len(parts) - r.get("parts", 0) :] if r.get("parts") else []
+            claimed = parts[max(0, len(parts) - r["parts"]) :] if r.get("parts") else []
             lines.append(b"".join([*claimed, own]))
             parts = []
     return lines
