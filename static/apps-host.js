@@ -205,7 +205,9 @@
       }
       this.taken++;
       const method = message && typeof message === "object" ? message.method : undefined;
-      const perform = method === "tools/call" || method === "resources/read";
+      // Performed only for a well-formed request (one the page answers as malformed is not also run).
+      const wellFormed = !!message && typeof message === "object" && !Array.isArray(message) && message.jsonrpc === "2.0";
+      const perform = wellFormed && (method === "tools/call" || method === "resources/read");
       submit({ action: "app_frame", instance: this.id, call_id: this.call, direction: "recv", frame: text, perform: perform ? "1" : "" });
       this.showCounts();
       if (!message || typeof message !== "object" || Array.isArray(message) || message.jsonrpc !== "2.0") {

@@ -52,6 +52,9 @@
       if (m && m.method === "ui/notifications/sandbox-resource-ready") load(m.params);
       else if (inner && inner.contentWindow) inner.contentWindow.postMessage(m, "*");
     } else if (inner && e.source === inner.contentWindow && admit()) {
+      // The proxy's own count is ours to send: an app's message carrying its key is dropped.
+      const d = e.data;
+      if (d && typeof d === "object" && !Array.isArray(d) && "playground-sandbox" in d) return;
       window.parent.postMessage(e.data, host);
     }
   });

@@ -269,7 +269,9 @@ class Apps(Feature):
             self._perform(command, message)
 
     def _perform(self, command: Command, message: Any) -> None:
-        if not isinstance(message, dict) or message.get("method") not in PERFORMED or "id" not in message:
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return  # (the page answers a malformed one itself)
+        if message.get("method") not in PERFORMED or "id" not in message:
             return
         instance, rid = command["key"], message["id"]
         channel = command.get("reply_channel") or ""

@@ -197,6 +197,9 @@ async def test_a_hostile_app_is_bounded_refused_and_counted():
         secret = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "secret"}}
         await send(comm, **frame, frame=json.dumps(secret), perform="1")
         refused = await inbox(comm, kind="reply", id=2)
+        # Not JSON-RPC 2.0: the page answers it as malformed; the playground does not also run it.
+        unversioned = {"id": 3, "method": "tools/call", "params": {"name": "show", "arguments": {}}}
+        await send(comm, **frame, frame=json.dumps(unversioned), perform="1")
         await send(comm, **frame, frame="not json at all {")
         await send(comm, **frame, frame=json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"d": "x" * MAX_FRAME}}))
         flood = json.dumps(
@@ -214,8 +217,9 @@ async def test_a_hostile_app_is_bounded_refused_and_counted():
     # A tool whose visibility leaves out apps: refused, never sent to the server.
     assert refused["error"]["code"] == -32601 and "not visible to apps" in refused["error"]["message"]
     assert not [m for m in sent(rows, "tools/call") if m["params"]["name"] == "secret"]
+    assert len([m for m in sent(rows, "tools/call") if m["params"]["name"] == "show"]) == 1  # the host's own
     bridge = lane(rows)
-    assert bridge[1]["parse_error"]  # malformed: recorded as it came, flagged
+    assert next(r for r in bridge if r.get("raw") == "not json at all {")["parse_error"]  # recorded as it came, flagged
     # The megabyte frame and most of the flood: not recorded, counted in a note.
     flooded = [r for r in bridge if (r.get("message") or {}).get("method") == "notifications/message"]
     assert len(flooded) <= BURST + RATE * (elapsed + 1)
