@@ -96,6 +96,9 @@ class _Pending:
     # timeout does not run meanwhile, and starts afresh once the last is answered.
     paused: int = 0
     resumed: asyncio.Future[None] | None = None
+    # Its timeout is a guess (the era probe's), not the person's: it does not run out while the
+    # transport says the server is still starting.
+    patient_start: bool = False
 
 
 @dataclass
@@ -234,10 +237,13 @@ class McpClient:
         )
         return self.facts
 
-    async def discover(self, version: str = LATEST_MODERN, *, timeout: float | None = None) -> ServerFacts:
-        """Modern `server/discover`: pick the newest version both sides support."""
+    async def discover(
+        self, version: str = LATEST_MODERN, *, timeout: float | None = None, patient_start: bool = False
+    ) -> ServerFacts:
+        """Modern `server/discover`: pick the newest version both sides support. `patient_start`:
+        the timeout waits while the server is still starting (the era probe's)."""
         self.protocol_version = version
-        result = await self.request("server/discover", {}, timeout=timeout)
+        result = await self.request("server/discover", {}, timeout=timeout, patient_start=patient_start)
         if not isinstance(result, dict):
             raise ProtocolError(f"server/discover returned {type(result).__name__}, not an object")
         supported = [v for v in result.get("supportedVersions") or [] if isinstance(v, str)]
@@ -394,10 +400,9 @@ class McpClient:
             if remaining <= 0 and self.transport.waiting_on_user():
                 pending.deadline = loop.time() + pending.timeout  # a person is authorizing: wait for them
                 continue
-            if remaining <= 0 and pending.method == "server/discover" and self.transport.starting():
-                # The era probe's short timeout is a guess, not the person's: a server that has not
-                # said a word since it was started (a slow import, a package being fetched) is
-                # waited for, not taken for a legacy one that ignores the probe.
+            if remaining <= 0 and pending.patient_start and self.transport.starting():
+                # A server that has not said a word since it was started (a slow import, a package
+                # being fetched) is waited for, not taken for a legacy one that ignores the probe.
                 pending.deadline = loop.time() + pending.timeout
                 continue
             if remaining <= 0:
@@ -414,6 +419,7 @@ class McpClient:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         on_purpose: str | None = None,
+        patient_start: bool = False,
     ) -> Any:
         """Send a request and return its result; raises JsonRpcError, RequestTimeout, TransportError.
         `on_purpose`: why it is sent invalid on purpose (its frame is marked so: events.ON_PURPOSE).
@@ -424,7 +430,12 @@ class McpClient:
         attempt = base
         for round_no in range(self.max_input_rounds + 1):
             result = await self._roundtrip(
-                method, attempt, timeout=timeout, on_progress=on_progress, on_purpose=on_purpose
+                method,
+                attempt,
+                timeout=timeout,
+                on_progress=on_progress,
+                on_purpose=on_purpose,
+                patient_start=patient_start,
             )
             if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
                 return result
@@ -492,6 +503,7 @@ class McpClient:
         on_progress: ProgressCallback | None,
         request_id: Any = None,
         on_purpose: str | None = None,
+        patient_start: bool = False,
     ) -> Any:
         self._check_open()
         if request_id is None:
@@ -510,6 +522,7 @@ class McpClient:
             deadline=loop.time() + limit,
             task_id=task_id if isinstance(task_id, str) else None,
             context=contextvars.copy_context(),
+            patient_start=patient_start,
         )
         key = jsonrpc.id_key(request_id)
         self._pending[key] = pending

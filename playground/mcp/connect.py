@@ -243,7 +243,7 @@ async def _auto(client: McpClient, kind: str, protocol_version: str | None) -> N
     # stdio has no status code to go by: a legacy server may stay silent, so the probe is short.
     probe_timeout = STDIO_PROBE_TIMEOUT if kind == "stdio" else client.timeout
     try:
-        await client.discover(version, timeout=probe_timeout)
+        await client.discover(version, timeout=probe_timeout, patient_start=kind == "stdio")
         tap.note("era", "modern: server/discover returned a result", era="modern", evidence="discover-result")
         return
     except (JsonRpcError, HttpStatusError) as exc:
