@@ -9,7 +9,7 @@ only the markup written here is unescaped.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -151,23 +151,55 @@ def transcript_lines(rows: Sequence[Mapping[str, Any]], owner: bool = False) -> 
 
 
 def bounded_lines(
-    rows: Sequence[Mapping[str, Any]], owner: bool = False, *, from_end: bool = False, budget: int = CHUNK_CHARS
+    rows: Sequence[Mapping[str, Any]],
+    owner: bool = False,
+    *,
+    from_end: bool = False,
+    centre: int | None = None,
+    prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
+    budget: int = CHUNK_CHARS,
 ) -> tuple[str, int, int]:
     """The rows' lines, at most about `budget` characters of them (at least one line): from the
-    first row on, or `from_end`, the last ones (the rows nearest where the page scrolls). The
-    HTML and the range of rows it holds (start, stop): the page asks again for the rest."""
-    order = range(len(rows) - 1, -1, -1) if from_end else range(len(rows))
-    parts: list[str] = []
-    size = 0
-    for i in order:
-        html = lines_html([line(rows[i], owner=owner)])
-        if parts and size + len(html) > budget:
-            break
-        parts.append(html)
-        size += len(html)
-    if from_end:
-        return "".join(reversed(parts)), len(rows) - len(parts), len(rows)
-    return "".join(parts), 0, len(parts)
+    first row on, `from_end` the last ones (the rows nearest where the page scrolls), or growing
+    out from the row at `centre` (the one the page opens, always kept). The HTML and the range of
+    rows it holds (start, stop): the page asks again for the rest. `prepare`: each row as shown
+    (a share's masking), applied to the rows rendered only."""
+
+    def html_of(i: int) -> str:
+        row = rows[i] if prepare is None else prepare(rows[i])
+        return lines_html([line(row, owner=owner)])
+
+    if not rows:
+        return "", 0, 0
+    grow_after, grow_before = centre is not None or not from_end, centre is not None or from_end
+    if centre is None:
+        centre = len(rows) - 1 if from_end else 0
+    centre = min(max(centre, 0), len(rows) - 1)
+    start, stop = centre, centre + 1
+    parts: dict[int, str] = {centre: html_of(centre)}
+    size = len(parts[centre])
+    while grow_before or grow_after:
+        for side in ("after", "before"):
+            if side == "after" and grow_after:
+                if stop >= len(rows):
+                    grow_after = False
+                    continue
+                html = html_of(stop)
+                if size + len(html) > budget:
+                    grow_after = False
+                    continue
+                parts[stop], size, stop = html, size + len(html), stop + 1
+            elif side == "before" and grow_before:
+                if start <= 0:
+                    grow_before = False
+                    continue
+                html = html_of(start - 1)
+                if size + len(html) > budget:
+                    grow_before = False
+                    continue
+                start -= 1
+                parts[start], size = html, size + len(html)
+    return "".join(parts[i] for i in range(start, stop)), start, stop
 
 
 def transcript_replace_frames(

@@ -55,9 +55,15 @@ async def _lines(request: HttpRequest, session: Session, redact: Redactor, *, ow
     before, after, around = (seq_param(query.get(key)) for key in ("before", "after", "around"))
     limit = min(seq_param(query.get("limit")) or CHUNK, REPLAY_WINDOW)
     chunk = await sync_to_async(transcript_chunk)(session.pk, before=before, after=after, around=around, limit=limit)
-    # Scrolling up, the rows nearest the page are the last ones: a cut (too many characters) drops the oldest.
+    # Scrolling up, the rows nearest the page are the last ones: a cut (too many characters) drops
+    # the oldest; around an event, the cut keeps that event and what is nearest it.
     from_end = before is not None or (after is None and around is None)
-    html, start, stop = await computed(_render, chunk.rows, redact, owner, from_end)
+    centre = (
+        None
+        if around is None
+        else next((i for i, r in enumerate(chunk.rows) if r["seq"] >= around), len(chunk.rows) - 1)
+    )
+    html, start, stop = await computed(_render, chunk.rows, redact, owner, from_end, centre)
     kept = chunk.rows[start:stop]
     return JsonResponse(
         {
@@ -70,8 +76,10 @@ async def _lines(request: HttpRequest, session: Session, redact: Redactor, *, ow
     )
 
 
-def _render(rows: Sequence[Mapping[str, Any]], redact: Redactor, owner: bool, from_end: bool) -> tuple[str, int, int]:
-    return bounded_lines(redact.obj(list(rows)), owner, from_end=from_end)
+def _render(
+    rows: Sequence[Mapping[str, Any]], redact: Redactor, owner: bool, from_end: bool, centre: int | None
+) -> tuple[str, int, int]:
+    return bounded_lines(rows, owner, from_end=from_end, centre=centre, prepare=redact.obj)
 
 
 async def _find(request: HttpRequest, session: Session, redact: Redactor | None) -> JsonResponse:

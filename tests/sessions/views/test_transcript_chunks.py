@@ -137,3 +137,17 @@ def test_a_share_reads_its_own_session_masked_and_nothing_once_revoked(client, s
     assert client.get(url).status_code == 404
     assert client.get(reverse("sessions:share_find", args=[link.token]), {"q": "timbuktu"}).status_code == 404
     assert client.get(reverse("sessions:share_lines", args=["not-a-token"])).status_code == 404
+
+
+def test_a_chunk_around_an_event_holds_it_whatever_the_lines_before_it_weigh(client):
+    """The page opens a match with `around`: the chunk is cut to its character budget from that
+    event outwards, so heavy lines before it cannot crowd it out."""
+    owner = get_user_model().objects.create_user("heavy", password="pw")
+    server = Server.objects.create(name="s", transport="http", url="http://127.0.0.1:1/mcp", owner=owner)
+    session = Session.objects.create(server=server, server_name="s", owner=owner, status="ended")
+    heavy = [{**row(seq), "raw": "x" * 60_000} for seq in range(1, 300)]
+    save_events(session.pk, [*heavy, row(300), *[row(seq) for seq in range(301, 400)]])
+    client.force_login(owner)
+    chunk = lines(client, reverse("sessions:lines", args=[session.pk]), around=300, limit=2 * CHUNK)
+    assert chunk["first"] <= 300 <= chunk["last"]
+    assert chunk["more_before"]  # the heavy lines that did not fit are asked for next
