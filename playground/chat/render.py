@@ -30,7 +30,7 @@ def item_html(item: dict[str, Any], shared: bool = False) -> str:
     if kind == "card":
         return card_html(item, shared)
     if kind == "sampling":
-        return render_to_string("chat/_sampling.html", {"r": item})
+        return render_to_string("chat/_sampling.html", {"r": item, "shared": shared})
     if kind == "elicitation":
         return elicitation_html(item, shared)
     if kind == "notice":
@@ -67,9 +67,8 @@ def elicitation_html(item: dict[str, Any], shared: bool = False) -> str:
         "gone": "no longer waiting (answered elsewhere, or the call ended)",
     }.get(state, state)
     shown = {**item, "state": state, "state_text": state_text, "answerable": state == "waiting" and not shared}
-    return render_to_string(
-        "chat/_elicitation.html", {**describe_server_request(request), "e": shown, "shared": shared}
-    )
+    described = describe_server_request(request, form=shown["answerable"])
+    return render_to_string("chat/_elicitation.html", {**described, "e": shown, "shared": shared})
 
 
 def replace_elicitation(item: dict[str, Any]) -> str:

@@ -36,14 +36,18 @@ def unique_tools(servers: list[tuple[str, int, list[dict[str, Any]]]]) -> list[C
     counts = Counter(str(t.get("name")) for _, _, tools in servers for t in tools)
     out: list[ChatTool] = []
     taken: set[str] = set()
+    tries: Counter[str] = Counter()  # per name wanted: the suffixes tried so far
     for server, session_id, tools in servers:
         for tool in tools:
             name = str(tool.get("name"))
             if counts[name] > 1:
                 name = (_NOT_NAME.sub("_", server).strip("_") or "server") + "_" + name
                 name = name[:NAME_MAX]
-            while name in taken:  # (a prefixed name equal to another server's own)
-                name = name[: NAME_MAX - 1] + "_"
+            wanted = name
+            while name in taken:  # (a prefixed name equal to another's, a server listing one twice)
+                tries[wanted] += 1
+                suffix = f"_{tries[wanted] + 1}"
+                name = wanted[: NAME_MAX - len(suffix)] + suffix
             taken.add(name)
             out.append(ChatTool(name, server, session_id, tool))
     return out

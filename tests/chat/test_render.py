@@ -31,3 +31,16 @@ def test_an_answered_or_shared_card_has_no_buttons():
     assert "example.org" in answered
     shared = render.item_html(url_item("https://example.org/", state="waiting"), shared=True)
     assert "data-elicit-action" not in shared and "session transcript" not in shared
+
+
+def test_a_shared_sampling_card_has_no_controls_and_a_settled_elicitation_no_form():
+    waiting = {"kind": "sampling", "session_id": 3, "key": "q1", "server": "s", "state": "waiting", "messages": []}
+    assert "Ask the chat's model" in render.item_html(waiting)
+    shared = render.item_html(waiting, shared=True)
+    assert "hx-ws:send" not in shared and "Send reply" not in shared and "Reject" not in shared
+    form = {"type": "object", "properties": {"name": {"type": "string", "title": "Your name"}}}
+    item = {"kind": "elicitation", "session_id": 3, "key": "q2", "server": "s"}
+    item["params"] = {"message": "Who?", "requestedSchema": form}
+    assert "Your name" in render.item_html({**item, "state": "waiting"})
+    settled = render.item_html({**item, "state": "answered", "answer": "accept"})
+    assert "Who?" in settled and "Your name" not in settled

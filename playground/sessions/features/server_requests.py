@@ -109,8 +109,9 @@ def _how_answered(future: asyncio.Future[dict[str, Any]]) -> str:
     return action if action in ("accept", "decline", "cancel") else "sent"
 
 
-def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
-    """What the card shows of one request (its params are the server's: untrusted)."""
+def describe_server_request(message: dict[str, Any], *, form: bool = True) -> dict[str, Any]:
+    """What the card shows of one request (its params are the server's: untrusted). `form`: an
+    elicitation's answer form too (not for a card that can no longer be answered)."""
     params = message.get("params")
     params = params if isinstance(params, dict) else {}
     method = message.get("method")
@@ -132,7 +133,7 @@ def describe_server_request(message: dict[str, Any]) -> dict[str, Any]:
             out["url"] = str(params.get("url", ""))
             out["url_parts"] = url_parts(out["url"])
             out["elicitation_id"] = str(params.get("elicitationId") or "")
-        else:
+        elif form:
             schema = params.get("requestedSchema")
             schema = schema if isinstance(schema, dict) else {}
             # A prefix per request: two questions on the page never share an element id.
