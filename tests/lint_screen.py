@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from playground.mcp import jsontext
 from playground.mcp.lint import definitions
 
 AUDITED = {"instances": 0}  # instances seen by the audit over the whole run (the terminal summary)
@@ -30,7 +31,7 @@ def verdicts(schema: definitions.Schema, names: tuple[str, ...], instance: Any) 
     except Exception:  # (MCP Apps' dangling `#/$defs/__schema0`, reached: jsonschema raises, as the lint does)
         reference = None
     compiled = schema.screen(*names)
-    if compiled is None or not definitions._shallow(instance):
+    if compiled is None or jsontext.nests_deeper(instance, definitions.SCREEN_DEPTH):
         # No screen (tests/mcp/lint/test_screen.py: UNSCREENED), or nested deeper than it is
         # asked (definitions.SCREEN_DEPTH): jsonschema alone, as before the screen.
         return reference, reference
@@ -77,12 +78,14 @@ def audit() -> Iterator[list[str]]:
     found: list[str] = []
     original = definitions.Schema._problems
 
-    def _problems(self: definitions.Schema, names: tuple[str, ...], instance: Any, prefix: str) -> Any:
+    def _problems(
+        self: definitions.Schema, names: tuple[str, ...], instance: Any, prefix: str, shallow: bool | None = None
+    ) -> Any:
         AUDITED["instances"] += 1
         problem = disagreement(self, names, instance)
         if problem is not None:
             found.append(problem)
-        return original(self, names, instance, prefix)
+        return original(self, names, instance, prefix, shallow)
 
     definitions.Schema._problems = _problems  # type: ignore[method-assign]
     try:

@@ -90,13 +90,19 @@ def too_deep(value: Any, text: str | bytes) -> bool:
         brackets = text.count(b"[") + text.count(b"{")
     if brackets <= MAX_DEPTH:
         return False
+    return nests_deeper(value, MAX_DEPTH)
+
+
+def nests_deeper(value: Any, limit: int) -> bool:
+    """Whether `value` nests more than `limit` containers deep (iterative: no recursion limit
+    applies; stops at the first too deep)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
         for child in children:
             if isinstance(child, (dict, list)):
-                if depth >= MAX_DEPTH:
+                if depth >= limit:
                     return True
                 stack.append((child, depth + 1))
     return False

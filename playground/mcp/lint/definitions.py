@@ -35,6 +35,7 @@ import jsonschema_rs
 import referencing.exceptions
 
 from playground import jsonpointer
+from playground.mcp import jsontext
 from playground.schema import SPECIFICATIONS, validator_class
 
 from ..secrets import CUT
@@ -243,11 +244,12 @@ class Schema:
                 )
         report = Report(version, label, spec)
         found: list[dict[str, str]] = []
+        shallow = not jsontext.nests_deeper(message, SCREEN_DEPTH)  # (once: a part of it is as shallow)
         try:
             # The result's own definition first: where both say the same, its schema path is the telling one.
             if result_def is not None and isinstance(message.get("result"), dict):
-                found += self._problems((result_def,), message["result"], "/result")
-            found += self._problems(names, message, "")
+                found += self._problems((result_def,), message["result"], "/result", shallow)
+            found += self._problems(names, message, "", shallow)
         except RecursionError:
             report.unchecked = "nested deeper than the checker goes"
         except Unchecked as exc:
@@ -289,11 +291,13 @@ class Schema:
             f"#/{self.key}/{union}",
         )
 
-    def _problems(self, names: tuple[str, ...], instance: Any, prefix: str) -> list[dict[str, str]]:
+    def _problems(
+        self, names: tuple[str, ...], instance: Any, prefix: str, shallow: bool | None = None
+    ) -> list[dict[str, str]]:
         """jsonschema's problems with `instance` against the definitions `names`; none, without
         asking it, when the compiled screen finds the instance valid. Unchecked: the published
         schema itself cannot be applied to it (a `$ref` to nowhere: MCP Apps' `__schema0`)."""
-        if passes(self.screen(*names), instance):
+        if passes(self.screen(*names), instance, shallow):
             return []
         out: list[dict[str, str]] = []
         try:
@@ -322,30 +326,20 @@ class Schema:
         }
 
 
-def passes(screen: Any, instance: Any) -> bool:
+def passes(screen: Any, instance: Any, shallow: bool | None = None) -> bool:
     """Whether the compiled screen finds `instance` valid. Anything it cannot take (a value it
     cannot convert) is not a pass, nor is an instance nested deeper than SCREEN_DEPTH: jsonschema
-    decides, as it did before the screen."""
-    if screen is None or not _shallow(instance):
+    decides, as it did before the screen. `shallow`: that depth, when the caller knows it already."""
+    if screen is None:
+        return False
+    if shallow is None:
+        shallow = not jsontext.nests_deeper(instance, SCREEN_DEPTH)
+    if not shallow:
         return False
     try:
         return bool(screen.is_valid(instance))
     except Exception:
         return False
-
-
-def _shallow(value: Any, limit: int = SCREEN_DEPTH) -> bool:
-    """Whether `value` nests at most `limit` containers deep (iterative; stops at the first too deep)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        kind = type(item)
-        for child in item.values() if kind is dict else item if kind is list else ():
-            if type(child) is dict or type(child) is list:
-                if depth >= limit:
-                    return False
-                stack.append((child, depth + 1))
-    return True
 
 
 def _leaves(error: Any) -> Iterator[Any]:
