@@ -173,6 +173,47 @@ class App:
         )
 
 
+class Floor:
+    """daphne serving `floor_asgi` (the relay's floor: daphne, and Channels, with nothing of ours)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+
+    def start(self) -> None:
+        daphne = Path(sys.executable).parent / "daphne"
+        self.log = open(TMP / "floor.log", "wb")
+        self.proc = subprocess.Popen(
+            [str(daphne), "-b", "127.0.0.1", "-p", str(self.port), "floor_asgi:application"],
+            cwd=BENCH,
+            env=dict(DAPHNE_ENV, PYTHONPATH=str(ROOT)),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
+                break
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the floor's daphne did not start; see {TMP / 'floor.log'}")
+            time.sleep(0.05)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    async def socket(self, which: str) -> ClientConnection:
+        return await ws_connect(f"ws://127.0.0.1:{self.port}/floor/{which}/", max_size=None, compression=None)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
 async def wait_for(ws: ClientConnection, needle: str, timeout: float = 60) -> str:
     """Read frames until one contains `needle`; return it."""
     async with asyncio.timeout(timeout):

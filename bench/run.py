@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import harness
 import inspector as inspector_mod
-from harness import App, call_frame, count_events, wait_for
+from harness import App, Floor, call_frame, count_events, wait_for
 from inspector import Inspector
 from inspector import Session as InspectorSession
 
@@ -78,9 +78,10 @@ async def sdk_client(script: Path, **kw: Any):
 RELAY_BLOCK = 50  # calls an arm makes in turn before the next arm's block (--quick: 10)
 
 
-async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, Any]:
+async def relay(app: App, calls: int, inspector: Inspector | None, floor: Floor | None = None) -> dict[str, Any]:
     """`calls` sequential tools/call echo on each arm (the SDK client, the playground, the official
-    Inspector's web relay), round-robin in blocks, so the machine's load hits every arm alike."""
+    Inspector's web relay, and the floor: daphne and Channels relaying the JSON-RPC text alone,
+    `floor_asgi.py`), round-robin in blocks, so the machine's load hits every arm alike."""
     session_id = app.connect(app.server("bench-sdk", harness.PEER_SDK))
     ws = await app.socket(session_id)
     await wait_for(ws, 'id="catalogue"')
@@ -91,10 +92,14 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
         insp = InspectorSession(inspector)
         await insp.connect(sys.executable, [str(harness.PEER_SDK)])
         out.update(listeners(inspector))  # while its server runs: it listens on loopback only
+    floors = {}
+    if floor is not None:
+        floors = {which: await floor.socket(which) for which in ("daphne", "channels")}
     pg: list[float] = []
     base: list[float] = []
     ins: list[float] = []
     ins_post: list[float] = []
+    bare: dict[str, list[float]] = {which: [] for which in floors}
     block = 10 if calls < 10 * RELAY_BLOCK else RELAY_BLOCK
 
     async def sdk_arm(i: int) -> None:
@@ -117,16 +122,40 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
         ins_post.append(t_post * 1000)
         assert msg["result"]["content"][0]["text"] == f"hello {i}", msg
 
+    def floor_arm(which: str) -> Any:
+        socket = floors[which]
+
+        async def arm(i: int) -> None:
+            t0 = time.perf_counter()
+            await socket.send(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1000 + i,
+                        "method": "tools/call",
+                        "params": {"name": "echo", "arguments": {"x": f"hello {i}"}},
+                    }
+                )
+            )
+            answer = json.loads(await socket.recv())
+            bare[which].append((time.perf_counter() - t0) * 1000)
+            assert answer["id"] == 1000 + i and answer["result"]["content"][0]["text"] == f"hello {i}", answer
+
+        return arm
+
     arms = [("sdk", sdk_arm, 0), ("playground", pg_arm, app.pid)]
     if insp is not None and inspector is not None:
         arms.append(("inspector", insp_arm, inspector.pid))
+    for which in floors:
+        assert floor is not None
+        arms.append((f"floor_{which}", floor_arm(which), floor.pid))
     cpu = {name: 0.0 for name, _, _ in arms}
     client = {name: 0.0 for name, _, _ in arms}  # this process's CPU in each arm's blocks
     try:
         for warm in range(20):  # every arm warm: imports, caches, JIT, first catalogue lookups
             for _, arm, _ in arms:
                 await arm(-1 - warm)
-        for values in (pg, base, ins, ins_post):
+        for values in (pg, base, ins, ins_post, *bare.values()):
             values.clear()
         done = 0
         while done < calls:
@@ -146,9 +175,20 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
         await stack.aclose()
         if insp is not None:
             await insp.close()
+        for socket in floors.values():
+            await socket.close()
     if SAMPLES:
         Path(SAMPLES).write_text(
-            json.dumps({"block": block, "sdk": base, "playground": pg, "inspector": ins, "inspector_post": ins_post})
+            json.dumps(
+                {
+                    "block": block,
+                    "sdk": base,
+                    "playground": pg,
+                    "inspector": ins,
+                    "inspector_post": ins_post,
+                    **{f"floor_{which}": values for which, values in bare.items()},
+                }
+            )
             + "\n"
         )
     med_pg, med_sdk = statistics.median(pg), statistics.median(base)
@@ -201,6 +241,16 @@ async def relay(app: App, calls: int, inspector: Inspector | None) -> dict[str, 
                 "inspector_client_cpu_ms_per_call": round(client["inspector"] / calls * 1000, 3),
             }
         )
+    for which, values in bare.items():
+        med, p95 = statistics.median(values), pct(values, 0.95)
+        out[f"floor_{which}_median_ms"] = round(med, 3)
+        out[f"floor_{which}_p95_ms"] = round(p95, 3)
+        out[f"floor_{which}_own_ms_median"] = round(med - med_server, 3)
+        out[f"floor_{which}_cpu_ms_per_call"] = round(cpu[f"floor_{which}"] / calls * 1000, 3)
+        out[f"relay_vs_floor_{which}_ratio"] = round(med_pg / med, 3)
+        if ins:
+            out[f"floor_{which}_vs_inspector_ratio"] = round(med / statistics.median(ins), 3)
+            out[f"floor_{which}_vs_inspector_p95_ratio"] = round(p95 / pct(ins, 0.95), 3)
     return out
 
 
@@ -667,6 +717,16 @@ ROWS = [  # key, label, target (text), unit
         "",
         "ms",
     ),
+    ("floor_daphne_median_ms", "relay floor: daphne alone relaying the JSON-RPC text (median)", "", "ms"),
+    ("floor_daphne_vs_inspector_ratio", "relay floor: daphne alone / Inspector at the median", "", "x"),
+    ("floor_daphne_vs_inspector_p95_ratio", "relay floor: daphne alone / Inspector at p95", "", "x"),
+    ("floor_channels_median_ms", "relay floor: daphne + a Channels consumer (median)", "", "ms"),
+    ("floor_channels_vs_inspector_ratio", "relay floor: daphne + Channels / Inspector at the median", "", "x"),
+    ("floor_channels_vs_inspector_p95_ratio", "relay floor: daphne + Channels / Inspector at p95", "", "x"),
+    ("relay_vs_floor_channels_ratio", "relay: playground / its floor (daphne + Channels) at the median", "", "x"),
+    ("floor_channels_own_ms_median", "relay floor: daphne + Channels' own share (median minus the server's)", "", "ms"),
+    ("floor_daphne_cpu_ms_per_call", "relay floor: daphne alone, CPU per call", "", "ms"),
+    ("floor_channels_cpu_ms_per_call", "relay floor: daphne + Channels, CPU per call", "", "ms"),
     ("flood_msgs_per_s", "flood: persisted + delivered", ">= 35000", "msg/s"),
     ("flood_s", "flood: playground, to the last notification and the result (median)", "", "s"),
     ("inspector_flood_s", "flood: official Inspector, to the last notification and the result (median)", "", "s"),
@@ -792,11 +852,12 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     app.start()
     results: dict[str, Any] = {}
     inspector = None
+    floor = Floor() if "relay" in parts else None
     if not args.no_inspector and {"relay", "flood"} & set(parts):
         inspector = Inspector(harness.TMP, profile=args.profile)
         facts.update(inspector=inspector_mod.version(), node=inspector_mod.node_version())
     runs = {
-        "relay": lambda: relay(app, 30 if quick else 1000, inspector),
+        "relay": lambda: relay(app, 30 if quick else 1000, inspector, floor),
         "flood": lambda: flood(app, 2000 if quick else 20_000, inspector, 1 if quick else 5),
         "transcript": lambda: transcript(app, 2000 if quick else 50_000),
         "payload": lambda: payload(app, 1.0 if quick else 10.0, browser=not quick and not args.no_browser),
@@ -805,6 +866,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     try:
         if inspector is not None:
             inspector.start()
+        if floor is not None:
+            floor.start()
         for part in PARTS:
             if part in parts:
                 started = time.perf_counter()
@@ -818,6 +881,8 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         raise
     finally:
         app.stop()
+        if floor is not None:
+            floor.stop()
         if inspector is not None:
             # Its process group stopped and every process of its tree seen during the run gone.
             results["inspector_stopped"] = inspector.stop()

@@ -35,6 +35,14 @@ INSPECTOR_KEYS = (
     "flood_vs_inspector_ratio",
     "inspector_flood_lost",
 )
+# The relay's floor (floor_asgi.py: daphne, and Channels, relaying the JSON-RPC text alone).
+FLOOR_KEYS = (
+    "floor_daphne_median_ms",
+    "floor_channels_median_ms",
+    "floor_daphne_vs_inspector_ratio",
+    "floor_channels_vs_inspector_ratio",
+    "relay_vs_floor_channels_ratio",
+)
 
 
 def test_quick_bench_runs_every_part(tmp_path):
@@ -58,6 +66,8 @@ def test_quick_bench_runs_every_part(tmp_path):
     assert results["inspector_flood_lost"] == 0
     assert results["inspector_listeners"] >= 1 and results["inspector_listen_hosts"] == ["127.0.0.1"]
     assert results["inspector_stopped"] is True
+    assert all(isinstance(results[key], (int, float)) for key in FLOOR_KEYS), results
+    assert 0 < results["relay_server_ms_median"] < results["floor_channels_median_ms"]
 
 
 def test_pipeline_bench_runs_with_a_share_viewer():
