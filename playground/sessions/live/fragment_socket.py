@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 
 from ..features import BY_NAME
 from ..fragments.regions import sendable
 from ..protocol import Catalogue, FeatureEvent
+from .layers import DirectInMemoryChannelLayer, serve
 
 
 class FragmentSocket(AsyncWebsocketConsumer):
@@ -25,6 +27,20 @@ class FragmentSocket(AsyncWebsocketConsumer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._cards: set[str] = set()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Channels' own `__call__` unless the layer is the embedded one: then the in-process path
+        (layers.serve: the page's frames and the layer's messages from one inbox, no copy through
+        a queue of the layer's, no task per message)."""
+        layer = get_channel_layer(self.channel_layer_alias)
+        if not isinstance(layer, DirectInMemoryChannelLayer):
+            await super().__call__(scope, receive, send)
+            return
+        self.scope = scope
+        self.channel_layer = layer
+        self.channel_name = await layer.new_channel()
+        self.base_send = send
+        await serve(layer, self.channel_name, receive, self.dispatch)
 
     def first_time(self, card: str) -> bool:
         if card in self._cards:

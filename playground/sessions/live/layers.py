@@ -1,22 +1,93 @@
-"""The embedded channel layer: Channels' in-memory layer with a direct `group_send`.
+"""The embedded channel layer: Channels' in-memory layer, with a direct `group_send` and inboxes.
 
-The stock one starts a task per member and gathers them with `as_completed`, for sends that
-never wait (`put_nowait` on a local queue): on the path of every call's Result that cost more
-than the copy of the message itself. Messages are still copied per member, as the stock layer
-and Redis (by serializing) do, so a receiver never shares a dict with the sender.
-Scale-out uses `channels_redis` unchanged (settings: REDIS_URL).
+- **group_send.** The stock one starts a task per member and gathers them with `as_completed`,
+  for sends that never wait (`put_nowait` on a local queue): on the path of every call's Result
+  that cost more than the copy of the message itself.
+- **Inboxes: the in-process path.** With this layer everything lives in one process, so a receiver
+  that runs its own loop (a tab's socket, a session's worker) `attach`es an inbox to its channel:
+  a send puts the message straight into it. That skips the stock layer's per-message expiry sweep
+  and `deepcopy`, and lets a tab read its page's frames and the layer's messages from one queue
+  (`serve`) instead of Channels' `await_many_dispatch`, which makes a task and an `asyncio.wait`
+  for every message. A page's call crosses this twice (its command to the worker, the Result to
+  the tab): bench/README.md has what it saved.
+
+Messages are still copied per receiver (`copied`: dicts, lists and tuples rebuilt, immutable values
+shared — what `deepcopy` gives for the JSON-like messages we send, at a fraction of its cost), so a
+receiver never shares a dict with the sender or another receiver, as with Redis (which serializes).
+A full inbox refuses as a full channel does (`ChannelFull`: a group's member is skipped; the
+database is the truth). Scale-out uses `channels_redis` unchanged (settings: REDIS_URL); there
+nothing attaches and Channels' own dispatch runs.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from copy import deepcopy
 from typing import Any
 
-from channels.exceptions import ChannelFull
+from channels.exceptions import ChannelFull, StopConsumer
 from channels.layers import InMemoryChannelLayer
+
+Message = dict[str, Any]
+
+
+def copied(value: Any) -> Any:
+    """A copy of a message as `deepcopy` makes it, for the values messages hold: dicts, lists and
+    tuples rebuilt, str/int/float/bool/None shared (immutable); anything else deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {key: copied(item) for key, item in value.items()}
+    if kind is list:
+        return [copied(item) for item in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    if kind is tuple:
+        return tuple(copied(item) for item in value)
+    return deepcopy(value)
 
 
 class DirectInMemoryChannelLayer(InMemoryChannelLayer):
-    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.inboxes: dict[str, asyncio.Queue[Any]] = {}
+
+    def attach(self, channel: str) -> asyncio.Queue[Any]:
+        """From now on `channel`'s messages go straight into the returned queue (those already
+        waiting on the channel first), until `detach`."""
+        inbox: asyncio.Queue[Any] = asyncio.Queue()
+        waiting = self.channels.pop(channel, None)
+        now = time.time()
+        while waiting is not None and not waiting.empty():
+            expires, message = waiting.get_nowait()
+            if expires >= now:
+                inbox.put_nowait(message)
+        self.inboxes[channel] = inbox
+        return inbox
+
+    def detach(self, channel: str) -> None:
+        self.inboxes.pop(channel, None)
+
+    async def send(self, channel: str, message: Message) -> None:
+        inbox = self.inboxes.get(channel)
+        if inbox is None:
+            await super().send(channel, message)
+            return
+        assert isinstance(message, dict), "message is not a dict"
+        if inbox.qsize() >= self.get_capacity(channel):
+            raise ChannelFull(channel)
+        inbox.put_nowait(copied(message))
+
+    async def receive(self, channel: str) -> Message:
+        inbox = self.inboxes.get(channel)
+        if inbox is None:
+            return await super().receive(channel)
+        message: Message = await inbox.get()
+        return message
+
+    async def group_send(self, group: str, message: Message) -> None:
         assert isinstance(message, dict), "Message is not a dict"
         self.require_valid_group_name(group)
         self._clean_expired()  # type: ignore[attr-defined]  # (types-channels lists only its public methods)
@@ -25,3 +96,46 @@ class DirectInMemoryChannelLayer(InMemoryChannelLayer):
                 await self.send(channel, message)
             except ChannelFull:
                 pass  # as the stock layer: a full channel drops (the database is the truth)
+
+
+class _PageGone:
+    """Put in a tab's inbox when reading its page's frames failed: the dispatch loop raises it."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+async def serve(
+    layer: DirectInMemoryChannelLayer,
+    channel: str,
+    receive: Callable[[], Awaitable[Message]],
+    dispatch: Callable[[Message], Awaitable[None]],
+) -> None:
+    """A consumer's loop on this layer (in place of Channels' `await_many_dispatch`): its page's
+    frames (ASGI `receive`) and its channel's messages go into one inbox, dispatched one at a
+    time in the order they came, until a handler stops the consumer."""
+    inbox = layer.attach(channel)
+
+    async def from_page() -> None:
+        while True:
+            inbox.put_nowait(await receive())
+
+    def page_done(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            inbox.put_nowait(_PageGone(task.exception() or RuntimeError("the page's receive ended")))
+
+    reading = asyncio.ensure_future(from_page())
+    reading.add_done_callback(page_done)
+    try:
+        while True:
+            message = await inbox.get()
+            if isinstance(message, _PageGone):
+                raise message.error
+            await dispatch(message)
+    except StopConsumer:
+        pass
+    finally:
+        layer.detach(channel)
+        reading.cancel()
+        with contextlib.suppress(BaseException):
+            await reading

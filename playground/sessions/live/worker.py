@@ -49,6 +49,7 @@ from .calls import CALLS, Calls
 from .catalogue import CatalogueRefresh
 from .feature_hub import FeatureHub
 from .lanes import Lanes
+from .layers import DirectInMemoryChannelLayer
 from .state_strip import StateStrip
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,8 @@ class SessionWorker:
         # under one lock, and a channel of another prefix ("worker.N.") waited behind a tab's
         # blocking receive on "specific.…!" — commands reached the worker late or never.
         self.channel = await self.layer.new_channel()
+        if isinstance(self.layer, DirectInMemoryChannelLayer):
+            self.layer.attach(self.channel)  # the in-process path: a tab's command, not copied twice
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel,
             heartbeat_at=timezone.now(),
@@ -254,6 +257,8 @@ class SessionWorker:
                 await self.audience.throttle.flush()  # the last lines (the note saying why it ended)
             await self.strip.save_end(status, reason)
             workers.remove(self.session_id)
+            if isinstance(self.layer, DirectInMemoryChannelLayer):
+                self.layer.detach(self.channel)
 
     # Commands ---------------------------------------------------------------------------
 

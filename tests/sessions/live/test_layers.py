@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from playground.sessions.live.layers import DirectInMemoryChannelLayer
+import asyncio
+
+import pytest
+from channels.exceptions import ChannelFull, StopConsumer
+
+from playground.sessions.live.layers import DirectInMemoryChannelLayer, serve
 
 
 async def test_every_member_gets_its_own_copy_and_a_full_one_does_not_stop_the_others():
@@ -21,3 +26,75 @@ async def test_every_member_gets_its_own_copy_and_a_full_one_does_not_stop_the_o
     await layer.group_discard("session.1", a)
     await layer.group_send("session.1", {"type": "later"})
     assert (await layer.receive(c)) == {"type": "later"}
+
+
+async def test_an_attached_inbox_gets_what_waited_first_then_copies_and_refuses_when_full():
+    layer = DirectInMemoryChannelLayer(capacity=2)
+    tab, other = await layer.new_channel(), await layer.new_channel()
+    for channel in (tab, other):
+        await layer.group_add("session.1", channel)
+    await layer.send(tab, {"type": "early"})  # before the receiver attached: on the stock queue
+    inbox = layer.attach(tab)
+    message = {"type": "session.result", "result": {"content": [{"text": "hi"}], "pair": (1, [2])}}
+    await layer.group_send("session.1", message)
+    assert inbox.get_nowait() == {"type": "early"}
+    got = inbox.get_nowait()
+    assert got == message and got is not message
+    got["result"]["content"][0]["text"] = "changed"
+    got["result"]["pair"][1].append(3)  # nested in a tuple: rebuilt as deepcopy would
+    assert message == {"type": "session.result", "result": {"content": [{"text": "hi"}], "pair": (1, [2])}}
+    assert (await layer.receive(other))["result"]["content"][0]["text"] == "hi"  # the stock queue's own copy
+    await layer.send(tab, {"type": "one"})
+    await layer.send(tab, {"type": "two"})
+    with pytest.raises(ChannelFull):
+        await layer.send(tab, {"type": "three"})
+    await layer.group_send("session.1", {"type": "skipped by the full inbox"})  # no error
+    assert [inbox.get_nowait()["type"] for _ in range(2)] == ["one", "two"] and inbox.empty()
+    await layer.send(tab, {"type": "read"})
+    assert (await layer.receive(tab)) == {"type": "read"}
+    layer.detach(tab)
+    await layer.send(tab, {"type": "queued again"})
+    assert inbox.empty() and (await layer.receive(tab)) == {"type": "queued again"}
+
+
+async def test_serve_dispatches_page_frames_and_layer_messages_one_at_a_time_in_the_order_they_came():
+    layer = DirectInMemoryChannelLayer()
+    channel = await layer.new_channel()
+    page: asyncio.Queue[dict] = asyncio.Queue()
+    seen: list[str] = []
+    replied = asyncio.Event()
+
+    async def dispatch(message: dict) -> None:
+        seen.append(message["type"])
+        if message["type"] == "websocket.receive":
+            await layer.send(channel, {"type": "reply"})
+            for _ in range(5):  # the reply waits for this handler to end
+                await asyncio.sleep(0)
+            seen.append("handled")
+        elif message["type"] == "reply":
+            replied.set()
+        elif message["type"] == "websocket.disconnect":
+            raise StopConsumer
+
+    serving = asyncio.create_task(serve(layer, channel, page.get, dispatch))
+    for _ in range(2):
+        replied.clear()
+        page.put_nowait({"type": "websocket.receive"})
+        await asyncio.wait_for(replied.wait(), 5)
+    page.put_nowait({"type": "websocket.disconnect"})
+    await asyncio.wait_for(serving, 5)
+    assert seen == ["websocket.receive", "handled", "reply"] * 2 + ["websocket.disconnect"]
+    assert channel not in layer.inboxes  # detached: later messages wait on the stock queue
+
+
+async def test_serve_raises_what_reading_the_page_raised():
+    layer = DirectInMemoryChannelLayer()
+
+    async def broken() -> dict:
+        raise ConnectionResetError("gone")
+
+    async def dispatch(message: dict) -> None:
+        raise AssertionError("nothing to dispatch")
+
+    with pytest.raises(ConnectionResetError):
+        await asyncio.wait_for(serve(layer, await layer.new_channel(), broken, dispatch), 5)

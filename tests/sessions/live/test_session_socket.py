@@ -100,3 +100,18 @@ async def test_a_new_tab_gets_the_transcript_replayed_from_the_database():
         replay = await c.receive_from(10)
         assert 'id="transcript-lines" hx-swap-oob="innerHTML"' in replay and "tools/call" in replay
         await c.disconnect()
+
+
+async def test_a_tab_and_its_worker_in_one_process_talk_through_inboxes_of_the_embedded_layer():
+    """The in-process path (live/layers.py): the tab's channel and the worker's are attached while
+    they live, a call goes through them (not the layer's queues), and both detach at the end."""
+    layer = get_channel_layer()
+    async with live_tab() as (user, session, comm):
+        row = await database_sync_to_async(Session.objects.get)(pk=session.pk)
+        tabs = [channel for channel in layer.inboxes if channel != row.worker_channel]
+        assert row.worker_channel in layer.inboxes and len(tabs) == 1
+        await send(comm, action="call_tool", name="add", **{"args.a": "2", "args.b": "40"})
+        seen = await receive_until(comm, 'aria-label="Result"')
+        assert ">42<" in seen
+        assert not any(channel in layer.channels for channel in (row.worker_channel, *tabs))  # nothing queued there
+    assert row.worker_channel not in layer.inboxes and not set(tabs) & set(layer.inboxes)
