@@ -236,9 +236,10 @@ def test_the_page_escapes_excerpts_masks_secrets_and_links_to_the_line(client):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_indexing_waits_for_a_flood_to_end_and_takes_small_batches_at_once():
+async def test_indexing_waits_for_a_flood_to_end_and_for_small_batches_to_pause(monkeypatch):
     """The recorder tells the indexer after each save: a full batch (a flood) is indexed once
-    no full batch came for QUIET seconds; a small one at once."""
+    no full batch came for QUIET seconds; small ones once none came for SETTLE seconds (a
+    session's ordinary traffic is indexed a moment after it, not beside it)."""
     alice = await database_sync_to_async(user)("alice")
     session = await database_sync_to_async(session_with)(alice, [])
     flood = [
@@ -256,8 +257,16 @@ async def test_indexing_waits_for_a_flood_to_end_and_takes_small_batches_at_once
     assert await database_sync_to_async(index_rows)() == FLOOD
 
     await database_sync_to_async(save_events)(session.pk, weather_rows("Bogota", start=FLOOD + 1))
+    monkeypatch.setattr(indexer, "SETTLE", 2.0)  # (room for a loaded machine between the saves below)
+    started = loop.time()
     indexer.saved(False)
-    await asyncio.wait_for(indexer.INDEXER.task(), 30)
+    task = indexer.INDEXER.task()
+    for _ in range(3):  # more small batches saved meanwhile: it waits for them to pause
+        await asyncio.sleep(0.5)
+        assert not task.done() and await database_sync_to_async(index_rows)() == FLOOD
+        indexer.saved(False)
+    await asyncio.wait_for(task, 30)
+    assert loop.time() - started >= 1.5 + 2.0 * 0.9
     assert await database_sync_to_async(index_rows)() == FLOOD + 3
     found = await database_sync_to_async(lambda: hits(search(alice, "bogota")))()
     assert found == [(session.pk, FLOOD + s) for s in (3, 2, 1)]
