@@ -384,24 +384,56 @@ async def flood_inspector(inspector: Inspector, count: int) -> dict[str, Any]:
     return {"s": elapsed, "cpu": cpu, "client_cpu": client, "peak": peak, "delivered": delivered, **found}
 
 
-async def flood(app: App, count: int, inspector: Inspector | None, rounds: int) -> dict[str, Any]:
-    """`rounds` floods through the playground and through the Inspector, alternating which goes
-    first, after a warm-up flood of a tenth of the count on each (node's JIT, our first batches);
-    medians. Then the stalled viewer and the SDK client, as before."""
+async def flood_floor(floor: Floor, count: int, keep: bool) -> float:
+    """One flood through the floor (`floor_asgi.py`): every line sent on (keep=False), or every
+    line parsed and saved in SQLite, the count sent at the end (keep=True); its time."""
+    socket = await floor.socket("flood")
+    try:
+        await settle(0.2)
+        t0 = time.perf_counter()
+        await socket.send(json.dumps({"count": count, "keep": keep}))
+        lines = 0
+        async with asyncio.timeout(180):
+            while True:
+                frame = await socket.recv()
+                if frame.startswith('{"done"'):
+                    done = json.loads(frame)
+                    break
+                lines += 1
+        elapsed = time.perf_counter() - t0
+        assert (done["kept"] if keep else lines) == count + 1, (done, lines)  # (and the result)
+    finally:
+        await socket.close()
+    return elapsed
+
+
+async def flood(
+    app: App, count: int, inspector: Inspector | None, rounds: int, floor: Floor | None = None
+) -> dict[str, Any]:
+    """`rounds` floods through the playground, the Inspector and the floor (sent on; kept),
+    rotating which goes first, after a warm-up flood of a tenth of the count on each (node's JIT,
+    our first batches); medians. Then the stalled viewer and the SDK client, as before."""
     server = app.server("bench-flood", harness.PEER_FLOOD)
     await flood_playground(app, server, max(100, count // 10))
     if inspector is not None:
         await flood_inspector(inspector, max(100, count // 10))
+    if floor is not None:
+        for keep in (False, True):
+            await flood_floor(floor, max(100, count // 10), keep)
     pg: list[dict[str, Any]] = []
     ins: list[dict[str, Any]] = []
+    floors: dict[str, list[float]] = {"relay": [], "keep": []}
+    arms = ["pg", "ins"] + (["relay", "keep"] if floor is not None else [])
     for r in range(rounds):
-        order = ["pg", "ins"] if r % 2 == 0 else ["ins", "pg"]
+        order = arms[r % len(arms) :] + arms[: r % len(arms)]
         for arm in order:
             await index_caught_up()
             if arm == "pg":
                 pg.append(await flood_playground(app, server, count))
-            elif inspector is not None:
+            elif arm == "ins" and inspector is not None:
                 ins.append(await flood_inspector(inspector, count))
+            elif arm in floors and floor is not None:
+                floors[arm].append(await flood_floor(floor, count, keep=arm == "keep"))
     elapsed = statistics.median(r["s"] for r in pg)
     delivered = min(r["delivered"] for r in pg)
     persisted = min(r["persisted"] for r in pg)
@@ -436,6 +468,15 @@ async def flood(app: App, count: int, inspector: Inspector | None, rounds: int) 
                 "inspector_listen_hosts": sorted({h for r in ins for h in r["inspector_listen_hosts"]}),
             }
         )
+    for arm, times in floors.items():
+        if times:
+            floor_s = statistics.median(times)
+            out[f"floor_flood_{arm}_s"] = round(floor_s, 3)
+            out[f"flood_vs_floor_{arm}_ratio"] = round(elapsed / floor_s, 3)
+            if ins:
+                out[f"floor_flood_{arm}_vs_inspector_ratio"] = round(
+                    floor_s / statistics.median(r["s"] for r in ins), 3
+                )
 
     # The same flood with a viewer that stops reading: the server must not queue it all up.
     await index_caught_up()
@@ -732,6 +773,11 @@ ROWS = [  # key, label, target (text), unit
     ("inspector_flood_s", "flood: official Inspector, to the last notification and the result (median)", "", "s"),
     ("flood_vs_inspector_ratio", "flood: playground / Inspector time", "<= 0.67", "x"),
     ("inspector_flood_msgs_per_s", "flood: official Inspector (event stream, nothing kept)", "", "msg/s"),
+    ("floor_flood_relay_s", "flood floor: daphne + Channels sending every line on (median)", "", "s"),
+    ("floor_flood_relay_vs_inspector_ratio", "flood floor: sending every line on / Inspector", "", "x"),
+    ("floor_flood_keep_s", "flood floor: daphne + Channels parsing and saving every line (median)", "", "s"),
+    ("floor_flood_keep_vs_inspector_ratio", "flood floor: parsing and saving every line / Inspector", "", "x"),
+    ("flood_vs_floor_keep_ratio", "flood: playground / its floor (parsing and saving every line)", "", "x"),
     ("flood_indexed_after_s", "flood: playground, its search index done after the flood (median)", "", "s"),
     ("flood_persist_msgs_per_s", "flood: persisted (viewer stalled)", "", "msg/s"),
     ("sdk_flood_msgs_per_s", "flood: SDK client", "", "msg/s"),
@@ -852,13 +898,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     app.start()
     results: dict[str, Any] = {}
     inspector = None
-    floor = Floor() if "relay" in parts else None
+    floor = Floor() if {"relay", "flood"} & set(parts) else None
     if not args.no_inspector and {"relay", "flood"} & set(parts):
         inspector = Inspector(harness.TMP, profile=args.profile)
         facts.update(inspector=inspector_mod.version(), node=inspector_mod.node_version())
     runs = {
         "relay": lambda: relay(app, 30 if quick else 1000, inspector, floor),
-        "flood": lambda: flood(app, 2000 if quick else 20_000, inspector, 1 if quick else 5),
+        "flood": lambda: flood(app, 2000 if quick else 20_000, inspector, 1 if quick else 5, floor),
         "transcript": lambda: transcript(app, 2000 if quick else 50_000),
         "payload": lambda: payload(app, 1.0 if quick else 10.0, browser=not quick and not args.no_browser),
         "sessions": lambda: sessions(app, 5 if quick else 100, 0.3 if quick else 10.0),
