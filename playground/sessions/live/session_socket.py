@@ -35,6 +35,7 @@ from ..protocol import (
     to_layer,
 )
 from ..transcript_window import seq_param, transcript_window
+from . import workers
 from .calls import ACTIONS as CALL_ACTIONS
 from .calls import Action, CallForms
 from .connecting import with_hint
@@ -152,7 +153,11 @@ class SessionConsumer(FragmentSocket):
         elif action in BY_ACTION:
             command = await BY_ACTION[action].command(action, content, self)
         if command is not None:
-            await self.channel_layer.send(self.worker_channel, to_layer(command))
+            worker = workers.local(self.session_id, self.worker_channel)
+            if worker is not None:
+                worker.deliver(command)  # the in-process path (the worker lives in this process)
+            else:
+                await self.channel_layer.send(self.worker_channel, to_layer(command))
 
     # From the session group ---------------------------------------------------
 

@@ -49,7 +49,7 @@ from .calls import CALLS, Calls
 from .catalogue import CatalogueRefresh
 from .feature_hub import FeatureHub
 from .lanes import Lanes
-from .layers import DirectInMemoryChannelLayer
+from .layers import DirectInMemoryChannelLayer, copied
 from .state_strip import StateStrip
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ class SessionWorker:
         self.strip = StateStrip(session_id, config, self.tap, self.audience)  # (follows the tap first)
         self.tap.subscribe(self.recorder.add)
         self._stop = asyncio.Event()
+        self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()  # the commands, in order
         self._task: asyncio.Task[None] | None = None
         self._spawned: set[asyncio.Task[Any]] = set()
         self._lanes = Lanes(self.spawn)  # features' commands, beside the command loop
@@ -155,7 +156,7 @@ class SessionWorker:
         # blocking receive on "specific.…!" — commands reached the worker late or never.
         self.channel = await self.layer.new_channel()
         if isinstance(self.layer, DirectInMemoryChannelLayer):
-            self.layer.attach(self.channel)  # the in-process path: a tab's command, not copied twice
+            self._inbox = self.layer.attach(self.channel)  # what is sent to the channel lands in it
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel,
             heartbeat_at=timezone.now(),
@@ -262,10 +263,26 @@ class SessionWorker:
 
     # Commands ---------------------------------------------------------------------------
 
+    def deliver(self, command: Command) -> None:
+        """A command from a tab in this process: into the command loop's inbox, not through the
+        channel layer (with Redis, a command's round trip through it; in-process, a copy less).
+        Commands from elsewhere (other processes, the views) come through the layer as before."""
+        self._inbox.put_nowait(copied(command))
+
     async def _receive_loop(self) -> None:
+        pumping = None
+        if not isinstance(self.layer, DirectInMemoryChannelLayer):  # (with it: the channel's inbox)
+            pumping = asyncio.create_task(self._from_layer())
+        try:
+            while True:
+                await self._command(self.handle, as_command(await self._inbox.get()))
+        finally:
+            if pumping is not None:
+                pumping.cancel()
+
+    async def _from_layer(self) -> None:
         while True:
-            message = await self.layer.receive(self.channel)
-            await self._command(self.handle, as_command(message))
+            self._inbox.put_nowait(await self.layer.receive(self.channel))
 
     async def _command(self, run: Handler, message: Command) -> None:
         try:

@@ -17,11 +17,16 @@ from django.utils import timezone
 
 from playground.transcripts.models import Session
 
+from ..protocol import Command
+
 log = logging.getLogger(__name__)
 
 
 class LiveWorker(Protocol):
     channel: str
+
+    def deliver(self, command: Command) -> None:
+        """A command from a tab in this process (not through the channel layer)."""
 
     async def stop(self, reason: str | None = None) -> None: ...
 
@@ -98,3 +103,9 @@ async def end_idle(beats: dict[int, str]) -> list[int]:
             await worker.stop(idle_reason(minutes))
             ended.append(session_id)
     return ended
+
+
+def local(session_id: int, channel: str) -> LiveWorker | None:
+    """The session's worker if it lives in this process at `channel` (the tab's worker channel)."""
+    worker = WORKERS.get(session_id)
+    return worker if worker is not None and channel and worker.channel == channel else None

@@ -102,16 +102,27 @@ async def test_a_new_tab_gets_the_transcript_replayed_from_the_database():
         await c.disconnect()
 
 
-async def test_a_tab_and_its_worker_in_one_process_talk_through_inboxes_of_the_embedded_layer():
-    """The in-process path (live/layers.py): the tab's channel and the worker's are attached while
-    they live, a call goes through them (not the layer's queues), and both detach at the end."""
+async def test_a_tab_and_its_worker_in_one_process_talk_through_inboxes_of_the_embedded_layer(monkeypatch):
+    """The in-process path (live/layers.py, worker.deliver): the tab's channel and the worker's are
+    attached while they live; a call's command is handed to the worker without the channel
+    layer's send (so with Redis too, when both live in one process) and its Result reaches the tab
+    through its inbox; both detach at the end."""
     layer = get_channel_layer()
+    sent_to: list[str] = []
+    layer_send = layer.send
+
+    async def spy(channel: str, message: dict) -> None:
+        sent_to.append(channel)
+        await layer_send(channel, message)
+
     async with live_tab() as (user, session, comm):
         row = await database_sync_to_async(Session.objects.get)(pk=session.pk)
         tabs = [channel for channel in layer.inboxes if channel != row.worker_channel]
         assert row.worker_channel in layer.inboxes and len(tabs) == 1
+        monkeypatch.setattr(layer, "send", spy)
         await send(comm, action="call_tool", name="add", **{"args.a": "2", "args.b": "40"})
         seen = await receive_until(comm, 'aria-label="Result"')
         assert ">42<" in seen
+        assert row.worker_channel not in sent_to and tabs[0] in sent_to  # (the Result: group_send -> send)
         assert not any(channel in layer.channels for channel in (row.worker_channel, *tabs))  # nothing queued there
     assert row.worker_channel not in layer.inboxes and not set(tabs) & set(layer.inboxes)
