@@ -31,6 +31,39 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
 os.environ["PLAYGROUND_SQLITE_PATH"] = str(TMP / "bench.sqlite3")
 os.environ.pop("DATABASE_URL", None)
 os.environ.pop("REDIS_URL", None)
+# `run.py --scaleout`: the configuration of several processes (PostgreSQL and Redis on this
+# machine, as CI's), on a database and a Redis prefix of the bench's own, dropped at the end.
+SCALEOUT = os.environ.pop("PLAYGROUND_BENCH_SCALEOUT", "") == "1"
+PG_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+PG_NAME = f"playground_bench_{os.getpid()}"
+REDIS_DB = 12
+if SCALEOUT:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{PG_NAME}"')
+    os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{PG_NAME}"
+    os.environ["REDIS_URL"] = f"redis://127.0.0.1:6379/{REDIS_DB}"
+    os.environ["PLAYGROUND_REDIS_PREFIX"] = f"bench-{os.getpid()}"
+
+
+def drop_scaleout() -> None:
+    """The bench's PostgreSQL database and Redis keys (--scaleout), once daphne has stopped."""
+    if not SCALEOUT:
+        return
+    import psycopg
+    import redis
+    from django.db import connections
+
+    connections.close_all()
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{PG_NAME}" WITH (FORCE)')
+    r = redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
+    for key in r.scan_iter(f"{os.environ['PLAYGROUND_REDIS_PREFIX']}*"):
+        r.delete(key)
+    r.close()
+
+
 DAPHNE_ENV = dict(os.environ, PLAYGROUND_LOG_LEVEL="WARNING")
 DAPHNE_ENV.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # (set by the browser test run, if we run inside it)
 # This harness calls the ORM from its event loop on purpose (setup and counting, never timed);

@@ -28,6 +28,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+if "--scaleout" in sys.argv:  # (read by harness as it sets Django up: before the import)
+    os.environ["PLAYGROUND_BENCH_SCALEOUT"] = "1"
+
 import harness
 import inspector as inspector_mod
 from harness import App, Floor, call_frame, count_events, wait_for
@@ -929,6 +932,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         app.stop()
         if floor is not None:
             floor.stop()
+        harness.drop_scaleout()
         if inspector is not None:
             # Its process group stopped and every process of its tree seen during the run gone.
             results["inspector_stopped"] = inspector.stop()
@@ -956,6 +960,11 @@ if __name__ == "__main__":
         help="relay and flood without the official Inspector's arm (it needs Node >= 22.19)",
     )
     parser.add_argument("--profile", default="", metavar="DIR", help="py-spy daphne per part into DIR (needs py-spy)")
+    parser.add_argument(
+        "--scaleout",
+        action="store_true",
+        help="daphne on PostgreSQL and Redis (127.0.0.1:5432 and :6379, as CI has): a database of its own, dropped after",
+    )
     parser.add_argument("--no-write", action="store_true", help="print only; keep results.json/RESULTS.md")
     parser.add_argument("--json", default="", metavar="PATH", help="also write the figures to PATH")
     parser.add_argument(
