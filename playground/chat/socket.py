@@ -17,7 +17,6 @@ from playground import security
 from playground.registry.models import Server
 from playground.sessions.features.server_requests import answer_command
 from playground.sessions.fragments.regions import sendable
-from playground.sessions.live import workers
 from playground.sessions.protocol import page_action
 
 from . import render, sampling, wire
@@ -71,13 +70,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
             lambda: [
                 (s.pk, s.server_id, s.server_name)
                 for s in chat.sessions.exclude(status__in=ENDED).order_by("pk")
-                if s.pk in workers.WORKERS and s.server_id is not None
+                if s.is_live and s.server_id is not None  # (its worker in any process)
             ]
         )()
         for session_id, server_pk, name in live:
             self._names.setdefault(name, session_id)
             await self.borrowed.attach(server_pk, session_id)
-        return {s for s, _, _ in live}
+        return {s for s, _, _ in live if self.borrowed.live(s)}
 
     async def disconnect(self, code: int) -> None:
         if self.turn_task is not None:
@@ -241,7 +240,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         session_id = int(session_part)
         item = self._elicitation_item(session_id, key)
-        if item is None or item.get("state") != "waiting" or session_id not in self.borrowed.channels:
+        if item is None or item.get("state") != "waiting" or session_id not in self.borrowed.followed:
             return  # (not a request of this chat's sessions, or answered already)
         command = answer_command({**content, "key": key})
         if command is not None and not await self.borrowed.answer(session_id, dict(command)):
@@ -380,6 +379,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             turn = Turn(
                 endpoint=provider.endpoint(),
                 tools=unique_tools(opened),
+                current_tools=lambda: unique_tools(self.borrowed.tools(opened)),
                 mode=chat.mode,
                 step_limit=chat.step_limit,
                 runner=self.borrowed,
