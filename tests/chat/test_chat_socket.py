@@ -23,7 +23,7 @@ from django.utils import timezone
 from playground.chat.models import Chat, Provider
 from playground.chat.routing import websocket_urlpatterns
 from playground.registry.models import Server
-from playground.sessions.live.workers import WORKERS, end_idle
+from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
 from tests.sessions.helpers import communicator, events, everything_server, receive_until, send, stop_all
@@ -357,10 +357,11 @@ async def test_a_tool_list_changed_after_the_first_turn_reaches_the_model():
 
 
 async def test_an_open_chat_keeps_its_sessions_shown_between_turns(settings):
-    """A chat page open for an hour since its last turn: its sessions are still shown (as a
-    session's tab shows it, every beat), so they are not ended as idle; the next turn uses them."""
+    """A chat page left open longer than PLAYGROUND_IDLE_MINUTES since its last turn: its sessions
+    are still shown (as a session's tab shows it, every beat), so they are not ended as idle; the
+    next turn uses them."""
     settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.05
-    settings.PLAYGROUND_IDLE_MINUTES = 30
+    settings.PLAYGROUND_IDLE_MINUTES = 0.02  # 1.2 s
 
     def script(turn: Turn) -> Answer:
         last = turn.body["messages"][-1]
@@ -374,17 +375,17 @@ async def test_an_open_chat_keeps_its_sessions_shown_between_turns(settings):
             await say(comm, "first", provider, servers)
             seen = await receive_until(comm, "the tool said: first", OVER, timeout=60)
             session_id = int(re.search(r"peer \(session (\d+)\)", seen).group(1))
-            hour_ago = timezone.now() - datetime.timedelta(minutes=60)
-            await database_sync_to_async(Session.objects.filter(pk=session_id).update)(viewed_at=hour_ago)
+            # Shown after the idle time has passed since the turn (the worker's idle check ran
+            # every beat meanwhile).
+            past_idle = timezone.now() + datetime.timedelta(minutes=2 * settings.PLAYGROUND_IDLE_MINUTES)
 
-            async def shown_again() -> bool:
-                row = await database_sync_to_async(Session.objects.get)(pk=session_id)
-                return row.viewed_at > hour_ago
+            async def shown() -> Session:
+                return await database_sync_to_async(Session.objects.get)(pk=session_id)
 
-            async with asyncio.timeout(10):  # (a beat is 0.05 s)
-                while not await shown_again():
-                    await asyncio.sleep(0.05)
-            assert await end_idle({session_id: WORKERS[session_id].channel}) == []
+            async with asyncio.timeout(30):
+                while (row := await shown()).status in ("connecting", "connected") and row.viewed_at < past_idle:
+                    await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
+            assert row.status == "connected" and session_id in WORKERS, row.end_reason
             await say(comm, "second", provider, servers)
             seen = await receive_until(comm, "the tool said: second", OVER, timeout=60)
             assert f"peer (session {session_id})" in seen
