@@ -101,6 +101,16 @@ def log_in(link: str) -> httpx.Client:
 def connect(browser: httpx.Client, port: int, name: str, args: list[str]) -> int:
     """Register a stdio server (this Python running `args`) and press Connect, on the process
     at `port`: its worker starts there. The session's id."""
+    server_pk = add_server(browser, port, name, args)
+    token = browser.cookies["csrftoken"]
+    connected = browser.post(
+        f"http://127.0.0.1:{port}/servers/{server_pk}/connect/", data={"csrfmiddlewaretoken": token}
+    )
+    return int(re.search(r"/sessions/(\d+)/", connected.headers["location"]).group(1))
+
+
+def add_server(browser: httpx.Client, port: int, name: str, args: list[str]) -> int:
+    """Register a stdio server (this Python running `args`) on the process at `port`: its pk."""
     base = f"http://127.0.0.1:{port}"
     browser.get(f"{base}/servers/add/")
     token = browser.cookies["csrftoken"]
@@ -119,17 +129,20 @@ def connect(browser: httpx.Client, port: int, name: str, args: list[str]) -> int
             "era": "legacy",
         },
     )
-    server_pk = int(re.search(r"/servers/(\d+)/", added.headers["location"]).group(1))
-    connected = browser.post(f"{base}/servers/{server_pk}/connect/", data={"csrfmiddlewaretoken": token})
-    return int(re.search(r"/sessions/(\d+)/", connected.headers["location"]).group(1))
+    return int(re.search(r"/servers/(\d+)/", added.headers["location"]).group(1))
 
 
 async def tab(browser: httpx.Client, port: int, session_id: int):
     """The session page's websocket on the process at `port`."""
+    return await page_socket(browser, port, f"/ws/sessions/{session_id}/")
+
+
+async def page_socket(browser: httpx.Client, port: int, path: str):
+    """A page's websocket at `path` on the process at `port`, as the logged-in browser opens it."""
     import websockets
 
     return await websockets.connect(
-        f"ws://127.0.0.1:{port}/ws/sessions/{session_id}/",
+        f"ws://127.0.0.1:{port}{path}",
         max_size=None,
         additional_headers={
             "Cookie": f"sessionid={browser.cookies['sessionid']}",
@@ -139,11 +152,16 @@ async def tab(browser: httpx.Client, port: int, session_id: int):
 
 
 async def until(ws, *needles: str, timeout: float = 30) -> str:
-    """Read fragments until every needle was seen; everything read."""
+    """Read fragments until every needle was seen (each in one fragment); everything read. On a
+    timeout, says what did come."""
     seen: list[str] = []
-    async with asyncio.timeout(timeout):
-        while not all(any(n in s for s in seen) for n in needles):
-            seen.append(await ws.recv())
+    try:
+        async with asyncio.timeout(timeout):
+            while not all(any(n in s for s in seen) for n in needles):
+                seen.append(await ws.recv())
+    except TimeoutError:
+        missing = [n for n in needles if not any(n in s for s in seen)]
+        raise AssertionError(f"never received {missing}; got:\n" + "\n".join(t[:400] for t in seen[-12:])) from None
     return "\n".join(seen)
 
 

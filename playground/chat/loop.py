@@ -50,6 +50,9 @@ class Turn:
     timeout: float = 120.0
     messages: list[wire.Message] = field(default_factory=list)
     id_prefix: str = ""  # ids of the page's items stay unique over a chat's turns
+    # The tools as the sessions list them now, asked before each model request (a server's
+    # tools/list_changed changes them mid-conversation); None: `tools` throughout.
+    current_tools: Callable[[], list[ChatTool]] | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def new_id(self, prefix: str) -> str:
@@ -58,12 +61,14 @@ class Turn:
     async def run(self, text: str) -> None:
         """The user's message, then the loop. The conversation grows in `self.messages`."""
         self.messages.append({"role": "user", "text": text})
-        by_name = {t.name: t for t in self.tools}
-        if self.mode == "chatbot":
-            system, rendered = toolset.chatbot_system(self.tools), []
-        else:
-            system, rendered = "", toolset.native(self.endpoint.api, self.tools)
         for _ in range(max(1, self.step_limit)):
+            if self.current_tools is not None:
+                self.tools = self.current_tools()
+            by_name = {t.name: t for t in self.tools}
+            if self.mode == "chatbot":
+                system, rendered = toolset.chatbot_system(self.tools), []
+            else:
+                system, rendered = "", toolset.native(self.endpoint.api, self.tools)
             reply = await self._ask(system, rendered)
             if reply is None:
                 return

@@ -17,7 +17,6 @@ from playground import security
 from playground.registry.models import Server
 from playground.sessions.features.server_requests import answer_command
 from playground.sessions.fragments.regions import sendable
-from playground.sessions.live import workers
 from playground.sessions.protocol import page_action
 
 from . import render, sampling, wire
@@ -71,13 +70,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
             lambda: [
                 (s.pk, s.server_id, s.server_name)
                 for s in chat.sessions.exclude(status__in=ENDED).order_by("pk")
-                if s.pk in workers.WORKERS and s.server_id is not None
+                if s.is_live and s.server_id is not None  # (its worker in any process)
             ]
         )()
         for session_id, server_pk, name in live:
             self._names.setdefault(name, session_id)
             await self.borrowed.attach(server_pk, session_id)
-        return {s for s, _, _ in live}
+        return {s for s, _, _ in live if self.borrowed.live(s)}
 
     async def disconnect(self, code: int) -> None:
         if self.turn_task is not None:
@@ -121,15 +120,19 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     # A server's sampling requests (the server_requests feature of a borrowed session) ----------
 
-    def _sampling_item(self, session_id: int, key: str) -> dict[str, Any] | None:
+    def _item(self, kind: str, session_id: int, key: str) -> dict[str, Any] | None:
+        """A server request's card in the conversation (kind "sampling" or "elicitation")."""
         return next(
             (
                 i
                 for i in self.chat.items
-                if i.get("kind") == "sampling" and i.get("session_id") == session_id and i.get("key") == key
+                if i.get("kind") == kind and i.get("session_id") == session_id and i.get("key") == key
             ),
             None,
         )
+
+    def _server_name(self, session_id: int) -> str:
+        return next((n for n, s in self._names.items() if s == session_id), "a server")
 
     async def _server_request(self, session_id: int, event: dict[str, Any]) -> None:
         if "waiting" in event:  # a snapshot: what the session waits on now
@@ -140,13 +143,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
                         await self._elicitation_state(asked, "gone")
             return
         key = str(event.get("key") or "")
-        elicitation = self._elicitation_item(session_id, key)
+        elicitation = self._item("elicitation", session_id, key)
         if elicitation is not None or event.get("method") == "elicitation/create":
             await self._elicitation_event(session_id, key, event, elicitation)
             return
         if session_id not in self.borrowed.started:
             return  # sampling is answered in the tab whose session it is (its model, its turn)
-        item = self._sampling_item(session_id, key)
+        item = self._item("sampling", session_id, key)
         if event.get("done"):
             if item is not None and item["state"] in ("waiting", "answered by the model", "asking the model"):
                 item["state"] = "gone (answered elsewhere, or the call ended)"
@@ -158,12 +161,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if event.get("method") != "sampling/createMessage":
             return
         system, messages = sampling.messages_of(params if isinstance(params, dict) else {})
-        server = next((n for n, s in self._names.items() if s == session_id), "a server")
         item = {
             "kind": "sampling",
             "session_id": session_id,
             "key": key,
-            "server": server,
+            "server": self._server_name(session_id),
             "system": system,
             "messages": messages,
             "state": "waiting",
@@ -173,16 +175,6 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.out(render.append_item(item))
 
     # A server's elicitation requests: the session page's card, in the conversation -----------
-
-    def _elicitation_item(self, session_id: int, key: str) -> dict[str, Any] | None:
-        return next(
-            (
-                i
-                for i in self.chat.items
-                if i.get("kind") == "elicitation" and i.get("session_id") == session_id and i.get("key") == key
-            ),
-            None,
-        )
 
     async def _elicitation_event(
         self, session_id: int, key: str, event: dict[str, Any], item: dict[str, Any] | None
@@ -202,7 +194,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             "kind": "elicitation",
             "session_id": session_id,
             "key": key,
-            "server": next((n for n, s in self._names.items() if s == session_id), "a server"),
+            "server": self._server_name(session_id),
             "params": params if isinstance(params, dict) else {},
             "context": event.get("context") if isinstance(event.get("context"), dict) else None,
             "state": "waiting",
@@ -240,8 +232,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if not session_part.isdigit():
             return
         session_id = int(session_part)
-        item = self._elicitation_item(session_id, key)
-        if item is None or item.get("state") != "waiting" or session_id not in self.borrowed.channels:
+        item = self._item("elicitation", session_id, key)
+        if item is None or item.get("state") != "waiting" or session_id not in self.borrowed.followed:
             return  # (not a request of this chat's sessions, or answered already)
         command = answer_command({**content, "key": key})
         if command is not None and not await self.borrowed.answer(session_id, dict(command)):
@@ -252,7 +244,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             session_id, key = int(str(content.get("session"))), str(content.get("key") or "")
         except ValueError:
             return
-        item = self._sampling_item(session_id, key)
+        item = self._item("sampling", session_id, key)
         if item is None or item["state"] not in ("waiting", "answered by the model"):
             return
         if content.get("action") == "sample":
@@ -380,6 +372,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             turn = Turn(
                 endpoint=provider.endpoint(),
                 tools=unique_tools(opened),
+                current_tools=lambda: unique_tools(self.borrowed.tools(opened)),
                 mode=chat.mode,
                 step_limit=chat.step_limit,
                 runner=self.borrowed,

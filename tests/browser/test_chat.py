@@ -146,6 +146,12 @@ class ChatTests(LiveBrowserTestCase):
         page.get_by_role("button", name="Send").click()
         chat = page.get_by_role("region", name="Chat")
         expect(chat.get_by_role("article", name="Tool call hang")).to_contain_text("running")
+        expect(page.get_by_label("Message")).to_have_value("")  # taken: the box is cleared
+        # A message sent while the turn runs is refused: the box keeps it.
+        page.get_by_label("Message").fill("not now")
+        page.get_by_role("button", name="Send").click()
+        expect(page.locator("#chat-status")).to_contain_text("A turn is running")
+        expect(page.get_by_label("Message")).to_have_value("not now")
         page.get_by_role("button", name="Stop").click()
         expect(chat).to_contain_text("Stopped: the turn and its running tool calls were cancelled")
         expect(chat.get_by_role("article", name="Tool call hang")).to_contain_text("stopped by the user")

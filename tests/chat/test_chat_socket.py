@@ -4,7 +4,9 @@ workers (in their transcripts), and what bad input gets."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import datetime
 import json
 import re
 import secrets
@@ -16,13 +18,15 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import AsyncClient
+from django.utils import timezone
 
 from playground.chat.models import Chat, Provider
 from playground.chat.routing import websocket_urlpatterns
 from playground.registry.models import Server
-from playground.transcripts.models import Event
+from playground.sessions.live.workers import WORKERS
+from playground.transcripts.models import Event, Session
 from tests.conftest import PEERS
-from tests.sessions.helpers import events, everything_server, receive_until, send, stop_all
+from tests.sessions.helpers import communicator, events, everything_server, receive_until, send, stop_all
 
 from .model_api import Answer, ModelApi, Turn
 
@@ -43,6 +47,14 @@ def setup(api: str, base_url: str, *, everything: bool = False):
     provider = Provider.objects.create(owner=user, api=api, base_url=base_url, api_key=KEY, model="test-model")
     chat = Chat.objects.create(owner=user)
     return user, servers, provider, chat
+
+
+@database_sync_to_async
+def stdio_peer(user, name: str, file: str) -> Server:
+    """A server of the user's: the peer `file` of tests/peers, over stdio."""
+    return Server.objects.create(
+        owner=user, name=name, transport="stdio", command=sys.executable, args=[str(PEERS / file)]
+    )
 
 
 @contextlib.asynccontextmanager
@@ -308,14 +320,73 @@ async def test_an_elicitations_message_and_schema_are_escaped_in_the_chat():
 
     async with ModelApi(script) as api:
         user, _, provider, chat = await setup("openai", api.base_url)
-        hostile = await database_sync_to_async(Server.objects.create)(
-            owner=user,
-            name="hostile",
-            transport="stdio",
-            command=sys.executable,
-            args=[str(PEERS / "hostile_server.py")],
-        )
+        hostile = await stdio_peer(user, "hostile", "hostile_server.py")
         async with chat_tab(user, chat) as comm:
             await say(comm, "ask", provider, [hostile])
             seen = await receive_until(comm, "Question ", 'data-elicit-action="accept"', timeout=60)
     assert "<img" not in seen and "<script" not in seen.lower() and "&lt;" in seen
+
+
+async def test_a_tool_list_changed_after_the_first_turn_reaches_the_model():
+    """The server adds a tool during the first turn (and says tools/list_changed): the next
+    turn's model request offers it, and its call runs."""
+
+    def script(turn: Turn) -> Answer:
+        last = turn.body["messages"][-1]
+        if last["role"] == "tool":
+            return Answer(text=f"the tool said: {last['content']}")
+        if last["content"] == "grow":
+            return Answer(tool_calls=[("grow", "{}")])
+        return Answer(tool_calls=[("sprout", json.dumps({"text": "hi"}))])
+
+    async with ModelApi(script) as api:
+        user, _, provider, chat = await setup("openai", api.base_url)
+        growing = await stdio_peer(user, "growing", "growing_server.py")
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "grow", provider, [growing])
+            seen = await receive_until(comm, "the tool said: grew sprout", OVER, timeout=60)
+            session_id = int(re.search(r"growing \(session (\d+)\)", seen).group(1))
+            # The session has listed its tools again (its page shows the new list).
+            tab = communicator(session_id, user)
+            assert (await tab.connect())[0]
+            await receive_until(tab, 'id="catalogue"', ">sprout<", timeout=30)
+            await tab.disconnect()
+            await say(comm, "now the new one", provider, [growing])
+            await receive_until(comm, "the tool said: sprout says hi", OVER, timeout=60)
+    assert "sprout" in api.turns[-2].tool_names() and "sprout" not in api.turns[0].tool_names()
+
+
+async def test_an_open_chat_keeps_its_sessions_shown_between_turns(settings):
+    """A chat page left open longer than PLAYGROUND_IDLE_MINUTES since its last turn: its sessions
+    are still shown (as a session's tab shows it, every beat), so they are not ended as idle; the
+    next turn uses them."""
+    settings.PLAYGROUND_HEARTBEAT_SECONDS = 0.05
+    settings.PLAYGROUND_IDLE_MINUTES = 0.02  # 1.2 s
+
+    def script(turn: Turn) -> Answer:
+        last = turn.body["messages"][-1]
+        if last["role"] == "tool":
+            return Answer(text=f"the tool said: {last['content']}")
+        return Answer(tool_calls=[("echo", json.dumps({"text": last["content"]}))])
+
+    async with ModelApi(script) as api:
+        user, servers, provider, chat = await setup("openai", api.base_url)
+        async with chat_tab(user, chat) as comm:
+            await say(comm, "first", provider, servers)
+            seen = await receive_until(comm, "the tool said: first", OVER, timeout=60)
+            session_id = int(re.search(r"peer \(session (\d+)\)", seen).group(1))
+            # Shown after the idle time has passed since the turn (the worker's idle check ran
+            # every beat meanwhile).
+            past_idle = timezone.now() + datetime.timedelta(minutes=2 * settings.PLAYGROUND_IDLE_MINUTES)
+
+            async def shown() -> Session:
+                return await database_sync_to_async(Session.objects.get)(pk=session_id)
+
+            async with asyncio.timeout(30):
+                while (row := await shown()).status in ("connecting", "connected") and row.viewed_at < past_idle:
+                    await asyncio.sleep(settings.PLAYGROUND_HEARTBEAT_SECONDS)
+            assert row.status == "connected" and session_id in WORKERS, row.end_reason
+            await say(comm, "second", provider, servers)
+            seen = await receive_until(comm, "the tool said: second", OVER, timeout=60)
+            assert f"peer (session {session_id})" in seen
+    assert await database_sync_to_async(lambda: chat.sessions.count())() == 1
