@@ -37,8 +37,9 @@ from django.views.decorators.csrf import csrf_exempt
 
 from playground import security
 from playground.mcp import jsontext
+from playground.mcp.framing import SseParser
 from playground.mcp.netguard import AddressRefused
-from playground.mcp.transports.http_common import SseParser, masked, shown_url
+from playground.mcp.transports.http_common import masked, shown_url
 from playground.registry.models import Server
 from playground.transcripts.models import Session
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import base64
 import datetime
 import shlex
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +26,7 @@ from django.utils import timezone
 
 from playground.mcp import jsontext
 from playground.mcp.events import EventRow, Tap, TranscriptEvent
-from playground.mcp.lint import FrameLinter, apply, check_all
+from playground.mcp.lint import PROCESS_SHARE, FrameLinter, LintBudget, apply, check_all
 from playground.registry.models import Server
 from playground.sessions.live.durability import CAPTURE_SILENT
 from playground.transcripts.models import Event, Session
@@ -39,10 +41,13 @@ LIST_METHODS = {"tools/list": "tools", "resources/list": "resources", "resources
 LIST_METHODS["prompts/list"] = "prompts"
 CATALOGUE_ITEMS = 5_000  # items of one list kept for the catalogue (Model view)
 # The schema lint of one upload (a frame costs ~50 us to 1 s to check): at most this many frames
-# and this much CPU time, checked a few at a time; a note says how many were left unchecked.
+# and this much CPU time, checked a few at a time, and within the capture session's LintBudget (its
+# part of the process's PROCESS_SHARE, which live sessions share too); a note says how many were
+# left unchecked.
 LINT_FRAMES = 500
 LINT_SECONDS = 0.02
 LINT_STEP = 10
+LINT_BUDGETS = 1_000  # capture sessions whose budget is remembered between uploads (the oldest go)
 LINT_NOTE_EVERY = 10.0  # seconds of the session between two "not checked" notes (a flood's uploads)
 
 
@@ -203,11 +208,14 @@ def _events(capture: Capture, session: Session, records: list[dict[str, Any]]) -
 def _lint(tap: Tap, events: list[TranscriptEvent], session: Session, opened: list[tuple[int, str]]) -> None:
     """The schema lint of a live session, on the upload's frames (their rows carry its findings;
     saving counts them on the session): against the version the handshake chose, each response
-    against the request it answers. An upload's frames are checked within LINT_FRAMES and
-    LINT_SECONDS of CPU; a note says how many were not."""
+    against the request it answers. An upload's frames are checked within LINT_FRAMES, LINT_SECONDS
+    of CPU and the session's LintBudget; a note says how many were not."""
     report = session.report if isinstance(session.report, dict) else {}
     offered = (report.get("host") or {}).get("protocolVersion")
-    linter = FrameLinter(version=session.protocol_version or (offered if isinstance(offered, str) else None))
+    budget = _budget((session.pk, session.started_at))
+    linter = FrameLinter(
+        version=session.protocol_version or (offered if isinstance(offered, str) else None), budget=budget
+    )
     methods = dict(
         Event.objects.filter(session_id=session.pk, seq__in=[seq for seq, _dir in opened]).values_list("seq", "method")
     )
@@ -217,15 +225,16 @@ def _lint(tap: Tap, events: list[TranscriptEvent], session: Session, opened: lis
     picks = linter.pick(events)
     checked, spent = 0, 0.0
     secrets = session.share_redactor()
-    while checked < min(len(picks), LINT_FRAMES) and spent < LINT_SECONDS:
+    while checked < min(len(picks), LINT_FRAMES) and spent < LINT_SECONDS and budget.seconds > 0:
         step = picks[checked : min(checked + LINT_STEP, LINT_FRAMES)]
         reports, seconds = check_all(step)
+        budget.spend(seconds)
         for pick, found in zip(step, reports):
             apply(pick, found, secrets)
         checked, spent = checked + len(step), spent + seconds
     # Said at most every LINT_NOTE_EVERY seconds, with what went unchecked since (a flood's hundred
     # uploads made a hundred notes), and whatever is left when the capture ends.
-    unchecked = int(report.get("lint_unchecked") or 0) + len(picks) - checked
+    unchecked = int(report.get("lint_unchecked") or 0) + linter.skipped + len(picks) - checked
     if unchecked:
         now = tap.clock() - tap.start
         last = report.get("lint_noted_at")
@@ -237,8 +246,25 @@ def _lint(tap: Tap, events: list[TranscriptEvent], session: Session, opened: lis
         tap.note(
             "info",
             f"schema lint: {unchecked} frame(s) not checked (each upload's budget: {LINT_FRAMES} frames, "
-            f"{LINT_SECONDS * 1000:g} ms; said at most every {LINT_NOTE_EVERY:g} s)",
+            f"{LINT_SECONDS * 1000:g} ms, within the process's share of a core for checking; "
+            f"said at most every {LINT_NOTE_EVERY:g} s)",
         )
+
+
+_budgets: OrderedDict[tuple[int, datetime.datetime], LintBudget] = OrderedDict()
+_budgets_lock = threading.Lock()
+
+
+def _budget(session: tuple[int, datetime.datetime]) -> LintBudget:
+    """The capture session's budget, kept between its uploads (a new one each upload would start
+    full, and count as one more session in the process's share for a while). Known by its id and
+    start (an id alone may come again: a test database's rolled back)."""
+    with _budgets_lock:
+        budget = _budgets.pop(session, None) or LintBudget(shared=PROCESS_SHARE)
+        _budgets[session] = budget
+        while len(_budgets) > LINT_BUDGETS:
+            _budgets.popitem(last=False)
+        return budget
 
 
 class _Facts:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from playground.mcp import jsontext
+from playground.mcp.framing import MAX_FRAME
 
 KINDS = frozenset({"start", "frame", "part", "stderr", "heartbeat", "dropped", "end"})
 _UUID_HEX = re.compile(r"[0-9a-f]{32}")
@@ -27,7 +28,7 @@ class Limits:
     argv: int = 200  # arguments of the started server kept
     field_chars: int = 10_000  # a start's argv item, cwd, an end's reason
     requests: int = 10_000_000  # uploads per capture
-    line_bytes: int = 64 * 1024 * 1024  # of one frame line sent in parts: beyond, it is kept cut
+    line_bytes: int = MAX_FRAME  # of one frame line sent in parts: beyond, it is kept cut (as the capture does)
 
 
 LIMITS = Limits()

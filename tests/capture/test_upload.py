@@ -324,3 +324,19 @@ def test_frames_left_unchecked_by_the_lint_are_said_at_most_every_ten_seconds(ex
     upload(11, 5, start["t"] + 12)  # 3 more, 12 s after the first note: said, with the 3 before
     notes = [r["text"] for r in rows(session_id) if r.get("kind") == "info" and "schema lint" in r.get("text", "")]
     assert [n.split(" frame")[0] for n in notes] == ["schema lint: 3", "schema lint: 6"]
+
+
+def test_an_uploads_lint_stays_within_the_process_share_of_live_sessions(exchange, owner, monkeypatch):
+    """The lint of uploads draws on the same process share as live sessions' lint (checks are CPU
+    under one GIL): with that share spent, an upload's frames wait unchecked, and the note says so."""
+    from playground.mcp.lint import PROCESS_SHARE
+
+    monkeypatch.setattr(PROCESS_SHARE, "share", 0.0)
+    monkeypatch.setattr(PROCESS_SHARE, "burst", 0.0)
+    _user, server, token = owner
+    session_id = post(Client(), token, body(exchange, server.pk)).json()["session"]
+    saved = rows(session_id)
+    framed = [r for r in saved if r["dir"] in ("send", "recv")]
+    assert framed and not any(r.get("schema_lint") for r in framed)
+    notes = [r["text"] for r in saved if r.get("kind") == "info" and "schema lint" in r.get("text", "")]
+    assert [n.split(" frame")[0] for n in notes] == [f"schema lint: {len(framed)}"]

@@ -4,20 +4,27 @@ HTTP. The URL is the playground's HTTP capture of that server (`<base>/capture/v
 which records the session: the bridge itself records nothing.
 
 Each line the host writes is POSTed as it is (its bytes, without the newline); the answer, a JSON
-body or an SSE stream, comes back as one line per message, in the order the server sent them.
-Requests are sent concurrently after the first (the handshake), as a host's would be. The session id
-and protocol version the server gives are sent back on every request; a GET stream carries what the
-server sends unasked; the session is DELETEd when the host closes stdin.
+body or an SSE stream (read by the client's own SSE parser), comes back as one line per message, in
+the order the server sent them: a message the server spread over several lines (pretty-printed
+JSON, an SSE event of several `data:` lines) has its line breaks turned into spaces, which JSON
+allows between tokens only. Requests are sent concurrently after the first (the handshake), as a
+host's would be; what has no answer to wait for (notifications, responses to the server's
+requests) goes out on one sender thread, in the host's order. The session id and protocol version
+the server gives are sent back on every request; a GET stream carries what the server sends unasked;
+the session is DELETEd when the host closes stdin.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import queue
+import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..framing import MAX_FRAME, SseParser
 from . import say
 
 WORKERS = 16  # requests in flight at once
@@ -52,13 +59,18 @@ class Bridge:
 
     def write(self, payload: bytes) -> None:
         with self._out:
-            data = payload.rstrip(b"\r\n") + b"\n"
+            data = _one_line(payload) + b"\n"
             view = memoryview(data)
             while view:
                 view = view[os.write(self.host_out, view) :]
 
     def run(self) -> int:
         pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="bridge")
+        # What has no answer to wait for is posted in the host's order, one after the other: in
+        # the pool, two notifications could reach the server reversed.
+        unanswered: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        sender = threading.Thread(target=self._send, args=(unanswered,), name="bridge-send", daemon=True)
+        sender.start()
         first = True
         buffer = b""
         try:
@@ -71,12 +83,16 @@ class Bridge:
                     if first:  # the handshake: its answer gives the session id the others need
                         self.post(line)
                         first = False
-                    else:
+                    elif _is_request(_parsed(line)):
                         pool.submit(self.post, line)
+                    else:
+                        unanswered.put(line)
             if buffer.strip():
-                self.post(buffer)
+                unanswered.put(buffer)
         except OSError:
             pass
+        unanswered.put(None)
+        sender.join()
         pool.shutdown(wait=True)
         if self.session_id:
             try:
@@ -85,6 +101,10 @@ class Bridge:
                 pass
         self.client.close()
         return 0
+
+    def _send(self, lines: queue.SimpleQueue[bytes | None]) -> None:
+        while (line := lines.get()) is not None:
+            self.post(line)
 
     def post(self, line: bytes) -> None:
         message = _parsed(line)
@@ -121,19 +141,20 @@ class Bridge:
                 pass
 
     def _events(self, response: Any) -> None:
-        data: list[bytes] = []
-        for raw in response.iter_lines():
-            line = raw.encode() if isinstance(raw, str) else raw
-            if not line:
-                if data:
-                    message = b"\n".join(data)
+        parser = SseParser()
+        for chunk in response.iter_bytes():
+            for event in parser.feed(chunk):
+                if event.has_data:
+                    message = event.data.encode()
                     self._seen(message)
                     self.write(message)
-                    data = []
-            elif line.startswith(b"data:"):
-                data.append(line[5:].lstrip(b" "))
-        if data:
-            self.write(b"\n".join(data))
+            if parser.pending_bytes > MAX_FRAME:
+                say(f"bridge: an SSE event larger than {MAX_FRAME} bytes; stopped reading the stream")
+                return
+        if parser.in_event:  # cut before its blank line: what came of it is still a message
+            tail = parser.feed(b"\n\n")
+            if tail and tail[-1].has_data:
+                self.write(tail[-1].data.encode())
 
     def _listen(self) -> None:
         """Once the session is up (the first 202: `notifications/initialized`), what the server
@@ -165,3 +186,20 @@ def _parsed(line: bytes) -> Any:
         return json.loads(line)
     except ValueError:
         return None
+
+
+def _is_request(message: Any) -> bool:
+    """Whether the message (or one of a batch) waits for an answer: it may take long, so it is
+    sent on its own thread."""
+    if isinstance(message, list):
+        return any(_is_request(m) for m in message)
+    return isinstance(message, dict) and "method" in message and "id" in message
+
+
+_BREAKS = re.compile(rb"[\r\n]+")
+
+
+def _one_line(payload: bytes) -> bytes:
+    """The message on one line for the host's newline-delimited framing. JSON allows a line break
+    only between tokens (never raw inside a string), so a space there leaves the message unchanged."""
+    return _BREAKS.sub(b" ", payload.strip(b"\r\n"))

@@ -4,7 +4,10 @@ upload reached the playground, so nothing waits for someone to remember the comm
 
 A file is claimed by renaming it (`<id>.jsonl.delivering-<pid>`): two captures starting at once
 never deliver the same file, and a claim whose process died is taken over. Re-sending records
-the playground already has is safe (it dedupes by capture and `i`)."""
+the playground already has is safe (it dedupes by capture and `i`). A file the playground refused
+(a 4xx: another playground's, another token's) is set aside as `<id>.jsonl.refused`, said once:
+every later capture would otherwise post it again, for ever. One it could not be reached for (no
+answer, a 5xx) is given back for a later capture."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from . import say
 from .uploader import MAX_BATCH, Poster, refusal
 
 CLAIM = ".delivering-"
+REFUSED = ".refused"  # a file the playground refused: no capture takes it again (claim() skips it)
 
 
 @dataclass
@@ -119,6 +123,18 @@ def release(path: Path) -> None:
         pass
 
 
+def set_aside(path: Path) -> Path | None:
+    """A claimed file the playground refused, renamed so that no later capture claims it again
+    (None if it could not be renamed: it is then given back)."""
+    aside = path.with_name(path.name.rpartition(CLAIM)[0] + REFUSED)
+    try:
+        path.rename(aside)
+    except OSError:
+        release(path)
+        return None
+    return aside
+
+
 def deliver_in_background(folder: Path, base: str, token: str, reached: threading.Event) -> threading.Thread:
     """Once this capture's own upload has reached the playground (`reached`), deliver what
     earlier captures left in `folder`; one stderr line for each file delivered."""
@@ -131,13 +147,19 @@ def deliver_in_background(folder: Path, base: str, token: str, reached: threadin
             return
         for path in claim(folder):
             done = deliver(path, poster)
-            if done.error:
-                release(path)  # (a later capture tries it again)
-                if done.unreachable:
-                    break  # the playground went away
-                continue  # refused (a file kept for another playground or token): the next one
-
             name = path.name.rpartition(CLAIM)[0]
+            if done.unreachable:
+                release(path)  # (a later capture tries it again)
+                break  # the playground went away
+            if done.error:  # refused (a file kept for another playground or token): the next one
+                aside = set_aside(path)
+                if aside is not None:
+                    say(
+                        f"{done.error}: an earlier capture's {name} was not delivered ({done.delivered} records "
+                        f"taken), set aside as {aside.name}; no capture will send it again "
+                        f"(by hand: manage.py mcp --capture-import {aside} --capture BASE_URL)"
+                    )
+                continue
             say(f"delivered {done.delivered} records an earlier capture kept in {name} (session {done.session})")
         poster.close()
 

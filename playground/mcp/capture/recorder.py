@@ -8,7 +8,7 @@ bytes, a chunk is not kept: its lines are counted as dropped (and the line it cu
 whole), so memory stays bounded whatever the server writes.
 A line is recorded when its newline comes, or at the stream's end. A frame line longer than an
 upload can hold goes as `part` records of PART_BYTES each, then its `frame` (which says how many
-parts come before it); beyond MAX_LINE bytes it is recorded cut there, as a live session's is.
+parts come before it); beyond MAX_FRAME bytes it is recorded cut there, as a live session's is.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ..framing import MAX_FRAME  # bytes of one frame line kept (a live session's limit): the rest is cut
 from .outbox import Outbox
 
 HEARTBEAT = 5.0  # seconds between heartbeats while the server runs
 PERIOD = 0.02  # seconds between the recorder's rounds (records reach the page within ~50 ms)
 MAX_RECORD = 4_000_000 - 1  # an upload request holds at most 4 MB: a larger record cannot be sent
 PART_BYTES = 1_000_000  # bytes of a long frame line a `part` record carries (1.33 MB in base64)
-MAX_LINE = 64 * 1024 * 1024  # bytes of one frame line kept (a live session's stdio limit): the rest is cut
 BACKLOG_LIMIT = 32 * 1024 * 1024  # bytes of chunks waiting for the recorder before chunks are dropped
 # A flood (more than FLOOD_BYTES arriving in one round: 50 MB/s) is recorded once it pauses, or once
 # DEFER_LIMIT bytes wait: meanwhile the recorder takes no CPU from the server, the host and the
@@ -241,13 +241,13 @@ class Recorder:
 
     def _send_parts(self, t: float, stream: str, data: bytes) -> bytes:
         """`part` records for the whole PART_BYTES pieces of a frame line's `data`; the rest,
-        which its `frame` record (or the next part) carries. A line that reaches MAX_LINE gets
+        which its `frame` record (or the next part) carries. A line that reaches MAX_FRAME gets
         its frame here, marked cut, and the rest of it is skipped (`_skipping` and `_cut` set);
         a part with no room loses the line (counted; the playground drops its earlier parts)."""
         pieces = len(data) // PART_BYTES
         for n in range(pieces):
             piece = data[n * PART_BYTES : (n + 1) * PART_BYTES]
-            if (self._parts[stream] + 1) * PART_BYTES >= MAX_LINE:
+            if (self._parts[stream] + 1) * PART_BYTES >= MAX_FRAME:
                 parts, self._parts[stream] = self._parts[stream], 0
                 self._frame(t, stream, piece, parts, cut=True)
                 self._skipping[stream] = self._cut[stream] = True

@@ -4,7 +4,8 @@
   answers) and checked against it (`check`, `Request`, `Report`); the schemas ship unmodified
   in `schemas/<version>/schema.json`;
 - `linter`: a session's frames in order — the version they negotiate, the request each response
-  answers, the frames there is time to check (`FrameLinter`, `LintBudget`, `check_all`, `apply`);
+  answers, the frames there is time to check (`FrameLinter`, `LintBudget`, the process's
+  `PROCESS_SHARE`, `check_all`, `apply`);
 - `cli_output`: the CLI's output, its frames checked off the event loop (`LintedOutput`);
 - `spec_sections`: the section of the specification each message type is described in.
 
@@ -16,9 +17,10 @@ from __future__ import annotations
 from . import spec_sections
 from .cli_output import LintedOutput
 from .definitions import VERSIONS, Report, Request, check, known
-from .linter import FrameLinter, LintBudget, ProcessShare, apply, check_all
+from .linter import PROCESS_SHARE, FrameLinter, LintBudget, ProcessShare, apply, check_all
 
 __all__ = [
+    "PROCESS_SHARE",
     "VERSIONS",
     "FrameLinter",
     "LintBudget",

@@ -11,6 +11,7 @@ Split in three so that the checking leaves the event loop: `pick` runs where the
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -51,22 +52,30 @@ class CpuShare:
 class ProcessShare:
     """The process's share of a core for checking, split evenly among the sessions that had
     frames to check within the last RECENT seconds: however many sessions flood at once, their
-    checking together stays within `share` (and `burst`). One object per process, used from its
-    event loop."""
+    checking together stays within `share` (and `burst`). One object per process
+    (`PROCESS_SHARE`), used from its event loop and from the threads that take capture uploads
+    (hence the lock)."""
 
     RECENT = 2.0
 
     def __init__(self, share: float, burst: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.share, self.burst, self.clock = share, burst, clock
         self._asked_at: dict[int, float] = {}  # a session budget's id -> when it last had frames
+        self._lock = threading.Lock()
 
     def split(self, by: int) -> tuple[float, float]:
         """`by` has frames to check now: its part of the share and of the burst."""
-        self._asked_at[by] = now = self.clock()
-        if len(self._asked_at) > 1 and any(t < now - self.RECENT for t in self._asked_at.values()):
-            self._asked_at = {k: t for k, t in self._asked_at.items() if t >= now - self.RECENT}
-        users = len(self._asked_at)
+        with self._lock:
+            self._asked_at[by] = now = self.clock()
+            if len(self._asked_at) > 1 and any(t < now - self.RECENT for t in self._asked_at.values()):
+                self._asked_at = {k: t for k, t in self._asked_at.items() if t >= now - self.RECENT}
+            users = len(self._asked_at)
         return self.share / users, self.burst / users
+
+
+# The process's checking, live sessions' and capture uploads' together, within a quarter of a core
+# (each session within its own tenth): checks are CPU work under one GIL.
+PROCESS_SHARE = ProcessShare(share=0.25, burst=1.0)
 
 
 class LintBudget:

@@ -13,10 +13,11 @@ import httpx
 from .. import jsonrpc
 from ..auth import OAuth, OAuthHttpxAuth
 from ..events import INVALID_UTF8, Tap
+from ..framing import MAX_FRAME, SseParser
 from ..netguard import NetGuard
 from ..secrets import mask_value
 from .base import Transport, TransportError
-from .http_common import MAX_FRAME, SseParser, content_type, masked, shown_url
+from .http_common import content_type, masked, shown_url
 
 # Facts only the first event of an exchange carries (the rest of an SSE stream need not repeat them).
 FIRST_ONLY = ("request_headers", "wait_ms")

@@ -21,10 +21,11 @@ from .. import jsonrpc
 from ..auth import OAuth
 from ..auth.httpx_auth import auth_failure
 from ..events import INVALID_UTF8, Tap
+from ..framing import MAX_FRAME, SseParser
 from ..netguard import NetGuard
 from .base import HttpStatusError, TransportError
 from .http_base import HttpTransportBase, Trickle, describe_http_error, later, set_header
-from .http_common import ACCEPT_SSE, MAX_FRAME, SseParser, same_origin, shown_url
+from .http_common import ACCEPT_SSE, same_origin, shown_url
 
 
 class SseTransport(HttpTransportBase):

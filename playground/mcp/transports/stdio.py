@@ -20,6 +20,7 @@ from typing import Any
 from .. import jsonrpc
 from ..environment import resolve_command, server_environment
 from ..events import Tap
+from ..framing import MAX_FRAME
 from .base import Transport, TransportError
 
 # How much is read from a pipe at a time.
@@ -108,7 +109,7 @@ class StdioTransport(Transport):
         cwd: str | None = None,
         *,
         inherit_env: bool = False,
-        max_line: int = 64 * 1024 * 1024,
+        max_line: int = MAX_FRAME,
         shutdown_grace: float = 2.0,
     ) -> None:
         super().__init__(tap)

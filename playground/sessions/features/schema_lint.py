@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from playground.mcp.events import TranscriptEvent
-from playground.mcp.lint import FrameLinter, LintBudget, ProcessShare, apply, check_all
+from playground.mcp.lint import PROCESS_SHARE, FrameLinter, LintBudget, apply, check_all
 
 from ..fragments.html import oob
 from .base import Feature, render
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 # Shared by the sessions of a process: checks are CPU work under one GIL, more threads would
 # only take turns. Two, so that one session's megabyte frame does not hold up every other one.
 POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="schema-lint")
-# The process's sessions together check within a quarter of a core (each within its own tenth).
-PROCESS_SHARE = ProcessShare(share=0.25, burst=1.0)
 UPDATE_EVERY = 0.25  # seconds: the header's count reaches the page at most this often
 QUIET = 1.0  # seconds without an unchecked frame: the flood is over, say how it went
 

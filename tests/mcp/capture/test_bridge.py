@@ -5,7 +5,12 @@ through it gets from the SDK's HTTP peer what it gets over HTTP directly, progre
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from mcp.client.stdio import StdioServerParameters
@@ -33,3 +38,113 @@ def test_the_inspector_cli_through_the_bridge(sdk_http: str, tmp_path: Path) -> 
     through = inspector(["--cli", "--config", str(config), "--server", "bridged", *call], tmp_path)
     direct = inspector(["--cli", sdk_http, "--transport", "http", *call], tmp_path)
     assert through == direct and direct["structuredContent"] == {"result": 42}
+
+
+class Peer(ThreadingHTTPServer):
+    """A Streamable HTTP peer on 127.0.0.1 with what the SDK servers never send: answers spread
+    over several lines (an SSE event of several `data:` lines, a pretty-printed JSON body). It
+    keeps the notifications in the order they arrived; a `slow` request is answered only once
+    `notified` notifications have come (or after 30 s, answering that they had not)."""
+
+    daemon_threads = True
+
+    def __init__(self, notified: int = 0) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.notified = notified
+        self.arrived: list[int] = []
+        self.changed = threading.Condition()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/mcp"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: Peer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        peer = self.server
+        if "id" not in message:
+            with peer.changed:
+                peer.arrived.append(message["params"]["n"])
+                peer.changed.notify_all()
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        result: dict[str, object] = {"protocolVersion": "2025-06-18", "said": "one\ntwo"}
+        if message["method"] == "slow":
+            with peer.changed:
+                in_time = peer.changed.wait_for(lambda: len(peer.arrived) >= peer.notified, timeout=30)
+            result = {"notified_first": in_time}
+        answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}, indent=2).encode()
+        if message["method"] == "pretty":
+            self._send("application/json", answer)
+        else:  # one SSE event, a `data:` line per line of the pretty-printed JSON
+            self._send("text/event-stream", b"".join(b"data: %s\n" % line for line in answer.split(b"\n")) + b"\n")
+
+    def _send(self, kind: str, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def peer(notified: int = 0) -> Iterator[Peer]:
+    server = Peer(notified)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def bridged(url: str, lines: list[dict[str, object]]) -> list[bytes]:
+    """The host's stdout when it writes `lines` to the bridge and closes stdin."""
+    argv = [sys.executable, MANAGE, "mcp", "--capture", "http://127.0.0.1:9", "--capture-server", str(SERVER)]
+    proc = subprocess.run(
+        [*argv, "--url", url],
+        input=b"".join(json.dumps(m).encode() + b"\n" for m in lines),
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines(keepends=True)
+
+
+def request(i: int, method: str) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "id": i, "method": method, "params": {}}
+
+
+def notification(n: int) -> dict[str, object]:
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"n": n}}
+
+
+def test_an_answer_over_several_lines_reaches_the_host_as_one_line() -> None:
+    """The host reads one JSON message a line: an SSE event of several `data:` lines (joined by
+    newlines, per the SSE rules) and a pretty-printed JSON body each come out as one line."""
+    with peer() as server:
+        out = bridged(server.url, [request(1, "initialize"), request(2, "pretty")])
+    assert [line.endswith(b"\n") and b"\n" not in line[:-1] for line in out] == [True, True]
+    answers = sorted((json.loads(line) for line in out), key=lambda m: m["id"])
+    said = {"protocolVersion": "2025-06-18", "said": "one\ntwo"}  # (a newline escaped in a string stays)
+    assert answers == [{"jsonrpc": "2.0", "id": i, "result": said} for i in (1, 2)]
+
+
+def test_notifications_reach_the_server_in_the_hosts_order_past_a_long_request() -> None:
+    """Notifications have no answer to wait for: they go out one after the other, in order. A
+    request the server holds until they have all arrived does not hold them up."""
+    count = 200
+    with peer(notified=count) as server:
+        out = bridged(server.url, [request(1, "initialize"), request(2, "slow"), *map(notification, range(count))])
+    assert server.arrived == list(range(count))
+    slow = next(m for m in map(json.loads, out) if m["id"] == 2)
+    assert slow["result"] == {"notified_first": True}

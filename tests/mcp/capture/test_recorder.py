@@ -1,5 +1,5 @@
 """The recorder in one process: a frame line longer than an upload goes in parts and comes back
-whole (cut beyond MAX_LINE); when the recorder falls behind the forwarding (more than its backlog
+whole (cut beyond MAX_FRAME); when the recorder falls behind the forwarding (more than its backlog
 of chunks waiting) or a part finds no room, the lines are counted, never lost silently, and the
 lines around them are recorded whole."""
 
@@ -91,7 +91,7 @@ def test_lines_longer_than_an_upload_go_in_parts_and_come_back_whole(tmp_path: P
 
 
 def test_a_line_beyond_max_line_is_recorded_cut_and_the_next_one_whole(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(recorder_module, "MAX_LINE", 5 * PART_BYTES)
+    monkeypatch.setattr(recorder_module, "MAX_FRAME", 5 * PART_BYTES)
     outbox = Outbox("e" * 32, folder=tmp_path)
     recorder = Recorder("e" * 32, 1, outbox)
     recorder.start()

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -145,15 +146,46 @@ def test_a_later_capture_delivers_what_an_earlier_one_kept(fresh: Receiver, tmp_
     os.utime(refused, (1, 1))
     fresh.up()
     _, err = echo_through(start(fresh.base, [python_exe, PEER, str(tmp_path), "echo"], host_env(tmp_path)), LINES[:2])
-    assert list((tmp_path / "spill").glob("*")) == [refused]  # delivered and removed; the refused one kept
+    # Delivered and removed; the refused one set aside, so that no later capture posts it again.
+    aside = refused.with_name(refused.name + ".refused")
+    assert list((tmp_path / "spill").glob("*")) == [aside]
+    assert aside.read_text() == json.dumps(record) + "\n"
     assert len(fresh.captures) == 2
     earlier = next(c for c in fresh.captures.values() if len(c.records) > 10).ordered()
     assert contiguous(earlier) and [earlier[0]["kind"], earlier[-1]["kind"]] == ["start", "end"]
     assert frames(earlier, "send") == [line[:-1] for line in LINES]
     said = err.decode().splitlines()
     assert said == [
-        f"[playground capture] delivered {len(earlier)} records an earlier capture kept in {kept.name} (session {next(c.session for c in fresh.captures.values() if len(c.records) > 10)})"
+        f"[playground capture] not your server (403: not your server): an earlier capture's {refused.name} was not "
+        f"delivered (0 records taken), set aside as {aside.name}; no capture will send it again "
+        f"(by hand: manage.py mcp --capture-import {aside} --capture BASE_URL)",
+        f"[playground capture] delivered {len(earlier)} records an earlier capture kept in {kept.name} (session {next(c.session for c in fresh.captures.values() if len(c.records) > 10)})",
     ]
+    assert fresh.statuses.count(403) == 1
+
+    # The next capture does not post it again, nor says anything of it.
+    _, err = echo_through(start(fresh.base, [python_exe, PEER, str(tmp_path), "echo"], host_env(tmp_path)), LINES[:2])
+    assert err == b"" and fresh.statuses.count(403) == 1
+    assert list((tmp_path / "spill").glob("*")) == [aside]
+
+
+def test_a_leftover_the_playground_could_not_take_is_tried_again(
+    fresh: Receiver, tmp_path: Path, python_exe: str
+) -> None:
+    """A 5xx (the playground is there but failing) is not a refusal: the file is given back as it
+    was, for a later capture."""
+    from playground.mcp.capture.leftovers import deliver_in_background
+
+    folder = tmp_path / "spill"
+    folder.mkdir()
+    left = folder / f"{'c' * 32}.jsonl"
+    left.write_text(json.dumps({"capture": "c" * 32, "server": 7, "i": 0, "t": 1.0, "kind": "heartbeat"}) + "\n")
+    fresh.answer_status = 503
+    reached = threading.Event()
+    reached.set()
+    deliver_in_background(folder, fresh.base, TOKEN, reached).join(30)
+    assert fresh.statuses == [503]
+    assert list(folder.glob("*")) == [left]
 
 
 def test_a_file_claimed_by_a_capture_that_died_is_taken_over(tmp_path: Path) -> None:

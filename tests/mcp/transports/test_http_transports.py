@@ -11,10 +11,10 @@ import json
 import httpx
 import pytest
 
+from playground.mcp.framing import SseParser
 from playground.mcp.transports import http_base
 from playground.mcp.transports.base import HttpStatusError, SessionExpired, TransportError
 from playground.mcp.transports.http_common import (
-    SseParser,
     encode_header_value,
     header_problem,
     header_problems,
