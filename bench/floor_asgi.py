@@ -28,6 +28,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,11 @@ class FloodFloor(AsyncWebsocketConsumer):
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("CREATE TABLE event (seq INTEGER PRIMARY KEY, method TEXT, data TEXT)")
         self.seq = 0
+        self.saver = ThreadPoolExecutor(1)  # one database thread, as Channels' (saves in order)
         await self.accept()
+
+    def _save(self, rows: list[tuple[int, str, str]]) -> asyncio.Future[None]:
+        return asyncio.get_running_loop().run_in_executor(self.saver, self._insert, rows)
 
     def _insert(self, rows: list[tuple[int, str, str]]) -> None:
         self.db.execute("INSERT INTO event VALUES " + ",".join(["(?,?,?)"] * len(rows)), [v for r in rows for v in r])
@@ -163,12 +168,12 @@ class FloodFloor(AsyncWebsocketConsumer):
                 if len(rows) >= BATCH:
                     if len(saving) >= 2:  # two saves in flight at most, as the recorder
                         await saving.pop(0)
-                    saving.append(asyncio.ensure_future(asyncio.to_thread(self._insert, rows)))
+                    saving.append(self._save(rows))
                     rows = []
             if '"id":1,' in line or '"id": 1,' in line:
                 break
         if rows:
-            saving.append(asyncio.ensure_future(asyncio.to_thread(self._insert, rows)))
+            saving.append(self._save(rows))
         for save in saving:
             await save
         kept = self.db.execute("SELECT count(*) FROM event WHERE seq > ?", (first,)).fetchone()[0]
@@ -178,6 +183,7 @@ class FloodFloor(AsyncWebsocketConsumer):
         if hasattr(self, "pipe"):
             await self.pipe.stop()
         if hasattr(self, "db"):
+            self.saver.shutdown()
             self.db.close()
 
 

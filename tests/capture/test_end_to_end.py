@@ -76,7 +76,8 @@ def test_the_sdk_client_through_the_real_capture_into_a_running_playground(owner
     (long,) = [e for e in events if e["dir"] == "recv" and e["size"] > BLOB]
     assert long["reply_to"] and long["truncated"] and not long.get("problems")
     assert not session.report.get("dropped")
-    assert events[-1]["kind"] == "closed"
+    # (On a loaded machine the upload's lint budget may leave frames unchecked: its note follows.)
+    assert [e for e in events if not str(e.get("text") or "").startswith("schema lint:")][-1]["kind"] == "closed"
     browser = DjangoClient()
     browser.force_login(user)
     response = browser.get(f"/servers/{server.pk}/")

@@ -56,7 +56,9 @@ def test_a_real_exchange_becomes_the_transcript_a_live_session_has(exchange, own
     answers = [r for r in saved if r["dir"] == "send" and "result" in (r["message"] or {})]
     assert answers and by_seq[answers[0]["reply_to"]]["message"]["method"] == "elicitation/create"
     assert any(r["dir"] == "stderr" and "a line on stderr" in r["text"] for r in saved)
-    assert saved[0]["kind"] == "started" and saved[-1]["kind"] == "closed"
+    # (On a loaded machine the upload's lint budget may leave frames unchecked: its note follows.)
+    told = [r for r in saved if not str(r.get("text") or "").startswith("schema lint:")]
+    assert saved[0]["kind"] == "started" and told[-1]["kind"] == "closed"
     # The host as it introduced itself, the server as it answered.
     host = session.report["host"]
     assert host["clientInfo"] == {"name": "test-host", "version": "9.8.7"}
