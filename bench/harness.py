@@ -125,6 +125,26 @@ def free_port() -> int:
 # The app ------------------------------------------------------------------------------
 
 
+def start_daphne(port: int, application: str, cwd: Path, env: dict[str, str], log: str) -> subprocess.Popen[bytes]:
+    """daphne serving `application` on 127.0.0.1:`port`, once it accepts connections (its
+    output in TMP/`log`)."""
+    daphne = Path(sys.executable).parent / "daphne"
+    proc = subprocess.Popen(
+        [str(daphne), "-b", "127.0.0.1", "-p", str(port), application],
+        cwd=cwd,
+        env=env,
+        stdout=open(TMP / log, "wb"),
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return proc
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"daphne ({application}) did not start; see {TMP / log}")
+        time.sleep(0.05)
+
+
 class App:
     """daphne serving playground.asgi on loopback, one logged-in user, helpers to drive it."""
 
@@ -138,22 +158,7 @@ class App:
     def start(self) -> None:
         call_command("migrate", verbosity=0, interactive=False)
         self.user, _ = get_user_model().objects.get_or_create(username="bench")
-        daphne = Path(sys.executable).parent / "daphne"
-        self.log = open(TMP / "daphne.log", "wb")
-        self.proc = subprocess.Popen(
-            [str(daphne), "-b", "127.0.0.1", "-p", str(self.port), "playground.asgi:application"],
-            cwd=ROOT,
-            env=DAPHNE_ENV,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
-                break
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"daphne did not start; see {TMP / 'daphne.log'}")
-            time.sleep(0.05)
+        self.proc = start_daphne(self.port, "playground.asgi:application", ROOT, DAPHNE_ENV, "daphne.log")
         self.http = httpx.Client(base_url=self.base, timeout=120, headers={"Origin": self.base})
         token = LoginToken.issue(self.user)
         r = self.http.get(f"/login/token/{token}/")
@@ -213,22 +218,8 @@ class Floor:
         self.port = free_port()
 
     def start(self) -> None:
-        daphne = Path(sys.executable).parent / "daphne"
-        self.log = open(TMP / "floor.log", "wb")
-        self.proc = subprocess.Popen(
-            [str(daphne), "-b", "127.0.0.1", "-p", str(self.port), "floor_asgi:application"],
-            cwd=BENCH,
-            env=dict(DAPHNE_ENV, PYTHONPATH=str(ROOT)),
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 0.2):
-                break
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the floor's daphne did not start; see {TMP / 'floor.log'}")
-            time.sleep(0.05)
+        env = dict(DAPHNE_ENV, PYTHONPATH=str(ROOT))
+        self.proc = start_daphne(self.port, "floor_asgi:application", BENCH, env, "floor.log")
 
     @property
     def pid(self) -> int:
