@@ -7,6 +7,8 @@ it in every request it records), an export or a share, and never logged.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -41,6 +43,16 @@ class Provider(models.Model):
     @property
     def key_shown(self) -> str:
         return wire.masked_key(self.api_key) if self.api_key else "(none)"
+
+
+class JsonArrayLength(models.Func):
+    """The length of a JSON array column, counted by the database (SQLite, PostgreSQL)."""
+
+    function = "json_array_length"
+    output_field = models.IntegerField()
+
+    def as_postgresql(self, compiler: Any, connection: Any, **extra: Any) -> Any:
+        return super().as_sql(compiler, connection, function="jsonb_array_length", **extra)
 
 
 class Chat(models.Model):

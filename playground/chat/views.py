@@ -14,7 +14,7 @@ from playground.registry.models import Server
 from . import render as fragments
 from .export import download
 from .forms import ProviderForm
-from .models import Chat, ChatShare, Provider, share_redactor
+from .models import Chat, ChatShare, JsonArrayLength, Provider, share_redactor
 
 
 def _own_chat(request: HttpRequest, pk: int) -> Chat:
@@ -67,7 +67,14 @@ def chats(request: HttpRequest) -> HttpResponse:
         chat = Chat(owner=request.user)  # type: ignore[misc]  # (login_required: a User)
         chat.save()
         return redirect(chat)
-    return render(request, "chat/chats.html", {"chats": Chat.objects.filter(owner_id=request.user.pk)})
+    # The list needs titles and counts, not the conversations: a chat's items and model lane (every
+    # request it sent, whole) grow with each step, and were all read to show one line.
+    listed = (
+        Chat.objects.filter(owner_id=request.user.pk)
+        .defer("items", "lane")
+        .annotate(lane_count=JsonArrayLength("lane"), message_count=JsonArrayLength("messages"))
+    )
+    return render(request, "chat/chats.html", {"chats": listed})
 
 
 @login_required

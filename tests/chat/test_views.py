@@ -72,6 +72,23 @@ def test_providers_and_chats_are_their_owners(client, user):
     assert Provider.objects.filter(pk=theirs.pk).exists()
 
 
+def test_the_chats_list_counts_without_reading_the_conversations(client, user):
+    """A chat's items and model lane grow with every step (each request whole): the list shows
+    titles and counts, counted by the database, and reads neither."""
+    user_message = {"role": "user", "text": "What is the weather in Lima?"}
+    Chat.objects.create(
+        owner=user,
+        messages=[user_message, {"role": "assistant", "text": "Sunny."}, {"role": "user", "text": "Thanks"}],
+        items=[{"kind": "message", "text": "x" * 1000}] * 40,
+        lane=[{"request": {"messages": ["y" * 1000] * 30}}] * 25,
+    )
+    response = client.get(reverse("chat:chats"))
+    (listed,) = response.context["chats"]
+    assert {"items", "lane"} <= listed.get_deferred_fields()
+    page = response.content.decode()
+    assert "What is the weather in Lima?" in page and "3 messages · 25 model requests" in page
+
+
 def test_a_share_shows_the_chat_read_only_masked_and_stops_when_revoked(client, user):
     from django.test import Client
 
