@@ -215,13 +215,7 @@
     following = true;
     setFollowing(false);
     const line = document.getElementById("ev-" + seq);
-    if (!line) return;
-    document.querySelectorAll("#transcript-lines > .ev-target").forEach((l) => l.classList.remove("ev-target"));
-    line.hidden = false;
-    line.classList.add("ev-target");
-    line.open = true;
-    const t = transcript();
-    t.scrollTop += line.getBoundingClientRect().top - t.getBoundingClientRect().top - t.clientHeight / 3;
+    if (line) window.transcriptTarget.show(line);   // transcript_target.js
   }
 
   // The session's first lines (the button "First line"): no scrolling through the whole session.
