@@ -1,7 +1,8 @@
-// A transcript line opened from a search (/sessions/N/?at=SEQ): the page shows the events
-// around it (#transcript-lines[data-target]); this opens the line, marks it and scrolls the
-// transcript to it — again after the websocket's replay replaced the lines — and stops the
-// transcript from following new lines (the "Following" button is pressed off).
+// A transcript line shown as the target: opened, marked (the only one) and scrolled to. Two ways
+// lead there: a line opened from a search (/sessions/N/?at=SEQ: the page shows the events around
+// it, #transcript-lines[data-target], marked again after the websocket's replay replaced the lines,
+// and the transcript stops following new lines: the "Following" button is pressed off), and a
+// filter's match opened in place (transcript_window.js's openAt calls `show`).
 (function () {
   "use strict";
   let marked = null;
@@ -13,6 +14,15 @@
     box.scrollTop += line.getBoundingClientRect().top - box.getBoundingClientRect().top - box.clientHeight / 3;
   }
 
+  // The line marked, opened (shown even if the filter hid it) and scrolled to.
+  function show(line) {
+    document.querySelectorAll("#transcript-lines > .ev-target").forEach((l) => { if (l !== line) l.classList.remove("ev-target"); });
+    line.hidden = false;
+    line.classList.add("ev-target");
+    line.open = true;
+    reveal(line);
+  }
+
   function mark() {
     const lines = document.getElementById("transcript-lines");
     const id = lines && lines.dataset.target;
@@ -21,9 +31,7 @@
     marked = line;
     const follow = document.querySelector('[data-follow][aria-pressed="true"]');
     if (follow) follow.click();
-    line.classList.add("ev-target");
-    line.open = true;
-    reveal(line);
+    show(line);
   }
 
   function watch() {
@@ -36,4 +44,6 @@
 
   document.addEventListener("DOMContentLoaded", watch);
   if (document.readyState !== "loading") watch();
+
+  window.transcriptTarget = { show };
 })();

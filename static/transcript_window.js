@@ -41,9 +41,12 @@
   function setFollowing(on) {
     if (on && !state.attached) { toTail(); return; }
     following = on;
+    showFollowing(on);
+    if (on) scrollDown();
+  }
+  function showFollowing(on) {
     const b = document.querySelector("[data-follow]");
     if (b) { b.setAttribute("aria-pressed", String(on)); b.textContent = on ? "Following" : "Paused"; }
-    if (on) scrollDown();
   }
   // The page's own scroll to the bottom. Lines shown there for the first time take their real
   // height (out of view they had an estimate: content-visibility), which moves the bottom away:
@@ -155,7 +158,8 @@
     try {
       const data = await ask(linesUrl(), { after: seqOf(last), limit: CHUNK });
       if (generation !== state.generation || lastLine() !== last) return;
-      keepingAnchor(() => { insertBottom(parse(data.html)); trimTop(); });
+      if (following) { insertBottom(parse(data.html)); trimTop(); scrollDown(); }  // catching up with the tail
+      else keepingAnchor(() => { insertBottom(parse(data.html)); trimTop(); });
       const reached = data.last === null ? seqOf(last) : data.last;
       if (!data.more_after && state.liveSeen <= reached) state.attached = true;
       else again = !data.more_after;  // live lines came meanwhile: fetch them too
@@ -211,13 +215,7 @@
     following = true;
     setFollowing(false);
     const line = document.getElementById("ev-" + seq);
-    if (!line) return;
-    document.querySelectorAll("#transcript-lines > .ev-target").forEach((l) => l.classList.remove("ev-target"));
-    line.hidden = false;
-    line.classList.add("ev-target");
-    line.open = true;
-    const t = transcript();
-    t.scrollTop += line.getBoundingClientRect().top - t.getBoundingClientRect().top - t.clientHeight / 3;
+    if (line) window.transcriptTarget.show(line);   // transcript_target.js
   }
 
   // The session's first lines (the button "First line"): no scrolling through the whole session.
@@ -233,15 +231,24 @@
     transcript().scrollTop = 0;
   }
 
-  async function toTail() {
+  // The latest lines, one load at a time: asked again while one is in flight (a click, the filter
+  // cleared, a flood's lines arriving), the load in flight answers it. Lines that arrive during it
+  // are fetched after it (loadLater) while the view follows; it never starts itself again.
+  let tailing = null;
+  function toTail() {
+    if (!tailing) tailing = loadTail().finally(() => { tailing = null; });
+    return tailing;
+  }
+  async function loadTail() {
     try {
       if (!(await replaceWindow({}))) return;
     } catch (err) {
       console.warn("transcript: latest lines", err);
       return;
     }
-    following = false;
-    setFollowing(true);
+    following = true;
+    showFollowing(true);
+    scrollDown();
   }
 
   // --- what the socket swaps in: live lines, or the replay on (re)connect ---------------------
@@ -301,8 +308,9 @@
         viewTimer = setTimeout(() => { viewTimer = null; const a = anchorLine(); state.viewSeq = a ? seqOf(a) : 0; }, 150);
       }
       const fromBottom = t.scrollHeight - t.scrollTop - t.clientHeight;
-      const atBottom = fromBottom < 24 && state.attached;
-      if (following && !atBottom && state.attached && (t.scrollTop >= ownTop - 1 || resized())) scrollDown();  // the bottom moved
+      // (Following while the window catches up with the tail: at its bottom, loadLater brings the rest.)
+      const atBottom = fromBottom < 24 && (state.attached || (following && !state.serverWindow));
+      if (following && !atBottom && (t.scrollTop >= ownTop - 1 || resized())) scrollDown();  // the bottom moved
       else if (atBottom !== following) setFollowing(atBottom);
       if (t.scrollTop < EDGE) loadEarlier();
       if (fromBottom < EDGE && !state.attached) loadLater();

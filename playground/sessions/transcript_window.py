@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import QuerySet
+
 from playground.transcripts.models import Event
 
 REPLAY_WINDOW = 1000  # events sent on (re)connect; older ones the page loads as it is scrolled
@@ -48,19 +50,12 @@ def seq_param(value: Any, maximum: int = 2**31 - 1) -> int | None:
 
 
 def transcript_window(session_id: int, around: int | None = None, size: int = REPLAY_WINDOW) -> TranscriptWindow:
-    """The latest `size` events, or `size` events with `around` in the middle (fewer after it
-    near the end: the window then shows the latest ones and says so)."""
-    events = Event.objects.filter(session_id=session_id)
-    total = events.count()
-    if around is None:
-        rows = list(events.order_by("-seq").values_list("data", flat=True)[:size])
-        return TranscriptWindow(session_id, rows[::-1], total, None, latest=True)
-    half = size // 2
-    after = list(events.filter(seq__gt=around).order_by("seq").values_list("data", flat=True)[: half + 1])
-    latest = len(after) <= half
-    after = after[:half]
-    before = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[: size - len(after)])
-    return TranscriptWindow(session_id, before[::-1] + after, total, around, latest)
+    """The latest `size` events, or the `size` events around `around` (`transcript_chunk`'s: half
+    before it, with it, the rest after; more on one side when the other has fewer: near the end
+    the window shows the latest events and says so), and the session's count of events."""
+    chunk = transcript_chunk(session_id, around=around, limit=size)
+    total = Event.objects.filter(session_id=session_id).count()
+    return TranscriptWindow(session_id, chunk.rows, total, around, latest=not chunk.more_after)
 
 
 @dataclass(frozen=True)
@@ -79,16 +74,12 @@ def transcript_chunk(
     limit: int = CHUNK,
 ) -> TranscriptChunk:
     """`limit` events: the last before event `before`, the first after `after`, those around
-    `around` (as `transcript_window`), or the latest. Each is one range read of the unique
-    (session, seq) index, plus a look for one event beyond each end."""
+    `around` (half before it, with it, the rest after; fewer on one side, more on the other), or
+    the latest. Each is a range read of the unique (session, seq) index (around: one each side,
+    a second after when there are few before), plus a look for one event beyond each end."""
     events = Event.objects.filter(session_id=session_id)
-    if around is not None:  # half before it (with it), the rest after; fewer on one side, more on the other
-        later = list(events.filter(seq__gt=around).order_by("seq").values_list("data", flat=True)[: limit + 1])
-        earlier = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[: limit + 1])
-        keep_before = min(len(earlier), limit - min(len(later), limit // 2))
-        keep_after = min(len(later), limit - keep_before)
-        rows = earlier[:keep_before][::-1] + later[:keep_after]
-        return TranscriptChunk(rows, len(earlier) > keep_before, len(later) > keep_after)
+    if around is not None:
+        return _around(events, around, limit)
     if after is not None:
         rows = list(events.filter(seq__gt=after).order_by("seq").values_list("data", flat=True)[: limit + 1])
         more_before = events.filter(seq__lte=after).exists()
@@ -97,3 +88,18 @@ def transcript_chunk(
     rows = list(newest.order_by("-seq").values_list("data", flat=True)[: limit + 1])
     more_after = before is not None and events.filter(seq__gte=before).exists()
     return TranscriptChunk(rows[:limit][::-1], len(rows) > limit, more_after)
+
+
+def _around(events: QuerySet[Event], around: int, limit: int) -> TranscriptChunk:
+    """Half of `limit` before `around` (with it), the rest after; fewer on one side, more on the
+    other. Rows are read only as far as they may be kept (and one beyond, to tell there are more)."""
+    later_q = events.filter(seq__gt=around).order_by("seq").values_list("data", flat=True)
+    later = list(later_q[: limit // 2 + 1])
+    room_before = limit - min(len(later), limit // 2)
+    earlier = list(events.filter(seq__lte=around).order_by("-seq").values_list("data", flat=True)[: room_before + 1])
+    keep_before = min(len(earlier), room_before)
+    if len(later) > limit // 2 and keep_before < room_before:  # few before: more after
+        later = list(later_q[: limit - keep_before + 1])
+    keep_after = min(len(later), limit - keep_before)
+    rows = earlier[:keep_before][::-1] + later[:keep_after]
+    return TranscriptChunk(rows, len(earlier) > keep_before, len(later) > keep_after)

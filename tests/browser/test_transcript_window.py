@@ -127,3 +127,69 @@ class TranscriptWindowTests(LiveBrowserTestCase):
         viewer.get_by_role("button", name="First line").click()  # no scrolling through it all
         expect(self.transcript(viewer).locator('.ev-send[data-method="initialize"]')).to_be_in_viewport()
         self.assert_no_js_errors()
+
+    # The page's first load of the latest lines is held (a slow network) until a live line newer
+    # than its last one has arrived: lines arrive while it loads, whatever the machine's speed.
+    HOLD_THE_FIRST_TAIL = """() => {
+        const real = window.fetch;
+        let held = false;
+        window.fetch = async (input, init) => {
+            const response = await real(input, init);
+            const url = new URL(String(input), location.href);
+            const tail = url.pathname.endsWith("/lines/") && !["before", "after", "around"].some((k) => url.searchParams.has(k));
+            if (!tail || held) return response;
+            held = true;
+            const text = await response.text();
+            const last = JSON.parse(text).last;
+            await new Promise((go) => {
+                const look = () => (window.transcriptWindow.state.liveSeen > last ? go() : requestAnimationFrame(look));
+                look();
+            });
+            return new Response(text, { status: response.status, headers: response.headers });
+        };
+    }"""
+
+    def test_the_latest_lines_load_once_while_a_flood_goes_on(self) -> None:
+        """Back to the latest lines ("Paused" -> "Following") while a flood goes on: the lines that
+        arrive during the load are fetched after it; the load does not start itself again (it did,
+        for as long as a load ended with a newer line seen meanwhile), and a second ask while it is
+        in flight is answered by it."""
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("SDK peer", command=command, args=args)
+        self.connect("echo")
+        self.call_tool("slow", steps="600", delay="0")  # more lines than a window: "First line" leaves the tail
+        expect(self.result()).to_contain_text("done after 600 steps", timeout=60_000)
+        steps = 1000  # then a steady flood, some 10 s of it
+        self.call_tool("slow", steps=str(steps), delay="0.01")
+        flood_from = page.evaluate("() => window.transcriptWindow.state.liveSeen")
+        page.wait_for_function("(seq) => window.transcriptWindow.state.liveSeen > seq + 10", arg=flood_from)
+        page.get_by_role("button", name="First line").click()
+        expect(self.transcript().locator('.ev-send[data-method="initialize"]')).to_be_in_viewport()
+        tails: list[str] = []  # requests for the latest lines (no before/after/around)
+        page.on(
+            "request",
+            lambda r: (
+                tails.append(r.url)
+                if "/lines/" in r.url and not re.search(r"[?&](before|after|around)=", r.url)
+                else None
+            ),
+        )
+        page.evaluate(self.HOLD_THE_FIRST_TAIL)
+        page.get_by_role("button", name="Paused").click()
+        expect(self.result()).to_contain_text(f"done after {steps} steps", timeout=60_000)
+        response = self.transcript().locator(".ev-recv", has_text=f"done after {steps} steps")
+        expect(response).to_be_in_viewport()  # followed to the end
+        expect(self.transcript().locator(".ev").last).to_be_in_viewport()
+        expect(page.get_by_role("button", name="Following")).to_have_attribute("aria-pressed", "true")
+        page.wait_for_function("() => window.transcriptWindow.state.attached")
+        seqs = self.lines(page)
+        assert seqs == sorted(set(seqs)), "lines repeated or out of order"
+        assert len(tails) == 1, f"{len(tails)} loads of the latest lines for one ask"
+        # Asked again while a load is in flight: that load answers (one request).
+        assert page.evaluate(
+            "async () => { const w = window.transcriptWindow; const a = w.toTail(), b = w.toTail(); await a; return a === b; }"
+        )
+        assert len(tails) == 2, f"{len(tails) - 1} loads of the latest lines for two asks at once"
+        self.assert_no_js_errors()

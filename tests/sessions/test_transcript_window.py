@@ -16,7 +16,7 @@ from django.urls import reverse
 from playground.sessions.fragments import lines
 from playground.sessions.protocol import group_name
 from playground.sessions.routing import websocket_urlpatterns
-from playground.sessions.transcript_window import REPLAY_WINDOW, seq_param, transcript_window
+from playground.sessions.transcript_window import REPLAY_WINDOW, seq_param, transcript_chunk, transcript_window
 from playground.transcripts.models import Session
 from playground.transcripts.recorder import save_events
 
@@ -57,14 +57,22 @@ def test_the_window_is_around_the_line_or_the_latest():
     assert REPLAY_WINDOW < TOTAL
     latest = transcript_window(session.pk)
     assert [r["seq"] for r in latest.rows] == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1)) and latest.latest
-    early = transcript_window(session.pk, 100)
-    assert [r["seq"] for r in early.rows] == list(range(1, 601)) and not early.latest and early.total == TOTAL
+    early = transcript_window(session.pk, 100)  # few events before it: the window fills up after it
+    assert [r["seq"] for r in early.rows] == list(range(1, REPLAY_WINDOW + 1))
+    assert not early.latest and early.total == TOTAL
     middle = transcript_window(session.pk, 1200)
     assert (middle.first_seq, middle.last_seq, middle.latest) == (701, 1700, False)
     late = transcript_window(session.pk, TOTAL - 10)
     assert (late.first_seq, late.last_seq, late.latest) == (TOTAL - REPLAY_WINDOW + 1, TOTAL, True)
     beyond = transcript_window(session.pk, TOTAL + 50)
     assert (beyond.first_seq, beyond.last_seq, beyond.latest) == (TOTAL - REPLAY_WINDOW + 1, TOTAL, True)
+    for around in (1, 100, 499, 500, 501, 1200, TOTAL - 500, TOTAL - 10, TOTAL + 50):  # the chunks' own window
+        for size in (REPLAY_WINDOW, 7, 1):
+            window, chunk = (
+                transcript_window(session.pk, around, size),
+                transcript_chunk(session.pk, around=around, limit=size),
+            )
+            assert (window.rows, window.latest) == (chunk.rows, not chunk.more_after), (around, size)
     assert [seq_param(v) for v in ("12", "0", "-3", "x", None, "1e3", str(2**40))] == [
         12,
         None,
@@ -81,9 +89,9 @@ def test_the_page_shows_and_marks_the_line(client):
     session = long_session()
     client.force_login(session.owner)
     page = client.get(reverse("sessions:detail", args=[session.pk]), {"at": 100}).content.decode()
-    assert line_ids(page) == list(range(1, 601))
+    assert line_ids(page) == list(range(1, REPLAY_WINDOW + 1))
     assert 'data-target="ev-100"' in page and f'hx-ws:connect="/ws/sessions/{session.pk}/?around=100"' in page
-    assert f"Events 1–600 of {TOTAL}, around event 100: newer events are not shown here." in page
+    assert f"Events 1–{REPLAY_WINDOW} of {TOTAL}, around event 100: newer events are not shown here." in page
     latest = client.get(reverse("sessions:detail", args=[session.pk])).content.decode()
     assert line_ids(latest) == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1)) and "data-target" not in latest
     for bad in ("abc", "-1"):  # a bad ?at= is the ordinary page
@@ -116,10 +124,10 @@ async def test_the_replay_on_connect_keeps_the_window_and_no_live_line_follows_a
     connected, _ = await comm.connect()
     assert connected
     sent = await replay(comm)
-    assert line_ids(sent) == list(range(1, 601))
+    assert line_ids(sent) == list(range(1, REPLAY_WINDOW + 1))
     assert "around event 100" in sent and 'hx-swap-oob="innerHTML"' in sent
     # A line saved now goes to every tab of the session; this one shows older events: it is not
-    # appended there (it would read as coming right after event 600). The state still comes.
+    # appended there (it would read as coming right after event 1000). The state still comes.
     from channels.layers import get_channel_layer
 
     layer = get_channel_layer()

@@ -1,7 +1,8 @@
 """The transcript beyond the page's window, for the owner's session page and a share page alike:
 chunks of lines by event seq (`lines/?before=SEQ`, `?after=SEQ`, `?around=SEQ`, `&limit=N`; none:
 the latest) as the page is scrolled, and the filter's matches over the whole session (`find/?q=`),
-each opened in place with `?around=`. Who may read is checked as the pages check it (the owner;
+each opened in place with `?around=` (a share's filter indexes the owner's backlog first at most
+every few seconds: search.SHARE_CATCH_UPS). Who may read is checked as the pages check it (the owner;
 a share link's token, its session only, masked as its page is); lines are rendered by the code
 that renders the page's (fragments/lines.py). Async: the rows are read in the database thread
 (short range reads of the (session, seq) index), rendered and masked outside it (http.computed).
@@ -45,7 +46,7 @@ async def owner_find(request: HttpRequest, pk: int) -> JsonResponse:
 
 async def share_find(request: HttpRequest, token: str) -> JsonResponse:
     session, redact = await sync_to_async(shared)(token)
-    return await _find(request, session, redact)
+    return await _find(request, session, redact, catch_up=transcript_search.SHARE_CATCH_UPS.due(token))
 
 
 async def _lines(request: HttpRequest, session: Session, redact: Redactor, *, owner: bool) -> JsonResponse:
@@ -82,12 +83,16 @@ def _render(
     return bounded_lines(rows, owner, from_end=from_end, centre=centre, prepare=redact.obj)
 
 
-async def _find(request: HttpRequest, session: Session, redact: Redactor | None) -> JsonResponse:
+async def _find(
+    request: HttpRequest, session: Session, redact: Redactor | None, *, catch_up: bool = True
+) -> JsonResponse:
     """{hits: [{seq, dir, arrow, label, excerpt}], more_before, pending, available}: the session's
     events matching `q`, the newest first, a page at a time (`before`: an event id from
     `more_before`). Each excerpt is HTML, escaped, its matches in <mark> (transcripts/search)."""
     before = seq_param(request.GET.get("before"), MAX_EVENT_ID)
-    results = await transcript_search.asearch_session(session, request.GET.get("q", ""), before, redact)
+    results = await transcript_search.asearch_session(
+        session, request.GET.get("q", ""), before, redact, catch_up=catch_up
+    )
     hits = [hit for group in results.groups for hit in group.hits]
     return JsonResponse(
         {

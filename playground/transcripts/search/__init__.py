@@ -13,6 +13,7 @@ a page reports ("not searchable yet") is the person's own.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import ModuleType
@@ -31,6 +32,8 @@ from .query import MAX_QUERY, Query, parse_query
 __all__ = [
     "MAX_QUERY",
     "PAGE",
+    "SHARE_CATCH_UPS",
+    "Every",
     "Hit",
     "Results",
     "SessionHits",
@@ -44,7 +47,32 @@ __all__ = [
 
 PAGE = 50
 CATCH_UP_SECONDS = 0.5  # indexing a search may do first (what the background indexer has not done yet)
+SHARE_CATCH_UP_EVERY = 5.0  # seconds: how often a share's filter may index the owner's backlog first
 _LABELS = {"stderr": "stderr", "note": "note"}
+
+
+class Every:
+    """Whether a key's turn has come: at most once per `interval` seconds for each key. A share's
+    viewer does not own the backlog a catch-up indexes (the owner's, everyone's on SQLite): typing
+    in its filter must not make the server index it again on every keystroke."""
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval = interval
+        self.clock = clock
+        self._last: dict[Any, float] = {}
+
+    def due(self, key: Any) -> bool:
+        now = self.clock()
+        last = self._last.get(key)
+        if last is not None and now - last < self.interval:
+            return False
+        if len(self._last) > 1000:  # (keys whose turn has come again are forgotten)
+            self._last = {k: t for k, t in self._last.items() if now - t < self.interval}
+        self._last[key] = now  # taken before the catch-up: a request meanwhile does not start another
+        return True
+
+
+SHARE_CATCH_UPS = Every(SHARE_CATCH_UP_EVERY)  # per share link, in this process
 
 
 @dataclass(frozen=True)
@@ -126,17 +154,29 @@ async def asearch(user: Any, text: str, before: int | None = None, page: int = P
 
 
 async def asearch_session(
-    session: Session, text: str, before: int | None = None, redactor: Redactor | None = None, page: int = PAGE
+    session: Session,
+    text: str,
+    before: int | None = None,
+    redactor: Redactor | None = None,
+    page: int = PAGE,
+    *,
+    catch_up: bool = True,
 ) -> Results:
     """One session's events matching `text` (the transcript's filter, on the owner's session page
     and on a share page): the owner's index entries, kept to that session; excerpts masked by
-    `redactor` (a share's), by the owner's otherwise. The caller has checked who may read it."""
+    `redactor` (a share's), by the owner's otherwise. The caller has checked who may read it.
+    Without `catch_up` (a share's filter between its turns, SHARE_CATCH_UPS) it reads what is
+    indexed and reports what is not yet."""
     query = parse_query(text)
-    if engine() is None:
+    backend = engine()
+    if backend is None:
         return Results(query, available=False)
     if not query or session.owner_id is None:
         return Results(query)
-    pending = await acatch_up(owner_id=session.owner_id)
+    if catch_up:
+        pending = await acatch_up(owner_id=session.owner_id)
+    else:
+        pending = int(await sync_to_async(backend.pending)(session.owner_id))
     return await sync_to_async(_page)(session.owner_id, query, before, page, pending, session, redactor)
 
 

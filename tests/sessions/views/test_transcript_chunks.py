@@ -151,3 +151,49 @@ def test_a_chunk_around_an_event_holds_it_whatever_the_lines_before_it_weigh(cli
     chunk = lines(client, reverse("sessions:lines", args=[session.pk]), around=300, limit=2 * CHUNK)
     assert chunk["first"] <= 300 <= chunk["last"]
     assert chunk["more_before"]  # the heavy lines that did not fit are asked for next
+
+
+def test_a_share_viewer_typing_does_not_make_the_server_index_the_backlog_on_every_keystroke(
+    client, session, monkeypatch
+):
+    """A flood goes on while a share's viewer types: each keystroke a request (the page's debounce
+    aside). The backlog is indexed first once per turn (search.SHARE_CATCH_UPS), not per keystroke;
+    what is indexed is found meanwhile, the rest is reported pending, and found on the next turn."""
+    from playground.transcripts import search
+
+    link = ShareLink.objects.create(session=session, created_by=session.owner)
+    client.logout()
+    search.catch_up(budget=60)  # the session's events so far are indexed: a backlog is the flood's
+    backend = search.engine()
+    indexed = []  # each index_pending's answer: whether it indexed a chunk (one a catch-up here)
+    index_pending = backend.index_pending
+
+    def counting(*args, **kwargs):
+        more = index_pending(*args, **kwargs)
+        indexed.append(more)
+        return more
+
+    monkeypatch.setattr(backend, "index_pending", counting)
+    now = [1000.0]
+    monkeypatch.setattr(search.SHARE_CATCH_UPS, "clock", lambda: now[0])
+    url = reverse("sessions:share_find", args=[link.token])
+    word = "Zanzibar"
+    typed = []
+    for count in range(1, len(word) + 1):  # a flood's next events saved, then a keystroke
+        seq = TOTAL + count
+        message = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": f"{word} {seq}"}}
+        save_events(session.pk, [{"seq": seq, "t": seq / 100, "dir": "recv", "raw": "{}", "message": message}])
+        typed.append(client.get(url, {"q": word[:count]}).json())
+        now[0] += 0.2
+    assert indexed.count(True) == 1, f"{indexed.count(True)} catch-ups indexed a backlog for {len(word)} keystrokes"
+    assert [hit["seq"] for hit in typed[0]["hits"]] == [TOTAL + 1] and not typed[0]["pending"]
+    assert [hit["seq"] for hit in typed[-1]["hits"]] == [TOTAL + 1] and typed[-1]["pending"]
+    now[0] += search.SHARE_CATCH_UP_EVERY  # its next turn: the backlog indexed, every event found
+    found = client.get(url, {"q": word}).json()
+    assert [hit["seq"] for hit in found["hits"]] == list(range(TOTAL + len(word), TOTAL, -1)) and not found["pending"]
+    # The owner's own filter is not the share's: it indexes what is pending every time.
+    client.force_login(session.owner)
+    save_events(session.pk, [row(TOTAL + 100)])
+    assert (
+        client.get(reverse("sessions:find", args=[session.pk]), {"q": "event"}).json()["hits"][0]["seq"] == TOTAL + 100
+    )
