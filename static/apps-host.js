@@ -17,10 +17,8 @@
   const form = document.getElementById("app-bridge");
   const inbox = document.getElementById("app-inbox");
   if (!form || !inbox) return;
-  const setting = form.dataset.appsSandbox || "";
-  const SANDBOX = setting.includes("://")
-    ? setting.replace(/\/+$/, "")
-    : `${location.protocol}//${setting}${location.port ? ":" + location.port : ""}`;
+  // The sandbox's exact origin, as the browser names it (computed once, by core/sandbox.py).
+  const SANDBOX = form.dataset.appsSandbox || "";
   const RATE = 50;
   const BURST = 100;
   const MAX_BYTES = 256 * 1024;
@@ -63,7 +61,7 @@
       this.frame = null;
       this.doc = null;
       el.dataset.appInstance = this.id;
-      if (SANDBOX === location.origin) {
+      if (!SANDBOX || SANDBOX === location.origin) {
         this.setStatus("not run: the sandbox origin is this page's own (PLAYGROUND_APPS_SANDBOX)");
         return;
       }

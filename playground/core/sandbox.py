@@ -55,15 +55,31 @@ def configured() -> str:
     return str(getattr(settings, "PLAYGROUND_APPS_SANDBOX", "") or "").strip()
 
 
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def _origin(scheme: str, netloc: str) -> str:
+    """`scheme://netloc` as a browser serialises an origin (`MessageEvent.origin`,
+    `location.origin`): scheme and host lowercased, a default port left out."""
+    scheme = scheme.lower()
+    domain, port = split_domain_port(netloc.lower())
+    if not domain:  # (split_domain_port refuses what is not a host name: keep it, lowercased)
+        domain, port = netloc.lower(), ""
+    return f"{scheme}://{domain}" + (f":{port}" if port and port != DEFAULT_PORTS.get(scheme) else "")
+
+
 def sandbox_origin(scheme: str, host: str) -> str | None:
-    """The sandbox's origin for a page served at `scheme://host` (None: apps are off)."""
+    """The sandbox's origin for a page served at `scheme://host` (None: apps are off), exactly as
+    the browser will name it: the page is given this string (it compares it with each message's
+    origin), the page's policy frames it, and `is_sandbox_request` recognises it."""
     value = configured()
     if not value:
         return None
     if "://" in value:
-        return value.rstrip("/")
-    _domain, port = split_domain_port(host)
-    return f"{scheme}://{value}" + (f":{port}" if port else "")
+        split = urlsplit(value.rstrip("/"))
+        return _origin(split.scheme, split.netloc)
+    _domain, port = split_domain_port(host.lower())
+    return _origin(scheme, value + (f":{port}" if port else ""))
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -80,8 +96,8 @@ def is_sandbox_request(scope: Scope) -> bool:
     if not value or not host:
         return False
     if "://" in value:
-        split = urlsplit(value)
-        return host == (split.netloc or "").lower()
+        scheme = urlsplit(value).scheme
+        return _origin(scheme, host) == sandbox_origin(scheme, host)
     domain, _port = split_domain_port(host)
     return domain == value.lower()
 

@@ -123,3 +123,22 @@ class AppsTests(LiveBrowserTestCase):
         expect(log.locator(".ev-lane-app.ev-send", has_text="not visible to apps")).to_have_count(1)
         expect(log.locator(".ev-lane-app", has_text="messages from the app dropped").first).to_be_visible()
         self.shot("hostile-app")
+
+
+class CapitalisedSandboxTests(LiveBrowserTestCase):
+    """PLAYGROUND_APPS_SANDBOX written with capitals: the browser names the sandbox's origin in
+    lower case, and the page is given that exact origin, so the app's messages are taken."""
+
+    env = {"PLAYGROUND_APPS_SANDBOX": "LocalHost"}
+
+    def test_the_basic_example_runs_on_a_sandbox_named_with_capitals(self) -> None:
+        page = self.page
+        self.log_in()
+        self.add_server("Basic app", command=shutil.which("node") or "node", args=[str(VANILLA), "--stdio"])
+        self.connect("get-time")
+        self.call_tool("get-time")
+        assert page.locator("#app-bridge").get_attribute("data-apps-sandbox") == f"http://localhost:{self._port}"
+        app = page.frame_locator("iframe.app-frame").frame_locator("iframe")
+        expect(app.locator("#server-time")).to_have_text(re.compile(r"^\d{4}-\d\d-\d\dT"))
+        expect(self.transcript().locator('.ev-lane-app.ev-recv[data-method="ui/initialize"]')).to_have_count(1)
+        self.assert_no_js_errors()

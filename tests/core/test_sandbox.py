@@ -117,3 +117,39 @@ def test_the_playgrounds_pages_may_frame_the_sandbox_origin_only(settings):
     settings.PLAYGROUND_APPS_SANDBOX = ""
     policy = directives(Client(HTTP_HOST="127.0.0.1:8000").get("/login/")["Content-Security-Policy"])
     assert policy["frame-src"] == "'self'"
+
+
+@pytest.mark.parametrize(
+    ("setting", "origin", "host"),
+    [
+        ("LocalHost", "http://localhost:8000", "LOCALHOST:8000"),
+        ("HTTPS://Apps-Sandbox.Example.org:443/", "https://apps-sandbox.example.org", "apps-sandbox.example.org"),
+        ("https://apps-sandbox.example.org:8443", "https://apps-sandbox.example.org:8443", "Apps-Sandbox.example.org:8443"),
+    ],
+)
+async def test_the_sandbox_origin_is_named_as_the_browser_names_it(settings, setting, origin, host):
+    """One place computes it, in the browser's form (lower case, no default port): the page
+    compares it with each message's `origin` as is, and the sandbox's requests are recognised."""
+    from playground.core.sandbox import sandbox_origin
+
+    settings.PLAYGROUND_APPS_SANDBOX = setting
+    settings.PLAYGROUND_TRUSTED_ORIGINS = ["http://127.0.0.1:8000"]
+    assert sandbox_origin("http", "127.0.0.1:8000") == origin
+    behind, sent = await request("/sandbox/proxy", host, urlencode({"host": "http://127.0.0.1:8000"}))
+    assert behind.scopes == [] and sent[0]["status"] == 200
+
+
+@pytest.mark.django_db
+def test_the_session_page_is_given_the_sandbox_origin_exactly(settings):
+    from django.contrib.auth import get_user_model
+
+    from playground.registry.models import Server
+    from playground.transcripts.models import Session
+
+    settings.PLAYGROUND_APPS_SANDBOX = "LocalHost"
+    user = get_user_model().objects.create(username="u")
+    session = Session.objects.create(server=Server.objects.create(name="s", owner=user, command="x"), owner=user)
+    client = Client(HTTP_HOST="127.0.0.1:8000")
+    client.force_login(user)
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert 'data-apps-sandbox="http://localhost:8000"' in page

@@ -45,3 +45,15 @@ def app_ui(tool):
         "legacy": ui is not None and ui.legacy_key,
         "app_only": "model" not in tool_visibility(tool),
     }
+
+
+@register.simple_tag(takes_context=True)
+def apps_sandbox_origin(context) -> str:
+    """The MCP Apps sandbox's origin for this page, computed once (core/sandbox.py), exactly as the
+    browser names it: static/apps-host.js compares it with each message's origin as is."""
+    from playground.core.sandbox import sandbox_origin
+
+    request = context.get("request")
+    if request is None:
+        return ""
+    return sandbox_origin(request.scheme or "http", request.get_host()) or ""
