@@ -24,7 +24,7 @@ import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
@@ -55,6 +55,7 @@ def configured() -> str:
     return str(getattr(settings, "PLAYGROUND_APPS_SANDBOX", "") or "").strip()
 
 
+SAFE = "/%:@!$&'()*+,;=-._~"  # what stays as it is in a redirect's path (RFC 3986's pchar, and "/")
 DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
@@ -131,8 +132,18 @@ async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[byt
 def _playground_host(scope: Scope) -> str | None:
     """Where a stray visit to the sandbox name goes: the same port on the playground's name."""
     _domain, port = split_domain_port(_header(scope, b"host").lower())
-    name = next((h for h in settings.ALLOWED_HOSTS if h not in ("*", configured()) and not h.startswith(".")), None)
+    sandbox = configured().lower()
+    name = next((h for h in settings.ALLOWED_HOSTS if h.lower() not in ("*", sandbox) and not h.startswith(".")), None)
     return None if name is None else name + (f":{port}" if port else "")
+
+
+def _request_target(scope: Scope) -> str:
+    """The path and query as the request wrote them: `path` is percent-decoded (`/a%2Fb` and
+    `/a/b` alike), so the raw path is kept, re-quoted where anything in it is not URL-safe."""
+    raw = scope.get("raw_path")
+    path = quote(bytes(raw) if raw else scope.get("path") or "/", safe=SAFE)
+    query = quote(bytes(scope.get("query_string") or b""), safe=SAFE + "?")
+    return path + (f"?{query}" if query else "")
 
 
 async def serve(scope: Scope, receive: Receive, send: Send) -> None:
@@ -177,7 +188,7 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         await _respond(send, 404, b"the sandbox origin serves the sandbox page only\n", text)
         return
     scheme = "https" if scope.get("scheme") == "https" else "http"
-    location = f"{scheme}://{target}{path}"
+    location = f"{scheme}://{target}{_request_target(scope)}"
     await _respond(send, 302, b"", [(b"location", location.encode("latin-1", "replace")), *text])
 
 

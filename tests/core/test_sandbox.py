@@ -27,7 +27,9 @@ class Behind:
         await send({"type": "http.response.body", "body": b"the playground"})
 
 
-async def request(path: str, host: str, query: str = "", kind: str = "http") -> tuple[Behind, list[dict[str, Any]]]:
+async def request(
+    path: str, host: str, query: str = "", kind: str = "http", raw_path: bytes | None = None
+) -> tuple[Behind, list[dict[str, Any]]]:
     behind, sent = Behind(), []
 
     async def receive() -> dict[str, Any]:
@@ -40,6 +42,7 @@ async def request(path: str, host: str, query: str = "", kind: str = "http") -> 
         "type": kind,
         "method": "GET",
         "path": path,
+        "raw_path": raw_path if raw_path is not None else path.encode(),
         "query_string": query.encode(),
         "scheme": "http",
         "headers": [(b"host", host.encode()), (b"cookie", b"sessionid=stolen; csrftoken=t")],
@@ -153,3 +156,14 @@ def test_the_session_page_is_given_the_sandbox_origin_exactly(settings):
     client.force_login(user)
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     assert 'data-apps-sandbox="http://localhost:8000"' in page
+
+
+async def test_the_redirect_keeps_the_raw_path_and_the_query():
+    """`/a%2Fb` is not `/a/b`, and `?next=…` is part of where the person was going."""
+    behind, sent = await request(
+        "/sessions/a/b c/", "localhost:8000", "next=%2Fsessions%2F1%2F&x=1 2", raw_path=b"/sessions/a%2Fb%20c/"
+    )
+    assert behind.scopes == [] and sent[0]["status"] == 302
+    assert headers(sent)["location"] == "http://127.0.0.1:8000/sessions/a%2Fb%20c/?next=%2Fsessions%2F1%2F&x=1%202"
+    _behind, sent = await request("/\r\nSet-Cookie: x=1/é", "localhost:8000", raw_path=b"/\r\nSet-Cookie: x=1/\xc3\xa9")
+    assert headers(sent)["location"] == "http://127.0.0.1:8000/%0D%0ASet-Cookie:%20x=1/%C3%A9"
