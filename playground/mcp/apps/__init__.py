@@ -18,7 +18,7 @@ from .meta import (
     tool_ui,
     tool_visibility,
 )
-from .policy import app_policy, requested_permissions
+from .policy import app_csp, app_policy, requested_permissions
 
 __all__ = [
     "EXTENSION_ID",
@@ -26,6 +26,7 @@ __all__ = [
     "MIME_TYPE",
     "PROTOCOL_VERSION",
     "ToolUi",
+    "app_csp",
     "app_may_call",
     "app_policy",
     "capability",

@@ -188,10 +188,10 @@ class Apps(Feature):
         listed = catalogue_item(self.ctx.catalogue, "resources", call["uri"])
         ui = apps.resource_ui(item, listed)
         rejected: list[str] = []
-        apps.app_policy(ui.get("csp"), "", rejected)
+        csp = apps.app_csp(ui.get("csp"), rejected)  # (the server's own: any size, any text)
         return {
             "html": text,
-            "csp": ui.get("csp") if isinstance(ui.get("csp"), dict) else {},
+            "csp": csp,
             "csp_rejected": rejected,
             "permissions": apps.requested_permissions(ui.get("permissions")),
             "prefers_border": ui.get("prefersBorder") is True,
