@@ -11,8 +11,9 @@ transcript.
 - The page renders it on the sandbox origin and speaks the bridge; every bridge message, both
   ways, comes here (`app_frame`) and is recorded on a tap of its own, marked `data.connection =
   "app"` (the lane): the schema lint checks it against the extension's schema. The app's
-  `tools/call` and `resources/read` are made here, on the session's client (a tool whose
-  `visibility` leaves out "app" is refused), and answered to the asking tab.
+  `tools/call` and `resources/read` are made here, on the session's client (a tool the server did
+  not list, or whose `visibility` leaves out "app", is refused with a note), and answered to the
+  asking tab.
 - Bounded: at most RATE bridge messages a second (BURST at once) are recorded, none over
   MAX_FRAME bytes, at most IN_FLIGHT requests of apps at a time; what is refused is counted and
   said in a note once the flood is over. The page bounds what it takes from the app first.
@@ -275,6 +276,16 @@ class Apps(Feature):
             return
         instance, rid = command["key"], message["id"]
         channel = command.get("reply_channel") or ""
+        refusal = self._refusal(message)
+        if refusal is not None:
+            self._tap(instance).note(
+                "app", f"app's {message['method']} refused: {refusal.message}", app=instance, code=refusal.code
+            )
+            error = {"code": refusal.code, "message": refusal.message}
+            self.ctx.spawn(
+                "app-reply", self._reply(channel, {"kind": "reply", "instance": instance, "id": rid, "error": error})
+            )
+            return
         if self._busy >= IN_FLIGHT:
             error = {"code": -32000, "message": f"refused by the playground: over {IN_FLIGHT} requests of apps at once"}
             self._refuse(f"over {IN_FLIGHT} requests at once")
@@ -312,16 +323,26 @@ class Apps(Feature):
             if not isinstance(uri, str):
                 raise JsonRpcError(-32602, "resources/read needs a uri")
             return await client.read_resource(uri)
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise JsonRpcError(-32602, "tools/call needs a tool name")
-        tool = catalogue_item(self.ctx.catalogue, "tools", name)
-        if tool is not None and not apps.app_may_call(tool):
-            raise JsonRpcError(
-                -32601, f'tool {name!r} is not visible to apps (its _meta.ui.visibility leaves out "app")'
-            )
         arguments = params.get("arguments")
-        return await client.call_tool(name, arguments if isinstance(arguments, dict) else {})
+        return await client.call_tool(str(params.get("name")), arguments if isinstance(arguments, dict) else {})
+
+    def _refusal(self, message: dict[str, Any]) -> JsonRpcError | None:
+        """Why the app's request is not made (None: it is): a tools/call the server did not list,
+        or whose `_meta.ui.visibility` leaves out "app" (the spec: the host MUST refuse it)."""
+        if message["method"] != "tools/call":
+            return None
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str):
+            return JsonRpcError(-32602, "tools/call needs a tool name")
+        tool = catalogue_item(self.ctx.catalogue, "tools", name)
+        if tool is None:
+            return JsonRpcError(-32601, f"tool {name[:100]!r} is not one the server listed (tools/list)")
+        if not apps.app_may_call(tool):
+            return JsonRpcError(
+                -32601, f'tool {name[:100]!r} is not visible to apps (its _meta.ui.visibility leaves out "app")'
+            )
+        return None
 
     def _refuse(self, why: str) -> None:
         self.refused[why] = self.refused.get(why, 0) + 1

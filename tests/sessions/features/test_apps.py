@@ -199,6 +199,9 @@ async def test_a_hostile_app_is_bounded_refused_and_counted():
         secret = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "secret"}}
         await send(comm, **frame, frame=json.dumps(secret), perform="1")
         refused = await inbox(comm, kind="reply", id=2)
+        unlisted = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "not-listed"}}
+        await send(comm, **frame, frame=json.dumps(unlisted), perform="1")
+        unknown = await inbox(comm, kind="reply", id=5)
         # Not JSON-RPC 2.0: the page answers it as malformed; the playground does not also run it.
         unversioned = {"id": 3, "method": "tools/call", "params": {"name": "show", "arguments": {}}}
         await send(comm, **frame, frame=json.dumps(unversioned), perform="1")
@@ -228,6 +231,14 @@ async def test_a_hostile_app_is_bounded_refused_and_counted():
     # A tool whose visibility leaves out apps: refused, never sent to the server.
     assert refused["error"]["code"] == -32601 and "not visible to apps" in refused["error"]["message"]
     assert not [m for m in sent(rows, "tools/call") if m["params"]["name"] == "secret"]
+    # A tool the server did not list: refused likewise; each refusal is a note in the app's lane.
+    assert unknown["error"]["code"] == -32601 and "not one the server listed" in unknown["error"]["message"]
+    assert not [m for m in sent(rows, "tools/call") if m["params"]["name"] == "not-listed"]
+    notes = [r["text"] for r in lane(rows) if r["dir"] == "note" and "refused" in (r.get("text") or "")]
+    assert notes == [
+        "app's tools/call refused: tool 'secret' is not visible to apps (its _meta.ui.visibility leaves out \"app\")",
+        "app's tools/call refused: tool 'not-listed' is not one the server listed (tools/list)",
+    ]
     assert len([m for m in sent(rows, "tools/call") if m["params"]["name"] == "show"]) == 1  # the host's own
     bridge = lane(rows)
     assert next(r for r in bridge if r.get("raw") == "not json at all {")["parse_error"]  # recorded as it came, flagged
