@@ -24,7 +24,8 @@
   const MAX_BYTES = 256 * 1024;
   const MAX_SAID = 50;
   const PROTOCOL = "2026-01-26";
-  const PERMISSIONS = { camera: "camera", microphone: "microphone", geolocation: "geolocation", "clipboard-write": "clipboardWrite" };
+  // Permissions Policy feature -> the spec's `_meta.ui.permissions` member (the one map: mcp/apps/policy.py).
+  const PERMISSIONS = Object.fromEntries(Object.entries(JSON.parse(form.dataset.appsPermissions || "{}")).map(([key, feature]) => [feature, key]));
   const apps = new Map(); // instance id -> App
   const pieces = new Map(); // message id -> parts
 

@@ -11,7 +11,8 @@
   if (!host || window.parent === window) return;
   const RATE = 200;
   const BURST = 400;
-  const PERMISSIONS = { camera: "camera", microphone: "microphone", geolocation: "geolocation", clipboardWrite: "clipboard-write" };
+  // The spec's `_meta.ui.permissions` member -> Permissions Policy feature (the page carries the one map: mcp/apps/policy.py).
+  const PERMISSIONS = JSON.parse(document.body.dataset.permissions || "{}");
   let inner = null;
   let tokens = BURST;
   let last = performance.now();

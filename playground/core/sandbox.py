@@ -20,6 +20,7 @@ HTML): static/apps-sandbox.js.
 from __future__ import annotations
 
 import functools
+import html
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -29,7 +30,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from playground.mcp.apps import app_policy
+from playground.mcp.apps import PERMISSIONS, app_policy
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -40,8 +41,8 @@ PAGE = (
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>MCP App sandbox</title>'
     "<style>html,body{margin:0;height:100%;overflow:hidden;background:transparent}"
     "iframe{border:0;width:100%;height:100%;display:block}</style></head>"
-    '<body><script src="/sandbox/proxy.js"></script></body></html>'
-)
+    '<body data-permissions="{permissions}"><script src="/sandbox/proxy.js"></script></body></html>'
+).replace("{permissions}", html.escape(json.dumps(PERMISSIONS)))  # (the one map: `mcp.apps.policy`)
 MAX_QUERY = 16_384  # bytes of the proxy page's query (the csp's domain lists are cut to 32 each anyway)
 COMMON = [
     (b"x-content-type-options", b"nosniff"),

@@ -123,6 +123,15 @@ class AppsTests(LiveBrowserTestCase):
         expect(log.locator(".ev-lane-app.ev-send", has_text="not visible to apps")).to_have_count(1)
         expect(log.locator(".ev-lane-app", has_text="messages from the app dropped").first).to_be_visible()
         self.shot("hostile-app")
+        # The permissions it asks for: none until ticked; then its frame, and the app's inside it, get that one.
+        assert page.locator("iframe.app-frame").get_attribute("allow") is None
+        ask = page.locator(".app-ask")
+        expect(ask).to_contain_text("The app asks for:")
+        ask.get_by_label("clipboard-write").check()
+        ask.get_by_role("button", name="Reload the app with these").click()
+        expect(page.locator("iframe.app-frame")).to_have_attribute("allow", "clipboard-write")
+        proxy, _inner = self.app_frames()
+        assert proxy.locator("iframe").get_attribute("allow") == "clipboard-write"
 
 
 class CapitalisedSandboxTests(LiveBrowserTestCase):

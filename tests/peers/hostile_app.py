@@ -84,7 +84,7 @@ def count() -> int:
     URI,
     name="hostile app",
     mime_type=MIME,
-    meta={"ui": {"csp": CSP}},
+    meta={"ui": {"csp": CSP, "permissions": {"camera": {}, "clipboardWrite": {}, "teleport": {}}}},
 )
 def app() -> str:
     return HTML

@@ -18,12 +18,13 @@ from .meta import (
     tool_ui,
     tool_visibility,
 )
-from .policy import app_csp, app_policy, requested_permissions
+from .policy import PERMISSIONS, app_csp, app_policy, requested_permissions
 
 __all__ = [
     "EXTENSION_ID",
     "LANE",
     "MIME_TYPE",
+    "PERMISSIONS",
     "PROTOCOL_VERSION",
     "ToolUi",
     "app_csp",

@@ -93,7 +93,7 @@ class Apps(Feature):
 
     @classmethod
     def page_context(cls, session: Session) -> dict[str, Any]:
-        return {"apps_sandbox": sandbox_setting()}
+        return {"apps_sandbox": sandbox_setting(), "apps_permissions": json.dumps(apps.PERMISSIONS)}
 
     @classmethod
     def prepare(cls, server: Server, **hints: Any) -> dict[str, Any]:

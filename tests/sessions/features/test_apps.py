@@ -223,6 +223,7 @@ async def test_a_hostile_app_is_bounded_refused_and_counted():
     assert csp["connectDomains"][0] == "https://api.example.com" and len(csp["connectDomains"]) == MAX_DOMAINS - 2
     assert sum(len(d) + 1 for lst in csp.values() for d in lst) <= APP_POLICY.output
     said = opened["csp_rejected"]
+    assert opened["permissions"] == ["camera", "clipboard-write"]
     assert any("unsafe-eval" in r for r in said) and any("'https://aaaa" in r and r.endswith("'…") for r in said)
     assert f"connectDomains: {5_003 - MAX_DOMAINS:,} more, beyond {MAX_DOMAINS}" in said
     assert any(r.startswith("resourceDomains: ") and APP_POLICY.says in r for r in said)
