@@ -51,8 +51,7 @@
       this.slot = el.querySelector(".app-slot");
       this.said = el.querySelector(".app-said");
       this.ask = el.querySelector(".app-ask");
-      this.tokens = BURST;
-      this.last = performance.now();
+      this.bucket = window.tokenBucket(RATE, BURST);
       this.taken = 0;
       this.dropped = { rate: 0, size: 0, malformed: 0, proxy: 0 };
       this.noted = "";
@@ -169,22 +168,13 @@
 
     request(method, params) { this.post({ jsonrpc: "2.0", id: "host-" + ++this.hostIds, method, params }); }
 
-    admit() {
-      const now = performance.now();
-      this.tokens = Math.min(BURST, this.tokens + ((now - this.last) / 1000) * RATE);
-      this.last = now;
-      if (this.tokens < 1) return false;
-      this.tokens--;
-      return true;
-    }
-
     receive(data) {
       if (data && typeof data === "object" && !Array.isArray(data) && data["playground-sandbox"]) {
         const n = Number(data["playground-sandbox"].dropped);
         if (Number.isFinite(n)) { this.dropped.proxy = n; this.showCounts(); }
         return;
       }
-      if (!this.admit()) { this.dropped.rate++; this.showCounts(); return; }
+      if (!this.bucket.take()) { this.dropped.rate++; this.showCounts(); return; }
       let text;
       if (typeof data === "string") text = data.length > MAX_BYTES ? null : data;
       else {

@@ -36,12 +36,13 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-SCRIPT = Path(__file__).resolve().parent.parent.parent / "static" / "apps-sandbox.js"
+STATIC = Path(__file__).resolve().parent.parent.parent / "static"
+SCRIPTS = {"/sandbox/proxy.js": STATIC / "apps-sandbox.js", "/sandbox/token-bucket.js": STATIC / "token-bucket.js"}
 PAGE = (
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>MCP App sandbox</title>'
     "<style>html,body{margin:0;height:100%;overflow:hidden;background:transparent}"
     "iframe{border:0;width:100%;height:100%;display:block}</style></head>"
-    '<body data-permissions="{permissions}"><script src="/sandbox/proxy.js"></script></body></html>'
+    '<body data-permissions="{permissions}"><script src="/sandbox/token-bucket.js"></script><script src="/sandbox/proxy.js"></script></body></html>'
 ).replace("{permissions}", html.escape(json.dumps(PERMISSIONS)))  # (the one map: `mcp.apps.policy`)
 MAX_QUERY = 16_384  # bytes of the proxy page's query (the csp's domain lists are cut to 32 each anyway)
 COMMON = [
@@ -121,8 +122,8 @@ def frame_ancestor(host_param: str) -> str | None:
 
 
 @functools.cache
-def _script() -> bytes:
-    return SCRIPT.read_bytes()
+def _script(path: str) -> bytes:
+    return SCRIPTS[path].read_bytes()
 
 
 async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
@@ -157,11 +158,11 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
     if method not in ("GET", "HEAD"):
         await _respond(send, 405, b"the sandbox origin serves the sandbox page only\n", text)
         return
-    if path == "/sandbox/proxy.js":
+    if path in SCRIPTS:
         await _respond(
             send,
             200,
-            _script(),
+            _script(path),
             [(b"content-type", b"text/javascript; charset=utf-8"), (b"content-security-policy", b"default-src 'none'")],
         )
         return

@@ -76,6 +76,8 @@ async def test_the_proxy_page_carries_the_apps_policy_and_nothing_reaches_the_ap
         b"sandbox-proxy-ready" in script[1]["body"]
         and headers(script)["content-security-policy"] == "default-src 'none'"
     )
+    _behind, bucket = await request("/sandbox/token-bucket.js", "localhost:8000")
+    assert b"window.tokenBucket" in bucket[1]["body"] and b'src="/sandbox/token-bucket.js"' in sent[1]["body"]
 
 
 @pytest.mark.parametrize("host", ["https://evil.example", "http://localhost:8000", "javascript:alert(1)", ""])

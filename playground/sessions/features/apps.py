@@ -37,6 +37,7 @@ from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.events import Tap
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
+from playground.token_bucket import TokenBucket
 
 from ..fragments.html import oob
 from ..protocol import Command, Outcome, catalogue_item
@@ -71,7 +72,7 @@ class Apps(Feature):
     actions = frozenset({"app_open", "app_frame"})
     region_template = "sessions/features/apps_region.html"
     stylesheets = ("apps.css",)
-    scripts = ("apps-host.js",)
+    scripts = ("token-bucket.js", "apps-host.js")
 
     # Page side ------------------------------------------------------------------------
 
@@ -107,8 +108,7 @@ class Apps(Feature):
         self.enabled = bool(self.options.get("enabled"))
         self._calls: OrderedDict[str, dict[str, Any]] = OrderedDict()  # call id -> tool, arguments, result
         self._taps: OrderedDict[str, Tap] = OrderedDict()  # app instance -> its bridge's tap
-        self._tokens = BURST
-        self._last = 0.0
+        self._bucket = TokenBucket(RATE, BURST)
         self._busy = 0
         self._ids = itertools.count(1)
         self.recorded = 0
@@ -223,12 +223,8 @@ class Apps(Feature):
         """Why this bridge message is not recorded (None: it is)."""
         if size > MAX_FRAME:
             return f"over {MAX_FRAME:,} bytes"
-        now = asyncio.get_running_loop().time()
-        self._tokens = min(BURST, self._tokens + (now - self._last) * RATE)
-        self._last = now
-        if self._tokens < 1:
+        if not self._bucket.take():
             return f"over {RATE:g} a second"
-        self._tokens -= 1
         return None
 
     def _tap(self, instance: str) -> Tap:
