@@ -30,7 +30,8 @@ from urllib.parse import parse_qs, quote, urlsplit
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from playground.mcp.apps import PERMISSIONS, app_policy
+from playground.mcp.apps import PERMISSIONS, app_policy, browser_origin
+from playground.mcp.apps import sandbox_origin as apps_sandbox_origin
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -58,31 +59,12 @@ def configured() -> str:
 
 
 SAFE = "/%:@!$&'()*+,;=-._~"  # what stays as it is in a redirect's path (RFC 3986's pchar, and "/")
-DEFAULT_PORTS = {"http": "80", "https": "443"}
-
-
-def _origin(scheme: str, netloc: str) -> str:
-    """`scheme://netloc` as a browser serialises an origin (`MessageEvent.origin`,
-    `location.origin`): scheme and host lowercased, a default port left out."""
-    scheme = scheme.lower()
-    domain, port = split_domain_port(netloc.lower())
-    if not domain:  # (split_domain_port refuses what is not a host name: keep it, lowercased)
-        domain, port = netloc.lower(), ""
-    return f"{scheme}://{domain}" + (f":{port}" if port and port != DEFAULT_PORTS.get(scheme) else "")
 
 
 def sandbox_origin(scheme: str, host: str) -> str | None:
     """The sandbox's origin for a page served at `scheme://host` (None: apps are off), exactly as
-    the browser will name it: the page is given this string (it compares it with each message's
-    origin), the page's policy frames it, and `is_sandbox_request` recognises it."""
-    value = configured()
-    if not value:
-        return None
-    if "://" in value:
-        split = urlsplit(value.rstrip("/"))
-        return _origin(split.scheme, split.netloc)
-    _domain, port = split_domain_port(host.lower())
-    return _origin(scheme, value + (f":{port}" if port else ""))
+    the browser will name it (`mcp.apps.sandbox_origin`: the one place it is computed)."""
+    return apps_sandbox_origin(configured(), scheme, host)
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -100,7 +82,7 @@ def is_sandbox_request(scope: Scope) -> bool:
         return False
     if "://" in value:
         scheme = urlsplit(value).scheme
-        return _origin(scheme, host) == sandbox_origin(scheme, host)
+        return browser_origin(scheme, host) == sandbox_origin(scheme, host)
     domain, _port = split_domain_port(host)
     return domain == value.lower()
 

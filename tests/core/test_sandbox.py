@@ -129,7 +129,11 @@ def test_the_playgrounds_pages_may_frame_the_sandbox_origin_only(settings):
     [
         ("LocalHost", "http://localhost:8000", "LOCALHOST:8000"),
         ("HTTPS://Apps-Sandbox.Example.org:443/", "https://apps-sandbox.example.org", "apps-sandbox.example.org"),
-        ("https://apps-sandbox.example.org:8443", "https://apps-sandbox.example.org:8443", "Apps-Sandbox.example.org:8443"),
+        (
+            "https://apps-sandbox.example.org:8443",
+            "https://apps-sandbox.example.org:8443",
+            "Apps-Sandbox.example.org:8443",
+        ),
     ],
 )
 async def test_the_sandbox_origin_is_named_as_the_browser_names_it(settings, setting, origin, host):

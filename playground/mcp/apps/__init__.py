@@ -18,6 +18,7 @@ from .meta import (
     tool_ui,
     tool_visibility,
 )
+from .origin import browser_origin, sandbox_origin
 from .policy import PERMISSIONS, app_csp, app_policy, requested_permissions
 
 __all__ = [
@@ -30,9 +31,11 @@ __all__ = [
     "app_csp",
     "app_may_call",
     "app_policy",
+    "browser_origin",
     "capability",
     "requested_permissions",
     "resource_ui",
+    "sandbox_origin",
     "tool_ui",
     "tool_visibility",
 ]

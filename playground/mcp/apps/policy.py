@@ -65,17 +65,18 @@ def app_csp(csp: Any, rejected: list[str] | None = None, limits: Limits = APP_PO
             rejected.append(f"{key}: {_shown(raw)}, not a list")
             continue
         kept: list[str] = []
-        index = 0
+        done = 0
         try:
-            for index, value in enumerate(raw[:MAX_DOMAINS]):
+            for value in raw[:MAX_DOMAINS]:
                 budget.spend()
                 if isinstance(value, str) and len(value) <= MAX_SOURCE and _SOURCE.match(value):
                     budget.emit(len(value) + 1)
                     kept.append(value.rstrip("/"))
                 else:
                     rejected.append(f"{key}: {_shown(value)}")
+                done += 1
         except OverBudget as exc:
-            left = min(len(raw), MAX_DOMAINS) - index
+            left = min(len(raw), MAX_DOMAINS) - done
             rejected.append(f"{key}: {left:,} more left out, {exc.reason}")
         if len(raw) > MAX_DOMAINS:
             rejected.append(f"{key}: {len(raw) - MAX_DOMAINS:,} more, beyond {MAX_DOMAINS}")

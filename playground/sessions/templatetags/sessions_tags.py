@@ -49,11 +49,14 @@ def app_ui(tool):
 
 @register.simple_tag(takes_context=True)
 def apps_sandbox_origin(context) -> str:
-    """The MCP Apps sandbox's origin for this page, computed once (core/sandbox.py), exactly as the
-    browser names it: static/apps-host.js compares it with each message's origin as is."""
-    from playground.core.sandbox import sandbox_origin
+    """The MCP Apps sandbox's origin for this page, computed in one place (mcp/apps/origin.py),
+    exactly as the browser names it: static/apps-host.js compares it with each message's origin as is."""
+    from django.conf import settings
+
+    from playground.mcp.apps import sandbox_origin
 
     request = context.get("request")
     if request is None:
         return ""
-    return sandbox_origin(request.scheme or "http", request.get_host()) or ""
+    setting = str(getattr(settings, "PLAYGROUND_APPS_SANDBOX", "") or "")
+    return sandbox_origin(setting, request.scheme or "http", request.get_host()) or ""
