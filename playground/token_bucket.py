@@ -1,6 +1,7 @@
 """A token bucket: `rate` a second, at most `burst` at once. The one written for every flood the
-playground paces on the server side (an app's bridge messages, the transcript lines a page gets);
-static/token-bucket.js is its twin for the page and the sandbox proxy."""
+playground paces on the server side (an app's bridge messages, the transcript lines a page gets,
+the schema lint's share of a core); static/token-bucket.js is its twin for the page and the
+sandbox proxy. Django-free: the MCP core uses it too."""
 
 from __future__ import annotations
 
