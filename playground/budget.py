@@ -152,6 +152,11 @@ MODEL_REPLY = Limits(
     "model reply", steps=100_000, output=4 << 20, seconds=float("inf"), says="the model's reply was too large"
 )  # steps: stream events; output: characters of text and tool arguments (the request's timeout bounds time)
 
+APP_POLICY = Limits(
+    "app policy", steps=1_000, output=4 << 10, seconds=float("inf"), says="too large for the app's policy"
+)  # steps: entries of `_meta.ui.csp` looked at; output: characters of its domains (each up to six times in a
+# header; in the sandbox page's URL)
+
 LIMITS: dict[str, Limits] = {
     limits.name: limits
     for limits in (
@@ -166,5 +171,6 @@ LIMITS: dict[str, Limits] = {
         CHECK,
         HAR_ENTRY,
         MODEL_REPLY,
+        APP_POLICY,
     )
 }

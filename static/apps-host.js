@@ -17,16 +17,15 @@
   const form = document.getElementById("app-bridge");
   const inbox = document.getElementById("app-inbox");
   if (!form || !inbox) return;
-  const setting = form.dataset.appsSandbox || "";
-  const SANDBOX = setting.includes("://")
-    ? setting.replace(/\/+$/, "")
-    : `${location.protocol}//${setting}${location.port ? ":" + location.port : ""}`;
+  // The sandbox's exact origin, as the browser names it (computed once, by core/sandbox.py).
+  const SANDBOX = form.dataset.appsSandbox || "";
   const RATE = 50;
   const BURST = 100;
   const MAX_BYTES = 256 * 1024;
   const MAX_SAID = 50;
   const PROTOCOL = "2026-01-26";
-  const PERMISSIONS = { camera: "camera", microphone: "microphone", geolocation: "geolocation", "clipboard-write": "clipboardWrite" };
+  // Permissions Policy feature -> the spec's `_meta.ui.permissions` member (the one map: mcp/apps/policy.py).
+  const PERMISSIONS = Object.fromEntries(Object.entries(JSON.parse(form.dataset.appsPermissions || "{}")).map(([key, feature]) => [feature, key]));
   const apps = new Map(); // instance id -> App
   const pieces = new Map(); // message id -> parts
 
@@ -52,8 +51,7 @@
       this.slot = el.querySelector(".app-slot");
       this.said = el.querySelector(".app-said");
       this.ask = el.querySelector(".app-ask");
-      this.tokens = BURST;
-      this.last = performance.now();
+      this.bucket = window.tokenBucket(RATE, BURST);
       this.taken = 0;
       this.dropped = { rate: 0, size: 0, malformed: 0, proxy: 0 };
       this.noted = "";
@@ -63,7 +61,7 @@
       this.frame = null;
       this.doc = null;
       el.dataset.appInstance = this.id;
-      if (SANDBOX === location.origin) {
+      if (!SANDBOX || SANDBOX === location.origin) {
         this.setStatus("not run: the sandbox origin is this page's own (PLAYGROUND_APPS_SANDBOX)");
         return;
       }
@@ -170,22 +168,13 @@
 
     request(method, params) { this.post({ jsonrpc: "2.0", id: "host-" + ++this.hostIds, method, params }); }
 
-    admit() {
-      const now = performance.now();
-      this.tokens = Math.min(BURST, this.tokens + ((now - this.last) / 1000) * RATE);
-      this.last = now;
-      if (this.tokens < 1) return false;
-      this.tokens--;
-      return true;
-    }
-
     receive(data) {
       if (data && typeof data === "object" && !Array.isArray(data) && data["playground-sandbox"]) {
         const n = Number(data["playground-sandbox"].dropped);
         if (Number.isFinite(n)) { this.dropped.proxy = n; this.showCounts(); }
         return;
       }
-      if (!this.admit()) { this.dropped.rate++; this.showCounts(); return; }
+      if (!this.bucket.take()) { this.dropped.rate++; this.showCounts(); return; }
       let text;
       if (typeof data === "string") text = data.length > MAX_BYTES ? null : data;
       else {

@@ -11,10 +11,10 @@
   if (!host || window.parent === window) return;
   const RATE = 200;
   const BURST = 400;
-  const PERMISSIONS = { camera: "camera", microphone: "microphone", geolocation: "geolocation", clipboardWrite: "clipboard-write" };
+  // The spec's `_meta.ui.permissions` member -> Permissions Policy feature (the page carries the one map: mcp/apps/policy.py).
+  const PERMISSIONS = JSON.parse(document.body.dataset.permissions || "{}");
   let inner = null;
-  let tokens = BURST;
-  let last = performance.now();
+  const bucket = window.tokenBucket(RATE, BURST); // (static/token-bucket.js, loaded before this)
   let dropped = 0;
   let reported = 0;
 
@@ -31,12 +31,9 @@
   }
 
   function admit() {
-    const now = performance.now();
-    tokens = Math.min(BURST, tokens + ((now - last) / 1000) * RATE);
-    last = now;
-    if (tokens < 1) { dropped++; return false; }
-    tokens--;
-    return true;
+    if (bucket.take()) return true;
+    dropped++;
+    return false;
   }
 
   setInterval(() => {

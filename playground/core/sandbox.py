@@ -20,28 +20,31 @@ HTML): static/apps-sandbox.js.
 from __future__ import annotations
 
 import functools
+import html
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from playground.mcp.apps import app_policy
+from playground.mcp.apps import PERMISSIONS, app_policy, browser_origin
+from playground.mcp.apps import sandbox_origin as apps_sandbox_origin
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
-SCRIPT = Path(__file__).resolve().parent.parent.parent / "static" / "apps-sandbox.js"
+STATIC = Path(__file__).resolve().parent.parent.parent / "static"
+SCRIPTS = {"/sandbox/proxy.js": STATIC / "apps-sandbox.js", "/sandbox/token-bucket.js": STATIC / "token-bucket.js"}
 PAGE = (
     '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>MCP App sandbox</title>'
     "<style>html,body{margin:0;height:100%;overflow:hidden;background:transparent}"
     "iframe{border:0;width:100%;height:100%;display:block}</style></head>"
-    '<body><script src="/sandbox/proxy.js"></script></body></html>'
-)
+    '<body data-permissions="{permissions}"><script src="/sandbox/token-bucket.js"></script><script src="/sandbox/proxy.js"></script></body></html>'
+).replace("{permissions}", html.escape(json.dumps(PERMISSIONS)))  # (the one map: `mcp.apps.policy`)
 MAX_QUERY = 16_384  # bytes of the proxy page's query (the csp's domain lists are cut to 32 each anyway)
 COMMON = [
     (b"x-content-type-options", b"nosniff"),
@@ -55,15 +58,13 @@ def configured() -> str:
     return str(getattr(settings, "PLAYGROUND_APPS_SANDBOX", "") or "").strip()
 
 
+SAFE = "/%:@!$&'()*+,;=-._~"  # what stays as it is in a redirect's path (RFC 3986's pchar, and "/")
+
+
 def sandbox_origin(scheme: str, host: str) -> str | None:
-    """The sandbox's origin for a page served at `scheme://host` (None: apps are off)."""
-    value = configured()
-    if not value:
-        return None
-    if "://" in value:
-        return value.rstrip("/")
-    _domain, port = split_domain_port(host)
-    return f"{scheme}://{value}" + (f":{port}" if port else "")
+    """The sandbox's origin for a page served at `scheme://host` (None: apps are off), exactly as
+    the browser will name it (`mcp.apps.sandbox_origin`: the one place it is computed)."""
+    return apps_sandbox_origin(configured(), scheme, host)
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -80,8 +81,8 @@ def is_sandbox_request(scope: Scope) -> bool:
     if not value or not host:
         return False
     if "://" in value:
-        split = urlsplit(value)
-        return host == (split.netloc or "").lower()
+        scheme = urlsplit(value).scheme
+        return browser_origin(scheme, host) == sandbox_origin(scheme, host)
     domain, _port = split_domain_port(host)
     return domain == value.lower()
 
@@ -103,8 +104,8 @@ def frame_ancestor(host_param: str) -> str | None:
 
 
 @functools.cache
-def _script() -> bytes:
-    return SCRIPT.read_bytes()
+def _script(path: str) -> bytes:
+    return SCRIPTS[path].read_bytes()
 
 
 async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
@@ -115,8 +116,18 @@ async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[byt
 def _playground_host(scope: Scope) -> str | None:
     """Where a stray visit to the sandbox name goes: the same port on the playground's name."""
     _domain, port = split_domain_port(_header(scope, b"host").lower())
-    name = next((h for h in settings.ALLOWED_HOSTS if h not in ("*", configured()) and not h.startswith(".")), None)
+    sandbox = configured().lower()
+    name = next((h for h in settings.ALLOWED_HOSTS if h.lower() not in ("*", sandbox) and not h.startswith(".")), None)
     return None if name is None else name + (f":{port}" if port else "")
+
+
+def _request_target(scope: Scope) -> str:
+    """The path and query as the request wrote them: `path` is percent-decoded (`/a%2Fb` and
+    `/a/b` alike), so the raw path is kept, re-quoted where anything in it is not URL-safe."""
+    raw = scope.get("raw_path")
+    path = quote(bytes(raw) if raw else scope.get("path") or "/", safe=SAFE)
+    query = quote(bytes(scope.get("query_string") or b""), safe=SAFE + "?")
+    return path + (f"?{query}" if query else "")
 
 
 async def serve(scope: Scope, receive: Receive, send: Send) -> None:
@@ -129,11 +140,11 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
     if method not in ("GET", "HEAD"):
         await _respond(send, 405, b"the sandbox origin serves the sandbox page only\n", text)
         return
-    if path == "/sandbox/proxy.js":
+    if path in SCRIPTS:
         await _respond(
             send,
             200,
-            _script(),
+            _script(path),
             [(b"content-type", b"text/javascript; charset=utf-8"), (b"content-security-policy", b"default-src 'none'")],
         )
         return
@@ -161,7 +172,7 @@ async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         await _respond(send, 404, b"the sandbox origin serves the sandbox page only\n", text)
         return
     scheme = "https" if scope.get("scheme") == "https" else "http"
-    location = f"{scheme}://{target}{path}"
+    location = f"{scheme}://{target}{_request_target(scope)}"
     await _respond(send, 302, b"", [(b"location", location.encode("latin-1", "replace")), *text])
 
 

@@ -105,6 +105,20 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
     host = "127.0.0.1"
     page: Page
     context_args: dict[str, Any] = {}  # more new_context() options (timezone_id, ...)
+    env: dict[str, str] = {}  # environment of the live server's settings (read when it starts)
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        before = {name: os.environ.get(name) for name in cls.env}
+        os.environ.update(cls.env)
+        try:
+            super().setUpClass()
+        finally:
+            for name, value in before.items():
+                if value is None:
+                    os.environ.pop(name)
+                else:
+                    os.environ[name] = value
 
     @pytest.fixture(autouse=True)
     def _browser_page(self, browser: Any, request: pytest.FixtureRequest) -> Any:

@@ -34,7 +34,9 @@ class AppViolations(list):
         (self.app if mine else super()).append(text)
 
 
-class AppsTests(LiveBrowserTestCase):
+class AppsTestCase(LiveBrowserTestCase):
+    """An app's own document may break its policy (it is the app's): those reports are kept apart."""
+
     def setUp(self) -> None:
         super().setUp()
         self.csp_violations = AppViolations()
@@ -48,6 +50,8 @@ class AppsTests(LiveBrowserTestCase):
         inner = proxy.locator("iframe").element_handle().content_frame()
         return proxy, inner
 
+
+class AppsTests(AppsTestCase):
     def test_the_basic_example_runs_sandboxed_and_its_bridge_is_in_the_transcript(self) -> None:
         page = self.page
         self.log_in()
@@ -123,3 +127,31 @@ class AppsTests(LiveBrowserTestCase):
         expect(log.locator(".ev-lane-app.ev-send", has_text="not visible to apps")).to_have_count(1)
         expect(log.locator(".ev-lane-app", has_text="messages from the app dropped").first).to_be_visible()
         self.shot("hostile-app")
+        # The permissions it asks for: none until ticked; then its frame, and the app's inside it, get that one.
+        assert page.locator("iframe.app-frame").get_attribute("allow") is None
+        ask = page.locator(".app-ask")
+        expect(ask).to_contain_text("The app asks for:")
+        ask.get_by_label("clipboard-write").check()
+        ask.get_by_role("button", name="Reload the app with these").click()
+        expect(page.locator("iframe.app-frame")).to_have_attribute("allow", "clipboard-write")
+        proxy, _inner = self.app_frames()
+        assert proxy.locator("iframe").get_attribute("allow") == "clipboard-write"
+
+
+class CapitalisedSandboxTests(AppsTestCase):
+    """PLAYGROUND_APPS_SANDBOX written with capitals: the browser names the sandbox's origin in
+    lower case, and the page is given that exact origin, so the app's messages are taken."""
+
+    env = {"PLAYGROUND_APPS_SANDBOX": "LocalHost"}
+
+    def test_the_basic_example_runs_on_a_sandbox_named_with_capitals(self) -> None:
+        page = self.page
+        self.log_in()
+        self.add_server("Basic app", command=shutil.which("node") or "node", args=[str(VANILLA), "--stdio"])
+        self.connect("get-time")
+        self.call_tool("get-time")
+        assert page.locator("#app-bridge").get_attribute("data-apps-sandbox") == f"http://localhost:{self._port}"
+        app = page.frame_locator("iframe.app-frame").frame_locator("iframe")
+        expect(app.locator("#server-time")).to_have_text(re.compile(r"^\d{4}-\d\d-\d\dT"))
+        expect(self.transcript().locator('.ev-lane-app.ev-recv[data-method="ui/initialize"]')).to_have_count(1)
+        self.assert_no_js_errors()

@@ -4,7 +4,6 @@ exports are opened; `javascript:` URIs are never links and SVG is never rendered
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from urllib.parse import urljoin
@@ -116,20 +115,7 @@ class FloodedPageTests(LiveBrowserTestCase):
     lifted), and it keeps its last PLAYGROUND_PAGE_KEEP_LINES and goes on answering."""
 
     KEEP = 300
-    ENV = {"PLAYGROUND_PAGE_MAX_LINES": "1000000", "PLAYGROUND_PAGE_KEEP_LINES": str(KEEP)}
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        before = {name: os.environ.get(name) for name in cls.ENV}
-        os.environ.update(cls.ENV)  # read by the live server's settings when it starts
-        try:
-            super().setUpClass()
-        finally:
-            for name, value in before.items():
-                if value is None:
-                    os.environ.pop(name)
-                else:
-                    os.environ[name] = value
+    env = {"PLAYGROUND_PAGE_MAX_LINES": "1000000", "PLAYGROUND_PAGE_KEEP_LINES": str(KEEP)}
 
     def test_a_flood_keeps_the_page_to_its_window_and_responsive(self) -> None:
         page = self.page

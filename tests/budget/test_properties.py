@@ -173,3 +173,32 @@ def test_a_replay_comparison_under_ignore_rules(
 def _ignored(rules: list[str]) -> bool:
     """Whether the rules may ignore every difference (then no change is a right answer)."""
     return bool(rules)
+
+
+DOMAIN = st.builds(
+    lambda scheme, label, n: f"{scheme}://{label * n}.example.com",
+    st.sampled_from(["https", "http", "wss", "ftp"]),
+    st.sampled_from(["a", "bc-", "x1"]),
+    st.integers(1, 400),
+)
+CSP = st.dictionaries(
+    st.sampled_from(["connectDomains", "resourceDomains", "frameDomains", "baseUriDomains", "scriptSrc", "'none'"]),
+    st.one_of(st.lists(st.one_of(DOMAIN, st.text(max_size=40), st.integers()), max_size=60), st.text(max_size=20)),
+)
+
+
+@fixtures_ok
+@given(CSP)
+def test_an_apps_policy(watched: list[str], csp: dict[str, Any]) -> None:
+    """An MCP App resource's `_meta.ui.csp`: what reaches the page and a header stays within its
+    output, and a cut is said, never a silent shorter policy."""
+    from playground.mcp.apps import app_csp
+
+    stopped = _cleared(watched)
+    rejected: list[str] = []
+    kept = app_csp(csp, rejected)
+    assert sum(len(d) + 1 for lst in kept.values() for d in lst) <= budgets.APP_POLICY.output
+    if stopped:
+        assert any(budgets.APP_POLICY.says in r for r in rejected)
+    given_domains = sum(len(v[:32]) for k, v in csp.items() if isinstance(v, list) and k.endswith("Domains"))
+    assert sum(len(v) for v in kept.values()) + len(rejected) >= min(given_domains, 1)

@@ -27,7 +27,9 @@ class Behind:
         await send({"type": "http.response.body", "body": b"the playground"})
 
 
-async def request(path: str, host: str, query: str = "", kind: str = "http") -> tuple[Behind, list[dict[str, Any]]]:
+async def request(
+    path: str, host: str, query: str = "", kind: str = "http", raw_path: bytes | None = None
+) -> tuple[Behind, list[dict[str, Any]]]:
     behind, sent = Behind(), []
 
     async def receive() -> dict[str, Any]:
@@ -40,6 +42,7 @@ async def request(path: str, host: str, query: str = "", kind: str = "http") -> 
         "type": kind,
         "method": "GET",
         "path": path,
+        "raw_path": raw_path if raw_path is not None else path.encode(),
         "query_string": query.encode(),
         "scheme": "http",
         "headers": [(b"host", host.encode()), (b"cookie", b"sessionid=stolen; csrftoken=t")],
@@ -73,6 +76,8 @@ async def test_the_proxy_page_carries_the_apps_policy_and_nothing_reaches_the_ap
         b"sandbox-proxy-ready" in script[1]["body"]
         and headers(script)["content-security-policy"] == "default-src 'none'"
     )
+    _behind, bucket = await request("/sandbox/token-bucket.js", "localhost:8000")
+    assert b"window.tokenBucket" in bucket[1]["body"] and b'src="/sandbox/token-bucket.js"' in sent[1]["body"]
 
 
 @pytest.mark.parametrize("host", ["https://evil.example", "http://localhost:8000", "javascript:alert(1)", ""])
@@ -117,3 +122,54 @@ def test_the_playgrounds_pages_may_frame_the_sandbox_origin_only(settings):
     settings.PLAYGROUND_APPS_SANDBOX = ""
     policy = directives(Client(HTTP_HOST="127.0.0.1:8000").get("/login/")["Content-Security-Policy"])
     assert policy["frame-src"] == "'self'"
+
+
+@pytest.mark.parametrize(
+    ("setting", "origin", "host"),
+    [
+        ("LocalHost", "http://localhost:8000", "LOCALHOST:8000"),
+        ("HTTPS://Apps-Sandbox.Example.org:443/", "https://apps-sandbox.example.org", "apps-sandbox.example.org"),
+        (
+            "https://apps-sandbox.example.org:8443",
+            "https://apps-sandbox.example.org:8443",
+            "Apps-Sandbox.example.org:8443",
+        ),
+    ],
+)
+async def test_the_sandbox_origin_is_named_as_the_browser_names_it(settings, setting, origin, host):
+    """One place computes it, in the browser's form (lower case, no default port): the page
+    compares it with each message's `origin` as is, and the sandbox's requests are recognised."""
+    from playground.core.sandbox import sandbox_origin
+
+    settings.PLAYGROUND_APPS_SANDBOX = setting
+    settings.PLAYGROUND_TRUSTED_ORIGINS = ["http://127.0.0.1:8000"]
+    assert sandbox_origin("http", "127.0.0.1:8000") == origin
+    behind, sent = await request("/sandbox/proxy", host, urlencode({"host": "http://127.0.0.1:8000"}))
+    assert behind.scopes == [] and sent[0]["status"] == 200
+
+
+@pytest.mark.django_db
+def test_the_session_page_is_given_the_sandbox_origin_exactly(settings):
+    from django.contrib.auth import get_user_model
+
+    from playground.registry.models import Server
+    from playground.transcripts.models import Session
+
+    settings.PLAYGROUND_APPS_SANDBOX = "LocalHost"
+    user = get_user_model().objects.create(username="u")
+    session = Session.objects.create(server=Server.objects.create(name="s", owner=user, command="x"), owner=user)
+    client = Client(HTTP_HOST="127.0.0.1:8000")
+    client.force_login(user)
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert 'data-apps-sandbox="http://localhost:8000"' in page
+
+
+async def test_the_redirect_keeps_the_raw_path_and_the_query():
+    """`/a%2Fb` is not `/a/b`, and `?next=…` is part of where the person was going."""
+    behind, sent = await request(
+        "/sessions/a/b c/", "localhost:8000", "next=%2Fsessions%2F1%2F&x=1 2", raw_path=b"/sessions/a%2Fb%20c/"
+    )
+    assert behind.scopes == [] and sent[0]["status"] == 302
+    assert headers(sent)["location"] == "http://127.0.0.1:8000/sessions/a%2Fb%20c/?next=%2Fsessions%2F1%2F&x=1%202"
+    _behind, sent = await request("/\r\nSet-Cookie: x=1/é", "localhost:8000", raw_path=b"/\r\nSet-Cookie: x=1/\xc3\xa9")
+    assert headers(sent)["location"] == "http://127.0.0.1:8000/%0D%0ASet-Cookie:%20x=1/%C3%A9"

@@ -18,19 +18,24 @@ from .meta import (
     tool_ui,
     tool_visibility,
 )
-from .policy import app_policy, requested_permissions
+from .origin import browser_origin, sandbox_origin
+from .policy import PERMISSIONS, app_csp, app_policy, requested_permissions
 
 __all__ = [
     "EXTENSION_ID",
     "LANE",
     "MIME_TYPE",
+    "PERMISSIONS",
     "PROTOCOL_VERSION",
     "ToolUi",
+    "app_csp",
     "app_may_call",
     "app_policy",
+    "browser_origin",
     "capability",
     "requested_permissions",
     "resource_ui",
+    "sandbox_origin",
     "tool_ui",
     "tool_visibility",
 ]

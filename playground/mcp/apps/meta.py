@@ -77,10 +77,7 @@ def tool_visibility(tool: Any) -> tuple[str, ...]:
 def app_may_call(tool: Any) -> bool:
     """Whether an app may call `tool` (a listed tool's dict): unless its `visibility` leaves out
     "app" (the default is ["model", "app"])."""
-    meta = _meta(tool)
-    ui = _ui(meta)
-    visibility = _visibility(ui)
-    return visibility is None or "app" in visibility
+    return "app" in tool_visibility(tool)
 
 
 def resource_ui(contents: Any, listed: Any = None) -> dict[str, Any]:

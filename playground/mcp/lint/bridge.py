@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
 from playground.schema import validator_class
 
 from ..apps.meta import PROTOCOL_VERSION
-from .definitions import Direction, Report, Request, Schema, Unchecked, _pointers, check
+from .definitions import Direction, Report, Request, Schema, Unchecked, check
 from .definitions import schema as mcp_schema
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "apps" / "schema" / PROTOCOL_VERSION / "schema.json"
@@ -46,10 +45,7 @@ class AppsSchema(Schema):
             method = ((node.get("properties") or {}).get("method") or {}).get("const")
             if isinstance(method, str):
                 self.by_method[method] = name
-        self._pointers = _pointers(self.document)
-        self._validators: dict[tuple[str, ...], Any] = {}
-        self._screens: dict[tuple[str, ...], Any] = {}
-        self._lock = threading.Lock()
+        self._start_caches()
 
     def result_of(self, method: str) -> str | None:
         name = self.by_method.get(method)

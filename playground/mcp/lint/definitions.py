@@ -127,6 +127,11 @@ class Schema:
             "result": "JSONRPCResultResponse" if "JSONRPCResultResponse" in self.defs else "JSONRPCResponse",
             "error": "JSONRPCErrorResponse" if "JSONRPCErrorResponse" in self.defs else "JSONRPCError",
         }
+        self._start_caches()
+
+    def _start_caches(self) -> None:
+        """What is built once per document and kept: its pointers, validators and screens (a
+        subclass reading another document calls this after setting `document`)."""
         self._pointers = _pointers(self.document)
         self._validators: dict[tuple[str, ...], Any] = {}
         self._screens: dict[tuple[str, ...], Any] = {}

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from playground.token_bucket import TokenBucket
+
 from ..apps.meta import LANE
 from ..client import LATEST_LEGACY, META_VERSION
 from ..events import CONNECTION, ON_PURPOSE, TranscriptEvent
@@ -31,22 +33,6 @@ OTHERS_KEPT = 100  # other connections whose version is followed (beyond: the se
 # (Linux rounds a sleep up to its ~50 us timer slack).
 PAUSE_EVERY = 0.0003
 PAUSE = 0.00001
-
-
-class CpuShare:
-    """A share of one core's time for checking, `share` of each second in bursts of at most
-    `burst` seconds: refilled as time passes, drawn on by what was checked (it may go below zero
-    after a long check: nothing more until time has paid it back)."""
-
-    def __init__(self, share: float, burst: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.share, self.burst, self.clock = share, burst, clock
-        self.seconds = burst
-        self._last = clock()
-
-    def refill(self) -> None:
-        now = self.clock()
-        self.seconds = min(self.burst, self.seconds + (now - self._last) * self.share)
-        self._last = now
 
 
 class ProcessShare:
@@ -108,7 +94,9 @@ class LintBudget:
     ) -> None:
         self.rate, self.share, self.burst, self.clock = rate, share, burst, clock
         self.frames: float = rate
-        self.cpu = CpuShare(share, burst, clock)
+        # A share of one core's time, `share` of each second in bursts of at most `burst` seconds;
+        # it may go below zero after a long check: nothing more until time has paid it back.
+        self.cpu = TokenBucket(share, burst, clock)
         self.shared = shared
         self._second = clock()
 
@@ -118,16 +106,16 @@ class LintBudget:
             self.frames, self._second = self.rate, now
         if self.shared is not None:
             share, burst = self.shared.split(id(self))
-            self.cpu.share, self.cpu.burst = min(self.share, share), min(self.burst, burst)
+            self.cpu.rate, self.cpu.burst = min(self.share, share), min(self.burst, burst)
         self.cpu.refill()
 
     @property
     def seconds(self) -> float:
         """CPU time left for checking (none at or below zero)."""
-        return self.cpu.seconds
+        return self.cpu.tokens
 
     def spend(self, seconds: float) -> None:
-        self.cpu.seconds -= seconds
+        self.cpu.tokens -= seconds
 
     def lift_rate(self) -> None:
         """Check every frame from now on while time lasts (a session's last batches, as it ends)."""

@@ -11,8 +11,9 @@ transcript.
 - The page renders it on the sandbox origin and speaks the bridge; every bridge message, both
   ways, comes here (`app_frame`) and is recorded on a tap of its own, marked `data.connection =
   "app"` (the lane): the schema lint checks it against the extension's schema. The app's
-  `tools/call` and `resources/read` are made here, on the session's client (a tool whose
-  `visibility` leaves out "app" is refused), and answered to the asking tab.
+  `tools/call` and `resources/read` are made here, on the session's client (a tool the server did
+  not list, or whose `visibility` leaves out "app", is refused with a note), and answered to the
+  asking tab.
 - Bounded: at most RATE bridge messages a second (BURST at once) are recorded, none over
   MAX_FRAME bytes, at most IN_FLIGHT requests of apps at a time; what is refused is counted and
   said in a note once the flood is over. The page bounds what it takes from the app first.
@@ -36,6 +37,7 @@ from playground.mcp.client import McpClient, RequestTimeout
 from playground.mcp.events import Tap
 from playground.mcp.jsonrpc import JsonRpcError
 from playground.mcp.transports.base import TransportError
+from playground.token_bucket import TokenBucket
 
 from ..fragments.html import oob
 from ..protocol import Command, Outcome, catalogue_item
@@ -70,7 +72,7 @@ class Apps(Feature):
     actions = frozenset({"app_open", "app_frame"})
     region_template = "sessions/features/apps_region.html"
     stylesheets = ("apps.css",)
-    scripts = ("apps-host.js",)
+    scripts = ("token-bucket.js", "apps-host.js")
 
     # Page side ------------------------------------------------------------------------
 
@@ -92,7 +94,7 @@ class Apps(Feature):
 
     @classmethod
     def page_context(cls, session: Session) -> dict[str, Any]:
-        return {"apps_sandbox": sandbox_setting()}
+        return {"apps_sandbox": sandbox_setting(), "apps_permissions": json.dumps(apps.PERMISSIONS)}
 
     @classmethod
     def prepare(cls, server: Server, **hints: Any) -> dict[str, Any]:
@@ -106,8 +108,7 @@ class Apps(Feature):
         self.enabled = bool(self.options.get("enabled"))
         self._calls: OrderedDict[str, dict[str, Any]] = OrderedDict()  # call id -> tool, arguments, result
         self._taps: OrderedDict[str, Tap] = OrderedDict()  # app instance -> its bridge's tap
-        self._tokens = BURST
-        self._last = 0.0
+        self._bucket = TokenBucket(RATE, BURST)
         self._busy = 0
         self._ids = itertools.count(1)
         self.recorded = 0
@@ -188,10 +189,10 @@ class Apps(Feature):
         listed = catalogue_item(self.ctx.catalogue, "resources", call["uri"])
         ui = apps.resource_ui(item, listed)
         rejected: list[str] = []
-        apps.app_policy(ui.get("csp"), "", rejected)
+        csp = apps.app_csp(ui.get("csp"), rejected)  # (the server's own: any size, any text)
         return {
             "html": text,
-            "csp": ui.get("csp") if isinstance(ui.get("csp"), dict) else {},
+            "csp": csp,
             "csp_rejected": rejected,
             "permissions": apps.requested_permissions(ui.get("permissions")),
             "prefers_border": ui.get("prefersBorder") is True,
@@ -222,12 +223,8 @@ class Apps(Feature):
         """Why this bridge message is not recorded (None: it is)."""
         if size > MAX_FRAME:
             return f"over {MAX_FRAME:,} bytes"
-        now = asyncio.get_running_loop().time()
-        self._tokens = min(BURST, self._tokens + (now - self._last) * RATE)
-        self._last = now
-        if self._tokens < 1:
+        if not self._bucket.take():
             return f"over {RATE:g} a second"
-        self._tokens -= 1
         return None
 
     def _tap(self, instance: str) -> Tap:
@@ -275,6 +272,16 @@ class Apps(Feature):
             return
         instance, rid = command["key"], message["id"]
         channel = command.get("reply_channel") or ""
+        refusal = self._refusal(message)
+        if refusal is not None:
+            self._tap(instance).note(
+                "app", f"app's {message['method']} refused: {refusal.message}", app=instance, code=refusal.code
+            )
+            error = {"code": refusal.code, "message": refusal.message}
+            self.ctx.spawn(
+                "app-reply", self._reply(channel, {"kind": "reply", "instance": instance, "id": rid, "error": error})
+            )
+            return
         if self._busy >= IN_FLIGHT:
             error = {"code": -32000, "message": f"refused by the playground: over {IN_FLIGHT} requests of apps at once"}
             self._refuse(f"over {IN_FLIGHT} requests at once")
@@ -312,16 +319,26 @@ class Apps(Feature):
             if not isinstance(uri, str):
                 raise JsonRpcError(-32602, "resources/read needs a uri")
             return await client.read_resource(uri)
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise JsonRpcError(-32602, "tools/call needs a tool name")
-        tool = catalogue_item(self.ctx.catalogue, "tools", name)
-        if tool is not None and not apps.app_may_call(tool):
-            raise JsonRpcError(
-                -32601, f'tool {name!r} is not visible to apps (its _meta.ui.visibility leaves out "app")'
-            )
         arguments = params.get("arguments")
-        return await client.call_tool(name, arguments if isinstance(arguments, dict) else {})
+        return await client.call_tool(str(params.get("name")), arguments if isinstance(arguments, dict) else {})
+
+    def _refusal(self, message: dict[str, Any]) -> JsonRpcError | None:
+        """Why the app's request is not made (None: it is): a tools/call the server did not list,
+        or whose `_meta.ui.visibility` leaves out "app" (the spec: the host MUST refuse it)."""
+        if message["method"] != "tools/call":
+            return None
+        params = message.get("params")
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str):
+            return JsonRpcError(-32602, "tools/call needs a tool name")
+        tool = catalogue_item(self.ctx.catalogue, "tools", name)
+        if tool is None:
+            return JsonRpcError(-32601, f"tool {name[:100]!r} is not one the server listed (tools/list)")
+        if not apps.app_may_call(tool):
+            return JsonRpcError(
+                -32601, f'tool {name[:100]!r} is not visible to apps (its _meta.ui.visibility leaves out "app")'
+            )
+        return None
 
     def _refuse(self, why: str) -> None:
         self.refused[why] = self.refused.get(why, 0) + 1

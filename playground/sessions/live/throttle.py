@@ -22,6 +22,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from playground.token_bucket import TokenBucket
+
 Items = list[Any]
 
 
@@ -38,28 +40,23 @@ class LineThrottle:
         self.send = send
         self.rate = max(1.0, rate)
         self.clock = clock
-        self._tokens = self.rate  # the bucket holds one second's worth
-        self._last = clock()
+        self._bucket = TokenBucket(self.rate, self.rate, clock)  # the bucket holds one second's worth
         self._held: collections.deque[Any] = collections.deque(maxlen=max(1, round(self.rate * tail)))
         self._skipped = 0
         self._timer: asyncio.Task[None] | None = None
         self.due = 0.0  # on `clock`, when held lines go out
 
-    def _refill(self) -> None:
-        now = self.clock()
-        self._tokens = min(self.rate, self._tokens + (now - self._last) * self.rate)
-        self._last = now
-
     async def push(self, items: Items) -> None:
-        self._refill()
+        bucket = self._bucket
+        bucket.refill()
         if self._timer is None:
-            room = max(0, int(self._tokens))
+            room = max(0, int(bucket.tokens))
             if len(items) <= room:
-                self._tokens -= len(items)
+                bucket.tokens -= len(items)
                 await self.send(items, 0)
                 return
             if room:
-                self._tokens -= room
+                bucket.tokens -= room
                 await self.send(items[:room], 0)
                 items = items[room:]
         overflow = len(self._held) + len(items) - self._held.maxlen  # type: ignore[operator]
@@ -68,7 +65,7 @@ class LineThrottle:
         self._held.extend(items)
         if self._timer is None:
             # When the bucket has room for a full hold again.
-            self.due = self._last + max(0.0, (self._held.maxlen - self._tokens) / self.rate)  # type: ignore[operator]
+            self.due = bucket.last + max(0.0, (self._held.maxlen - bucket.tokens) / self.rate)  # type: ignore[operator]
             self._timer = asyncio.get_running_loop().create_task(self._release_at(self.due))
 
     async def _release_at(self, due: float) -> None:
@@ -76,8 +73,8 @@ class LineThrottle:
         items, skipped = list(self._held), self._skipped
         self._held.clear()
         self._skipped = 0
-        self._refill()
-        self._tokens -= len(items)
+        self._bucket.refill()
+        self._bucket.tokens -= len(items)
         self._timer = None
         await self.send(items, skipped)
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from playground.mcp.apps import app_may_call, app_policy, capability, requested_permissions, tool_ui
+from playground.budget import APP_POLICY
+from playground.mcp.apps import app_csp, app_may_call, app_policy, capability, requested_permissions, tool_ui
 from playground.mcp.lint.bridge import SCHEMA_FILE, check_bridge
 from playground.mcp.lint.definitions import Request
 from tests.conftest import ROOT
@@ -54,6 +55,27 @@ def test_the_apps_policy_defaults_closed_and_keeps_only_domains():
     bare = dict(d.strip().split(" ", 1) for d in app_policy(None, "javascript:alert(1)").split(";"))
     assert bare["connect-src"] == "'none'" and bare["frame-ancestors"] == "'none'"
     assert requested_permissions({"camera": {}, "clipboardWrite": {}, "teleport": {}}) == ["camera", "clipboard-write"]
+
+
+def test_a_huge_policy_is_cut_to_its_budget_and_what_was_cut_is_said():
+    """A server's csp reaches a header: bounded whatever its size, only domains, cut said."""
+    wide = ["https://" + "a" * 250 + f"{i}.example.com" for i in range(32)]
+    csp = {
+        "resourceDomains": wide,
+        "connectDomains": ["https://" + "b" * 100_000 + ".example.com", *wide],
+        "frameDomains": {"not": "a list"},
+        "default-src *; script-src": ["*"],
+    }
+    rejected: list[str] = []
+    policy = app_policy(csp, "http://127.0.0.1:8000", rejected)
+    reduced = app_csp(csp)
+    assert sum(len(d) + 1 for lst in reduced.values() for d in lst) <= APP_POLICY.output
+    assert len(policy) < 6 * APP_POLICY.output + 500 and "bbbbb" not in policy and "default-src *" not in policy
+    assert any(r.startswith("connectDomains: 'https://bbbb") and r.endswith("'…") for r in rejected)
+    assert any(r.startswith("resourceDomains: ") and APP_POLICY.says in r for r in rejected)
+    assert "frameDomains: a dict, not a list" in rejected
+    assert "keys the spec does not name: 'default-src *; script-src'" in rejected
+    assert max(len(r) for r in rejected) < 300
 
 
 def test_bridge_messages_against_the_extension_and_mcp():

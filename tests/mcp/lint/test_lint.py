@@ -551,7 +551,7 @@ def test_the_process_s_share_bounds_every_session_s_checking_together():
     budgets[0].spend(1.5)
     now[0] += 10.0  # (the others went quiet: it is alone again, at its own 10%)
     assert linters[0].pick(_renumbered(_frames(("recv", note)), 10_000)) == []
-    assert budgets[0].cpu.share == 0.1 and -0.51 <= budgets[0].seconds < -0.3
+    assert budgets[0].cpu.rate == 0.1 and -0.51 <= budgets[0].seconds < -0.3
     assert len(linters[1].pick(_renumbered(_frames(("recv", note)), 10_001))) == 1  # the others: unaffected
     now[0] += 10.0
     assert len(linters[0].pick(_renumbered(_frames(("recv", note)), 10_002))) == 1

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from playground.budget import APP_POLICY
 from playground.mcp.apps import EXTENSION_ID, LANE, MIME_TYPE
+from playground.mcp.apps.policy import MAX_DOMAINS
 from playground.sessions.features.apps import BURST, MAX_FRAME, RATE
 from playground.sessions.fragments import regions
 from tests.conftest import PEERS, ROOT
@@ -197,6 +199,9 @@ async def test_a_hostile_app_is_bounded_refused_and_counted():
         secret = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "secret"}}
         await send(comm, **frame, frame=json.dumps(secret), perform="1")
         refused = await inbox(comm, kind="reply", id=2)
+        unlisted = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "not-listed"}}
+        await send(comm, **frame, frame=json.dumps(unlisted), perform="1")
+        unknown = await inbox(comm, kind="reply", id=5)
         # Not JSON-RPC 2.0: the page answers it as malformed; the playground does not also run it.
         unversioned = {"id": 3, "method": "tools/call", "params": {"name": "show", "arguments": {}}}
         await send(comm, **frame, frame=json.dumps(unversioned), perform="1")
@@ -212,11 +217,29 @@ async def test_a_hostile_app_is_bounded_refused_and_counted():
         elapsed = time.monotonic() - started
     rows = await events(session.pk)
     # Its policy: the domain that is not a domain is left out, and said.
-    assert opened["csp"]["connectDomains"][0] == "https://api.example.com"
-    assert any("unsafe-eval" in r for r in opened["csp_rejected"])
+    # Its huge policy: reduced to the spec's lists of domains, within the budget, what was cut said.
+    csp = opened["csp"]
+    assert set(csp) == {"connectDomains", "resourceDomains"}
+    assert csp["connectDomains"][0] == "https://api.example.com" and len(csp["connectDomains"]) == MAX_DOMAINS - 2
+    assert sum(len(d) + 1 for lst in csp.values() for d in lst) <= APP_POLICY.output
+    said = opened["csp_rejected"]
+    assert opened["permissions"] == ["camera", "clipboard-write"]
+    assert any("unsafe-eval" in r for r in said) and any("'https://aaaa" in r and r.endswith("'…") for r in said)
+    assert f"connectDomains: {5_003 - MAX_DOMAINS:,} more, beyond {MAX_DOMAINS}" in said
+    assert any(r.startswith("resourceDomains: ") and APP_POLICY.says in r for r in said)
+    assert any(r.startswith("keys the spec does not name: 'scriptSrc', '<b>key0</b>'") for r in said)
+    assert len(json.dumps(opened)) < len(opened["html"]) + 20_000
     # A tool whose visibility leaves out apps: refused, never sent to the server.
     assert refused["error"]["code"] == -32601 and "not visible to apps" in refused["error"]["message"]
     assert not [m for m in sent(rows, "tools/call") if m["params"]["name"] == "secret"]
+    # A tool the server did not list: refused likewise; each refusal is a note in the app's lane.
+    assert unknown["error"]["code"] == -32601 and "not one the server listed" in unknown["error"]["message"]
+    assert not [m for m in sent(rows, "tools/call") if m["params"]["name"] == "not-listed"]
+    notes = [r["text"] for r in lane(rows) if r["dir"] == "note" and "refused" in (r.get("text") or "")]
+    assert notes == [
+        "app's tools/call refused: tool 'secret' is not visible to apps (its _meta.ui.visibility leaves out \"app\")",
+        "app's tools/call refused: tool 'not-listed' is not one the server listed (tools/list)",
+    ]
     assert len([m for m in sent(rows, "tools/call") if m["params"]["name"] == "show"]) == 1  # the host's own
     bridge = lane(rows)
     assert next(r for r in bridge if r.get("raw") == "not json at all {")["parse_error"]  # recorded as it came, flagged
