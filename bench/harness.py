@@ -145,6 +145,17 @@ def start_daphne(port: int, application: str, cwd: Path, env: dict[str, str], lo
         time.sleep(0.05)
 
 
+def stop_daphne(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (daphne closes its connections and exits), SIGKILL after 20 s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class App:
     """daphne serving playground.asgi on loopback, one logged-in user, helpers to drive it."""
 
@@ -174,13 +185,8 @@ class App:
     def stop(self) -> None:
         if self.http is not None:
             self.http.close()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_daphne(self.proc)
 
     # Servers and sessions -------------------------------------------------------------
 
@@ -229,13 +235,7 @@ class Floor:
         return await ws_connect(f"ws://127.0.0.1:{self.port}/floor/{which}/", max_size=None, compression=None)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_daphne(self.proc)
 
 
 async def wait_for(ws: ClientConnection, needle: str, timeout: float = 60) -> str:
