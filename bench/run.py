@@ -155,7 +155,7 @@ async def relay(app: App, calls: int, inspector: Inspector | None, floor: Floor 
     cpu = {name: 0.0 for name, _, _ in arms}
     client = {name: 0.0 for name, _, _ in arms}  # this process's CPU in each arm's blocks
     try:
-        for warm in range(20):  # every arm warm: imports, caches, JIT, first catalogue lookups
+        for warm in range(20 if calls >= 100 else 5):  # every arm warm: imports, caches, JIT, first lookups
             for _, arm, _ in arms:
                 await arm(-1 - warm)
         for values in (pg, base, ins, ins_post, *bare.values()):

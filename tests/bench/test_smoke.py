@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 KEYS = (
     "relay_ratio",
@@ -48,6 +50,7 @@ FLOOR_KEYS = (
 )
 
 
+@pytest.mark.timeout(300)  # (~20 s alone; several times that beside the suite's other workers)
 def test_quick_bench_runs_every_part(tmp_path):
     out = tmp_path / "results.json"
     run = subprocess.run(
@@ -55,7 +58,7 @@ def test_quick_bench_runs_every_part(tmp_path):
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=280,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     results = json.loads(out.read_text())
