@@ -82,6 +82,10 @@ class TranscriptWindowTests(LiveBrowserTestCase):
         steps = REPLAY_WINDOW + 300
         self.call_tool("slow", steps=str(steps), delay="0")
         expect(self.result()).to_contain_text(f"done after {steps} steps", timeout=60_000)
+        # The Result comes before the flood's last lines are saved: the reload below must find them
+        # all (a slow machine reloaded at line 978 of ~1,320, and "the latest line" was not).
+        done = self.transcript().locator(".ev-recv", has_text=f"done after {steps} steps")
+        expect(done).to_be_attached(timeout=60_000)
 
         latest = self.reloaded(page, session_url)
         page.evaluate(f"() => {{ document.getElementById('transcript-lines').dataset.keep = '{KEEP}'; }}")
