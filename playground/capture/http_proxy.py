@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import contextlib
 import logging
 import time
@@ -89,9 +90,26 @@ def _authorize(plain: str, server_id: int) -> tuple[CaptureToken, Server] | Json
     return token, server
 
 
+# Connection keys -> their capture, as soon as the server names a connection: its recording reaches
+# the database off the forwarding path, so the host's next request (with the key) could come before
+# the Capture row had it, and open a second captured session for the same connection. This
+# process's; another process finds the key in the database, once recorded.
+_KEYS: collections.OrderedDict[tuple[int, str], str] = collections.OrderedDict()
+KEYS_KEPT = 10_000
+
+
+def _named(token: CaptureToken, key: str, capture: str) -> None:
+    _KEYS[(token.pk, key)] = capture
+    _KEYS.move_to_end((token.pk, key))
+    while len(_KEYS) > KEYS_KEPT:
+        _KEYS.popitem(last=False)
+
+
 def _capture_for(token: CaptureToken, server: Server, key: str, opens: bool) -> str:
     """The capture a request belongs to: the one its connection's key names, a new one for a
     connection opening (initialize, the SSE stream), else the last one opened without a key."""
+    if key and (token.pk, key) in _KEYS:
+        return _KEYS[(token.pk, key)]
     captures = Capture.objects.filter(server=server, token=token).order_by("-pk")
     if key:
         found = captures.filter(http_key=key).values_list("uuid", flat=True).first()
@@ -254,6 +272,7 @@ async def http_capture(request: HttpRequest, server_id: int, token: str, rest: s
     )
     if not recorder.key and upstream.headers.get("mcp-session-id"):
         recorder.key = f"mcp:{upstream.headers['mcp-session-id']}"
+        _named(capture_token, recorder.key, recorder.capture)
     if method == "DELETE":
         recorder.add(
             {"kind": "end", "code": None, "reason": f"the host ended the session (DELETE → {upstream.status_code})"}
@@ -366,7 +385,9 @@ async def _sse(
                     # The connection's key: the host's POSTs name its session_id.
                     query = urlsplit(event.data.strip()).query
                     session = next((p.split("=", 1)[1] for p in query.split("&") if p.startswith("session_id=")), "")
-                    recorder.key = recorder.key or (f"sse:{session}" if session else "")
+                    if session and not recorder.key:
+                        recorder.key = f"sse:{session}"
+                        _named(recorder.token, recorder.key, recorder.capture)
                     recorder.add({"kind": "http_note", "text": f"endpoint: {event.data}", "http": http})
             yield bytes(out)
     if pending:

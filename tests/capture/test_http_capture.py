@@ -315,3 +315,25 @@ def test_a_hosts_request_is_recorded_before_the_server_answers(playground):
         listener.close()
         host.join(30)
     assert answers == [502]  # the server hung up without a word: the capture says it to the host
+
+
+def test_a_connection_named_by_the_server_finds_its_capture_before_its_recording_is_saved(db):
+    """The host's next request names the connection (Mcp-Session-Id) as soon as the server's answer
+    did; the first request's recording reaches the database off the forwarding path, so the key
+    must find its capture without it (under load a second captured session was opened: the
+    Last-Event-ID test above found the tools/call in neither)."""
+    from django.contrib.auth import get_user_model
+
+    from playground.capture import http_proxy
+    from playground.capture.models import Capture, CaptureToken
+    from playground.registry.models import Server
+
+    user = get_user_model().objects.create_user("hana", password="pw")
+    server = Server.objects.create(owner=user, name="remote", transport="http", url="http://127.0.0.1:9/mcp")
+    token, _plain = CaptureToken.issue(user, "laptop")
+    opened = http_proxy._capture_for(token, server, "", opens=True)  # initialize: a new capture
+    http_proxy._named(token, "mcp:abc", opened)  # the server's answer named the connection
+    assert not Capture.objects.exists()  # (its recording not saved yet)
+    assert http_proxy._capture_for(token, server, "mcp:abc", opens=False) == opened
+    other, _ = CaptureToken.issue(user, "desktop")
+    assert http_proxy._capture_for(other, server, "mcp:abc", opens=False) != opened  # another token's
