@@ -11,6 +11,7 @@
   const CHUNK = 250;            // lines a scroll loads
   const EDGE = 600;             // px from an end of the transcript that loads the next chunk
   const FIND_DELAY = 250;       // ms of quiet typing before the filter asks the server
+  const ASK_TIMEOUT = 30000;    // ms an ask may take: one that hangs must not hold the next load back
   const view = window.transcriptView;
 
   function transcript() { return document.getElementById("transcript"); }
@@ -124,7 +125,9 @@
   async function ask(url, params) {
     const u = new URL(url, location.href);
     for (const [k, v] of Object.entries(params)) u.searchParams.set(k, String(v));
-    const response = await fetch(u, { credentials: "same-origin", headers: { Accept: "application/json" } });
+    const response = await fetch(u, {
+      credentials: "same-origin", headers: { Accept: "application/json" }, signal: AbortSignal.timeout(ASK_TIMEOUT),
+    });
     if (!response.ok) throw new Error(`${u.pathname}: ${response.status}`);
     return response.json();
   }
@@ -260,7 +263,9 @@
     if (removed.some((n) => isLine(n) || n.matches("p.older"))) {
       // The replay: the latest lines (or the page's ?at= window) from the database. A person
       // reading older lines (a hidden tab's socket closed and opened again) keeps them.
-      const reading = !following && !view.cleared() ? state.viewSeq : 0;
+      // A load of the latest lines in flight (the person asked for them) is answered by the
+      // replay: it has them (and the load's answer, now of an older generation, is dropped).
+      const reading = !following && !tailing && !view.cleared() ? state.viewSeq : 0;
       state.generation++;
       state.serverWindow = box().querySelector(":scope > p.window-note") !== null;
       state.attached = !state.serverWindow;
@@ -268,6 +273,7 @@
       state.moreBefore = !!first && seqOf(first) > 1;
       view.added(added, removed);
       if (reading && !state.serverWindow) restoreView(reading);
+      if (tailing && state.attached) { following = true; showFollowing(true); }
     } else if (state.attached || state.serverWindow) {
       view.added(added, removed);
       if (box().children.length > keep()) { if (following) trimTop(); else keepingAnchor(trimTop); }

@@ -136,16 +136,30 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
             "document.addEventListener('securitypolicyviolation', e => console.log('CSP violation:', "
             "e.violatedDirective, e.sourceFile, e.lineNumber, e.target?.outerHTML?.slice(0, 300)))"
         )
-        self.context.on(
-            "console",
-            lambda message: (
+        # The pages' warnings and failed requests, printed after the test: pytest shows them
+        # with a failure (a load the page gave up on says why only there).
+        self.console: list[str] = []
+
+        def heard(message: Any) -> None:
+            if "CSP violation" in message.text or "Content Security Policy" in message.text:
                 self.csp_violations.append(message.text)
-                if "CSP violation" in message.text or "Content Security Policy" in message.text
-                else None
+            elif message.type in ("warning", "error"):
+                self.console.append(f"{message.type}: {message.text}")
+
+        self.context.on("console", heard)
+        self.context.on(
+            "response",
+            lambda response: (
+                self.console.append(f"HTTP {response.status} {response.url}") if response.status >= 400 else None
             ),
+        )
+        self.context.on(
+            "requestfailed", lambda request: self.console.append(f"failed: {request.url} {request.failure}")
         )
         expect.set_options(timeout=TIMEOUT_MS)
         yield
+        if self.console:
+            print("The pages' console warnings and failed requests:", *self.console[-40:], sep="\n")
         self.context.close()
         assert self.csp_violations == [], f"the page broke its Content-Security-Policy: {self.csp_violations[:3]}"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from .helpers import LiveBrowserTestCase, peer_args
 
@@ -103,9 +103,23 @@ class TranscriptWindowTests(LiveBrowserTestCase):
         self.reconnect_socket()
         page.wait_for_function("(g) => window.transcriptWindow.state.generation >= g + 2", arg=generation)
         expect(self.transcript().locator('.ev-send[data-method="initialize"]')).to_be_in_viewport()
-        # Back to the latest lines ("Paused" -> "Following"); a new call's lines arrive live.
-        page.get_by_role("button", name="Paused").click()
+
+        # Back to the latest lines ("Paused" -> "Following"), and a reconnect's replay (the latest
+        # lines) comes while they load: it answers the ask; it does not bring the older view back.
+        def is_tail(url: str) -> bool:
+            return "/lines/" in url and "around=" not in url and "before=" not in url and "after=" not in url
+
+        held: list[Route] = []
+        page.route(is_tail, lambda route: held.append(route))
+        with page.expect_request(lambda request: is_tail(request.url)):
+            page.get_by_role("button", name="Paused").click()
+        self.reconnect_socket()
         expect(self.transcript().locator(f"#ev-{latest}")).to_be_in_viewport()
+        expect(page.get_by_role("button", name="Following")).to_have_attribute("aria-pressed", "true")
+        for route in held:
+            route.continue_()  # (its answer, of an older generation, is dropped)
+        page.unroute(is_tail)
+        # A new call's lines arrive live.
         self.call_tool("echo", text="after the flood")
         expect(self.transcript().locator(".ev").last).to_contain_text("after the flood")
 
