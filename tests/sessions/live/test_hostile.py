@@ -259,7 +259,8 @@ async def test_fifty_megabyte_message_is_recorded_truncated_with_its_size(settin
     settings.PLAYGROUND_MAX_FRAME_BYTES = 100_000
     _, rows, seen = await hostile(
         "big",
-        until=("<strong>tools/call</strong>", "done", 'id="feed-log"'),
+        # (The frame's transcript line may come after the Result and the log panel: wait for it too.)
+        until=("<strong>tools/call</strong>", "done", 'id="feed-log"', "truncated: "),
         alive=True,
         clear=lambda r: r.get("truncated") and r["size"] > 50_000_000,
     )
