@@ -8,16 +8,12 @@ it can create the user and servers, seed big transcripts and count persisted eve
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +79,7 @@ from websockets.asyncio.client import connect as ws_connect
 
 from playground.registry.models import LoginToken, Server
 from playground.transcripts.models import Event, Session
+from tools.daphne_server import free_port, start_daphne, stop_daphne
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -116,44 +113,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # The app ------------------------------------------------------------------------------
-
-
-def start_daphne(port: int, application: str, cwd: Path, env: dict[str, str], log: str) -> subprocess.Popen[bytes]:
-    """daphne serving `application` on 127.0.0.1:`port`, once it accepts connections (its
-    output in TMP/`log`)."""
-    daphne = Path(sys.executable).parent / "daphne"
-    proc = subprocess.Popen(
-        [str(daphne), "-b", "127.0.0.1", "-p", str(port), application],
-        cwd=cwd,
-        env=env,
-        stdout=open(TMP / log, "wb"),
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return proc
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"daphne ({application}) did not start; see {TMP / log}")
-        time.sleep(0.05)
-
-
-def stop_daphne(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (daphne closes its connections and exits), SIGKILL after 20 s."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 class App:
@@ -169,7 +129,9 @@ class App:
     def start(self) -> None:
         call_command("migrate", verbosity=0, interactive=False)
         self.user, _ = get_user_model().objects.get_or_create(username="bench")
-        self.proc = start_daphne(self.port, "playground.asgi:application", ROOT, DAPHNE_ENV, "daphne.log")
+        self.proc = start_daphne(
+            self.port, "playground.asgi:application", cwd=ROOT, env=DAPHNE_ENV, log=TMP / "daphne.log"
+        )
         self.http = httpx.Client(base_url=self.base, timeout=120, headers={"Origin": self.base})
         token = LoginToken.issue(self.user)
         r = self.http.get(f"/login/token/{token}/")
@@ -225,7 +187,7 @@ class Floor:
 
     def start(self) -> None:
         env = dict(DAPHNE_ENV, PYTHONPATH=str(ROOT))
-        self.proc = start_daphne(self.port, "floor_asgi:application", BENCH, env, "floor.log")
+        self.proc = start_daphne(self.port, "floor_asgi:application", cwd=BENCH, env=env, log=TMP / "floor.log")
 
     @property
     def pid(self) -> int:

@@ -12,18 +12,15 @@ tool's form, Call tool, the response's transcript line opened. It saves the 1440
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from daphne_server import free_port, start_daphne, stop_daphne  # (tools/, this script's folder)
 from playwright.sync_api import expect, sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,12 +29,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 VIEWPORT = {"width": 1440, "height": 900}
 TIMEOUT_MS = 30_000
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def app_env(tmp: Path, port: int) -> dict[str, str]:
@@ -65,37 +56,6 @@ def set_up(env: dict[str, str]) -> str:
     if match is None:
         raise RuntimeError(f"playground_setup printed no login link:\n{out}")
     return match.group(0)
-
-
-def start_daphne(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
-    daphne = Path(sys.executable).parent / "daphne"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [str(daphne), "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    deadline = time.monotonic() + 30
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return proc
-        if proc.poll() is not None or time.monotonic() > deadline:
-            stop(proc)
-            raise RuntimeError(f"daphne did not start:\n{log.read_text(errors='replace')}")
-        time.sleep(0.05)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM: daphne ends its sessions (and their stdio servers) as a disconnect does."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def take(login_link: str, output: Path) -> None:
@@ -151,11 +111,11 @@ def main() -> None:
         port = free_port()
         env = app_env(tmp, port)
         link = set_up(env)
-        daphne = start_daphne(env, port, tmp / "daphne.log")
+        daphne = start_daphne(port, "playground.asgi:application", cwd=ROOT, env=env, log=tmp / "daphne.log")
         try:
             take(link, output)
         finally:
-            stop(daphne)
+            stop_daphne(daphne)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"{output.relative_to(ROOT) if output.is_relative_to(ROOT) else output}: {output.stat().st_size:,} bytes")
