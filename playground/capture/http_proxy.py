@@ -108,8 +108,9 @@ def _named(token: CaptureToken, key: str, capture: str) -> None:
 def _capture_for(token: CaptureToken, server: Server, key: str, opens: bool) -> str:
     """The capture a request belongs to: the one its connection's key names, a new one for a
     connection opening (initialize, the SSE stream), else the last one opened without a key."""
-    if key and (token.pk, key) in _KEYS:
-        return _KEYS[(token.pk, key)]
+    named = _KEYS.get((token.pk, key)) if key else None  # (one lookup: another thread may evict it)
+    if named is not None:
+        return named
     captures = Capture.objects.filter(server=server, token=token).order_by("-pk")
     if key:
         found = captures.filter(http_key=key).values_list("uuid", flat=True).first()

@@ -51,12 +51,11 @@ def app_ui(tool):
 def apps_sandbox_origin(context) -> str:
     """The MCP Apps sandbox's origin for this page, computed in one place (mcp/apps/origin.py),
     exactly as the browser names it: static/apps-host.js compares it with each message's origin as is."""
-    from django.conf import settings
-
     from playground.mcp.apps import sandbox_origin
+
+    from ..features.apps import sandbox_setting
 
     request = context.get("request")
     if request is None:
         return ""
-    setting = str(getattr(settings, "PLAYGROUND_APPS_SANDBOX", "") or "")
-    return sandbox_origin(setting, request.scheme or "http", request.get_host()) or ""
+    return sandbox_origin(sandbox_setting(), request.scheme or "http", request.get_host()) or ""
