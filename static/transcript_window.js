@@ -142,6 +142,7 @@
     try {
       const data = await ask(linesUrl(), { before: seqOf(first), limit: CHUNK });
       if (generation !== state.generation || firstLine() !== first) return;
+      if (following && state.attached) return;  // (the view went back to the latest lines meanwhile)
       keepingAnchor(() => { insertTop(parse(data.html)); trimBottom(); });
       state.moreBefore = data.more_before;
       if (!state.moreBefore) { const note = olderNote(); if (note) { keepingAnchor(() => { note.remove(); observer.takeRecords(); }); } }
@@ -318,7 +319,10 @@
       const atBottom = fromBottom < 24 && (state.attached || (following && !state.serverWindow));
       if (following && !atBottom && (t.scrollTop >= ownTop - 1 || resized())) scrollDown();  // the bottom moved
       else if (atBottom !== following) setFollowing(atBottom);
-      if (t.scrollTop < EDGE) loadEarlier();
+      // Earlier lines load as the person scrolls up, not while the view follows the latest ones:
+      // above a replay still arriving (its first lines alone fill no screen) they pushed its
+      // last lines out of the window, which then stopped at the middle of the replay.
+      if (t.scrollTop < EDGE && !following) loadEarlier();
       if (fromBottom < EDGE && !state.attached) loadLater();
     });
     scrollDown();

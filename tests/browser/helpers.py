@@ -158,8 +158,9 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         )
         expect.set_options(timeout=TIMEOUT_MS)
         yield
-        if self.console:
-            print("The pages' console warnings and failed requests:", *self.console[-40:], sep="\n")
+        if self.console or self.js_errors:
+            said = [*(f"uncaught: {e}" for e in self.js_errors[-10:]), *self.console[-40:]]
+            print("The pages' uncaught errors, console warnings and failed requests:", *said, sep="\n")
         self.context.close()
         assert self.csp_violations == [], f"the page broke its Content-Security-Policy: {self.csp_violations[:3]}"
 

@@ -106,19 +106,34 @@ class TranscriptWindowTests(LiveBrowserTestCase):
 
         # Back to the latest lines ("Paused" -> "Following"), and a reconnect's replay (the latest
         # lines) comes while they load: it answers the ask; it does not bring the older view back.
+        # Earlier lines are not loaded meanwhile (the view follows the latest): loaded above the
+        # replay as it arrived, they pushed its last lines out of the window.
         def is_tail(url: str) -> bool:
             return "/lines/" in url and "around=" not in url and "before=" not in url and "after=" not in url
 
+        def is_held(url: str) -> bool:
+            return is_tail(url) or "before=" in url
+
         held: list[Route] = []
-        page.route(is_tail, lambda route: held.append(route))
+        page.route(is_held, lambda route: held.append(route))
         with page.expect_request(lambda request: is_tail(request.url)):
             page.get_by_role("button", name="Paused").click()
         self.reconnect_socket()
-        expect(self.transcript().locator(f"#ev-{latest}")).to_be_in_viewport()
+        try:
+            expect(self.transcript().locator(f"#ev-{latest}")).to_be_in_viewport()
+        except AssertionError:  # (what the window's state was, for a failure that cannot be reproduced at will)
+            state = page.evaluate("() => window.transcriptWindow.state")
+            shown = self.lines(page)
+            raise AssertionError(f"#ev-{latest} not shown: {state}, lines {shown[:1]}..{shown[-1:]}") from None
         expect(page.get_by_role("button", name="Following")).to_have_attribute("aria-pressed", "true")
+        asked_earlier = [route.request.url for route in held if "before=" in route.request.url]
         for route in held:
-            route.continue_()  # (its answer, of an older generation, is dropped)
-        page.unroute(is_tail)
+            route.continue_()  # (the tail's answer, of an older generation, is dropped)
+            route.request.response()  # (answered)
+        page.unroute(is_held)
+        page.wait_for_function("() => !window.transcriptWindow.state.busyBefore")  # (and taken in)
+        expect(self.transcript().locator(f"#ev-{latest}")).to_be_attached()
+        assert asked_earlier == []
         # A new call's lines arrive live.
         self.call_tool("echo", text="after the flood")
         expect(self.transcript().locator(".ev").last).to_contain_text("after the flood")
