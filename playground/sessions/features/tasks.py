@@ -134,7 +134,9 @@ class Tasks(Feature):
     def _heard(self, followed: Followed, task: dict[str, Any]) -> None:
         """The task as the server now tells it (a poll, a notification, a cancel's answer)."""
         status = task.get("status")
-        if isinstance(status, str) and status:
+        # A terminal status is final (the spec): a poll answered from before it (after the
+        # server's notification of it) must not bring the task back to working.
+        if isinstance(status, str) and status and (status in TERMINAL_TASK_STATES or not followed.terminal):
             followed.task = {**followed.task, **{k: v for k, v in task.items() if k != "_meta"}}
         if followed.terminal:
             followed.stopped = followed.stopped or f"the task is {followed.status}"

@@ -126,6 +126,32 @@ async def test_a_status_notification_updates_the_card_and_input_required_calls_t
     await session.settle()
 
 
+async def test_a_poll_answered_from_before_the_task_ended_does_not_bring_it_back() -> None:
+    """A terminal status is final (the spec: no transition out of it). The server's notification
+    says "completed" while a tasks/get is answered from before it ("working", as server-everything
+    can on stdio): the card stays completed and polls no more (it polled again at once, a poll gap
+    well under the server's pollInterval)."""
+    server = TaskServer("working")
+    asked, answer = asyncio.Event(), asyncio.Event()
+    ask = server.request
+
+    async def request(method: str, params: Any = None, **kw: Any) -> Any:
+        asked.set()
+        await answer.wait()
+        return await ask(method, params, **kw)
+
+    server.request = request  # type: ignore[method-assign]
+    session, feature = start(server)
+    await asked.wait()
+    feature.on_notification({"method": "notifications/tasks/status", "params": task("completed")})
+    answer.set()
+    await until(lambda: not feature.followed["t1"].polling)
+    assert len(server.gets) == 1 and feature.followed["t1"].status == "completed"
+    assert session.calls == [{"command": "task_result", "task_id": "T", "name": "T"}]
+    feature._forget("t1")
+    await session.settle()
+
+
 async def test_notifications_about_other_tasks_are_ignored() -> None:
     server = TaskServer("working", poll_ms=60_000)
     session, feature = start(server)
