@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from channels.testing import ChannelsLiveServerTestCase
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -275,8 +276,22 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         """Click a tool in the catalogue; return its form (the new one, even if the same tool's form
         was already open: the old one is marked first, and the step waits for its replacement)."""
         self.page.evaluate("() => document.querySelector('#workspace form#tool-form')?.setAttribute('data-old', '')")
-        self.tool_button(name).click()
         form = self.page.locator("#workspace form#tool-form:not([data-old])")
+        for _ in range(3):
+            # A catalogue refreshed under the click (a server's list_changed at start) replaces the
+            # button clicked, and its request goes with it: the new button is clicked then, as a
+            # person would.
+            button = self.tool_button(name).element_handle()
+            try:
+                button.click()
+            except PlaywrightError:  # (replaced before the click: the new one is clicked)
+                continue
+            self.page.wait_for_function(
+                "([button]) => !button.isConnected || document.querySelector('#workspace form#tool-form:not([data-old])')",
+                arg=[button],
+            )
+            if form.count() or button.evaluate("(button) => button.isConnected"):
+                break
         expect(form).to_have_attribute("data-tool", name)
         # Values remembered for this tool are being put back (aria-busy): a field filled meanwhile
         # keeps what was typed, but the step waits so that what it fills is what gets sent.
