@@ -222,10 +222,13 @@ class Calls:
         self._announcing: dict[str, asyncio.Task[None]] = {}
         self.ended: str | None = None  # why the session ended, once it has
 
-    def start(self, command: str, message: Command) -> str:
-        """Run one call in a task of its own; its call id (the page's, or a new one)."""
+    def start(self, command: str, message: Command, eager: bool = False) -> str:
+        """Run one call in a task of its own; its call id (the page's, or a new one). `eager`:
+        the task runs at once up to its first wait (its request written), not on the loop's next turn."""
         call_id = message.get("call_id") or f"c{next(self._ids)}"
-        task = asyncio.create_task(self._perform(command, message, call_id))
+        task = asyncio.Task(
+            self._perform(command, message, call_id), loop=asyncio.get_running_loop(), eager_start=eager
+        )
         self._tasks[call_id] = task
         task.add_done_callback(lambda _t: self._tasks.pop(call_id, None))
         return call_id

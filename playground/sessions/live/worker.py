@@ -78,6 +78,7 @@ class SessionWorker:
         self.tap.subscribe(self.recorder.add)
         self._stop = asyncio.Event()
         self._inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()  # the commands, in order
+        self._idle = False  # the command loop waits for a command (none is being handled or waiting)
         self._task: asyncio.Task[None] | None = None
         self._spawned: set[asyncio.Task[Any]] = set()
         self._lanes = Lanes(self.spawn)  # features' commands, beside the command loop
@@ -264,10 +265,13 @@ class SessionWorker:
     # Commands ---------------------------------------------------------------------------
 
     def deliver(self, command: Command) -> None:
-        """A command from a tab in this process: into the command loop's inbox, not through the
-        channel layer (with Redis, a command's round trip through it; in-process, a copy less).
-        Commands from elsewhere (other processes, the views) come through the layer as before."""
-        self._inbox.put_nowait(copied(command))
+        """A command from a tab in this process, not through the channel layer (with Redis, its
+        round trip); a call with no command before it starts at once. Others' come through the layer."""
+        own, name = copied(command), command.get("command")
+        if name in CALLS and name not in self._core and name not in BY_COMMAND and self._idle and self._inbox.empty():
+            self.calls.start(str(name), own, eager=True)  # nothing before it: written in this turn
+            return
+        self._inbox.put_nowait(own)
 
     async def _receive_loop(self) -> None:
         pumping = None
@@ -275,7 +279,10 @@ class SessionWorker:
             pumping = asyncio.create_task(self._from_layer())
         try:
             while True:
-                await self._command(self.handle, as_command(await self._inbox.get()))
+                self._idle = self._inbox.empty()
+                command = as_command(await self._inbox.get())
+                self._idle = False
+                await self._command(self.handle, command)
         finally:
             if pumping is not None:
                 pumping.cancel()

@@ -98,3 +98,59 @@ async def test_serve_raises_what_reading_the_page_raised():
 
     with pytest.raises(ConnectionResetError):
         await asyncio.wait_for(serve(layer, await layer.new_channel(), broken, dispatch), 5)
+
+
+async def test_a_message_to_an_idle_reader_is_dispatched_within_its_send_and_one_to_a_busy_one_waits():
+    """The in-process path's turn less: with the reader waiting and nothing queued, a send runs
+    the handler at once (before the send returns); while that handler still runs, the next
+    message waits for it, and so does the page's next frame."""
+    layer = DirectInMemoryChannelLayer()
+    channel = await layer.new_channel()
+    page: asyncio.Queue[dict] = asyncio.Queue()
+    seen: list[str] = []
+    release = asyncio.Event()
+
+    async def dispatch(message: dict) -> None:
+        seen.append(message["type"])
+        if message["type"] == "slow":
+            await release.wait()
+            seen.append("slow done")
+        elif message["type"] == "websocket.disconnect":
+            raise StopConsumer
+
+    serving = asyncio.create_task(serve(layer, channel, page.get, dispatch))
+    while channel not in layer.inboxes:  # (serve attaches as it starts)
+        await asyncio.sleep(0)
+    for _ in range(3):  # the reader reaches its wait
+        await asyncio.sleep(0)
+    await layer.send(channel, {"type": "first"})
+    assert seen == ["first"]  # dispatched within the send
+    await layer.send(channel, {"type": "slow"})
+    assert seen == ["first", "slow"]
+    await layer.send(channel, {"type": "after"})
+    page.put_nowait({"type": "websocket.receive"})
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert seen == ["first", "slow"]  # both wait for the slow one
+    release.set()
+    page.put_nowait({"type": "websocket.disconnect"})
+    await asyncio.wait_for(serving, 5)
+    assert seen == ["first", "slow", "slow done", "after", "websocket.receive", "websocket.disconnect"]
+
+
+async def test_serve_raises_what_a_message_dispatched_at_once_raised():
+    layer = DirectInMemoryChannelLayer()
+    channel = await layer.new_channel()
+    page: asyncio.Queue[dict] = asyncio.Queue()
+
+    async def dispatch(message: dict) -> None:
+        raise KeyError(message["type"])
+
+    serving = asyncio.create_task(serve(layer, channel, page.get, dispatch))
+    while channel not in layer.inboxes:
+        await asyncio.sleep(0)
+    for _ in range(3):
+        await asyncio.sleep(0)
+    await layer.send(channel, {"type": "broken"})  # the sender is not the one told
+    with pytest.raises(KeyError, match="broken"):
+        await asyncio.wait_for(serving, 5)

@@ -107,3 +107,22 @@ async def test_an_ended_session_keeps_what_it_learnt_of_the_server():
     assert session.status == "ended" and session.worker_channel == "" and session.event_count >= len(rows)
     assert session.era == "legacy" and session.protocol_version == "2025-11-25"
     assert session.server_info["name"] == "sdk-peer"
+
+
+async def test_a_call_from_a_tab_in_this_process_is_written_at_once_unless_a_command_waits_before_it():
+    """`deliver` of a call with the command loop idle starts it in the tab's turn of the loop: its
+    request is on the server's stdin before `deliver` returns. With a command still waiting, the
+    call waits behind it, as every command does (in order)."""
+    async with live_tab() as (_user, session, _comm):
+        worker = WORKERS[session.pk]
+        while not worker._idle:  # (the tab's sync may still be in hand)
+            await asyncio.sleep(0.01)
+        sent: list[str] = []
+        worker.tap.subscribe(lambda event: sent.append(event.method or "") if event.dir == "send" else None)
+        worker.deliver({"command": "ping", "call_id": "now"})
+        assert sent == ["ping"]  # written within deliver
+        worker.deliver({"command": "disconnect"})
+        worker.deliver({"command": "ping", "call_id": "later"})
+        assert sent == ["ping"]  # behind the disconnect, which is handled first: the second ping is never sent
+        await asyncio.wait_for(worker._task, 20)
+        assert sent.count("ping") == 1
