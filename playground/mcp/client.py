@@ -82,6 +82,31 @@ InputRequiredListener = Callable[[str, int, dict[str, Any]], None]
 _SENDING: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcp_sending", default=None)
 
 
+class _Answer(asyncio.Future[Any]):
+    """A request's answer, which wakes the request's waiter (`_wait`) as it is set: the waiter
+    resumes on the loop's next turn, where `asyncio.wait` took two (its callback's, then the
+    task's) — on the path of every call."""
+
+    waiter: asyncio.Future[None] | None = None
+
+    def set_result(self, result: Any) -> None:
+        super().set_result(result)
+        self._wake()
+
+    def set_exception(self, exception: type | BaseException) -> None:
+        super().set_exception(exception)
+        self._wake()
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        cancelled = super().cancel(msg)
+        self._wake()
+        return cancelled
+
+    def _wake(self) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+
 @dataclass
 class _Pending:
     method: str
@@ -99,6 +124,33 @@ class _Pending:
     # Its timeout is a guess (the era probe's), not the person's: it does not run out while the
     # transport says the server is still starting.
     patient_start: bool = False
+
+
+async def _answered(answer: asyncio.Future[Any], seconds: float) -> bool:
+    """Whether `answer` is set within `seconds` (inf: no limit); `answer` itself is never
+    cancelled by the wait (a later turn may wait on it again)."""
+    if answer.done():
+        return True
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] = loop.create_future()
+    timer = None if seconds == float("inf") else loop.call_later(seconds, _expire, waiter)
+    if isinstance(answer, _Answer):
+        answer.waiter = waiter
+    else:
+        answer.add_done_callback(lambda _answer: _expire(waiter))
+    try:
+        await waiter
+    finally:
+        if timer is not None:
+            timer.cancel()
+        if isinstance(answer, _Answer):
+            answer.waiter = None
+    return answer.done()
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 @dataclass
@@ -364,7 +416,7 @@ class McpClient:
         limit = self.timeout if timeout is None else timeout
         pending = _Pending(
             method="(raw)",
-            future=loop.create_future(),
+            future=_Answer(loop=loop),
             timeout=limit,
             deadline=loop.time() + limit,
             context=contextvars.copy_context(),
@@ -407,8 +459,7 @@ class McpClient:
                 continue
             if remaining <= 0:
                 return pending.future.done()
-            done, _ = await asyncio.wait({pending.future}, timeout=None if remaining == float("inf") else remaining)
-            if done:
+            if await _answered(pending.future, remaining):
                 return True
 
     async def request(
@@ -515,7 +566,7 @@ class McpClient:
         task_id = params.get("taskId") if method in _TASK_METHODS and isinstance(params, dict) else None
         pending = _Pending(
             method=method,
-            future=loop.create_future(),
+            future=_Answer(loop=loop),
             timeout=limit,
             on_progress=on_progress,
             progress_token=token,

@@ -249,3 +249,26 @@ async def test_an_initialize_without_answer_is_abandoned_never_cancelled():
         await starting
     assert [m.get("method") for m in client.transport.sent] == ["initialize"]
     # Any other request is still cancelled with the notification (test_timeout_... above).
+
+
+async def test_a_request_resumes_on_the_loop_turn_after_its_answer():
+    """The answer wakes its request's waiter as it is set: the request returns on the next turn
+    of the loop (asyncio.wait took two: its callback's, then the task's). On every call's path."""
+    client, _ = make(lambda t, m: None)
+    await client.start()
+    asking = asyncio.create_task(client.request("ping", timeout=30))
+    while not client.transport.sent:
+        await asyncio.sleep(0)
+    client.transport.deliver({"jsonrpc": "2.0", "id": client.transport.sent[-1]["id"], "result": {"ok": 1}})
+    await asyncio.sleep(0)  # one turn
+    assert asking.done() and asking.result() == {"ok": 1}
+
+
+async def test_a_request_still_times_out_and_its_late_answer_is_a_note():
+    client, events = make(lambda t, m: None)
+    await client.start()
+    with pytest.raises(RequestTimeout):
+        await client.request("ping", timeout=0.05)
+    ping = next(m for m in client.transport.sent if m.get("method") == "ping")
+    client.transport.deliver({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
+    assert any(e.kind == "timeout" for e in events) and any(e.kind == "error" for e in events)

@@ -288,7 +288,11 @@ class Calls:
         except HttpStatusError as exc:
             outcome["error"] = http_error(exc)
         except TransportError as exc:
-            outcome["error"] = {"message": str(exc) or type(exc).__name__, "kind": "transport"}
+            if client.closed:  # the connection ended with the call waiting: the session ends
+                reason = client.close_reason or str(exc)
+                outcome["error"] = {"message": f"no answer: the session ended ({reason})", "kind": "ended"}
+            else:
+                outcome["error"] = {"message": str(exc) or type(exc).__name__, "kind": "transport"}
         except Exception as exc:
             # The client gave up (ProtocolError: too many input rounds...) or a bug: not the server's words.
             outcome["error"] = {"message": str(exc) or type(exc).__name__, "kind": "client"}
