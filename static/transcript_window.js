@@ -302,22 +302,28 @@
     // A change of the transcript's size (the window resized, the columns stacked) moves or clamps
     // its scroll position: that is not the person scrolling up, and a followed transcript stays
     // at its bottom.
-    let size = [t.clientWidth, t.clientHeight];
-    const resized = () => {
-      const now = [t.clientWidth, t.clientHeight];
-      const changed = now[0] !== size[0] || now[1] !== size[1];
-      size = now;
+    // The observer and the scroll handler each keep the size they last saw: the scroll event of
+    // a clamp can come after the observer has run, and must still read as a resize (with one
+    // memory, the observer used it up and the clamp paused the view).
+    const sizeNow = () => [t.clientWidth, t.clientHeight];
+    const changedSince = (seen) => {
+      const now = sizeNow();
+      const changed = now[0] !== seen.size[0] || now[1] !== seen.size[1];
+      seen.size = now;
       return changed;
     };
-    new ResizeObserver(() => { if (resized() && following && state.attached) scrollDown(); }).observe(t);
+    const seenByObserver = { size: sizeNow() };
+    const seenByScroll = { size: sizeNow() };
+    new ResizeObserver(() => { if (changedSince(seenByObserver) && following && state.attached) scrollDown(); }).observe(t);
     t.addEventListener("scroll", () => {
+      const resized = changedSince(seenByScroll);
       if (viewTimer === null) {
         viewTimer = setTimeout(() => { viewTimer = null; const a = anchorLine(); state.viewSeq = a ? seqOf(a) : 0; }, 150);
       }
       const fromBottom = t.scrollHeight - t.scrollTop - t.clientHeight;
       // (Following while the window catches up with the tail: at its bottom, loadLater brings the rest.)
       const atBottom = fromBottom < 24 && (state.attached || (following && !state.serverWindow));
-      if (following && !atBottom && (t.scrollTop >= ownTop - 1 || resized())) scrollDown();  // the bottom moved
+      if (following && !atBottom && (t.scrollTop >= ownTop - 1 || resized)) scrollDown();  // the bottom moved
       else if (atBottom !== following) setFollowing(atBottom);
       // Earlier lines load as the person scrolls up, not while the view follows the latest ones:
       // above a replay still arriving (its first lines alone fill no screen) they pushed its
