@@ -110,7 +110,7 @@ class _Answer(asyncio.Future[Any]):
 @dataclass
 class _Pending:
     method: str
-    future: asyncio.Future[Any]
+    future: _Answer
     timeout: float
     on_progress: ProgressCallback | None = None
     progress_token: Any = None
@@ -126,25 +126,20 @@ class _Pending:
     patient_start: bool = False
 
 
-async def _answered(answer: asyncio.Future[Any], seconds: float) -> bool:
+async def _answered(answer: _Answer, seconds: float) -> bool:
     """Whether `answer` is set within `seconds` (inf: no limit); `answer` itself is never
     cancelled by the wait (a later turn may wait on it again)."""
     if answer.done():
         return True
     loop = asyncio.get_running_loop()
-    waiter: asyncio.Future[None] = loop.create_future()
-    timer = None if seconds == float("inf") else loop.call_later(seconds, _expire, waiter)
-    if isinstance(answer, _Answer):
-        answer.waiter = waiter
-    else:
-        answer.add_done_callback(lambda _answer: _expire(waiter))
+    answer.waiter = loop.create_future()
+    timer = None if seconds == float("inf") else loop.call_later(seconds, _expire, answer.waiter)
     try:
-        await waiter
+        await answer.waiter
     finally:
         if timer is not None:
             timer.cancel()
-        if isinstance(answer, _Answer):
-            answer.waiter = None
+        answer.waiter = None
     return answer.done()
 
 

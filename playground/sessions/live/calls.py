@@ -279,7 +279,7 @@ class Calls:
             outcome["error"] = {"message": str(exc), "timeout": True}
         except asyncio.CancelledError:
             if self.ended is not None:
-                outcome["error"] = {"message": f"no answer: the session ended ({self.ended})", "kind": "ended"}
+                outcome["error"] = ended_error(self.ended)
             else:
                 outcome["error"] = {"message": "cancelled by the user", "cancelled": True}
             announce.cancel()
@@ -289,8 +289,7 @@ class Calls:
             outcome["error"] = http_error(exc)
         except TransportError as exc:
             if client.closed:  # the connection ended with the call waiting: the session ends
-                reason = client.close_reason or str(exc)
-                outcome["error"] = {"message": f"no answer: the session ended ({reason})", "kind": "ended"}
+                outcome["error"] = ended_error(client.close_reason or str(exc))
             else:
                 outcome["error"] = {"message": str(exc) or type(exc).__name__, "kind": "transport"}
         except Exception as exc:
@@ -409,6 +408,12 @@ def raw_request_id(frame: str) -> Any:
         if isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)):
             return rid
     return None
+
+
+def ended_error(why: str) -> CallError:
+    """A call that got no answer because the session ended (the server stopped, the connection
+    closed, the person disconnected), whichever was heard first."""
+    return {"message": f"no answer: the session ended ({why})", "kind": "ended"}
 
 
 def http_error(exc: HttpStatusError) -> CallError:

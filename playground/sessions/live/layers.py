@@ -64,7 +64,8 @@ class Inbox(asyncio.Queue[Any]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.context = contextvars.copy_context()  # the reader's: a dispatch at once runs in a copy
+        # The reader's (it attaches the inbox itself): a dispatch at once runs in a copy of it.
+        self.context = contextvars.copy_context()
         self._idle: Dispatch | None = None  # the reader's dispatch, while it idles
         self._in_get = False
         self._running: asyncio.Task[None] | None = None  # a message dispatched at once, not done yet
@@ -107,6 +108,11 @@ class Inbox(asyncio.Queue[Any]):
             self._idle = None
         await self._until_dispatched()
         return message
+
+    @property
+    def idle(self) -> bool:
+        """Whether its reader waits with nothing queued (the next message is dispatched at once)."""
+        return self._idle is not None
 
     async def _until_dispatched(self) -> None:
         while self._running is not None:
@@ -169,7 +175,8 @@ class DirectInMemoryChannelLayer(InMemoryChannelLayer):
 
 
 class _PageGone:
-    """Put in a tab's inbox when reading its page's frames failed: the dispatch loop raises it."""
+    """Put in a tab's inbox when reading its page's frames failed, or a message dispatched at
+    once raised: the dispatch loop raises it, as if it had met it itself."""
 
     def __init__(self, error: BaseException) -> None:
         self.error = error
@@ -185,7 +192,6 @@ async def serve(
     frames (ASGI `receive`) and its channel's messages go into one inbox, dispatched one at a
     time in the order they came, until a handler stops the consumer."""
     inbox = layer.attach(channel)
-    inbox.context = contextvars.copy_context()
 
     async def from_page() -> None:
         while True:

@@ -265,8 +265,7 @@ class SessionWorker:
     # Commands ---------------------------------------------------------------------------
 
     def deliver(self, command: Command) -> None:
-        """A command from a tab in this process, not through the channel layer (with Redis, its
-        round trip); a call with no command before it starts at once. Others' come through the layer."""
+        """A tab's command in this process, not through the layer; a call with none before it starts at once."""
         own, name = copied(command), command.get("command")
         if name in CALLS and name not in self._core and name not in BY_COMMAND and self._idle and self._inbox.empty():
             self.calls.start(str(name), own, eager=True)  # nothing before it: written in this turn
@@ -284,6 +283,7 @@ class SessionWorker:
                 self._idle = False
                 await self._command(self.handle, command)
         finally:
+            self._idle = False  # (ended: a call delivered now is not started)
             if pumping is not None:
                 pumping.cancel()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from channels.exceptions import ChannelFull, StopConsumer
@@ -100,6 +101,16 @@ async def test_serve_raises_what_reading_the_page_raised():
         await asyncio.wait_for(serve(layer, await layer.new_channel(), broken, dispatch), 5)
 
 
+async def serving_idle(
+    layer: DirectInMemoryChannelLayer, channel: str, page: asyncio.Queue[dict], dispatch: Any
+) -> asyncio.Task[None]:
+    """`serve` started, once its reader waits with nothing queued."""
+    serving = asyncio.create_task(serve(layer, channel, page.get, dispatch))
+    while channel not in layer.inboxes or not layer.inboxes[channel].idle:
+        await asyncio.sleep(0)
+    return serving
+
+
 async def test_a_message_to_an_idle_reader_is_dispatched_within_its_send_and_one_to_a_busy_one_waits():
     """The in-process path's turn less: with the reader waiting and nothing queued, a send runs
     the handler at once (before the send returns); while that handler still runs, the next
@@ -118,18 +129,14 @@ async def test_a_message_to_an_idle_reader_is_dispatched_within_its_send_and_one
         elif message["type"] == "websocket.disconnect":
             raise StopConsumer
 
-    serving = asyncio.create_task(serve(layer, channel, page.get, dispatch))
-    while channel not in layer.inboxes:  # (serve attaches as it starts)
-        await asyncio.sleep(0)
-    for _ in range(3):  # the reader reaches its wait
-        await asyncio.sleep(0)
+    serving = await serving_idle(layer, channel, page, dispatch)
     await layer.send(channel, {"type": "first"})
     assert seen == ["first"]  # dispatched within the send
     await layer.send(channel, {"type": "slow"})
     assert seen == ["first", "slow"]
     await layer.send(channel, {"type": "after"})
     page.put_nowait({"type": "websocket.receive"})
-    for _ in range(10):
+    while not page.empty():  # the page's frame read (and offered in the same step: queued behind "after")
         await asyncio.sleep(0)
     assert seen == ["first", "slow"]  # both wait for the slow one
     release.set()
@@ -146,11 +153,7 @@ async def test_serve_raises_what_a_message_dispatched_at_once_raised():
     async def dispatch(message: dict) -> None:
         raise KeyError(message["type"])
 
-    serving = asyncio.create_task(serve(layer, channel, page.get, dispatch))
-    while channel not in layer.inboxes:
-        await asyncio.sleep(0)
-    for _ in range(3):
-        await asyncio.sleep(0)
+    serving = await serving_idle(layer, channel, page, dispatch)
     await layer.send(channel, {"type": "broken"})  # the sender is not the one told
     with pytest.raises(KeyError, match="broken"):
         await asyncio.wait_for(serving, 5)
