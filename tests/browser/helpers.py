@@ -311,6 +311,38 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
     def transcript(self, page: Page | None = None) -> Locator:
         return (page or self.page).get_by_role("log", name="Transcript")
 
+    # A line in view: its box meets the transcript's and the window's (what to_be_in_viewport
+    # checks, for an element inside the one scrolling box). `text`: the first match holding it.
+    IN_VIEW = """([selector, last, text]) => {
+        let all = Array.from(document.querySelectorAll(selector));
+        if (text) all = all.filter((el) => el.textContent.includes(text));
+        const el = last ? all[all.length - 1] : all[0];
+        if (!el || el.hidden) return false;
+        const r = el.getBoundingClientRect();
+        const log = el.closest('[role="log"]');
+        const b = log ? log.getBoundingClientRect() : { top: 0, bottom: innerHeight, left: 0, right: innerWidth };
+        const top = Math.max(r.top, b.top, 0), bottom = Math.min(r.bottom, b.bottom, innerHeight);
+        const left = Math.max(r.left, b.left, 0), right = Math.min(r.right, b.right, innerWidth);
+        return bottom > top && right > left;
+    }"""
+
+    def wait_in_view(
+        self,
+        selector: str,
+        *,
+        last: bool = False,
+        text: str = "",
+        page: Page | None = None,
+        timeout: float = TIMEOUT_MS,
+    ) -> None:
+        """The element `selector` finds (the last with `last`; holding `text`) in view. Not
+        `expect().to_be_in_viewport()` on a page of many transcript lines: Playwright (1.65) takes an
+        aria snapshot of the whole page on every poll that fails, and each one held the page's
+        main thread 1.5-2 s there (a Chromium trace: a style and layout pass per closed <details>
+        line) — the replay the test waited for came 8-10 s a frame late on a loaded machine.
+        A function polled in the page costs a query and one layout a frame."""
+        (page or self.page).wait_for_function(self.IN_VIEW, arg=[selector, last, text], timeout=timeout)
+
     def exchange(self, method: str, page: Page | None = None) -> tuple[Locator, Locator]:
         """The last request line for `method` and the response line that answers it."""
         log = self.transcript(page)
