@@ -122,12 +122,11 @@ def _size(chars: int) -> str:
 
 
 # The one table. Figures: what the largest real schemas, catalogues and results we know of need,
-# times ten or more (bench/README's "Bounded work"), and at most a few tenths of a second of one
-# core where the work runs on the event loop.
+# times ten or more (bench/README's "Bounded work"): where the work runs on the event loop, steps
+# that stop it within a few tenths of a second of one core, and seconds a backstop of at most one
+# (at 0.25 s, server-everything's 13-field elicitation card, 920 steps, the first in a process at
+# 0.22 s as its templates compiled, came as one JSON field on a loaded machine).
 FORM = Limits("form", steps=100_000, output=4 << 20, seconds=2.0, says="too large to turn into a form")
-# (A card's seconds are a backstop, as everywhere: its steps stop a hostile schema in ~12 ms. At
-# 0.25 s, server-everything's 13-field card, 920 steps, the first in a process at 0.22 s (its
-# templates compiled), came as one JSON field on a loaded machine.)
 ELICITATION = Limits(
     "elicitation card", steps=10_000, output=1 << 20, seconds=1.0, says="too large to turn into a form here"
 )

@@ -317,7 +317,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         let all = Array.from(document.querySelectorAll(selector));
         if (text) all = all.filter((el) => el.textContent.includes(text));
         const el = last ? all[all.length - 1] : all[0];
-        if (!el || el.hidden) return false;
+        if (!el) return false;  // (a hidden one has an empty box: not in view)
         const r = el.getBoundingClientRect();
         const log = el.closest('[role="log"]');
         const b = log ? log.getBoundingClientRect() : { top: 0, bottom: innerHeight, left: 0, right: innerWidth };
