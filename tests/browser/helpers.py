@@ -343,6 +343,17 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         A function polled in the page costs a query and one layout a frame."""
         (page or self.page).wait_for_function(self.IN_VIEW, arg=[selector, last, text], timeout=timeout)
 
+    def replayed(self, page: Page | None = None) -> None:
+        """The page's websocket has replayed the transcript from the database (it does on each
+        connect, in place of the lines the page was served with). Click a line after this: a click
+        whose mouse-down and mouse-up straddle the replay's swap opens nothing (the line pressed is
+        gone when the button comes up). For a page served with lines: the replay that replaces
+        them bumps transcript_window.js's generation (so do the person's own loads of older or
+        later lines: none on a page just loaded); into an empty transcript it only appends."""
+        (page or self.page).wait_for_function(
+            "() => !!window.transcriptWindow && window.transcriptWindow.state.generation > 0", timeout=TIMEOUT_MS
+        )
+
     def exchange(self, method: str, page: Page | None = None) -> tuple[Locator, Locator]:
         """The last request line for `method` and the response line that answers it."""
         log = self.transcript(page)

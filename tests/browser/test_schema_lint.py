@@ -60,12 +60,14 @@ class SchemaLintTests(LiveBrowserTestCase):
             # Reloaded: from the database.
             page.reload()
             expect(page.get_by_role("status")).to_have_text("connected")
+            self.replayed(page)
             self.header(page)
             self.badge(page, pointer, message, version)
             # Shared: read-only, the same.
             href = self.share(page)
             shared = self.fresh_page(1024, 800, color_scheme="dark")
             shared.goto(href)
+            self.replayed(shared)
             self.header(shared)
             self.badge(shared, pointer, message, version)
             if version == "2025-11-25":

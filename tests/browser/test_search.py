@@ -5,7 +5,6 @@ its line — shown, marked and still there after the page's websocket replayed i
 from __future__ import annotations
 
 import re
-import time
 
 from playwright.sync_api import expect
 
@@ -62,16 +61,11 @@ class SearchTests(LiveBrowserTestCase):
         self.shot("1b-results-narrow")
         page.set_viewport_size({"width": 1440, "height": 900})
 
-        frames: list[str] = []
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(str(payload))))
         hit.click()
         expect(page).to_have_url(re.compile(rf"/sessions/{older}/\?at={call_seq}$"))
         line = self.transcript().locator(f"#ev-{call_seq}")
         # The page's websocket replays on connect: the same window comes back, the line marked again.
-        deadline = time.monotonic() + 20
-        while not any("transcript-lines" in frame for frame in frames):
-            assert time.monotonic() < deadline, "the websocket never replayed the transcript"
-            page.wait_for_timeout(50)
+        self.replayed()
         expect(line).to_have_class(re.compile(r"\bev-target\b"))
         expect(line).to_have_attribute("open", "")
         expect(line).to_be_in_viewport()

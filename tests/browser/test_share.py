@@ -34,6 +34,7 @@ class ShareTests(LiveBrowserTestCase):
         page.on("websocket", lambda ws: sockets.append(ws.url))
         page.goto(href)
         page.wait_for_load_state("networkidle")
+        self.replayed(page)
         expect(page.get_by_role("link", name="Add server")).to_have_count(0)  # not logged in
         return page, sockets
 
