@@ -10,7 +10,7 @@ from playground.mcp.secrets import Redactor
 
 from ..protocol import FeatureEvent
 from .base import ALL, Feature
-from .bursts import Bursts, Entry
+from .bursts import Bursts, Entry, text_html, time_html
 from .context import SessionContext
 from .summaries import params_of, summarize
 
@@ -25,7 +25,7 @@ class Feed(Feature):
         super().__init__(ctx, options)
         self.bursts = Bursts(
             self,
-            template="sessions/features/feed_entries.html",
+            entries_html=_entries_html,
             target="feed-notes",
             finish=lambda entry: _finished(entry, ctx.secrets()),
         )
@@ -42,6 +42,19 @@ class Feed(Feature):
 
     def snapshot(self) -> list[FeatureEvent]:
         return [self.event(self.bursts.replay())]
+
+
+def _entries_html(entries: list[Entry]) -> str:
+    """The Notifications panel's entries (finished: see `_finished`)."""
+    out = []
+    for e in entries:
+        tag = e.get("subscription")
+        out.append(
+            f'<li class="feed-entry">{time_html(e.get("t"))}<code class="method">{text_html(e.get("method"))}</code>'
+            + (f' <span class="tag" title="subscriptionId">sub #{text_html(tag)}</span>' if tag is not None else "")
+            + f' <span class="text mono">{text_html(e.get("summary"))}</span></li>'
+        )
+    return "".join(out)
 
 
 def _finished(entry: Entry, secrets: Redactor) -> Entry:

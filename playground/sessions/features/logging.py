@@ -13,7 +13,7 @@ from playground.mcp.secrets import Redactor
 from ..fragments.html import oob
 from ..protocol import Command, FeatureEvent
 from .base import Feature, render
-from .bursts import Bursts, Entry
+from .bursts import Bursts, Entry, text_html, time_html
 from .context import SessionContext, TabContext
 from .summaries import summarize
 
@@ -43,7 +43,7 @@ class Logging(Feature):
         self.level = ""
         self.bursts = Bursts(
             self,
-            template="sessions/features/logging_entries.html",
+            entries_html=_entries_html,
             target="feed-log",
             finish=lambda entry: _finished(entry, ctx.secrets()),
         )
@@ -78,6 +78,19 @@ class Logging(Feature):
 
     def snapshot(self) -> list[FeatureEvent]:
         return [*super().snapshot(), self.event(self.bursts.replay())]
+
+
+def _entries_html(entries: list[Entry]) -> str:
+    """The Log panel's entries (finished: see `_finished`)."""
+    out = []
+    for e in entries:
+        level, logger = text_html(e.get("level")), e.get("logger")
+        out.append(
+            f'<li class="feed-entry level-{level}">{time_html(e.get("t"))}<span class="level">{level}</span>'
+            + (f' <span class="logger">{text_html(logger)}</span>' if logger else "")
+            + f' <span class="text">{text_html(e.get("summary"))}</span></li>'
+        )
+    return "".join(out)
 
 
 def _finished(entry: Entry, secrets: Redactor) -> Entry:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from playground.mcp import jsontext
@@ -272,8 +273,10 @@ def transcript_append_frames(rows: Sequence[Mapping[str, Any]], owner: bool = Fa
 def skipped(session_id: int, count: int, export_url: str | None = None) -> str:
     """The marker for lines a flood left out of the page (the export has them; `export_url` as
     in transcript_replace_frames)."""
+    href = export_url or reverse("sessions:export_jsonl", args=[session_id])
     return _append(
-        render_to_string("sessions/_skipped.html", {"session_id": session_id, "count": count, "export_url": export_url})
+        f'<p class="older ev-skipped" data-skipped="{count}">{count} more event{"" if count == 1 else "s"} '
+        f'(see <a href="{_e(href)}">export</a>)</p>'
     )
 
 

@@ -61,3 +61,44 @@ async def test_the_level_set_reaches_the_server_and_its_log_messages_are_shown()
         )
     rows = await events(session.pk)
     assert sent(rows, "logging/setLevel")[0]["params"] == {"level": "debug"}
+
+
+async def test_a_log_entry_s_every_server_string_is_text_and_its_time_in_ms():
+    """The entries are built in Python (bursts.py): each value the server chose reads back as
+    the same text, in the element it belongs to, with nothing of it parsed as markup."""
+    from html.parser import HTMLParser
+
+    hostile = "<img src=x onerror=alert(1)>\"'&"
+    session = FakeSession(FakeClient())
+    logging = session.add("logging")
+    logging.on_notification(
+        {"method": "notifications/message", "params": {"level": hostile, "logger": hostile, "data": hostile}}
+    )
+    await session.settle()
+    (html,) = [e["html"] for name, e in session.published if name == "logging"]
+
+    class Read(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tags: list[tuple[str, dict[str, str | None]]] = []
+            self.texts: dict[str, str] = {}
+            self.open: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.tags.append((tag, dict(attrs)))
+            self.open.append(dict(attrs).get("class") or tag)
+
+        def handle_endtag(self, tag: str) -> None:
+            self.open.pop()
+
+        def handle_data(self, data: str) -> None:
+            if self.open:
+                self.texts[self.open[-1]] = self.texts.get(self.open[-1], "") + data
+
+    read = Read()
+    read.feed(html)
+    assert [tag for tag, _ in read.tags] == ["div", "li", "span", "span", "span", "span"]
+    assert read.tags[1][1]["class"] == f"feed-entry level-{hostile}"
+    assert read.texts["level"] == hostile and read.texts["logger"] == hostile and hostile in read.texts["text"]
+    t = read.tags[2][1]
+    assert t["class"] == "t" and float(t["data-ms"] or "") == pytest.approx(float(read.texts["t"]))
