@@ -3,6 +3,7 @@ test module); the `services` mark (tests/services.py)."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -69,6 +70,26 @@ def pytest_configure(config: pytest.Config) -> None:
         "services(*names): needs PostgreSQL/Redis: skips without them, "
         "or fails with PLAYGROUND_REQUIRE_SERVICES=1 (tests/services.py)",
     )
+    if not hasattr(config, "workerinput"):  # once a run, in xdist's controller (or the only process)
+        _start_prefork(config)
+
+
+def _start_prefork(config: pytest.Config) -> None:
+    """The SDK peers' zygote (tests/peers/prefork.py), ended when the run ends: it closes its stdin.
+    Not waited for: until it listens, a peer imports the SDK itself."""
+    zygote = subprocess.Popen(
+        [sys.executable, str(PEERS / "prefork.py"), "serve"], stdin=subprocess.PIPE, start_new_session=True
+    )
+
+    def stop() -> None:
+        assert zygote.stdin is not None
+        zygote.stdin.close()
+        try:
+            zygote.wait(10)
+        except subprocess.TimeoutExpired:
+            zygote.kill()
+
+    config.add_cleanup(stop)
 
 
 @pytest.hookimpl(tryfirst=True)

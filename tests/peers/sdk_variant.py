@@ -9,6 +9,14 @@ Usage: python sdk_variant.py stdio [a|b]
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # a program: the tests' zygote runs it without the SDK's import time
+    try:
+        import prefork
+    except ImportError:  # a copy of this file elsewhere, or one run by runpy: started as always
+        pass
+    else:
+        prefork.handoff()
+
 import sys
 import time
 
