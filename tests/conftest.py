@@ -78,7 +78,10 @@ def _start_prefork(config: pytest.Config) -> None:
     """The SDK peers' zygote (tests/peers/prefork.py), ended when the run ends: it closes its stdin.
     Not waited for: until it listens, a peer imports the SDK itself."""
     zygote = subprocess.Popen(
-        [sys.executable, str(PEERS / "prefork.py"), "serve"], stdin=subprocess.PIPE, start_new_session=True
+        [sys.executable, str(PEERS / "prefork.py"), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
     )
 
     def stop() -> None:

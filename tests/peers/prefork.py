@@ -13,7 +13,7 @@ So the peer is the same SDK server on the same pipes, started by the same comman
 without its import time. With no zygote (outside the tests, `make bench`, a stale socket) the
 script imports and runs as always.
 
-Usage: python prefork.py serve   (until its stdin closes)
+Usage: python prefork.py serve   (says `listening` when it does; serves until its stdin closes)
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ import socket
 import sys
 from pathlib import Path
 
-SOCKET = Path(__file__).resolve().with_name(".prefork.sock")
+# Beside this file (one zygote a checkout), or where a test of this module says.
+SOCKET = Path(os.environ.get("PLAYGROUND_PREFORK_SOCKET") or Path(__file__).resolve().with_name(".prefork.sock"))
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 # What the peers import, for every mode (stdio, Streamable HTTP, SSE): the cost a fork saves them.
 PRELOAD = (
@@ -103,6 +104,7 @@ def serve() -> None:
     listener.bind(str(staging))
     listener.listen(64)
     os.replace(staging, SOCKET)  # peers see a listening socket or none, never a half-made one
+    print("listening", flush=True)
     own = SOCKET.stat().st_ino
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the supervisors reap themselves
     try:
@@ -112,8 +114,12 @@ def serve() -> None:
                 break  # the test run ended (or died)
             conn, _ = listener.accept()
             if os.fork() == 0:
-                listener.close()
-                _supervise(conn)
+                code = 1
+                try:
+                    listener.close()
+                    code = _supervise(conn)
+                finally:
+                    os._exit(code)  # never back into this loop (nor its finally)
             conn.close()
     finally:
         if SOCKET.exists() and SOCKET.stat().st_ino == own:
@@ -131,7 +137,7 @@ def _alive() -> bool:
     return True
 
 
-def _supervise(conn: socket.socket) -> None:
+def _supervise(conn: socket.socket) -> int:
     """One peer: receive its descriptors, fork it, relay signals to it and its exit status back."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     fds = array.array("i")
@@ -139,8 +145,10 @@ def _supervise(conn: socket.socket) -> None:
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
-    length = int.from_bytes(_read_exactly(conn, 4), "big")
-    header = json.loads(_read_exactly(conn, length))
+    length = _read_exactly(conn, 4)
+    if len(fds) != 3 or len(length) != 4:
+        return 0  # another run's zygote checking whether this one is alive (_alive)
+    header = json.loads(_read_exactly(conn, int.from_bytes(length, "big")))
     pid = os.fork()
     if pid == 0:
         conn.close()
@@ -157,7 +165,7 @@ def _supervise(conn: socket.socket) -> None:
                 conn.sendall(os.waitstatus_to_exitcode(status).to_bytes(4, "big", signed=True))
             except OSError:
                 pass
-            os._exit(0)
+            return 0
         chunk = conn.recv(64)
         if not chunk:  # the proxy was killed (SIGKILL): so is the peer
             _kill(pid, signal.SIGKILL)
@@ -188,13 +196,13 @@ def _run(fds: list[int], header: dict) -> None:
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    os.environ.clear()
-    os.environ.update(header["env"])
-    os.chdir(header["cwd"])
-    sys.argv = header["argv"]
-    sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
     code = 0
     try:
+        os.environ.clear()
+        os.environ.update(header["env"])
+        os.chdir(header["cwd"])
+        sys.argv = header["argv"]
+        sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
         import runpy
 
         runpy.run_path(sys.argv[0], run_name="__main__")
