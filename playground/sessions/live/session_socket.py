@@ -192,7 +192,12 @@ class SessionConsumer(FragmentSocket):
 
     async def session_snapshot(self, message: Snapshot) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
-        self.catalogue = message.get("catalogue") or self.catalogue
+        catalogue = message.get("catalogue")
+        if catalogue and catalogue != self.catalogue:
+            # Listed after this tab read the session and broadcast before it joined the group
+            # (a page landing as its session starts): the replay showed none or an older one.
+            self.catalogue = catalogue
+            await self.send(text_data=regions.catalogue(self.session_id, catalogue))
         if message.get("state"):
             await self.send(text_data=regions.state(message["state"]))
         for outcome in message.get("results", [])[-1:]:
