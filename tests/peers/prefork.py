@@ -101,7 +101,11 @@ def serve() -> None:
 
     staging = SOCKET.with_name(f"{SOCKET.name}.{os.getpid()}")
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(staging))
+    try:
+        listener.bind(str(staging))
+    except OSError as exc:  # a checkout's path too long for a socket's (108 bytes): no zygote
+        print(f"prefork: no zygote, the SDK peers import the SDK themselves ({exc})", file=sys.stderr)
+        return
     listener.listen(64)
     os.replace(staging, SOCKET)  # peers see a listening socket or none, never a half-made one
     print("listening", flush=True)
