@@ -75,7 +75,9 @@ inspect: setup
 
 # Four workers on two cores: most tests wait on their peers (processes, sockets, a browser), not
 # the CPU. Measured on a 2-core machine: the non-browser suite 173 s on 4 (CPU 184%) against
-# ~350-390 s on 2; the browser suite 240 s against ~400 s.
+# ~350-390 s on 2; the browser suite 240 s against ~400 s. Since the SDK peers start by fork
+# (tests/peers/prefork.py), three browsers beat four: 232-238 s against 258-262 s (Chromium is
+# ~60% of that suite's CPU); the non-browser suite is the same on 3 or 4 (196-200 s).
 # Node keeps the code it compiled (the conformance suite, the Inspector, server-everything) for
 # the next of the run's ~100 node processes: the auth scenarios' test 37 -> 32 CPU-s here.
 test: export NODE_COMPILE_CACHE := $(abspath .tools/node-compile-cache)
@@ -85,7 +87,7 @@ test: setup-dev
 	$(PY) -m mypy
 	PATH="$(NODE22_BIN):$$PATH" $(PY) -m pytest -p no:cacheprovider -n 4 tests --ignore=tests/browser
 	@if ls tests/browser/test_*.py >/dev/null 2>&1; then \
-	  DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest -p no:cacheprovider -n 4 tests/browser; fi
+	  DJANGO_ALLOW_ASYNC_UNSAFE=true $(PY) -m pytest -p no:cacheprovider -n 3 tests/browser; fi
 
 conformance: setup-dev
 	PATH="$(NODE22_BIN):$$PATH" $(PY) manage.py mcp_conformance_table
