@@ -110,7 +110,7 @@ def serve() -> None:
     os.replace(staging, SOCKET)  # peers see a listening socket or none, never a half-made one
     print("listening", flush=True)
     own = SOCKET.stat().st_ino
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the supervisors reap themselves
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the supervisors (they report to their proxy)
     try:
         while True:
             ready, _, _ = select.select([listener, sys.stdin], [], [])
