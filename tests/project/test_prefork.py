@@ -42,9 +42,9 @@ def zygote(tmp_path: Path) -> Iterator[dict[str, str]]:
     assert not (tmp_path / "z.sock").exists()
 
 
-def started(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
+def started(env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, str(PEERS / "sdk_server.py"), "stdio", *args],
+        [sys.executable, str(PEERS / "sdk_server.py"), "stdio"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

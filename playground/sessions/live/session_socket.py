@@ -71,10 +71,14 @@ class SessionConsumer(FragmentSocket):
         if session is None or not session.visible_to(self.scope.get("user")):
             await self.close(code=4403)
             return
-        self.worker_channel = session.worker_channel
-        self.catalogue = session.catalogue or Catalogue()
         await self.channel_layer.group_add(group_name(self.session_id), self.channel_name)
         await self.accept()
+        # Read again now that this tab hears the group: the worker saves, then announces, so
+        # what it did since the first read is in this one or reaches the tab (a page landing as
+        # its session lists the tools showed none until a refresh).
+        session = await self._session() or session
+        self.worker_channel = session.worker_channel
+        self.catalogue = session.catalogue or Catalogue()
         await self._replay(session)
         if session.worker_channel:
             await self.channel_layer.send(
@@ -192,12 +196,7 @@ class SessionConsumer(FragmentSocket):
 
     async def session_snapshot(self, message: Snapshot) -> None:
         """The worker's answer to `sync`: what a reloading page needs to catch up."""
-        catalogue = message.get("catalogue")
-        if catalogue and catalogue != self.catalogue:
-            # Listed after this tab read the session and broadcast before it joined the group
-            # (a page landing as its session starts): the replay showed none or an older one.
-            self.catalogue = catalogue
-            await self.send(text_data=regions.catalogue(self.session_id, catalogue))
+        self.catalogue = message.get("catalogue") or self.catalogue
         if message.get("state"):
             await self.send(text_data=regions.state(message["state"]))
         for outcome in message.get("results", [])[-1:]:

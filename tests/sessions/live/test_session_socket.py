@@ -128,25 +128,33 @@ async def test_a_tab_and_its_worker_in_one_process_talk_through_inboxes_of_the_e
     assert row.worker_channel not in layer.inboxes and not set(tabs) & set(layer.inboxes)
 
 
-async def test_a_catalogue_listed_while_the_tab_connected_reaches_it_with_the_snapshot():
-    """The tab read its session before the worker saved the lists, and the worker announced them
-    before the tab joined the group: only the worker's answer to `sync` carries them then."""
+async def test_a_catalogue_listed_while_the_tab_connected_reaches_it(monkeypatch):
+    """The worker saved and announced the lists right after the tab first read its session, before
+    the tab joined the group: the tab's replay must show them (it used that first read)."""
+    from playground.sessions.live.session_socket import SessionConsumer
+
     user = await database_sync_to_async(get_user_model().objects.create_user)("dave", password="pw")
     session = await database_sync_to_async(Session.objects.create)(server_name="x", owner=user, status="ended")
+    tool = {"name": "late_tool", "inputSchema": {"type": "object"}}
+    catalogue = {"tools": [tool], "resources": [], "templates": [], "prompts": [], "errors": {}}
+    read = SessionConsumer.__dict__["_session"]  # (database_sync_to_async: bound through __get__)
+    reads = []
+
+    async def then_the_worker_lists(self):
+        found = await read.__get__(self, SessionConsumer)()
+        if not reads:  # as the worker does (catalogue.py): save, then announce to the group
+            await database_sync_to_async(Session.objects.filter(pk=session.pk).update)(catalogue=catalogue)
+            await get_channel_layer().group_send(
+                group_name(session.pk), {"type": "session.catalogue", "catalogue": catalogue}
+            )
+        reads.append(found)
+        return found
+
+    monkeypatch.setattr(SessionConsumer, "_session", then_the_worker_lists)
     comm = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/sessions/{session.pk}/")
     comm.scope["user"] = user
     assert (await comm.connect())[0]
-    replay = await receive_until(comm, 'id="session-state"')
-    assert 'id="catalogue"' not in replay
-    tool = {"name": "late_tool", "inputSchema": {"type": "object"}}
-    catalogue = {"tools": [tool], "resources": [], "templates": [], "prompts": [], "errors": {}}
-    layer = get_channel_layer()
-    await layer.group_send(group_name(session.pk), {"type": "session.snapshot", "catalogue": catalogue})
+    assert not reads[0].catalogue  # the first read had none
     shown = await receive_until(comm, 'id="catalogue"')
     assert "late_tool" in shown
-    # The same lists again (a tab's next sync): not rendered again under the user's pointer.
-    await layer.group_send(group_name(session.pk), {"type": "session.snapshot", "catalogue": catalogue})
-    await layer.group_send(group_name(session.pk), {"type": "session.state", "state": {"status": "ended"}})
-    after = await receive_until(comm, 'id="session-state"')
-    assert 'id="catalogue"' not in after
     await comm.disconnect()
