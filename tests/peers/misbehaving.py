@@ -10,7 +10,8 @@ its name and instructions) are below what an SDK server lets one produce.
 
 `schema-bomb` and `unique-bomb`: an outputSchema and a structuredContent that jsonschema would
 check for ever (a `$defs` chain in which each entry is `allOf` of the next one twice, 60 deep),
-or for minutes (`uniqueItems` over 20,000 distinct objects, compared pairwise).
+or for minutes (`uniqueItems` over 20,000 objects, the last a repeat of the first: the compiled
+screen finds it at once and jsonschema, which is asked where, compares them pairwise).
 
 `elicit-bomb`: on `notifications/initialized`, six `elicitation/create` requests whose
 requestedSchema is a doubling `allOf` chain 26 deep (2 KB; 2^26 merges for a form builder
@@ -154,7 +155,7 @@ BOMBS = {  # mode: (outputSchema, structuredContent)
     ),
     "unique-bomb": (
         {"type": "object", "properties": {"rows": {"type": "array", "uniqueItems": True}}},
-        {"rows": [{"i": i} for i in range(20_000)]},
+        {"rows": [{"i": i} for i in range(20_000)] + [{"i": 0}]},
     ),
 }
 ELICIT_DEPTH = 26

@@ -45,6 +45,16 @@ def test_a_check_that_would_run_for_ever_is_stopped_and_said_not_checked(quick, 
     assert quick._count == 1
 
 
+def test_what_jsonschema_would_check_for_minutes_the_screen_passes_in_time(quick):
+    """uniqueItems over 20,000 distinct objects: jsonschema compares them pairwise (minutes), the
+    compiled screen passes them well within the deadline (the bomb above repeats one: invalid,
+    so jsonschema is asked where, and is stopped)."""
+    schema, value = UNIQUE_BOMB
+    rows = value["rows"][:-1]
+    assert len({r["i"] for r in rows}) == len(rows) and value["rows"][-1] in rows
+    assert sandbox.validate_arguments(schema, {"rows": rows}) == []
+
+
 def test_the_sandbox_gives_what_the_in_process_check_gives(quick):
     """Paths, messages and keywords come back as _validation.validate_arguments makes them, including
     values JSON carries but orjson does not (lone surrogates, integers beyond 64 bits)."""
