@@ -35,9 +35,10 @@ TRUE_WORDS = {"true", "on", "1", "yes"}
 
 
 class FormData:
-    """A read view over a QueryDict or a flat {name: value | [values]} dict."""
+    """A read view over a QueryDict or a flat {name: value | [values]} dict: the values named
+    `prefix` or under it (the form's other values, such as a tab's `headers`, are never read)."""
 
-    def __init__(self, data: Any):
+    def __init__(self, data: Any, prefix: str):
         self.values: dict[str, list[str]] = {}
         if data is None:
             return
@@ -47,7 +48,10 @@ class FormData:
             items = data.items()
         else:
             items = []
+        under = prefix + "."
         for key, raw in items:
+            if not isinstance(key, str) or not (key == prefix or key.startswith(under)):
+                continue
             raw_list = raw if isinstance(raw, (list, tuple)) else [raw]
             texts = [_as_text(v) for v in raw_list]
             self.values[str(key)] = [t for t in texts if t is not None]
@@ -111,7 +115,7 @@ def parse_form(schema: Any, data: Any, *, prefix: str = "args") -> tuple[Any, li
         return {}, [too_large]
     root = build_fields(schema)  # (kept per schema: the renderer's tree; parsing reads it, never changes it)
     errors: list[str] = []
-    value, _ = _parse(root, prefix, FormData(data), errors)
+    value, _ = _parse(root, prefix, FormData(data, prefix), errors)
     if value is MISSING:
         value = {} if root.kind == "object" else None
     return value, errors

@@ -276,7 +276,7 @@ class StdioTransport(Transport):
     # Sending ------------------------------------------------------------------
 
     async def send(self, frame: dict[str, Any] | str, *, headers: dict[str, str] | None = None) -> None:
-        """Record the frame, then write it as one line. `headers` mean nothing on stdio."""
+        """Write the frame as one line, then record it. `headers` mean nothing on stdio."""
         proc, protocol = self.process, self._protocol
         if proc is None or protocol is None:
             raise TransportError("stdio transport is not started")
@@ -288,9 +288,13 @@ class StdioTransport(Transport):
         if stdin is None or stdin.is_closing():
             raise TransportError("cannot send: the server's stdin is closed")
         text = frame if isinstance(frame, str) else jsonrpc.encode(frame)
-        self.tap.send(text)
         data = text if text.endswith("\n") else text + "\n"
-        stdin.write(data.encode("utf-8", errors="surrogatepass"))
+        try:
+            stdin.write(data.encode("utf-8", errors="surrogatepass"))
+        finally:
+            # Recorded once written: the server starts on it while the tap parses it (its answer
+            # is read in a later turn of the loop, after this record).
+            self.tap.send(text)
         if stdin.transport.get_write_buffer_size() == 0 and not stdin.is_closing():
             return  # the pipe took it all: nothing to drain (the usual case, on every call's path)
         drain = asyncio.ensure_future(stdin.drain())
