@@ -36,6 +36,8 @@ import orjson
 
 from playground.budget import VALIDATION
 
+from ._cache import SchemaCache
+
 DEADLINE = VALIDATION.seconds  # seconds a check may take; the caller waits this long at most
 START_DEADLINE = 20.0  # seconds a child may take to start (imports), on a loaded machine
 CHILDREN = 2  # checks that may run at once in a process
@@ -177,13 +179,23 @@ def not_checked_error(why: str) -> dict[str, Any]:
 
 def _small(schema: Any, *values: Any) -> bool:
     """Whether checking `values` against `schema` is bounded by their size (see above)."""
+    if not _SMALL_SCHEMAS.get(schema, lambda: _small_schema(schema)):
+        return False
     try:
-        text = orjson.dumps(schema)
-        if len(text) > SMALL_BYTES or any(ref in text for ref in _REFERENCES):
-            return False
         return all(len(orjson.dumps(value)) <= SMALL_BYTES for value in values)
     except (orjson.JSONEncodeError, TypeError):
         return False
+
+
+_SMALL_SCHEMAS = SchemaCache()
+
+
+def _small_schema(schema: Any) -> bool:
+    try:
+        text = orjson.dumps(schema)
+    except (orjson.JSONEncodeError, TypeError):
+        return False
+    return len(text) <= SMALL_BYTES and not any(ref in text for ref in _REFERENCES)
 
 
 def validate_arguments(schema: Any, arguments: Any) -> list[dict[str, Any]]:
