@@ -154,3 +154,41 @@ async def test_a_failed_save_keeps_its_batch_and_the_next_for_a_retry():
     await recorder.flush()
     assert calls[:2] == [1, batch + 1] and pushed == list(range(1, 2 * batch + 1))
     assert await database_sync_to_async(_saved)(session) == list(range(1, 2 * batch + 1))
+
+
+async def test_a_stream_of_calls_is_gathered_longer_and_a_flood_or_a_pause_as_before():
+    """Events that keep coming a few at a time (a stream of calls: some arrive during each save)
+    double the gathering window up to `stream_window`; a pause brings it back to `window`, and so
+    does a flood (its last events are shown as promptly as before)."""
+    limits = Limits(window=0.001, stream_window=0.004, batch_events=50)
+    windows: list[float] = []
+    during = [0]  # events of the stream still to arrive, one during each save
+
+    async def save(session_id: int, rows: list[dict]) -> None:
+        windows.append(recorder.gathering)
+        if during[0]:
+            during[0] -= 1
+            tap.note("info", "during a save")
+
+    tap, recorder = _recorder(0, limits=limits, save=save)
+    running = asyncio.create_task(recorder.run(asyncio.Event()))
+
+    async def round_of(count: int, arriving: int, saves: int) -> list[float]:
+        windows.clear()
+        during[0] = arriving
+        for i in range(count):
+            tap.note("info", f"event {i}")
+        async with asyncio.timeout(10):  # (the recorder's own timers: a few milliseconds)
+            while len(windows) < saves or recorder.buffer or recorder.gathering != limits.window:
+                await asyncio.sleep(0)
+        return list(windows)
+
+    try:
+        assert await round_of(1, arriving=4, saves=5) == [0.001, 0.002, 0.004, 0.004, 0.004]  # longer
+        assert await round_of(1, arriving=1, saves=2) == [0.001, 0.002]  # (it had stopped: from `window`)
+        flood = await round_of(limits.batch_events * 2 + 3, arriving=2, saves=3)
+        assert flood == [0.001, 0.001, 0.001]  # full batches at once, the rest within `window`
+    finally:
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
