@@ -17,6 +17,7 @@ holds the two to the same verdicts.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jsonschema
@@ -25,7 +26,6 @@ from jsonschema import validators
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS
 
 from playground import jsonpointer
-from playground.mcp.jsontext import finite, nests_deeper
 
 from ._cache import SchemaCache, schema_key
 from ._linear_regex import PatternNotChecked, install
@@ -72,7 +72,7 @@ def _check(schema: Any) -> tuple[Any, Any]:
 
 def _screenable(schema: Any) -> bool:
     key = schema_key(schema)
-    return key is not None and not any(word in key for word in UNSCREENED) and not nests_deeper(schema, SCREEN_DEPTH)
+    return key is not None and not any(word in key for word in UNSCREENED) and not _beyond(schema, SCREEN_DEPTH)
 
 
 def _screen(cls: Any, schema: Any) -> Any:
@@ -130,12 +130,29 @@ def validate_arguments(schema: Any, arguments: Any) -> list[dict]:
 
 
 def _passes(compiled: Any, instance: Any) -> bool:
-    if not finite(instance):  # (NaN passes `maximum` there, and fails it here)
+    if _beyond(instance):  # (NaN passes `maximum` there, and fails it here)
         return False
     try:
         return bool(compiled.is_valid(instance))
     except Exception:  # (a value it cannot take: jsonschema decides)
         return False
+
+
+def _beyond(value: Any, depth: float = math.inf) -> bool:
+    """Whether `value` nests deeper than `depth` or holds NaN or Infinity (json.loads reads them).
+    Iterative: no recursion limit applies. (Here, not in playground.mcp.jsontext: the client core
+    depends on this package, not the other way.)"""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, (dict, list)):
+            if level > depth:
+                return True
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 def _missing_property(error: jsonschema.ValidationError) -> str | None:
