@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from typing import Any
 
 from .. import jsonrpc
@@ -37,11 +38,20 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
 
     `Process.wait()` only returns once every pipe is closed too, which never happens
     while a grandchild still holds stdout; a crash must be seen without that.
+
+    `inline(fd, data)` may take what a pipe brings in this callback (True), before it reaches
+    the pipe's stream and its reader task (StdioTransport._inline).
     """
 
     def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(limit=limit, loop=loop)
         self.exited = asyncio.Event()
+        self.inline: Callable[[int, bytes], bool] | None = None
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if self.inline is not None and isinstance(data, bytes) and self.inline(fd, data):
+            return
+        super().pipe_data_received(fd, data)
 
     def process_exited(self) -> None:
         super().process_exited()
@@ -59,6 +69,61 @@ def describe_exit(returncode: int | None) -> str:
             name = f"signal {-returncode}"
         return f"server process was killed by {name} (code {returncode})"
     return f"server process exited with code {returncode}"
+
+
+class _Lines:
+    """A pipe split into lines with our own buffer (no LimitOverrunError, no size limit beyond
+    `max_line`). A line longer than `max_line` is handed to `on_overflow` cut at `max_line`
+    bytes and the rest of it is skipped. A partial last line counts as a line (`end`)."""
+
+    def __init__(
+        self,
+        on_line: Callable[[bytes], Any],
+        on_overflow: Callable[[bytes], Any],
+        max_line: int,
+        failed: Callable[[Exception], None],
+    ) -> None:
+        self.on_line, self.on_overflow, self.max_line, self.failed = on_line, on_overflow, max_line, failed
+        self.buf = bytearray()  # the unfinished line so far
+        self.skipping = False  # inside the tail of an over-long line
+
+    def feed(self, chunk: bytes) -> None:
+        # Split in C, then one handler call a line (a flood brings hundreds a chunk).
+        lines = chunk.split(b"\n")
+        tail = lines.pop()  # after the chunk's last newline: unfinished
+        buf = self.buf
+        if lines:
+            if self.skipping:
+                del lines[0]  # the end of the over-long line: skipped
+                self.skipping = False
+            elif buf:
+                buf += lines[0]
+                lines[0] = bytes(buf)
+            buf.clear()
+            on_line = self.on_line
+            for line in lines:
+                try:
+                    on_line(line)
+                except Exception as exc:
+                    self.failed(exc)
+        if not self.skipping:
+            buf += tail
+        if len(buf) > self.max_line:
+            self._guard(self.on_overflow, bytes(buf[: self.max_line]))
+            self.skipping = True
+            buf.clear()
+
+    def end(self) -> None:
+        if self.buf and not self.skipping:
+            self._guard(self.on_line, bytes(self.buf))
+        self.buf.clear()
+
+    def _guard(self, handle: Callable[[bytes], Any], line: bytes) -> None:
+        """A failing tap listener or client handler must not stop the reader."""
+        try:
+            handle(line)
+        except Exception as exc:
+            self.failed(exc)
 
 
 def _group_members(pgid: int) -> list[int] | None:
@@ -124,6 +189,11 @@ class StdioTransport(Transport):
         self._protocol: _Protocol | None = None
         self._transport: asyncio.SubprocessTransport | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._lines = {
+            1: _Lines(self._on_stdout_line, self._on_stdout_overflow, max_line, self._handler_failed),
+            2: _Lines(self.tap.stderr, self.tap.stderr, max_line, self._handler_failed),
+        }
+        self._unread = {1: 0, 2: 0}  # bytes of each pipe in its stream, not yet read by its reader task
         self._stdout_task: asyncio.Task[None] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._spawned_at = 0.0
@@ -166,6 +236,7 @@ class StdioTransport(Transport):
             self.tap.note("error", message, command=self.command)
             raise TransportError(message) from exc
         self._transport, self._protocol = transport, protocol
+        protocol.inline = self._inline
         self.process = asyncio.subprocess.Process(transport, protocol, loop)
         self._spawned_at = loop.time()
         # "started", not "connected": nothing has answered yet (initialize will tell).
@@ -327,19 +398,32 @@ class StdioTransport(Transport):
 
     async def _read_stdout(self) -> None:
         assert self.process is not None and self.process.stdout is not None
-        await self._read_lines(self.process.stdout, self._on_stdout_line, self._on_stdout_overflow)
+        await self._read_lines(self.process.stdout, 1)
 
     async def _read_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
-        await self._read_lines(self.process.stderr, self.tap.stderr, self.tap.stderr)
+        await self._read_lines(self.process.stderr, 2)
 
-    async def _read_lines(self, stream: asyncio.StreamReader, on_line: Any, on_overflow: Any) -> None:
-        """Split a pipe into lines with our own buffer (no LimitOverrunError, no size limit
-        beyond `max_line`). A line longer than `max_line` is handed to `on_overflow` cut at
-        `max_line` bytes and the rest of it is skipped. A partial last line counts as a line.
-        Nothing is read while the tap is paused: the server then blocks on a full pipe."""
-        buf = bytearray()  # the unfinished line so far
-        skipping = False  # inside the tail of an over-long line
+    def _inline(self, fd: int, data: bytes) -> bool:
+        """A pipe's bytes handled in its protocol's callback, when nothing of that pipe waits
+        in its stream (they come in order), the tap is not paused, and it is not a flood's full
+        read: a server's answer is then taken in this turn of the loop, not the reader task's
+        next one. Anything else goes to the stream and its reader task, as before."""
+        lines = self._lines.get(fd)
+        if lines is None or self._unread[fd] or self.tap.paused or len(data) >= CHUNK:
+            if lines is not None:
+                self._unread[fd] += len(data)
+            return False
+        if fd == 1:
+            self._heard = True
+        lines.feed(data)
+        return True
+
+    async def _read_lines(self, stream: asyncio.StreamReader, fd: int) -> None:
+        """What `_inline` did not take, in order, until the pipe's end (a partial last line
+        counts as a line). Nothing is read while the tap is paused: the server then blocks on
+        a full pipe."""
+        lines = self._lines[fd]
         while True:
             await self.tap.ready()  # paused while the tap's listener catches up
             # A read returns at once while the pipe's reader holds data (up to 4 chunks): without
@@ -349,39 +433,11 @@ class StdioTransport(Transport):
             chunk = await stream.read(CHUNK)
             if not chunk:
                 break
-            if self.process is not None and stream is self.process.stdout:
+            self._unread[fd] -= len(chunk)
+            if fd == 1:
                 self._heard = True
-            # Split in C, then one handler call a line (a flood brings hundreds a chunk).
-            lines = chunk.split(b"\n")
-            tail = lines.pop()  # after the chunk's last newline: unfinished
-            if lines:
-                if skipping:
-                    del lines[0]  # the end of the over-long line: skipped
-                    skipping = False
-                elif buf:
-                    buf += lines[0]
-                    lines[0] = bytes(buf)
-                buf.clear()
-                for line in lines:
-                    try:
-                        on_line(line)
-                    except Exception as exc:
-                        self._handler_failed(exc)
-            if not skipping:
-                buf += tail
-            if len(buf) > self.max_line:
-                self._guard(on_overflow, bytes(buf[: self.max_line]))
-                skipping = True
-                buf.clear()
-        if buf and not skipping:
-            self._guard(on_line, bytes(buf))
-
-    def _guard(self, handle: Any, line: bytes) -> None:
-        """A failing tap listener or client handler must not stop the reader."""
-        try:
-            handle(line)
-        except Exception as exc:
-            self._handler_failed(exc)
+            lines.feed(chunk)
+        lines.end()
 
     def _handler_failed(self, exc: Exception) -> None:
         with contextlib.suppress(Exception):

@@ -17,7 +17,7 @@ import pytest
 from playground.mcp import jsonrpc
 from playground.mcp.events import Tap, TranscriptEvent
 from playground.mcp.transports.base import TransportError
-from playground.mcp.transports.stdio import StdioTransport, group_alive
+from playground.mcp.transports.stdio import StdioTransport, _Lines, group_alive
 from tests.conftest import PEERS
 
 WAIT = 20.0  # generous upper bound for any single wait; never a synchronisation sleep
@@ -670,7 +670,8 @@ async def test_lines_are_split_the_same_however_the_pipe_cuts_them(cut):
             raise RuntimeError("handler failed")
         lines.append(line)
 
-    await transport._read_lines(_Chunks(chunks), on_line, overflows.append)
+    transport._lines[1] = _Lines(on_line, overflows.append, transport.max_line, transport._handler_failed)
+    await transport._read_lines(_Chunks(chunks), 1)
     if cut < 1000:  # 300 y's never fit in the 50 bytes held before their newline comes
         assert overflows == [b"y" * 50]
         assert lines == [b'{"a":1}', b"x" * 40, b"", b'{"b":2}\r', b"z" * 25, b"last"]
@@ -680,3 +681,32 @@ async def test_lines_are_split_the_same_however_the_pipe_cuts_them(cut):
     assert [e.text for e in notes if e.kind == "error"] == [
         "handling a line from the server failed: RuntimeError('handler failed')"
     ]
+
+
+async def test_an_answer_is_taken_in_the_pipes_callback_and_lines_keep_their_order():
+    """What the pipe brings is handled in its protocol's callback (a server's answer then costs
+    no turn of the reader task), unless some of the pipe waits in its stream for the reader: a
+    line that comes while the tap is paused, and every line after it until the reader has read
+    it, go to the stream; the order is the pipe's."""
+    tap = Tap()
+    transport = StdioTransport(tap, "unused")
+    handled: list[bytes] = []
+    transport._lines[1] = _Lines(handled.append, handled.append, transport.max_line, transport._handler_failed)
+    stream = asyncio.StreamReader()
+
+    def pipe(data: bytes) -> None:  # (what _Protocol.pipe_data_received does)
+        if not transport._inline(1, data):
+            stream.feed_data(data)
+
+    pipe(b'{"id":1}\n{"id":')
+    assert handled == [b'{"id":1}']  # at once, in the callback
+    tap.pause()
+    pipe(b"2}\n")  # paused: to the stream
+    tap.resume()
+    pipe(b'{"id":3}\n')  # the stream still holds a line: after it, not before
+    assert handled == [b'{"id":1}'] and transport._unread[1] == len(b'2}\n{"id":3}\n')
+    stream.feed_eof()
+    await transport._read_lines(stream, 1)
+    assert handled == [b'{"id":1}', b'{"id":2}', b'{"id":3}'] and transport._unread[1] == 0
+    assert not transport._inline(1, b"x" * 70_000)  # a flood's full read: the reader's, as before
+    assert transport._unread[1] == 70_000 and len(handled) == 3
