@@ -57,7 +57,7 @@ CheckFn = Callable[[list[TranscriptEvent]], Awaitable[None]]
 class Limits:
     batch_events: int = 500  # one database batch at most
     window: float = 0.02  # seconds to gather more events once one arrived
-    stream_window: float = 0.2  # ...growing up to this while they keep coming (see above)
+    stream_window: float = 0.1  # ...growing up to this while they keep coming (see above)
     backlog_high: int = 4 * 500  # unsaved events that pause reading...
     backlog_low: int = 3 * 500  # ...and below which it resumes
     # The same in characters of recorded text (a frame is recorded up to PLAYGROUND_MAX_FRAME_BYTES):
