@@ -39,14 +39,17 @@ class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
     `Process.wait()` only returns once every pipe is closed too, which never happens
     while a grandchild still holds stdout; a crash must be seen without that.
 
-    `inline(fd, data)` may take what a pipe brings in this callback (True), before it reaches
-    the pipe's stream and its reader task (StdioTransport._inline).
+    `inline(fd, data)` sees what a pipe brings first (from the first byte: it counts what it
+    leaves to the pipe's stream) and may take it in this callback (True), before it reaches the
+    stream and its reader task (StdioTransport._inline).
     """
 
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, limit: int, loop: asyncio.AbstractEventLoop, inline: Callable[[int, bytes], bool] | None = None
+    ) -> None:
         super().__init__(limit=limit, loop=loop)
         self.exited = asyncio.Event()
-        self.inline: Callable[[int, bytes], bool] | None = None
+        self.inline = inline
 
     def pipe_data_received(self, fd: int, data: bytes | str) -> None:
         if self.inline is not None and isinstance(data, bytes) and self.inline(fd, data):
@@ -194,6 +197,7 @@ class StdioTransport(Transport):
             2: _Lines(self.tap.stderr, self.tap.stderr, max_line, self._handler_failed),
         }
         self._unread = {1: 0, 2: 0}  # bytes of each pipe in its stream, not yet read by its reader task
+        self._reading = False  # started: the readers are there (`_inline` may take a pipe's bytes)
         self._stdout_task: asyncio.Task[None] | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self._spawned_at = 0.0
@@ -221,7 +225,7 @@ class StdioTransport(Transport):
         loop = asyncio.get_running_loop()
         try:
             transport, protocol = await loop.subprocess_exec(
-                lambda: _Protocol(limit=CHUNK * 4, loop=loop),
+                lambda: _Protocol(limit=CHUNK * 4, loop=loop, inline=self._inline),
                 resolve_command(self.command),
                 *self.args,
                 stdin=asyncio.subprocess.PIPE,
@@ -236,7 +240,6 @@ class StdioTransport(Transport):
             self.tap.note("error", message, command=self.command)
             raise TransportError(message) from exc
         self._transport, self._protocol = transport, protocol
-        protocol.inline = self._inline
         self.process = asyncio.subprocess.Process(transport, protocol, loop)
         self._spawned_at = loop.time()
         # "started", not "connected": nothing has answered yet (initialize will tell).
@@ -245,6 +248,7 @@ class StdioTransport(Transport):
         self._stderr_task = asyncio.create_task(self._read_stderr(), name=f"stdio-stderr-{self.pid}")
         self._watch_task = asyncio.create_task(self._watch(), name=f"stdio-watch-{self.pid}")
         self._tasks = [self._stdout_task, self._stderr_task, self._watch_task]
+        self._reading = True  # (what came before "started" was noted waits in the streams, in order)
 
     def _spawn_error(self, exc: Exception) -> str:
         if self.cwd is not None and getattr(exc, "filename", None) == self.cwd:
@@ -410,7 +414,7 @@ class StdioTransport(Transport):
         read: a server's answer is then taken in this turn of the loop, not the reader task's
         next one. Anything else goes to the stream and its reader task, as before."""
         lines = self._lines.get(fd)
-        if lines is None or self._unread[fd] or self.tap.paused or len(data) >= CHUNK:
+        if lines is None or not self._reading or self._unread[fd] or self.tap.paused or len(data) >= CHUNK:
             if lines is not None:
                 self._unread[fd] += len(data)
             return False

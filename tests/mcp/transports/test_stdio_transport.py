@@ -685,9 +685,9 @@ async def test_lines_are_split_the_same_however_the_pipe_cuts_them(cut):
 
 async def test_an_answer_is_taken_in_the_pipes_callback_and_lines_keep_their_order():
     """What the pipe brings is handled in its protocol's callback (a server's answer then costs
-    no turn of the reader task), unless some of the pipe waits in its stream for the reader: a
-    line that comes while the tap is paused, and every line after it until the reader has read
-    it, go to the stream; the order is the pipe's."""
+    no turn of the reader task), unless some of the pipe waits in its stream for the reader:
+    what came before the readers started, a line that comes while the tap is paused, and every
+    line after either until the reader has read it, go to the stream; the order is the pipe's."""
     tap = Tap()
     transport = StdioTransport(tap, "unused")
     handled: list[bytes] = []
@@ -698,15 +698,24 @@ async def test_an_answer_is_taken_in_the_pipes_callback_and_lines_keep_their_ord
         if not transport._inline(1, data):
             stream.feed_data(data)
 
-    pipe(b'{"id":1}\n{"id":')
-    assert handled == [b'{"id":1}']  # at once, in the callback
+    pipe(b'{"id":0}\n')  # before start() has noted "started" and made the readers: the stream's
+    transport._reading = True
+    pipe(b'{"id":1}\n')  # the stream holds a line: after it
+    assert handled == [] and transport._unread[1] == len(b'{"id":0}\n{"id":1}\n')
+    reader = asyncio.create_task(transport._read_lines(stream, 1))
+    async with asyncio.timeout(5):
+        while transport._unread[1]:
+            await asyncio.sleep(0)
+    assert handled == [b'{"id":0}', b'{"id":1}']
+    pipe(b'{"id":2}\n{"id":')
+    assert handled[2:] == [b'{"id":2}']  # at once, in the callback
     tap.pause()
-    pipe(b"2}\n")  # paused: to the stream
+    pipe(b"3}\n")  # paused: to the stream
     tap.resume()
-    pipe(b'{"id":3}\n')  # the stream still holds a line: after it, not before
-    assert handled == [b'{"id":1}'] and transport._unread[1] == len(b'2}\n{"id":3}\n')
+    pipe(b'{"id":4}\n')  # the stream still holds a line: after it, not before
+    assert len(handled) == 3 and transport._unread[1] == len(b'3}\n{"id":4}\n')
     stream.feed_eof()
-    await transport._read_lines(stream, 1)
-    assert handled == [b'{"id":1}', b'{"id":2}', b'{"id":3}'] and transport._unread[1] == 0
+    await reader
+    assert handled[3:] == [b'{"id":3}', b'{"id":4}'] and transport._unread[1] == 0
     assert not transport._inline(1, b"x" * 70_000)  # a flood's full read: the reader's, as before
-    assert transport._unread[1] == 70_000 and len(handled) == 3
+    assert transport._unread[1] == 70_000 and len(handled) == 5
