@@ -54,7 +54,7 @@ class FormData:
                 continue
             raw_list = raw if isinstance(raw, (list, tuple)) else [raw]
             texts = [_as_text(v) for v in raw_list]
-            self.values[str(key)] = [t for t in texts if t is not None]
+            self.values[key] = [t for t in texts if t is not None]
 
     def get(self, name: str) -> str | None:
         values = self.values.get(name)
