@@ -13,7 +13,7 @@ names a feature. A feature declares what it takes and gives:
   notifications it listens to, the server requests it answers (`server_requests`, with the
   client capabilities that declares), the events it publishes, and what a reloading tab needs
   (`snapshot()`; a live share viewer: `share_snapshot()`, then what it sends with
-  `ctx.publish_shared`); with `checks_frames`, what it adds to each event before it is saved. A
+  `ctx.publish_shared`; a tab connecting once the session has ended: `ended_fragments()`); with `checks_frames`, what it adds to each event before it is saved. A
   feature with a state line (`state_html()`) has it shown at start, in every snapshot and after
   each of its actions, with the panels' error line (`attempt()`).
 
@@ -93,6 +93,14 @@ class Feature:
         """What `share_template` needs on the share page `token` of `session`, every server value
         masked by `redact` (the share's redactor); None: this feature shows nothing there."""
         return None
+
+    @classmethod
+    def ended_fragments(cls, session: Session) -> list[str]:
+        """This feature's part of the session page as saved, for a tab that connects once the
+        session has ended: its page may have been rendered while the session ran, and no worker
+        is left to answer the tab's sync (a check that finished as the page loaded stayed
+        "Running…")."""
+        return []
 
     @classmethod
     def get_urls(cls) -> list[URLPattern]:

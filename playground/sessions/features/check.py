@@ -75,6 +75,11 @@ class Check(Feature):
         report = Report.from_dict(session.owner_redactor().obj(session.report or {}))
         return {"check_report": True, **report_context(report, running=session.is_live and not report.finished)}
 
+    @classmethod
+    def ended_fragments(cls, session: Session) -> list[str]:
+        context = cls.page_context(session)  # (not running: the session has ended)
+        return [oob("check-report", "outerHTML", render(TEMPLATE, context))] if context else []
+
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
         # Made now, before the session connects: the report cites the handshake's lines too.

@@ -18,7 +18,7 @@ from channels.db import database_sync_to_async
 
 from playground.transcripts.models import Session
 
-from ..features import BY_ACTION
+from ..features import BY_ACTION, FEATURES
 from ..fragments import lines, regions, result
 from ..protocol import (
     CallStarted,
@@ -127,6 +127,10 @@ class SessionConsumer(FragmentSocket):
         await self.send(text_data=regions.state(with_hint(session.state(), rows)))
         if session.catalogue:
             await self.send(text_data=regions.catalogue(session.pk, session.catalogue))
+        if session.status not in LIVE:  # no worker answers a sync: the features' parts as saved
+            for feature in FEATURES:
+                for fragment in feature.ended_fragments(session):
+                    await self.send(text_data=fragment)
 
     # From the page -------------------------------------------------------------
 

@@ -158,3 +158,26 @@ async def test_a_catalogue_listed_while_the_tab_connected_reaches_it(monkeypatch
     shown = await receive_until(comm, 'id="catalogue"')
     assert "late_tool" in shown
     await comm.disconnect()
+
+
+async def test_a_tab_connecting_after_a_check_ended_gets_its_saved_report():
+    """The page may have been rendered while the check ran ("Running…"), and its socket opened
+    once the session had ended: no worker answers its sync, so the replay brings the report."""
+    from playground.mcp.check import CheckResult, Report
+
+    user = await database_sync_to_async(get_user_model().objects.create_user)("dora", password="pw")
+    report = Report()
+    report.add(CheckResult("ping", "pass", "answered <b>{}</b>", [3]))
+    report.finished = True
+    session = await database_sync_to_async(Session.objects.create)(
+        server_name="x", owner=user, status="ended", kind=Session.Kind.CHECK, report=report.to_dict()
+    )
+    comm = communicator(session.pk, user)
+    assert (await comm.connect())[0]
+    received = []
+    while not await comm.receive_nothing(timeout=0.5):
+        received.append(await comm.receive_from())
+    (frame,) = [f for f in received if 'id="check-report"' in f]
+    assert 'hx-swap-oob="outerHTML' in frame and 'data-check="ping"' in frame
+    assert "Running" not in frame and "1 passed" in frame and "&lt;b&gt;" in frame
+    await comm.disconnect()

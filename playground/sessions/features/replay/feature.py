@@ -54,6 +54,11 @@ class Replay(Feature):
         return {"differences_html": saved_region(session, session.owner_redactor(), owner=True)}
 
     @classmethod
+    def ended_fragments(cls, session: Session) -> list[str]:
+        html = saved_region(session, session.owner_redactor(), owner=True)
+        return [oob("differences", "outerHTML", html)] if html else []
+
+    @classmethod
     def share_context(cls, session: Session, redact: Redactor, token: str) -> dict[str, Any] | None:
         html = saved_region(session, redact, owner=False)
         return {"differences_html": html} if html else None
