@@ -444,6 +444,18 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         self.addCleanup(context.close)
         return context.new_page()
 
+    def sessions_said(self) -> str:
+        """What the database says of every session and its last events: for a failing wait's
+        message (a page stuck on a state says nothing of why)."""
+        from playground.transcripts.models import Event, Session
+
+        said = []
+        for s in Session.objects.order_by("pk"):
+            said.append(f"session {s.pk} ({s.kind}): {s.status}, ended {s.ended_at}: {s.end_reason!r}")
+            events = Event.objects.filter(session=s).order_by("-seq")[:12]
+            said += [f"  {e.seq} {e.t:.3f} {e.dir} {e.method}" for e in reversed(events)]
+        return "\n".join(said)
+
     def assert_no_js_errors(self) -> None:
         assert self.js_errors == [], self.js_errors
 

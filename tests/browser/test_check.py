@@ -47,7 +47,11 @@ class CheckServerTests(LiveBrowserTestCase):
         report = self.report()
         expect(report).to_be_visible()
         # (The running summary says "0 failed" from the start: wait for the end, then read it.)
-        expect(report.locator(".check-summary")).not_to_contain_text("Running", timeout=60_000)
+        try:
+            expect(report.locator(".check-summary")).not_to_contain_text("Running", timeout=60_000)
+        except AssertionError as exc:
+            state = page.locator("#session-state").inner_text()
+            raise AssertionError(f"{exc}\nthe page's state: {state}\n{self.sessions_said()}") from None
         expect(report.locator(".check-summary")).to_contain_text("0 failed")
         call = report.locator('[data-check="tools/call: go"]')
         expect(call.locator(".check-status")).to_have_text("pass")
