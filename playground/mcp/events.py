@@ -203,10 +203,13 @@ class Tap:
 
         The parsed message is returned separately because a truncated event does not keep it.
         """
+        utf8: bytes | None = None  # the text's own UTF-8, when it is what was read
         if isinstance(raw, bytes):
             size = len(raw)
             text = raw.decode("utf-8", errors="replace")
-            if "\ufffd" in text and b"\xef\xbf\xbd" not in raw:
+            if "\ufffd" not in text:
+                utf8 = raw
+            elif b"\xef\xbf\xbd" not in raw:
                 facts.setdefault("problems", []).append(INVALID_UTF8)
         else:
             text = raw
@@ -214,7 +217,7 @@ class Tap:
         message: Any = None
         parse_error = None
         try:
-            message = jsontext.loads(text)
+            message = jsontext.loads(text, utf8)
         except (ValueError, RecursionError) as exc:
             parse_error = str(exc)
         problems = jsonrpc.problems(message) if parse_error is None else None

@@ -64,3 +64,26 @@ def test_the_tap_records_a_big_id_exactly():
     tap = Tap()
     event, message = tap.recv(b'{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{}}')
     assert message["id"] == 123456789012345678901234567890 and event.problems is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        *(text.encode() for text in TEXTS),
+        b"\xef\xbb\xbf{}",  # a BOM: json refuses it in a text (it would read bytes as utf-8-sig)
+        b'{"a": "\xff"}',  # invalid UTF-8: read as decoded, with U+FFFD
+        b'{"a": "\xef\xbf\xbd", "b": "\xfe"}',  # a real U+FFFD beside an invalid byte
+        b"\x00{\x00}",  # json would read these bytes as UTF-16
+        b"{",
+    ],
+)
+def test_the_tap_reads_a_frame_as_the_text_it_decodes_to(raw):
+    """A frame read as bytes is parsed from its own bytes when they are valid UTF-8 (not encoded
+    again): the answer is still `json.loads` of the decoded text."""
+    event, message = Tap().recv(raw)
+    text = raw.decode("utf-8", "replace")
+    try:
+        expected, error = json.loads(text), None
+    except ValueError as exc:
+        expected, error = None, str(exc)
+    assert same(message, expected) and event.parse_error == error and event.raw == text
