@@ -9,7 +9,9 @@ the order the server sent them: a message the server spread over several lines (
 JSON, an SSE event of several `data:` lines) has its line breaks turned into spaces, which JSON
 allows between tokens only. Requests are sent concurrently after the first (the handshake), as a
 host's would be; what has no answer to wait for (notifications, responses to the server's
-requests) goes out on one sender thread, in the host's order. The session id and protocol version
+requests) goes out on one sender thread, in the host's order, and a request goes out only once
+what the host wrote before it on that thread has (`notifications/initialized` before the first
+`tools/list`, a server request's answer before the next request). The session id and protocol version
 the server gives are sent back on every request; a GET stream carries what the server sends unasked;
 the session is DELETEd when the host closes stdin.
 """
@@ -69,8 +71,10 @@ class Bridge:
         # What has no answer to wait for is posted in the host's order, one after the other: in
         # the pool, two notifications could reach the server reversed.
         unanswered: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        sender = threading.Thread(target=self._send, args=(unanswered,), name="bridge-send", daemon=True)
+        posted = _Count()  # of the lines put in `unanswered`, how many the sender has posted
+        sender = threading.Thread(target=self._send, args=(unanswered, posted), name="bridge-send", daemon=True)
         sender.start()
+        queued = 0
         first = True
         buffer = b""
         try:
@@ -84,9 +88,10 @@ class Bridge:
                         self.post(line)
                         first = False
                     elif _is_request(_parsed(line)):
-                        pool.submit(self.post, line)
+                        pool.submit(self._post_after, line, posted, queued)
                     else:
                         unanswered.put(line)
+                        queued += 1
             if buffer.strip():
                 unanswered.put(buffer)
         except OSError:
@@ -102,9 +107,17 @@ class Bridge:
         self.client.close()
         return 0
 
-    def _send(self, lines: queue.SimpleQueue[bytes | None]) -> None:
+    def _send(self, lines: queue.SimpleQueue[bytes | None], posted: _Count) -> None:
         while (line := lines.get()) is not None:
-            self.post(line)
+            try:
+                self.post(line)
+            finally:
+                posted.add()  # (the requests waiting for it go on, whatever came of it)
+
+    def _post_after(self, line: bytes, posted: _Count, before: int) -> None:
+        """A request, once the sender has posted the `before` lines the host wrote ahead of it."""
+        posted.reach(before)
+        self.post(line)
 
     def post(self, line: bytes) -> None:
         message = _parsed(line)
@@ -179,6 +192,23 @@ class Bridge:
             return
         error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32000, "message": f"bridge: {text}"}}
         self.write(json.dumps(error).encode())
+
+
+class _Count:
+    """A count other threads wait to reach."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._changed = threading.Condition()
+
+    def add(self) -> None:
+        with self._changed:
+            self.value += 1
+            self._changed.notify_all()
+
+    def reach(self, target: int) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self.value >= target)
 
 
 def _parsed(line: bytes) -> Any:

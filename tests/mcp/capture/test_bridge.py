@@ -52,6 +52,7 @@ class Peer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.notified = notified
         self.arrived: list[int] = []
+        self.notified_before: dict[object, int] = {}  # request id -> notifications arrived before it
         self.changed = threading.Condition()
 
     @property
@@ -76,6 +77,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
+        with peer.changed:
+            peer.notified_before[message["id"]] = len(peer.arrived)
         result: dict[str, object] = {"protocolVersion": "2025-06-18", "said": "one\ntwo"}
         if message["method"] == "slow":
             with peer.changed:
@@ -148,3 +151,14 @@ def test_notifications_reach_the_server_in_the_hosts_order_past_a_long_request()
     assert server.arrived == list(range(count))
     slow = next(m for m in map(json.loads, out) if m["id"] == 2)
     assert slow["result"] == {"notified_first": True}
+
+
+def test_a_request_reaches_the_server_after_the_notifications_the_host_wrote_before_it() -> None:
+    """`notifications/initialized`, then `tools/list`: a request does not overtake what the host
+    wrote before it on the one-by-one sender (it was sent at once, in the pool)."""
+    count = 30
+    with peer() as server:
+        out = bridged(server.url, [request(1, "initialize"), *map(notification, range(count)), request(2, "pretty")])
+    assert server.arrived == list(range(count))
+    assert server.notified_before[2] == count
+    assert sorted(json.loads(line)["id"] for line in out) == [1, 2]
