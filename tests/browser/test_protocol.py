@@ -127,6 +127,13 @@ class ProtocolTests(LiveBrowserTestCase):
         expect(page.locator("#inflight .progress-value")).to_have_text(re.compile(r"^[1-9]\d* / 60 \(\d+%\)$"))
         expect(page.locator("#inflight .elapsed")).to_contain_text(" s")
         self.shot("1-progress")
+        # The spinner turns, unless the system asks for less motion.
+        spinner = page.locator("#inflight .spinner")
+        animation = "el => getComputedStyle(el).animationName"
+        assert spinner.evaluate(animation) == "spin"
+        page.emulate_media(reduced_motion="reduce")
+        assert spinner.evaluate(animation) == "none"
+        page.emulate_media(reduced_motion="no-preference")
         page.locator("#inflight").get_by_role("button", name="Cancel request").click()
         expect(result).to_contain_text("cancelled")
         expect(bar).to_have_count(0)
