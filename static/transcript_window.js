@@ -431,6 +431,18 @@
     }
   });
 
+  // The page's socket says what the page was served with (?shown=: its lines are that window, so
+  // the first connect does not send them again). Once it has opened, a reconnect (a hidden tab's)
+  // asks for the replay as before: the lines may have moved since.
+  document.addEventListener("htmx:ws:after:connection", (e) => {
+    const connection = e.detail && e.detail.connection;
+    if (!connection || typeof connection.url !== "string") return;
+    const url = new URL(connection.url);
+    if (!url.searchParams.has("shown")) return;
+    url.searchParams.delete("shown");
+    connection.url = url.toString();
+  });
+
   document.addEventListener("htmx:after:swap", watch);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", watch);
   else watch();

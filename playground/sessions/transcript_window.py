@@ -5,8 +5,10 @@ or around an event), so every line of a session of any length can be reached fro
 
 The page and its websocket show the same window: the page's first render, and the replay on
 every (re)connect (the page tells the consumer `?around=SEQ`), so a reconnect does not swap an
-old window for the latest lines. Live lines follow a window only when it reaches the latest
-event; otherwise they would read as coming right after it.
+old window for the latest lines. The page's first connect also says what its lines hold
+(`?shown=`, the window's `mark`): while no event has come since, the replay leaves them as they
+are. Live lines follow a window only when it reaches the latest event; otherwise they would read
+as coming right after it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ class TranscriptWindow:
     @property
     def last_seq(self) -> int | None:
         return self.rows[-1]["seq"] if self.rows else None
+
+    @property
+    def mark(self) -> str:
+        """What its lines hold, as a page tells its socket (`?shown=`): the session's count of
+        events and the last line's number. Events are only added, each with the next number:
+        the same mark (and `around`) is the same window."""
+        return f"{self.total}.{self.last_seq or 0}"
 
 
 def seq_param(value: Any, maximum: int = 2**31 - 1) -> int | None:

@@ -133,6 +133,12 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         # Every page works under the app's Content-Security-Policy: Chromium reports each
         # violation (a blocked inline script or style, a foreign load) on the console.
         self.csp_violations: list[str] = []
+        # The state strip the page was served with: the socket's connect replaces it last
+        # (`replayed`), after the transcript's lines when it sends them.
+        self.context.add_init_script(
+            "document.addEventListener('DOMContentLoaded', () => "
+            "{ window.__servedState = document.getElementById('session-state'); })"
+        )
         self.context.add_init_script(
             "document.addEventListener('securitypolicyviolation', e => console.log('CSP violation:', "
             "e.violatedDirective, e.sourceFile, e.lineNumber, e.target?.outerHTML?.slice(0, 300)))"
@@ -368,14 +374,17 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         (page or self.page).wait_for_function(self.IN_VIEW, arg=[selector, last, text], timeout=timeout)
 
     def replayed(self, page: Page | None = None) -> None:
-        """The page's websocket has replayed the transcript from the database (it does on each
-        connect, in place of the lines the page was served with). Click a line after this: a click
-        whose mouse-down and mouse-up straddle the replay's swap opens nothing (the line pressed is
-        gone when the button comes up). For a page served with lines: the replay that replaces
-        them bumps transcript_window.js's generation (so do the person's own loads of older or
-        later lines: none on a page just loaded); into an empty transcript it only appends."""
+        """The page's websocket has done its connect: replayed the transcript from the database in
+        place of the lines the page was served with, or (a session page whose lines are still the
+        latest: `?shown=`) left them. Click a line after this: a click whose mouse-down and
+        mouse-up straddle the replay's swap opens nothing (the line pressed is gone when the button
+        comes up). A replay that replaces the lines bumps transcript_window.js's generation (so do
+        the person's own loads of older or later lines: none on a page just loaded); a session
+        page's connect ends with the state strip, which replaces the one the page was served with."""
         (page or self.page).wait_for_function(
-            "() => !!window.transcriptWindow && window.transcriptWindow.state.generation > 0", timeout=TIMEOUT_MS
+            """() => (!!window.transcriptWindow && window.transcriptWindow.state.generation > 0) ||
+                (!!window.__servedState && document.getElementById('session-state') !== window.__servedState)""",
+            timeout=TIMEOUT_MS,
         )
 
     def exchange(self, method: str, page: Page | None = None) -> tuple[Locator, Locator]:

@@ -28,8 +28,8 @@ class TranscriptWindowTests(LiveBrowserTestCase):
         )
 
     def reloaded(self, page: Page, url: str) -> int:
-        """`url` loaded, and its websocket's replay arrived (the note over the latest lines, then
-        every line up to the session's last saved event); that event's seq."""
+        """`url` loaded with the latest lines (the note over them, then every line up to the
+        session's last saved event), and its websocket's connect done; that event's seq."""
         from playground.transcripts.models import Event
 
         last = Event.objects.order_by("-seq").values_list("seq", flat=True).first()
@@ -37,6 +37,7 @@ class TranscriptWindowTests(LiveBrowserTestCase):
         page.locator("#transcript-lines > p.older").wait_for(timeout=60_000)  # (a loaded machine)
         self.transcript(page).locator(f"#ev-{last}").wait_for(state="attached")
         expect(self.transcript(page).locator('.ev[data-method="initialize"]')).to_have_count(0)
+        self.replayed(page)
         return last
 
     def scroll_to_the_first_line(self, page: Page) -> None:
@@ -71,6 +72,32 @@ class TranscriptWindowTests(LiveBrowserTestCase):
         expect(line).to_have_attribute("open", "")
         self.wait_in_view(f"#ev-{seq}", page=page)
         expect(line).to_contain_text(CITY)
+
+    def test_a_page_is_not_sent_the_lines_it_was_served_with_until_its_socket_opens_again(self) -> None:
+        """A page's first connect leaves the lines the page was served with (no event since: the
+        same lines, not rendered and swapped in a second time); a reconnect (a hidden tab's)
+        replays the window from the database as before."""
+        page = self.page
+        self.log_in()
+        command, args = peer_args("stdio")
+        self.add_server("SDK peer", command=command, args=args)
+        self.connect("echo")
+        page.get_by_role("button", name="Disconnect").click()
+        expect(page.locator("#session-state").get_by_role("status")).to_have_text("ended")
+        served = self.lines(page)
+        # The first line the page is served with, kept before its socket can send anything.
+        page.add_init_script(
+            "document.addEventListener('DOMContentLoaded', () => "
+            "{ window.__servedLine = document.querySelector('#transcript-lines > .ev'); })"
+        )
+        page.reload()
+        self.replayed(page)  # (its connect done: the state strip replaced)
+        kept = "() => [window.__servedLine.isConnected, window.transcriptWindow.state.generation]"
+        assert page.evaluate(kept) == [True, 0] and self.lines(page) == served
+        self.reconnect_socket()
+        page.wait_for_function("() => window.transcriptWindow.state.generation > 0")
+        assert page.evaluate(kept)[0] is False and self.lines(page) == served  # replaced by the same lines
+        self.assert_no_js_errors()
 
     # A long test (a flood, a reload, the first line reached chunk by chunk twice, the filter): ~40 s
     # alone; beside the suite's other browser workers on a slow machine it passed 120 s.

@@ -90,10 +90,13 @@ def test_the_page_shows_and_marks_the_line(client):
     client.force_login(session.owner)
     page = client.get(reverse("sessions:detail", args=[session.pk]), {"at": 100}).content.decode()
     assert line_ids(page) == list(range(1, REPLAY_WINDOW + 1))
-    assert 'data-target="ev-100"' in page and f'hx-ws:connect="/ws/sessions/{session.pk}/?around=100"' in page
+    socket = f"/ws/sessions/{session.pk}/?shown={TOTAL}.{REPLAY_WINDOW}&amp;around=100"  # (what its lines hold)
+    assert 'data-target="ev-100"' in page and f'hx-ws:connect="{socket}"' in page
     assert f"Events 1–{REPLAY_WINDOW} of {TOTAL}, around event 100: newer events are not shown here." in page
     latest = client.get(reverse("sessions:detail", args=[session.pk])).content.decode()
     assert line_ids(latest) == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1)) and "data-target" not in latest
+    # The note over the latest lines, as the socket's replay has it (the socket may not send it again).
+    assert f'<p class="older">{TOTAL} events: the last {REPLAY_WINDOW} here;' in latest
     for bad in ("abc", "-1"):  # a bad ?at= is the ordinary page
         assert line_ids(
             client.get(reverse("sessions:detail", args=[session.pk]), {"at": bad}).content.decode()
@@ -148,3 +151,22 @@ async def test_the_replay_on_connect_keeps_the_window_and_no_live_line_follows_a
     )
     assert line_ids(await latest.receive_from(20)) == [TOTAL + 1]
     await latest.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_socket_opened_by_a_page_that_holds_the_window_does_not_send_its_lines_again():
+    """The page was rendered with the window (its socket's `?shown=`, the window's mark): while no
+    event came since, the connect sends the state and not 1,000 lines rendered a second time; once
+    one has come (or for a page that does not say), it sends the window as before."""
+    session = await database_sync_to_async(long_session)()
+    page = communicator(session, f"?shown={TOTAL}.{TOTAL}")
+    assert (await page.connect())[0]
+    sent = await replay(page)
+    assert line_ids(sent) == [] and "transcript-lines" not in sent
+    await page.disconnect()
+    await database_sync_to_async(save_events)(session.pk, rows(TOTAL + 1, TOTAL + 1))
+    for query in (f"?shown={TOTAL}.{TOTAL}", ""):
+        comm = communicator(session, query)
+        assert (await comm.connect())[0]
+        assert line_ids(await replay(comm)) == list(range(TOTAL + 2 - REPLAY_WINDOW, TOTAL + 2))
+        await comm.disconnect()

@@ -1,9 +1,11 @@
 """SessionConsumer: one browser tab's websocket on one session.
 
 It replays the transcript from the database on every connect (hidden tabs close their
-socket, reloads happen mid-call), then relays the session group's messages as explicit
-htmx out-of-band fragments, and forwards the page's commands to the worker's channel —
-wherever that worker lives. The page's calls are checked and made commands by calls.py.
+socket, reloads happen mid-call) — but for a page's first connect when its lines are already
+that window (`?shown=`, no event since the page was rendered: not the same lines twice) — then
+relays the session group's messages as explicit htmx out-of-band fragments, and forwards the
+page's commands to the worker's channel — wherever that worker lives. The page's calls are
+checked and made commands by calls.py.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from ..transcript_window import seq_param, transcript_window
 from . import workers
 from .calls import ACTIONS as CALL_ACTIONS
 from .calls import Action, CallForms
-from .connecting import with_hint
+from .connecting import HINT_WITHIN, with_hint
 from .durability import reap_dead_sessions
 from .fragment_socket import FragmentSocket
 from .watchdog import watch_worker
@@ -65,6 +67,7 @@ class SessionConsumer(FragmentSocket):
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.around = seq_param((query.get("around") or [""])[0])
+        self.shown = (query.get("shown") or [""])[0][:40]  # what the page's lines hold (TranscriptWindow.mark)
         self.calls = CallForms(self)  # the page's calls: checked, made commands (calls.py)
         await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()
@@ -121,9 +124,13 @@ class SessionConsumer(FragmentSocket):
     async def _replay(self, session: Session) -> None:
         window = await database_sync_to_async(transcript_window)(self.session_id, self.around)
         self.shows_latest = window.latest
-        rows = session.owner_redactor().obj(window.rows)
-        for frame in lines.transcript_replace_frames(rows, window.total, session.pk, window, owner=True):
-            await self.send(text_data=frame)
+        redactor = session.owner_redactor()
+        if window.mark == self.shown:  # the page was rendered with these very lines: not again
+            rows = redactor.obj(window.rows[-HINT_WITHIN:])  # (what the state's hint is found among)
+        else:
+            rows = redactor.obj(window.rows)
+            for frame in lines.transcript_replace_frames(rows, window.total, session.pk, window, owner=True):
+                await self.send(text_data=frame)
         await self.send(text_data=regions.state(with_hint(session.state(), rows)))
         if session.catalogue:
             await self.send(text_data=regions.catalogue(session.pk, session.catalogue))
