@@ -91,7 +91,7 @@ def in_chromium(app: harness.App, session_id: int, total: int) -> dict[str, floa
             out["connect_done_ms"], out["long_tasks_ms"] = page.evaluate(
                 "() => [window.__connectDone, window.__longAtConnect]"
             )
-            expect(page.locator("#transcript-lines > p.older")).to_be_visible(timeout=60_000)  # the replay came
+            expect(page.locator("#transcript-lines > p.older")).to_be_visible(timeout=60_000)  # (served with the lines)
 
             initialize = log.locator('.ev[data-method="initialize"]')
             chunks, most = 0, 0

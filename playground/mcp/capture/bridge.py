@@ -11,9 +11,9 @@ allows between tokens only. Requests are sent concurrently after the first (the 
 host's would be; what has no answer to wait for (notifications, responses to the server's
 requests) goes out on one sender thread, in the host's order, and a request goes out only once
 what the host wrote before it on that thread has (`notifications/initialized` before the first
-`tools/list`, a server request's answer before the next request). The session id and protocol version
-the server gives are sent back on every request; a GET stream carries what the server sends unasked;
-the session is DELETEd when the host closes stdin.
+`tools/list`, a server request's answer before the next request). The session id and protocol
+version the server gives are sent back on every request; a GET stream carries what the server
+sends unasked; the session is DELETEd when the host closes stdin.
 """
 
 from __future__ import annotations

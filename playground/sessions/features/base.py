@@ -13,9 +13,10 @@ names a feature. A feature declares what it takes and gives:
   notifications it listens to, the server requests it answers (`server_requests`, with the
   client capabilities that declares), the events it publishes, and what a reloading tab needs
   (`snapshot()`; a live share viewer: `share_snapshot()`, then what it sends with
-  `ctx.publish_shared`; a tab connecting once the session has ended: `ended_fragments()`); with `checks_frames`, what it adds to each event before it is saved. A
-  feature with a state line (`state_html()`) has it shown at start, in every snapshot and after
-  each of its actions, with the panels' error line (`attempt()`).
+  `ctx.publish_shared`; a tab connecting once the session has ended: `ended_fragments()`); with
+  `checks_frames`, what it adds to each event before it is saved. A feature with a state line
+  (`state_html()`) has it shown at start, in every snapshot and after each of its actions, with
+  the panels' error line (`attempt()`).
 
 Register a feature by adding its class to `FEATURES` in `features/__init__.py`. It imports
 `sessions.protocol`, `sessions.fragments`, `sessions.http` (its views) and `playground.mcp` —

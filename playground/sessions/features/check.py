@@ -42,6 +42,11 @@ def report_html(report: Report, *, running: bool) -> str:
     return render(TEMPLATE, report_context(report, running=running))
 
 
+def report_region(report: Report, *, running: bool) -> str:
+    """The page's report region, replaced whole."""
+    return oob("check-report", "outerHTML", report_html(report, running=running))
+
+
 def report_context(report: Report, *, running: bool = False) -> dict[str, Any]:
     return {
         "check_rows": report.rows,
@@ -50,6 +55,13 @@ def report_context(report: Report, *, running: bool = False) -> dict[str, Any]:
         "check_failed": report.failed,
         "check_tools": report.tools_line(),
     }
+
+
+def saved_report(session: Session) -> Report | None:
+    """A check session's report as saved, masked for its owner; None for other sessions."""
+    if getattr(session, "kind", None) != Session.Kind.CHECK:
+        return None
+    return Report.from_dict(session.owner_redactor().obj(session.report or {}))
 
 
 class Check(Feature):
@@ -70,15 +82,15 @@ class Check(Feature):
 
     @classmethod
     def page_context(cls, session: Session) -> dict[str, Any]:
-        if getattr(session, "kind", None) != Session.Kind.CHECK:
+        report = saved_report(session)
+        if report is None:
             return {}
-        report = Report.from_dict(session.owner_redactor().obj(session.report or {}))
         return {"check_report": True, **report_context(report, running=session.is_live and not report.finished)}
 
     @classmethod
     def ended_fragments(cls, session: Session) -> list[str]:
-        context = cls.page_context(session)  # (not running: the session has ended)
-        return [oob("check-report", "outerHTML", render(TEMPLATE, context))] if context else []
+        report = saved_report(session)
+        return [report_region(report, running=False)] if report is not None else []
 
     def __init__(self, ctx: SessionContext, options: dict[str, Any] | None = None) -> None:
         super().__init__(ctx, options)
@@ -155,8 +167,7 @@ class Check(Feature):
         if self.runner is None:
             return None
         report = self.runner.report
-        html = report_html(report, running=not report.finished)
-        return {"html": oob("check-report", "outerHTML", html)}
+        return {"html": report_region(report, running=not report.finished)}
 
     def snapshot(self) -> list[FeatureEvent]:
         state = self._state()

@@ -55,8 +55,9 @@ class Replay(Feature):
 
     @classmethod
     def ended_fragments(cls, session: Session) -> list[str]:
-        html = saved_region(session, session.owner_redactor(), owner=True)
-        return [oob("differences", "outerHTML", html)] if html else []
+        if getattr(session, "kind", None) != "replay":
+            return []
+        return [oob("differences", "outerHTML", saved_region(session, session.owner_redactor(), owner=True))]
 
     @classmethod
     def share_context(cls, session: Session, redact: Redactor, token: str) -> dict[str, Any] | None:
