@@ -100,6 +100,14 @@ def end_processes(pids: list[int]) -> None:
             return
 
 
+# The state strip a page was served with: its socket's connect replaces it last (`replayed`),
+# after the transcript's lines when it sends them.
+SERVED_STATE = (
+    "document.addEventListener('DOMContentLoaded', () => "
+    "{ window.__servedState = document.getElementById('session-state'); })"
+)
+
+
 class LiveBrowserTestCase(ChannelsLiveServerTestCase):
     """daphne (another process, real websockets) + a fresh Chromium context per test."""
 
@@ -133,12 +141,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
         # Every page works under the app's Content-Security-Policy: Chromium reports each
         # violation (a blocked inline script or style, a foreign load) on the console.
         self.csp_violations: list[str] = []
-        # The state strip the page was served with: the socket's connect replaces it last
-        # (`replayed`), after the transcript's lines when it sends them.
-        self.context.add_init_script(
-            "document.addEventListener('DOMContentLoaded', () => "
-            "{ window.__servedState = document.getElementById('session-state'); })"
-        )
+        self.context.add_init_script(SERVED_STATE)
         self.context.add_init_script(
             "document.addEventListener('securitypolicyviolation', e => console.log('CSP violation:', "
             "e.violatedDirective, e.sourceFile, e.lineNumber, e.target?.outerHTML?.slice(0, 300)))"
@@ -450,6 +453,7 @@ class LiveBrowserTestCase(ChannelsLiveServerTestCase):
     def fresh_page(self, width: int = 1440, height: int = 900, **options: Any) -> Page:
         """A page in a context of its own (no cookies: logged out), closed with the test."""
         context = self.browser.new_context(viewport={"width": width, "height": height}, **options)
+        context.add_init_script(SERVED_STATE)
         self.addCleanup(context.close)
         return context.new_page()
 

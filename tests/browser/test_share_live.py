@@ -15,6 +15,11 @@ from .helpers import EVERYTHING, TIMEOUT_MS, LiveBrowserTestCase, peer_args
 ENV_SECRET = "s3cr3t-env-live-456"
 MASK = "••••"
 REVOKE_DEADLINE = 1.0  # seconds from "Revoke" to the last viewer's socket closed (issue 14)
+# The first line a viewer's page was served with, before its socket sends anything.
+SERVED_LINE = (
+    "document.addEventListener('DOMContentLoaded', () => "
+    "{ window.__servedLine = document.querySelector('#transcript-lines > .ev'); })"
+)
 
 
 class LiveShareTests(LiveBrowserTestCase):
@@ -29,6 +34,7 @@ class LiveShareTests(LiveBrowserTestCase):
             ws.on("framesent", lambda frame: sockets["sent"].append(frame))
 
         page.on("websocket", on_socket)
+        page.add_init_script(SERVED_LINE)
         page.goto(href)
         expect(page.get_by_role("link", name="Add server")).to_have_count(0)  # not logged in
         return page, sockets
@@ -63,7 +69,12 @@ class LiveShareTests(LiveBrowserTestCase):
             socket_url = (
                 self.url(href.split(self.live_server_url)[-1]).replace("http", "ws", 1).replace("/share/", "/ws/share/")
             )
-            assert [ws.url for ws in sockets["opened"]] == [socket_url], sockets
+            # It says what its lines hold: its connect (done once the state strip is replaced)
+            # leaves the lines it was served with (no event came since), not swapped in again.
+            assert [re.sub(r"\?shown=\d+\.\d+$", "", ws.url) for ws in sockets["opened"]] == [socket_url], sockets
+            self.replayed(page)
+            kept = "() => [window.__servedLine.isConnected, window.transcriptWindow.state.generation]"
+            assert page.evaluate(kept) == [True, 0], self.sessions_said()
             self.assert_acts_on_nothing(page)
             self.assert_every_block_copies(page)  # (the server's instructions)
 

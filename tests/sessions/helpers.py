@@ -202,8 +202,8 @@ def task_status(fragment: str) -> str:
 # A share viewer ------------------------------------------------------------------------------
 
 
-def viewer(token: str) -> WebsocketCommunicator:
-    return WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/share/{token}/")
+def viewer(token: str, query: str = "") -> WebsocketCommunicator:
+    return WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/share/{token}/{query}")
 
 
 async def share(session, user) -> ShareLink:

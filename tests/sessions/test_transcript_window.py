@@ -11,14 +11,16 @@ from channels.db import database_sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
+from django.test import Client
 from django.urls import reverse
 
 from playground.sessions.fragments import lines
 from playground.sessions.protocol import group_name
 from playground.sessions.routing import websocket_urlpatterns
 from playground.sessions.transcript_window import REPLAY_WINDOW, seq_param, transcript_chunk, transcript_window
-from playground.transcripts.models import Session
+from playground.transcripts.models import Session, ShareLink
 from playground.transcripts.recorder import save_events
+from tests.sessions.helpers import receive_until
 
 TOTAL = 2500  # longer than the window (REPLAY_WINDOW = 1000)
 
@@ -169,4 +171,36 @@ async def test_a_socket_opened_by_a_page_that_holds_the_window_does_not_send_its
         comm = communicator(session, query)
         assert (await comm.connect())[0]
         assert line_ids(await replay(comm)) == list(range(TOTAL + 2 - REPLAY_WINDOW, TOTAL + 2))
+        await comm.disconnect()
+
+
+def share_viewer(token: str, query: str = "") -> WebsocketCommunicator:
+    return WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/share/{token}/{query}")
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_share_page_holds_the_latest_window_and_its_socket_does_not_send_it_again():
+    """A share page is served with the latest window under the note the replay puts over it (its
+    own export's link), and says what its lines hold to its socket: while no event came since,
+    the socket's connect sends the state without the lines; for a stale mark or none, the window."""
+    session = await database_sync_to_async(long_session)()
+    link = await database_sync_to_async(ShareLink.objects.create)(session=session, created_by=session.owner)
+    page = (await database_sync_to_async(Client().get)(reverse("sessions:share_page", args=[link.token]))).content
+    page = page.decode()
+    assert line_ids(page) == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1))
+    export = reverse("sessions:share_jsonl", args=[link.token])
+    assert f'<p class="older">{TOTAL} events: the last {REPLAY_WINDOW} here;' in page and f'href="{export}"' in page
+    mark = (await database_sync_to_async(transcript_window)(session.pk)).mark
+    assert mark == f"{TOTAL}.{TOTAL}"
+    held = share_viewer(link.token, f"?shown={mark}")
+    assert (await held.connect())[0]
+    sent = await receive_until(held, 'id="session-state"', "Snapshot")  # (an ended session's share)
+    assert line_ids(sent) == [] and "transcript-lines" not in sent
+    await held.disconnect()
+    for query in (f"?shown={TOTAL - 1}.{TOTAL - 1}", ""):
+        comm = share_viewer(link.token, query)
+        assert (await comm.connect())[0]
+        sent = await receive_until(comm, 'id="session-state"', "Snapshot")
+        assert line_ids(sent) == list(range(TOTAL - REPLAY_WINDOW + 1, TOTAL + 1))
+        assert f'href="{export}"' in sent
         await comm.disconnect()

@@ -16,6 +16,9 @@ The same replay-then-follow path as the owner's tab (session_socket.py), with th
   it `share.revoked`, and each viewer's socket is closed (with a code the page does not
   reconnect on) as soon as the message arrives.
 
+A page's first connect tells what its lines hold (`?shown=`, as the owner's page does): while no
+event has come since the page was rendered, the replay sends the state and leaves the lines.
+
 Replay-then-follow without a gap: the viewer joins the share group, asks the worker to render
 for it, and replays from the database only when the worker answers (`share.follow`): every
 line the worker sent before that answer was saved before it, so the replay has it; every line
@@ -27,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from typing import Any
+from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
@@ -76,6 +80,8 @@ class ShareConsumer(FragmentSocket):
 
     async def connect(self) -> None:
         self.token = str(self.scope["url_route"]["kwargs"]["token"])
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        self.shown = (query.get("shown") or [""])[0][:40]  # what the page's lines hold (TranscriptWindow.mark)
         self._replayed = False
         self._fallback: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
@@ -163,11 +169,14 @@ class ShareConsumer(FragmentSocket):
             return [], None
         session = link.session
         window = transcript_window(session.pk)
+        state = regions.state(shared_state(session))
+        if window.mark == self.shown:  # the page was rendered with these very lines: not again
+            return [state], session
         export = reverse("sessions:share_jsonl", args=[self.token])
         frames = lines.transcript_replace_frames(
             session.share_redactor().obj(window.rows), window.total, session.pk, export_url=export
         )
-        return frames + [regions.state(shared_state(session))], session
+        return [*frames, state], session
 
     async def _replay(self) -> None:
         frames, session = await self._replay_frames()

@@ -63,7 +63,10 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
             "live": live,
             "snapshot": not live,
             "mode": "live" if live else "snapshot",
-            "ws_url": f"/ws/share/{token}/",
+            "window": window,
+            # What its lines hold: a socket opening while that is still so sends the state, not
+            # the same lines again (live/share_socket.py).
+            "ws_url": f"/ws/share/{token}/?shown={window.mark}",
             "feature_parts": _share_parts(session, redact, token),
             **feature_assets(),
         },

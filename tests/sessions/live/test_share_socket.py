@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import json
 import re
 import sys
@@ -202,9 +203,21 @@ async def test_a_live_share_page_connects_and_says_live(settings):
         await owner.disconnect()
         link = await share(session, user)
         page = (await database_sync_to_async(Client().get)(f"/share/{link.token}/")).content.decode()
-        assert f'hx-ws:connect="/ws/share/{link.token}/"' in page and ">Live<" in page and "data-follow" in page
+        socket = re.search(r'hx-ws:connect="(/ws/share/[^"]+)"', page)
+        assert socket and ">Live<" in page and "data-follow" in page
         assert re.search(r'<p id="share-mode"[^>]* role="status">', page)
         assert "hx-ws:send" not in page and "<form" not in page.split("</header>")[1]
+        # The page's socket says what its lines hold: nothing came since, so the worker's answer
+        # brings the state and not the same lines again. A socket that does not say gets them.
+        assert socket.group(1).startswith(f"/ws/share/{link.token}/?shown=")
+        served = viewer(link.token, html.unescape(socket.group(1)).split("/", 4)[-1])
+        await served.connect()
+        assert "transcript-lines" not in await receive_until(served, 'id="session-state"')
+        plain = viewer(link.token)
+        await plain.connect()
+        assert 'id="transcript-lines" hx-swap-oob="innerHTML"' in await receive_until(plain, 'id="session-state"')
+        await served.disconnect()
+        await plain.disconnect()
     finally:
         await stop_all()
 
