@@ -60,6 +60,7 @@ class LiveShareTests(LiveBrowserTestCase):
         command, args = peer_args("stdio")
         self.add_server("Peer with a token", command=command, args=args, env={"API_TOKEN": ENV_SECRET})
         self.connect("echo")
+        self.answered_ping()  # (every event so far saved: none comes while the viewers load)
         href = self.share()
         viewers = [self.viewer(href), self.viewer(href, width=800)]
         for page, sockets in viewers:

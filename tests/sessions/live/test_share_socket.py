@@ -201,6 +201,7 @@ async def test_a_live_share_page_connects_and_says_live(settings):
         await owner.connect()
         await receive_until(owner, 'id="catalogue"')
         await owner.disconnect()
+        await WORKERS[session.pk].recorder.flush()  # (the lists' frames saved: nothing comes after)
         link = await share(session, user)
         page = (await database_sync_to_async(Client().get)(f"/share/{link.token}/")).content.decode()
         socket = re.search(r'hx-ws:connect="(/ws/share/[^"]+)"', page)
