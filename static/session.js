@@ -1,4 +1,4 @@
-// The session page's small behaviours htmx cannot do: catalogue search, the panels' state
+// The session page's small behaviours htmx cannot do: catalogue search (kept across new catalogues), the panels' state
 // (answers to server requests are server_requests.js's, shared with the chat). The workspace (forms, completion, keyboard) is workspace.js's.
 (function () {
   "use strict";
@@ -74,12 +74,46 @@
     }).observe(col, { childList: true, subtree: true });
   }
 
+  // --- the catalogue's search outlives a new catalogue --------------------------------------
+  // Its box is part of the catalogue the socket swaps in (a refresh, lists the server changed, a
+  // reconnect's replay): what the person typed, the caret and the focus go over to the new box,
+  // and the new lists are filtered by it.
+  let search = { value: "", focused: false, start: 0, end: 0 };
+  function filterCatalogue(value) {
+    const q = value.trim().toLowerCase();
+    document.querySelectorAll("#catalogue li[data-search]").forEach((li) => { li.hidden = q && !li.dataset.search.includes(q); });
+  }
+  function keepSearch(el) {
+    search = { value: el.value, focused: document.activeElement === el, start: el.selectionStart, end: el.selectionEnd };
+  }
+  function carrySearch() {
+    const box = document.querySelector("#catalogue [data-filter-catalogue]");
+    if (!box || box._carried) return;
+    box._carried = true;
+    if (!search.value && !search.focused) return;
+    box.value = search.value;
+    filterCatalogue(box.value);
+    // (Unless the person has gone elsewhere meanwhile: the old box took the focus with it.)
+    if (search.focused && (document.activeElement === document.body || document.activeElement === null)) {
+      box.focus();
+      box.setSelectionRange(search.start, search.end);
+    }
+  }
+  for (const type of ["keyup", "mouseup", "focusin"]) {
+    document.addEventListener(type, (e) => { if (e.target.matches && e.target.matches("[data-filter-catalogue]")) keepSearch(e.target); });
+  }
+  document.addEventListener("focusout", (e) => {
+    const el = e.target;
+    // A box taken out by a swap keeps its focus for the new one; one the person left does not.
+    if (el.matches && el.matches("[data-filter-catalogue]")) queueMicrotask(() => { if (el.isConnected) search.focused = false; });
+  });
+
   document.addEventListener("input", (e) => {
     const el = e.target;
     if (el.matches("[data-transcript-filter]")) refilter();
     if (el.matches("[data-filter-catalogue]")) {
-      const q = el.value.trim().toLowerCase();
-      document.querySelectorAll("#catalogue li[data-search]").forEach((li) => { li.hidden = q && !li.dataset.search.includes(q); });
+      keepSearch(el);
+      filterCatalogue(el.value);
     }
   });
   document.addEventListener("change", (e) => {
@@ -106,7 +140,7 @@
     });
   }
 
-  document.addEventListener("htmx:after:swap", () => { trimFeeds(); syncTimeout(); syncLogLevel(); syncSubscriptions(); markAsking(); });
+  document.addEventListener("htmx:after:swap", () => { trimFeeds(); syncTimeout(); syncLogLevel(); syncSubscriptions(); markAsking(); carrySearch(); });
   // "exports: include secrets": the export links ask for them (?secrets=1) only while it is ticked.
   function exportSecrets() {
     const box = document.getElementById("export-secrets");

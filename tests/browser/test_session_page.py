@@ -23,6 +23,22 @@ class SessionPageTests(LiveBrowserTestCase):
         self.shot("2-server")
         self.connect("add")
         self.shot("3-connected")
+        # The catalogue's search outlives a new catalogue (a reconnect's replay here; a refresh or
+        # lists the server changed swap one in too): what was typed, the focus, the filter.
+        search = page.get_by_label("Search the catalogue")
+        search.click()
+        page.keyboard.type("ad")
+        expect(self.tool_button("echo")).to_be_hidden()
+        page.evaluate("() => { document.getElementById('catalogue').dataset.before = '1'; }")
+        self.reconnect_socket()
+        expect(page.locator("#catalogue:not([data-before])")).to_be_attached()  # a new catalogue
+        expect(search).to_have_value("ad")
+        expect(search).to_be_focused()
+        expect(self.tool_button("echo")).to_be_hidden()
+        page.keyboard.type("d")  # typing goes on where it was
+        expect(search).to_have_value("add")
+        search.fill("")
+        expect(self.tool_button("echo")).to_be_visible()
 
         form = self.open_tool("add")
         form.get_by_label("a", exact=True).fill("2")

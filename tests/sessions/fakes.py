@@ -28,6 +28,7 @@ class FakeSession:
         self.replies: list[tuple[str, str, dict[str, Any]]] = []
         self.tasks: list[asyncio.Task[Any]] = []
         self.refreshes = 0
+        self.announced_refreshes = 0  # of them, asked because the server said a list changed
         self.features: dict[str, Any] = {}
         self.ended: str | None = None
         self.calls: list[dict[str, Any]] = []
@@ -50,8 +51,9 @@ class FakeSession:
         while pending := [t for t in self.tasks if not t.done()]:
             await asyncio.wait(pending)
 
-    async def refresh_catalogue(self) -> None:
+    async def refresh_catalogue(self, announced: bool = False) -> None:
         self.refreshes += 1
+        self.announced_refreshes += announced
 
     def call(self, command: Any) -> str:
         self.calls.append(dict(command))

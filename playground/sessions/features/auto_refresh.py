@@ -35,7 +35,7 @@ class AutoRefresh(Feature):
 
     def on_notification(self, message: dict[str, Any]) -> None:
         if self.on:
-            self.ctx.spawn("refresh", self.ctx.refresh_catalogue())
+            self.ctx.spawn("refresh", self.ctx.refresh_catalogue(announced=True))
 
     def state_html(self) -> str:
         return oob(

@@ -49,8 +49,9 @@ class SessionContext(Protocol):
     def spawn(self, name: str, coro: Coroutine[Any, Any, Any]) -> None:
         """Run `coro` as a task of the session (`name` names it in logs): cancelled when the session ends."""
 
-    async def refresh_catalogue(self) -> None:
-        """Fetch every list again and show it."""
+    async def refresh_catalogue(self, announced: bool = False) -> None:
+        """Fetch every list again and show it (`announced`, the server said a list changed: only
+        if it did)."""
 
     def call(self, command: Command) -> str:
         """Start one of the page's calls (`calls.CALLS`: its in-flight card, its Result), as if

@@ -27,25 +27,35 @@ class CatalogueRefresh:
     def __init__(self, session: SessionWorker) -> None:
         self.session = session
         self._waiting = False
+        self._show = False  # a refresh not announced by the server asked: the next one shows what it finds
         self._lock = asyncio.Lock()
 
     async def command(self, message: Command) -> None:
         """The page's Refresh (`refresh`): in a task of the session's, not in the command loop."""
         self.session.spawn("refresh", self.session.refresh_catalogue())
 
-    async def refresh(self) -> None:
+    async def refresh(self, announced: bool = False) -> None:
         """Refreshes run one at a time, and at most one waits: it will see every change announced
         so far. (Concurrent ones tripled the traffic on servers that announce list_changed at
-        start, and the slowest — possibly stale — one overwrote the catalogue.)"""
+        start, and the slowest — possibly stale — one overwrote the catalogue.)
+
+        `announced`: the server said a list changed (`list_changed`). When the lists are then the
+        same, nothing is saved, shown or handed to the features: every tab's catalogue would be
+        swapped for the same one (its search box emptied as the person types), the features would
+        redo their work (a server-everything announces three times as it starts). The session's
+        start and the page's Refresh always show what they find."""
+        if not announced:
+            self._show = True
         if self._waiting:
             return
         self._waiting = True
         async with self._lock:
             self._waiting = False
-            await self._fetch()
+            show, self._show = self._show, False
+            await self._fetch(show)
 
-    async def _fetch(self) -> None:
-        """Every list, all pages, for the capabilities the server declared."""
+    async def _fetch(self, show: bool = True) -> None:
+        """Every list, all pages, for the capabilities the server declared; shown if `show` or changed."""
         session = self.session
         client = session.client
         if client is None:
@@ -66,6 +76,8 @@ class CatalogueRefresh:
                 catalogue["errors"][key] = str(exc)
         # Legacy per-resource subscriptions (modern ones go through subscriptions/listen).
         catalogue["subscribe"] = client.era == "legacy" and bool((caps.get("resources") or {}).get("subscribe"))
+        if not show and catalogue == session.catalogue:
+            return
         session.catalogue = catalogue
         await database_sync_to_async(
             lambda: Session.objects.filter(pk=session.session_id).update(catalogue=storable(catalogue))

@@ -115,8 +115,8 @@ class SessionWorker:
     def secrets(self) -> Redactor:
         return self.audience.secrets()
 
-    async def refresh_catalogue(self) -> None:
-        await self.catalogue_refresh.refresh()
+    async def refresh_catalogue(self, announced: bool = False) -> None:
+        await self.catalogue_refresh.refresh(announced)
 
     def call(self, command: Command) -> str:
         """Run one of the page's calls as if a page had asked."""

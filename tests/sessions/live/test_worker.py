@@ -14,6 +14,7 @@ from playground.sessions.live.shutdown import PROCESS_STOPPED
 from playground.sessions.live.worker import SessionWorker, start_session
 from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Session
+from tests.conftest import PEERS
 from tests.sessions.helpers import events, live_tab, make_user_and_server, receive_until, send, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -126,3 +127,46 @@ async def test_a_call_from_a_tab_in_this_process_is_written_at_once_unless_a_com
         assert sent == ["ping"]  # behind the disconnect, which is handled first: the second ping is never sent
         await asyncio.wait_for(worker._task, 20)
         assert sent.count("ping") == 1
+
+
+async def test_lists_announced_as_changed_are_shown_only_when_they_did_change(monkeypatch):
+    """`list_changed` refreshes the lists; when they are the same (the SDK peer's `touch`
+    announces a change it did not make), nothing is saved, shown or handed to the features: every
+    tab's catalogue would be swapped for the same one. A new tool (the growing peer's `grow`)
+    is shown; the page's own Refresh shows the lists whatever they are."""
+    user, server = await make_user_and_server(command=sys.executable, args=[str(PEERS / "growing_server.py")])
+    session = await start_session(server, user)
+    try:
+        worker = WORKERS[session.pk]
+        async with asyncio.timeout(30):
+            while not worker.catalogue:
+                await asyncio.sleep(0.01)
+        shown: list[list[str]] = []
+        handed_on: list[int] = []
+        broadcast = worker.audience.broadcast
+
+        async def seen(message: dict) -> None:
+            if message.get("type") == "session.catalogue":
+                shown.append([tool["name"] for tool in message["catalogue"]["tools"]])
+            await broadcast(message)
+
+        monkeypatch.setattr(worker.audience, "broadcast", seen)
+        changed = worker.features.catalogue_changed
+        monkeypatch.setattr(worker.features, "catalogue_changed", lambda: (handed_on.append(1), changed())[1])
+        saved = await database_sync_to_async(lambda: Session.objects.get(pk=session.pk).catalogue)()
+
+        async def lists_sent() -> int:
+            return sum((r.get("message") or {}).get("method") == "tools/list" for r in await events(session.pk))
+
+        await worker.refresh_catalogue(announced=True)  # the same lists
+        await worker.recorder.flush()
+        assert (shown, handed_on, await lists_sent()) == ([], [], 2)  # (fetched again all the same)
+        assert await database_sync_to_async(lambda: Session.objects.get(pk=session.pk).catalogue)() == saved
+        await worker.client.call_tool("grow", {})
+        await worker.refresh_catalogue(announced=True)
+        assert shown == [["grow", "sprout"]] and handed_on == [1]
+        assert [t["name"] for t in worker.catalogue["tools"]] == ["grow", "sprout"]
+        await worker.refresh_catalogue()  # a page's Refresh: shown though nothing changed
+        assert shown == [["grow", "sprout"]] * 2 and handed_on == [1, 1]
+    finally:
+        await worker.stop()
