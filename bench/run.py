@@ -42,6 +42,9 @@ SKIPPED = re.compile(r'data-skipped="(\d+)"')
 # The end of the big text, or the note where the page cuts a long text (the export has it all).
 END = re.compile(r"THE END|cut here: \d+ characters")
 PARTS = ("relay", "flood", "sessions", "transcript", "payload")
+# The most one part of a --quick run may take (seconds alone: 2-10; beside the suite's other
+# workers, several times that).
+QUICK_PART_SECONDS = 150
 
 
 SETTLE = 1.0  # --quick shortens the pauses that let the server settle before a measurement
@@ -920,8 +923,11 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         for part in PARTS:
             if part in parts:
                 started = time.perf_counter()
-                with profiled(app, part, args.profile):
-                    results.update(await runs[part]())
+                # A quick run (tests/bench/test_smoke.py) fails with where a part waited, not
+                # killed from outside without a word.
+                async with asyncio.timeout(QUICK_PART_SECONDS if quick else None):
+                    with profiled(app, part, args.profile):
+                        results.update(await runs[part]())
                 print(f"{part}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
     except BaseException:
         print(
