@@ -47,6 +47,17 @@ class TranscriptWindow:
         the same mark (and `around`) is the same window."""
         return f"{self.total}.{self.last_seq or 0}"
 
+    @property
+    def socket_query(self) -> str:
+        """The query its page's socket opens with: what its lines hold (`shown`, read back by
+        `shown_param`), and the window it shows (`around`)."""
+        return f"?shown={self.mark}" + (f"&around={self.around}" if self.around else "")
+
+
+def shown_param(query: dict[str, list[str]]) -> str:
+    """A socket's `?shown=` (parse_qs of its query string): the mark of the lines its page holds."""
+    return (query.get("shown") or [""])[0][:40]
+
 
 def seq_param(value: Any, maximum: int = 2**31 - 1) -> int | None:
     """A sequence number from a query string (`?at=`, `?around=`; an event id, `?before=`, with

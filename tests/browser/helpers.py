@@ -106,6 +106,12 @@ SERVED_STATE = (
     "document.addEventListener('DOMContentLoaded', () => "
     "{ window.__servedState = document.getElementById('session-state'); })"
 )
+# The first transcript line a page was served with (add it to a page before it loads): still on
+# the page after its socket's connect when the connect did not send the lines again.
+SERVED_LINE = (
+    "document.addEventListener('DOMContentLoaded', () => "
+    "{ window.__servedLine = document.querySelector('#transcript-lines > .ev'); })"
+)
 
 
 class LiveBrowserTestCase(ChannelsLiveServerTestCase):

@@ -10,16 +10,11 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Page, WebSocket, expect
 
-from .helpers import EVERYTHING, TIMEOUT_MS, LiveBrowserTestCase, peer_args
+from .helpers import EVERYTHING, SERVED_LINE, TIMEOUT_MS, LiveBrowserTestCase, peer_args
 
 ENV_SECRET = "s3cr3t-env-live-456"
 MASK = "••••"
 REVOKE_DEADLINE = 1.0  # seconds from "Revoke" to the last viewer's socket closed (issue 14)
-# The first line a viewer's page was served with, before its socket sends anything.
-SERVED_LINE = (
-    "document.addEventListener('DOMContentLoaded', () => "
-    "{ window.__servedLine = document.querySelector('#transcript-lines > .ev'); })"
-)
 
 
 class LiveShareTests(LiveBrowserTestCase):

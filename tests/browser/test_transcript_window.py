@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from .helpers import LiveBrowserTestCase, peer_args
+from .helpers import SERVED_LINE, LiveBrowserTestCase, peer_args
 
 CITY = "Timbuktu"
 KEEP = 600  # lines the page holds in this test (the page's default is 5,000)
@@ -85,11 +85,7 @@ class TranscriptWindowTests(LiveBrowserTestCase):
         page.get_by_role("button", name="Disconnect").click()
         expect(page.locator("#session-state").get_by_role("status")).to_have_text("ended")
         served = self.lines(page)
-        # The first line the page is served with, kept before its socket can send anything.
-        page.add_init_script(
-            "document.addEventListener('DOMContentLoaded', () => "
-            "{ window.__servedLine = document.querySelector('#transcript-lines > .ev'); })"
-        )
+        page.add_init_script(SERVED_LINE)
         page.reload()
         self.replayed(page)  # (its connect done: the state strip replaced)
         kept = "() => [window.__servedLine.isConnected, window.transcriptWindow.state.generation]"

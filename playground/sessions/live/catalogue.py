@@ -54,7 +54,7 @@ class CatalogueRefresh:
             show, self._show = self._show, False
             await self._fetch(show)
 
-    async def _fetch(self, show: bool = True) -> None:
+    async def _fetch(self, show: bool) -> None:
         """Every list, all pages, for the capabilities the server declared; shown if `show` or changed."""
         session = self.session
         client = session.client

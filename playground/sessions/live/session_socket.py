@@ -36,7 +36,7 @@ from ..protocol import (
     page_action,
     to_layer,
 )
-from ..transcript_window import seq_param, transcript_window
+from ..transcript_window import seq_param, shown_param, transcript_window
 from . import workers
 from .calls import ACTIONS as CALL_ACTIONS
 from .calls import Action, CallForms
@@ -67,7 +67,7 @@ class SessionConsumer(FragmentSocket):
         self.session_id = int(self.scope["url_route"]["kwargs"]["session_id"])
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.around = seq_param((query.get("around") or [""])[0])
-        self.shown = (query.get("shown") or [""])[0][:40]  # what the page's lines hold (TranscriptWindow.mark)
+        self.shown = shown_param(query)
         self.calls = CallForms(self)  # the page's calls: checked, made commands (calls.py)
         await database_sync_to_async(reap_dead_sessions)()
         session = await self._session()

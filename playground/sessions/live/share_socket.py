@@ -41,7 +41,7 @@ from playground.transcripts.models import Session, ShareLink
 from ..fragments import lines, regions
 from ..fragments.html import oob
 from ..protocol import Lines, SessionState, ShareFollow, StateEvent, share_group_name, share_link_group_name
-from ..transcript_window import transcript_window
+from ..transcript_window import shown_param, transcript_window
 from .durability import reap_dead_sessions
 from .fragment_socket import FragmentSocket
 from .watchdog import watch_worker
@@ -80,8 +80,7 @@ class ShareConsumer(FragmentSocket):
 
     async def connect(self) -> None:
         self.token = str(self.scope["url_route"]["kwargs"]["token"])
-        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
-        self.shown = (query.get("shown") or [""])[0][:40]  # what the page's lines hold (TranscriptWindow.mark)
+        self.shown = shown_param(parse_qs(self.scope.get("query_string", b"").decode("latin-1")))
         self._replayed = False
         self._fallback: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None

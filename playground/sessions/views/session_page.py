@@ -20,7 +20,7 @@ from ..http import page
 from ..live.connecting import with_hint
 from ..live.durability import reap_dead_sessions
 from ..protocol import Catalogue
-from ..transcript_window import TranscriptWindow, seq_param, transcript_window
+from ..transcript_window import seq_param, transcript_window
 
 
 @login_required
@@ -48,7 +48,8 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             "catalogue_html": catalogue_html(session.pk, session.catalogue or Catalogue()),
             "lines": [line(r, owner=True) for r in rows],
             "window": window,
-            "ws_url": ws_url(session.pk, window),
+            # (a socket opening while its lines are still that window does not send them again)
+            "ws_url": f"/ws/sessions/{session.pk}/{window.socket_query}",
             "active_shares": session.shares.filter(revoked_at__isnull=True).order_by("created"),
             "keep_lines": settings.PLAYGROUND_PAGE_KEEP_LINES,
             "feature_heads": [f.head_template for f in shown if f.head_template],
@@ -59,13 +60,6 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
             "host": host_facts(session) if captured else None,
         },
     )
-
-
-def ws_url(session_id: int, window: TranscriptWindow) -> str:
-    """The page's socket: the window it shows (`around`), and what its lines hold (`shown`): a
-    socket opening while that is still so does not send the same lines again (live/session_socket.py)."""
-    around = f"&around={window.around}" if window.around else ""
-    return f"/ws/sessions/{session_id}/?shown={window.mark}{around}"
 
 
 # The features a captured session shows: they read its transcript and send nothing to a worker.

@@ -64,9 +64,8 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
             "snapshot": not live,
             "mode": "live" if live else "snapshot",
             "window": window,
-            # What its lines hold: a socket opening while that is still so sends the state, not
-            # the same lines again (live/share_socket.py).
-            "ws_url": f"/ws/share/{token}/?shown={window.mark}",
+            # (a socket opening while its lines are still that window sends the state alone)
+            "ws_url": f"/ws/share/{token}/{window.socket_query}",
             "feature_parts": _share_parts(session, redact, token),
             **feature_assets(),
         },

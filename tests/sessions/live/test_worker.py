@@ -15,7 +15,7 @@ from playground.sessions.live.worker import SessionWorker, start_session
 from playground.sessions.live.workers import WORKERS
 from playground.transcripts.models import Session
 from tests.conftest import PEERS
-from tests.sessions.helpers import events, live_tab, make_user_and_server, receive_until, send, watch
+from tests.sessions.helpers import communicator, events, live_tab, make_user_and_server, receive_until, send, watch
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -130,19 +130,18 @@ async def test_a_call_from_a_tab_in_this_process_is_written_at_once_unless_a_com
 
 
 async def test_lists_announced_as_changed_are_shown_only_when_they_did_change(monkeypatch):
-    """`list_changed` refreshes the lists; when they are the same (the SDK peer's `touch`
-    announces a change it did not make), nothing is saved, shown or handed to the features: every
-    tab's catalogue would be swapped for the same one. A new tool (the growing peer's `grow`)
-    is shown; the page's own Refresh shows the lists whatever they are."""
+    """`list_changed` refreshes the lists; when they are the same (a server may announce a change
+    it did not make), nothing is saved, shown or handed to the features: every tab's catalogue
+    would be swapped for the same one. A new tool (the growing peer's `grow`) is shown; the page's
+    own Refresh shows the lists whatever they are."""
     user, server = await make_user_and_server(command=sys.executable, args=[str(PEERS / "growing_server.py")])
     session = await start_session(server, user)
+    tab = communicator(session.pk, user)
     try:
         worker = WORKERS[session.pk]
-        async with asyncio.timeout(30):
-            while not worker.catalogue:
-                await asyncio.sleep(0.01)
-        # The start's own refresh shows its lists after setting them: one more refresh runs once
-        # that one has ended (refreshes take turns), and finds the same lists.
+        await tab.connect()
+        await receive_until(tab, 'id="catalogue"')  # the start's refresh has shown its lists...
+        # ...and is over once one more has run (refreshes take turns), finding the same lists.
         await worker.refresh_catalogue(announced=True)
         shown: list[list[str]] = []
         handed_on: list[int] = []
@@ -174,4 +173,5 @@ async def test_lists_announced_as_changed_are_shown_only_when_they_did_change(mo
         await worker.refresh_catalogue()  # a page's Refresh: shown though nothing changed
         assert shown == [["grow", "sprout"]] * 2 and handed_on == [1, 1]
     finally:
+        await tab.disconnect()
         await worker.stop()
