@@ -81,6 +81,52 @@ async def sdk_client(script: Path, **kw: Any):
     return stack, session
 
 
+SDK_CLOSE_SECONDS = 20.0
+
+
+def awaits(task: asyncio.Task[Any]) -> list[str]:
+    """Where a task waits, outermost first: its await chain (a task's own stack stops at its
+    first frame)."""
+    out: list[str] = []
+    coro: Any = task.get_coro()
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "ag_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is not None:
+            out.append(f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno} {frame.f_code.co_name}")
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return out
+
+
+async def close_sdk(stack: contextlib.AsyncExitStack) -> None:
+    """Close an SDK client from `sdk_client`, within SDK_CLOSE_SECONDS.
+
+    Its close hung twice in the quick bench beside the suite (mcp 2.3.0: the session's task
+    group did not join until cancelled a second time, from outside; not seen alone in 200
+    runs under load). It comes after the measurements, so past the deadline the tasks still
+    waiting are printed (what to report upstream), the close is cancelled (the stdio
+    transport then stops the server) and the run goes on."""
+    loop = asyncio.get_running_loop()
+    waiting: list[str] = []
+    try:
+        async with asyncio.timeout(None) as deadline:
+
+            def expire() -> None:
+                waiting.extend(f"{task.get_name()}: {' > '.join(awaits(task))}" for task in asyncio.all_tasks(loop))
+                deadline.reschedule(loop.time())
+
+            handle = loop.call_later(SDK_CLOSE_SECONDS, expire)
+            try:
+                await stack.aclose()
+            finally:
+                handle.cancel()
+    except TimeoutError:
+        print(
+            f"the SDK client did not close in {SDK_CLOSE_SECONDS:.0f} s (cancelled); its tasks then:\n"
+            + "\n".join(waiting),
+            file=sys.stderr,
+        )
+
+
 RELAY_BLOCK = 50  # calls an arm makes in turn before the next arm's block (--quick: 10)
 
 
@@ -178,7 +224,7 @@ async def relay(app: App, calls: int, inspector: Inspector | None, floor: Floor 
     finally:
         await ws.send(json.dumps({"action": "disconnect"}))
         await ws.close()
-        await stack.aclose()
+        await close_sdk(stack)
         if insp is not None:
             await insp.close()
         for socket in floors.values():
@@ -290,7 +336,7 @@ async def flood_sdk(count: int) -> float:
         await asyncio.wait_for(all_in.wait(), 120)
         return count / (time.perf_counter() - t0)
     finally:
-        await stack.aclose()
+        await close_sdk(stack)
 
 
 async def index_caught_up(timeout: float = 120) -> None:
@@ -639,7 +685,7 @@ async def payload(app: App, megabytes: float, browser: bool) -> dict[str, Any]:
         await sdk.call_tool("big", {"megabytes": megabytes})
         out["sdk_large_payload_s"] = round(time.perf_counter() - t0, 3)
     finally:
-        await stack.aclose()
+        await close_sdk(stack)
     await ws.send(json.dumps({"action": "disconnect"}))
     await ws.close()
     if browser and Path("/usr/bin/chromium").exists():
