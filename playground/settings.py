@@ -112,7 +112,8 @@ else:
         }
     }
 
-# Channel layer: in-memory by default; REDIS_URL switches to channels_redis.
+# Channel layer: in-memory by default; REDIS_URL switches to channels_redis (with the in-process
+# inboxes of sessions/live/layers.py for the channels of one process).
 # Capacity is raised: a full channel drops group messages silently (the database is the truth).
 # The socket timeout must outlast channels_redis' blocking pop (5 s): redis-py 8 reads with a
 # 5 s timeout by default, and the two raced, so an idle tab's consumer died (websocket 1011).
@@ -121,7 +122,7 @@ CHANNEL_LAYERS: dict[str, dict[str, Any]]
 if os.environ.get("REDIS_URL"):
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "playground.sessions.live.layers.RedisInboxChannelLayer",
             "CONFIG": {
                 "hosts": [{"address": os.environ["REDIS_URL"], "socket_timeout": REDIS_SOCKET_TIMEOUT}],
                 "capacity": 5000,

@@ -12,7 +12,7 @@ from channels.layers import get_channel_layer
 from ..features import BY_NAME
 from ..fragments.regions import sendable
 from ..protocol import Catalogue, FeatureEvent
-from .layers import DirectInMemoryChannelLayer, serve
+from .layers import InboxLayer, serve
 
 
 class FragmentSocket(AsyncWebsocketConsumer):
@@ -29,11 +29,11 @@ class FragmentSocket(AsyncWebsocketConsumer):
         self._cards: set[str] = set()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        """Channels' own `__call__` unless the layer is the embedded one: then the in-process path
+        """Channels' own `__call__` unless the layer is one of ours: then the in-process path
         (layers.serve: the page's frames and the layer's messages from one inbox, no copy through
         a queue of the layer's, no task per message)."""
         layer = get_channel_layer(self.channel_layer_alias)
-        if not isinstance(layer, DirectInMemoryChannelLayer):
+        if not isinstance(layer, InboxLayer):
             await super().__call__(scope, receive, send)
             return
         self.scope = scope

@@ -49,7 +49,7 @@ from .calls import CALLS, Calls
 from .catalogue import CatalogueRefresh
 from .feature_hub import FeatureHub
 from .lanes import Lanes
-from .layers import DirectInMemoryChannelLayer, copied
+from .layers import InboxLayer, copied
 from .state_strip import StateStrip
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ class SessionWorker:
         # under one lock, and a channel of another prefix ("worker.N.") waited behind a tab's
         # blocking receive on "specific.…!" — commands reached the worker late or never.
         self.channel = await self.layer.new_channel()
-        if isinstance(self.layer, DirectInMemoryChannelLayer):
+        if isinstance(self.layer, InboxLayer):
             self._inbox = self.layer.attach(self.channel)  # what is sent to the channel lands in it
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel,
@@ -259,7 +259,7 @@ class SessionWorker:
                 await self.audience.throttle.flush()  # the last lines (the note saying why it ended)
             await self.strip.save_end(status, reason)
             workers.remove(self.session_id)
-            if isinstance(self.layer, DirectInMemoryChannelLayer):
+            if isinstance(self.layer, InboxLayer):
                 self.layer.detach(self.channel)
 
     # Commands ---------------------------------------------------------------------------
@@ -274,7 +274,7 @@ class SessionWorker:
 
     async def _receive_loop(self) -> None:
         pumping = None
-        if not isinstance(self.layer, DirectInMemoryChannelLayer):  # (with it: the channel's inbox)
+        if not isinstance(self.layer, InboxLayer):  # (with it: the channel's inbox)
             pumping = asyncio.create_task(self._from_layer())
         try:
             while True:
