@@ -235,55 +235,90 @@ def _method(row: Mapping[str, Any]) -> str:
     return method[:200] if isinstance(method, str) else ""
 
 
-def _same(text: str) -> str:
-    return text
-
-
 def save_events(session_id: int, rows: Rows) -> None:
     """One transaction: the rows, then the session's event count (and its schema problems:
     those of the rows this save inserted, so a batch saved again counts nothing twice).
-
-    Multi-row INSERT ... VALUES (...), (...) ON CONFLICT DO NOTHING statements (SQLite and
-    PostgreSQL), not executemany: SQLite's driver releases the GIL around each statement's step
-    and takes it back after, so executemany waited for the event loop's thread once a row (up to
-    its 5 ms switch interval when the loop is busy, as in a flood: ~780 us a row against a busy
-    thread, ~37 us a row with one statement per 500). One statement also steps once, ~40% less
-    time a row without contention. The ORM's bulk_create built a model instance and compiled
-    every field of every row. Idempotent: a batch whose save was interrupted may be saved again.
-    `data` is the row's JSON text, as the JSONField would store it (jsonb on PostgreSQL).
-    A row that cannot be encoded is saved as `encodable` makes it: one frame never stops a batch."""
+    Idempotent: a batch whose save was interrupted may be saved again. `data` is the row's JSON
+    text, as the JSONField would store it (jsonb on PostgreSQL). A row that cannot be encoded
+    is saved as `encodable` makes it: one frame never stops a batch. The ORM's bulk_create
+    built a model instance and compiled every field of every row; see `_insert_values` (SQLite)
+    and `_insert_copied` (PostgreSQL) for what runs instead."""
     encoded = [_encoded(row) for row in rows]
     stored, texts = [row for row, _ in encoded], [text for _, text in encoded]
-    if connection.vendor == "postgresql":
-        from psycopg.types.json import Jsonb
-
-        cleaned = [storable_row(row, text) for row, text in zip(stored, texts)]
-        stored, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
-        params: list[Any] = [Jsonb(text, dumps=_same) for text in texts]
-    else:
-        params = texts
-    values: list[Any] = []
-    flagged: list[Any] = []  # rows with schema problems (few): inserted apart, to count them once
-    for row, data in zip(stored, params):
-        values_of = flagged if "schema_problems" in row else values
-        values_of += (session_id, row["seq"], row["t"], row["dir"], _method(row), data)
-    step = INSERT_ROWS * _EVENT_COLUMNS
     with transaction.atomic(), connection.cursor() as cursor:
-        execute = _executor(cursor)
-        for start in range(0, len(values), step):
-            part = values[start : start + step]
-            execute(_insert_events(len(part) // _EVENT_COLUMNS), part)
-        problems = 0
-        if flagged:
-            counts = {row["seq"]: _problem_count(row) for row in stored if "schema_problems" in row}
-            for start in range(0, len(flagged), step):
-                part = flagged[start : start + step]
-                execute(_insert_events(len(part) // _EVENT_COLUMNS, " RETURNING seq"), part)
-                problems += sum(counts.get(seq, 0) for (seq,) in cursor.fetchall())  # new rows only
+        if connection.vendor == "postgresql":
+            cleaned = [storable_row(row, text) for row, text in zip(stored, texts)]
+            stored, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
+            problems = _insert_copied(cursor, session_id, stored, texts)
+        else:
+            problems = _insert_values(cursor, session_id, stored, texts)
         if problems:
             cursor.execute(_COUNT_EVENTS_AND_PROBLEMS, [stored[-1]["seq"], problems, session_id])
         else:
             cursor.execute(_COUNT_EVENTS, [stored[-1]["seq"], session_id])  # (the ORM compiled it every batch)
+
+
+def _insert_values(cursor: Any, session_id: int, stored: list[Mapping[str, Any]], texts: list[str]) -> int:
+    """Multi-row INSERT ... VALUES (...), (...) ON CONFLICT DO NOTHING statements; the schema
+    problems of the rows it inserted. Not executemany: SQLite's driver releases the GIL around
+    each statement's step and takes it back after, so executemany waited for the event loop's
+    thread once a row (up to its 5 ms switch interval when the loop is busy, as in a flood: ~780
+    us a row against a busy thread, ~37 us a row with one statement per 500). One statement also
+    steps once, ~40% less time a row without contention."""
+    values: list[Any] = []
+    flagged: list[Any] = []  # rows with schema problems (few): inserted apart, to count them once
+    for row, data in zip(stored, texts):
+        values_of = flagged if "schema_problems" in row else values
+        values_of += (session_id, row["seq"], row["t"], row["dir"], _method(row), data)
+    step = INSERT_ROWS * _EVENT_COLUMNS
+    execute = _executor(cursor)
+    for start in range(0, len(values), step):
+        part = values[start : start + step]
+        execute(_insert_events(len(part) // _EVENT_COLUMNS), part)
+    problems = 0
+    if flagged:
+        counts = {row["seq"]: _problem_count(row) for row in stored if "schema_problems" in row}
+        for start in range(0, len(flagged), step):
+            part = flagged[start : start + step]
+            execute(_insert_events(len(part) // _EVENT_COLUMNS, " RETURNING seq"), part)
+            problems += sum(counts.get(seq, 0) for (seq,) in cursor.fetchall())  # new rows only
+    return problems
+
+
+# PostgreSQL: the rows are copied into a temporary table of the connection, then inserted from it.
+_STAGE = "transcripts_event_in"
+_CREATE_STAGE = (
+    f"CREATE TEMPORARY TABLE IF NOT EXISTS {_STAGE} "
+    "(session_id integer, seq integer, t double precision, dir varchar(8), method varchar(200), data jsonb) "
+    "ON COMMIT DELETE ROWS"
+)
+_COPY_TO_STAGE = f"COPY {_STAGE} (session_id, seq, t, dir, method, data) FROM STDIN"
+_INSERT_FROM_STAGE = (
+    f"INSERT INTO {Event._meta.db_table} (session_id, seq, t, dir, method, data) "
+    f"SELECT session_id, seq, t, dir, method, data FROM {_STAGE} ON CONFLICT (session_id, seq) DO NOTHING"
+)
+
+
+def _insert_copied(cursor: Any, session_id: int, stored: list[Mapping[str, Any]], texts: list[str]) -> int:
+    """PostgreSQL: the rows COPYed into a temporary table, then one INSERT ... SELECT ... ON
+    CONFLICT DO NOTHING from it (COPY has no ON CONFLICT); the schema problems of the rows it
+    inserted. A 500-row INSERT ... VALUES took ~25 us of this process's CPU a row (psycopg split
+    the 3,000-placeholder statement with a regular expression and quoted every value, in Python,
+    holding the interpreter lock the event loop needs in a flood); COPY takes ~4 (psycopg's C
+    row formatting). The table lives as long as its connection and is emptied as each transaction
+    commits (truncated in place: a DELETE left dead rows that no autovacuum of a temporary table
+    clears, and each save scanned more of them). Inside a longer transaction (a test's) rows
+    staged before are there again: already inserted, they conflict and count for nothing."""
+    flagged = {row["seq"]: _problem_count(row) for row in stored if "schema_problems" in row}
+    raw = cursor.cursor  # (psycopg's: Django's wrapper has no copy)
+    with connection.wrap_database_errors:
+        raw.execute(_CREATE_STAGE)
+        with raw.copy(_COPY_TO_STAGE) as copy:
+            for row, text in zip(stored, texts):
+                copy.write_row((session_id, row["seq"], row["t"], row["dir"], _method(row), text))
+        raw.execute(_INSERT_FROM_STAGE + (" RETURNING seq" if flagged else ""))
+        problems = sum(flagged.get(seq, 0) for (seq,) in raw.fetchall()) if flagged else 0  # new rows only
+    return problems
 
 
 def _problem_count(row: Mapping[str, Any]) -> int:

@@ -9,6 +9,7 @@ import dataclasses
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import IntegrityError
 
 from playground.mcp.config import ServerConfig
 from playground.mcp.events import Tap
@@ -96,6 +97,25 @@ def test_save_events_spans_several_statements_and_saving_again_changes_nothing()
     assert [data for _, _, data in saved] == rows
     session.refresh_from_db()
     assert session.event_count == count
+
+
+def test_a_save_that_fails_saves_nothing_and_the_next_one_saves():
+    """A row of a session that is not there fails the save as a whole (the foreign key, at the
+    commit). On PostgreSQL (tests/search/test_postgresql.py runs this too) the rows go through a
+    temporary table of the connection, made in the save's transaction: the next save, on the
+    same connection, makes it again."""
+    session = Session.objects.create(server_name="after a failure")
+    missing = session.pk + 1000
+    rows = [{"seq": 1, "t": 0.0, "dir": "recv", "raw": "{}", "message": {}}]
+    with pytest.raises(IntegrityError):
+        save_events(missing, rows)
+    assert not Event.objects.filter(session_id=missing).exists()
+    save_events(session.pk, rows)
+    save_events(session.pk, [*rows, {"seq": 2, "t": 0.1, "dir": "send", "raw": "[]", "message": []}])
+    assert list(Event.objects.filter(session=session).order_by("seq").values_list("seq", "data")) == [
+        (1, rows[0]),
+        (2, {"seq": 2, "t": 0.1, "dir": "send", "raw": "[]", "message": []}),
+    ]
 
 
 async def test_the_next_batch_is_handed_to_the_database_before_the_one_before_it_is_saved():
