@@ -89,6 +89,13 @@ if os.environ.get("DATABASE_URL"):
     import dj_database_url
 
     DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=0)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Pooled (psycopg_pool), as Django advises under ASGI instead of persistent connections:
+        # Channels closes a thread's connection after each database call, and a new one for
+        # every transcript save took a quarter of its time. A connection per thread at work
+        # (a request's, the database thread's, the search indexer's); waiting past `timeout`
+        # for one is an error, not a hang.
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": 20, "timeout": 10}
 else:
     DATABASES = {
         "default": {
