@@ -244,14 +244,13 @@ def save_events(session_id: int, rows: Rows) -> None:
     built a model instance and compiled every field of every row; see `_insert_values` (SQLite)
     and `_insert_copied` (PostgreSQL) for what runs instead."""
     encoded = [_encoded(row) for row in rows]
+    postgresql = connection.vendor == "postgresql"
+    if postgresql:
+        encoded = [storable_row(row, text) for row, text in encoded]
     stored, texts = [row for row, _ in encoded], [text for _, text in encoded]
     with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cleaned = [storable_row(row, text) for row, text in zip(stored, texts)]
-            stored, texts = [row for row, _ in cleaned], [text for _, text in cleaned]
-            problems = _insert_copied(cursor, session_id, stored, texts)
-        else:
-            problems = _insert_values(cursor, session_id, stored, texts)
+        insert = _insert_copied if postgresql else _insert_values
+        problems = insert(cursor, session_id, stored, texts)
         if problems:
             cursor.execute(_COUNT_EVENTS_AND_PROBLEMS, [stored[-1]["seq"], problems, session_id])
         else:

@@ -47,9 +47,8 @@ def test_postgresql_and_redis_from_the_environment(monkeypatch):
         "127.0.0.1",
         5432,
     )
-    assert (
-        db["CONN_MAX_AGE"] == 0 and db["OPTIONS"]["pool"]["max_size"] > 1
-    )  # pooled (psycopg_pool), as Django advises under ASGI
+    # Pooled (psycopg_pool), as Django advises under ASGI, not persistent.
+    assert db["CONN_MAX_AGE"] == 0 and db["OPTIONS"]["pool"]["max_size"] > 1
     layer_config = s["CHANNEL_LAYERS"]["default"]
     backend = import_string(layer_config["BACKEND"])
     assert issubclass(backend, RedisChannelLayer)  # channels_redis (with sessions/live/layers.py's inboxes)

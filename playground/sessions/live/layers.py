@@ -149,11 +149,23 @@ class InboxLayer:
     def detach(self, channel: str) -> None:
         raise NotImplementedError
 
-    def _put(self, inbox: Inbox, channel: str, message: Message) -> None:
+    async def send(self, channel: str, message: Message) -> None:
+        inbox = self.inboxes.get(channel)
+        if inbox is None:
+            await super().send(channel, message)  # type: ignore[misc]  # (the layer's own, after this in the MRO)
+            return
         assert isinstance(message, dict), "message is not a dict"
         if inbox.qsize() >= self.get_capacity(channel):
             raise ChannelFull(channel)
         inbox.offer(copied(message))
+
+    async def receive(self, channel: str) -> Message:
+        inbox = self.inboxes.get(channel)
+        if inbox is None:
+            message: Message = await super().receive(channel)  # type: ignore[misc]
+            return message
+        message = await inbox.get()
+        return message
 
 
 class DirectInMemoryChannelLayer(InboxLayer, InMemoryChannelLayer):
@@ -175,20 +187,6 @@ class DirectInMemoryChannelLayer(InboxLayer, InMemoryChannelLayer):
 
     def detach(self, channel: str) -> None:
         self.inboxes.pop(channel, None)
-
-    async def send(self, channel: str, message: Message) -> None:
-        inbox = self.inboxes.get(channel)
-        if inbox is None:
-            await super().send(channel, message)
-            return
-        self._put(inbox, channel, message)
-
-    async def receive(self, channel: str) -> Message:
-        inbox = self.inboxes.get(channel)
-        if inbox is None:
-            return await super().receive(channel)
-        message: Message = await inbox.get()
-        return message
 
     async def group_send(self, group: str, message: Message) -> None:
         assert isinstance(message, dict), "Message is not a dict"
@@ -233,7 +231,7 @@ class RedisInboxChannelLayer(InboxLayer, RedisChannelLayer):
         the channel's capacity a message is dropped, as channels_redis drops past it."""
         while True:
             try:
-                message = await super().receive(channel)
+                message = await RedisChannelLayer.receive(self, channel)  # (InboxLayer's would read the inbox)
             except Exception:
                 log.exception("receiving %s from Redis failed; again in %s s", channel, self.RETRY_SECONDS)
                 await asyncio.sleep(self.RETRY_SECONDS)
@@ -242,21 +240,6 @@ class RedisInboxChannelLayer(InboxLayer, RedisChannelLayer):
                 log.warning("%s is full: a message from another process dropped", channel)
                 continue
             inbox.offer(message)
-
-    async def send(self, channel: str, message: Message) -> None:
-        inbox = self.inboxes.get(channel)
-        if inbox is None:
-            await super().send(channel, message)
-            return
-        self._put(inbox, channel, message)
-
-    async def receive(self, channel: str) -> Message:
-        inbox = self.inboxes.get(channel)
-        if inbox is None:
-            message: Message = await super().receive(channel)
-            return message
-        message = await inbox.get()
-        return message
 
     async def group_send(self, group: str, message: Message) -> None:
         """The group's members from Redis; those with an inbox here get the message in it, the

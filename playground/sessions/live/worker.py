@@ -28,6 +28,7 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
 from playground import security
@@ -156,8 +157,11 @@ class SessionWorker:
         # under one lock, and a channel of another prefix ("worker.N.") waited behind a tab's
         # blocking receive on "specific.…!" — commands reached the worker late or never.
         self.channel = await self.layer.new_channel()
-        if isinstance(self.layer, InboxLayer):
-            self._inbox = self.layer.attach(self.channel)  # what is sent to the channel lands in it
+        if not isinstance(self.layer, InboxLayer):  # (settings name one of live/layers.py's)
+            raise ImproperlyConfigured(
+                f"a session's worker needs a layer with inboxes, not {type(self.layer).__name__}"
+            )
+        self._inbox = self.layer.attach(self.channel)  # what is sent to the channel lands in it
         await database_sync_to_async(Session.objects.filter(pk=self.session_id).update)(
             worker_channel=self.channel,
             heartbeat_at=timezone.now(),
@@ -273,9 +277,6 @@ class SessionWorker:
         self._inbox.put_nowait(own)
 
     async def _receive_loop(self) -> None:
-        pumping = None
-        if not isinstance(self.layer, InboxLayer):  # (with it: the channel's inbox)
-            pumping = asyncio.create_task(self._from_layer())
         try:
             while True:
                 self._idle = self._inbox.empty()
@@ -284,12 +285,6 @@ class SessionWorker:
                 await self._command(self.handle, command)
         finally:
             self._idle = False  # (ended: a call delivered now is not started)
-            if pumping is not None:
-                pumping.cancel()
-
-    async def _from_layer(self) -> None:
-        while True:
-            self._inbox.put_nowait(await self.layer.receive(self.channel))
 
     async def _command(self, run: Handler, message: Command) -> None:
         try:
